@@ -1,0 +1,34 @@
+# Two commands set everything up on a fresh machine (Python >= 3.10 with venv):
+#   make demo   installs KForge with its CPU backend and runs the agent loop on an example problem
+#   make test   installs KForge with every plugin and the test tools, and runs the CPU test suite
+PYTHON ?= python3
+VENV ?= .venv
+TORCH ?= torch==2.13.0
+BIN := $(VENV)/bin
+PLUGINS := $(wildcard plugins/kforge_*)
+STAMP := $(VENV)/.kforge-installed
+
+.PHONY: demo test install gpu-test clean
+
+$(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml)
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q "$(TORCH)"
+	$(BIN)/python -m pip install -q -e ".[dev,plot,openai-like]" $(foreach p,$(PLUGINS),-e $(p))
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/kforge run examples/problems/elementwise_gelu_scale.py --backend cpu \
+		--llm replay:examples/replay/cpu_demo.jsonl --runs-dir kforge-runs
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+# On a machine with an NVIDIA GPU, where torch with CUDA is already installed.
+gpu-test:
+	$(PYTHON) -m pytest -q -m gpu
+
+clean:
+	rm -rf $(VENV) kforge-runs .pytest_cache

@@ -1,0 +1,87 @@
+"""The backends the loaded plugins registered, with who registered each."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import KForgeError
+from .plugins import LoadedPlugins, require_plugin_loaded
+from .records import Availability, Backend
+
+
+@dataclass(frozen=True)
+class RegisteredBackend:
+    """A backend and the plugin that registered it."""
+
+    backend: Backend
+    plugin: str
+    distribution: str
+    version: str
+
+    @property
+    def name(self) -> str:
+        return self.backend.name
+
+
+class BackendRegistry:
+    """Asks every plugin, one at a time, to register its backends, so each backend knows its provider."""
+
+    def __init__(self, loaded: LoadedPlugins) -> None:
+        self.loaded = loaded
+        self._backends: dict[str, RegisteredBackend] = {}
+        pm = loaded.pm
+        plugins = [p for p in pm.get_plugins() if pm.get_name(p) is not None]
+        for plugin in plugins:
+            others = [p for p in plugins if p is not plugin]
+            call_one = pm.subset_hook_caller("kforge_register_backends", remove_plugins=others)
+            call_one(register=lambda backend, _p=plugin: self._register(backend, _p))
+
+    def _register(self, backend: Backend, plugin: object) -> None:
+        if not isinstance(backend, Backend):
+            raise KForgeError(
+                f"plugin {self.loaded.pm.get_name(plugin)!r} registered {backend!r}, which is not a Backend"
+            )
+        dist, version = self.loaded.provider(plugin)
+        entry = RegisteredBackend(backend, self.loaded.pm.get_name(plugin) or "?", dist, version)
+        existing = self._backends.get(backend.name)
+        if existing is not None:
+            raise KForgeError(
+                f"backend {backend.name!r} is registered twice: by {existing.distribution} {existing.version} "
+                f"(plugin {existing.plugin!r}) and by {dist} {version} (plugin {entry.plugin!r})",
+                hint="uninstall one of them, or restrict loading with KFORGE_PLUGINS",
+            )
+        self._backends[backend.name] = entry
+
+    def all(self) -> list[RegisteredBackend]:
+        return sorted(self._backends.values(), key=lambda b: b.name)
+
+    def names(self) -> list[str]:
+        return sorted(self._backends)
+
+    def get(self, name: str) -> RegisteredBackend:
+        """The backend called ``name``, or an error that says what is installed and what failed to load."""
+        found = self._backends.get(name)
+        if found is not None:
+            return found
+        require_plugin_loaded(self.loaded, name)
+        known = ", ".join(self.names()) or "none"
+        failed = self.loaded.failures
+        hint = (
+            "these plugins failed to load and may provide it: "
+            + "; ".join(f'"{f.name}" ({f.distribution} {f.version}): {f.error}' for f in failed)
+            if failed
+            else "install the plugin that provides it, then check `kforge backends`"
+        )
+        raise KForgeError(f"unknown backend {name!r} (registered: {known})", hint=hint)
+
+    def availability(self, name: str, options: Any = None) -> Availability:
+        """Ask the plugins whether backend ``name`` runs here; a plugin that raises is reported, not propagated."""
+        backend = self.get(name).backend
+        if options is None:
+            options = backend.default_options()
+        try:
+            answer = self.loaded.hook.kforge_backend_availability(backend=backend, options=options)
+        except Exception as exc:  # availability is an answer, never a crash of KForge
+            return Availability.no(f"availability check raised {type(exc).__name__}: {exc}")
+        return answer if answer is not None else Availability.no("no plugin answered the availability check")

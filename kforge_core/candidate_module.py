@@ -1,0 +1,49 @@
+"""Importing a candidate's module inside a worker. Never called in the KForge process.
+
+Every stage of one candidate (compile, verify, profile) shares the module imported here, so a JIT compiled during
+the compile stage is not compiled again when the candidate is verified.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+from .records import Candidate
+
+_imported: dict[tuple[str, str], ModuleType] = {}
+
+
+def candidate_module_name(candidate: Candidate) -> str:
+    return f"kforge_candidate_{candidate.digest}"
+
+
+def import_candidate(candidate: Candidate, workdir: Path) -> ModuleType:
+    """Import the candidate's entry module from ``workdir`` (once per process) and return it.
+
+    The candidate's directory goes on ``sys.path`` so that a multi-file candidate can import its siblings.
+    Exceptions from the module's own code propagate: the caller classifies them.
+    """
+    key = (str(workdir.resolve()), candidate.digest)
+    if key in _imported:
+        return _imported[key]
+    entry = workdir / candidate.entry
+    if not entry.exists():
+        candidate.write_to(workdir)
+    name = candidate_module_name(candidate)
+    spec = importlib.util.spec_from_file_location(name, entry)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {entry}")
+    module = importlib.util.module_from_spec(spec)
+    if str(workdir) not in sys.path:
+        sys.path.insert(0, str(workdir))
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    _imported[key] = module
+    return module

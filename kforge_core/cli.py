@@ -1,0 +1,57 @@
+"""The ``kforge`` command. User-facing errors become a clean message and exit code here, and only here."""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from pathlib import Path
+
+import click
+
+from .app import App, configure_logging
+from .errors import KForgeError
+
+
+class KForgeGroup(click.Group):
+    """Turns a :class:`KForgeError` from any command into ``Error: ...`` and its exit code."""
+
+    def invoke(self, ctx: click.Context):  # type: ignore[override]
+        try:
+            return super().invoke(ctx)
+        except KForgeError as exc:
+            app = ctx.obj if isinstance(ctx.obj, App) else None
+            if app is not None and app.debug:
+                traceback.print_exc()
+            click.echo(f"Error: {exc}", err=True)
+            ctx.exit(exc.exit_code)
+
+
+@click.group(cls=KForgeGroup)
+@click.version_option(package_name="kforge")
+@click.option("--debug", is_flag=True, help="Show tracebacks and plugin import failures in full.")
+@click.option("--no-plugins", is_flag=True, help="Load no installed plugin (only the core's own).")
+@click.option(
+    "--config", "config_file", type=click.Path(dir_okay=False, path_type=Path),
+    help="Read settings from this TOML file instead of ./kforge.toml or ./pyproject.toml.",
+)
+@click.pass_context
+def cli(ctx: click.Context, debug: bool, no_plugins: bool, config_file: Path | None) -> None:
+    """KForge: two LLM agents turn a PyTorch reference into a correct, fast kernel for your accelerator."""
+    configure_logging(debug)
+    if not isinstance(ctx.obj, App):  # tests may pass a prepared App
+        ctx.obj = App(debug=debug, load_plugins=not no_plugins, config_file=config_file)
+
+
+def _add_commands() -> None:
+    from .commands import backends, check, plugins_cmd
+
+    cli.add_command(backends.backends)
+    cli.add_command(plugins_cmd.plugins)
+    cli.add_command(check.check)
+
+
+_add_commands()
+
+
+def main(argv: list[str] | None = None) -> None:
+    cli.main(args=argv if argv is not None else sys.argv[1:], prog_name="kforge")

@@ -1,0 +1,45 @@
+"""``kforge check PROBLEM``: validate a problem file and describe it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from ..problem import load_problem, time_reference_forward
+
+
+@click.command()
+@click.argument("problem_path", metavar="PROBLEM", type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the description as JSON.")
+def check(problem_path: Path, as_json: bool) -> None:
+    """Validate PROBLEM (a KernelBench-format file) and print its inputs, outputs and reference time."""
+    problem = load_problem(problem_path)
+    seconds = time_reference_forward(problem)
+    if as_json:
+        click.echo(json.dumps({
+            "name": problem.name,
+            "path": str(problem.path),
+            "inputs": [spec.describe() for spec in problem.inputs],
+            "init_inputs": [spec.describe() for spec in problem.init_inputs],
+            "outputs": [spec.describe() for spec in problem.outputs],
+            "parameter_count": problem.parameter_count,
+            "reference_forward_cpu_ms": seconds * 1e3,
+        }, indent=2))
+        return
+    table = Table(title=f"{problem.name}  ({problem.path})", show_header=True)
+    table.add_column("")
+    table.add_column("value")
+    for i, spec in enumerate(problem.init_inputs):
+        table.add_row(f"init input {i}", spec.describe())
+    for i, spec in enumerate(problem.inputs):
+        table.add_row(f"input {i}", spec.describe())
+    for i, spec in enumerate(problem.outputs):
+        table.add_row(f"output {i}", spec.describe())
+    table.add_row("parameters", f"{problem.parameter_count:,}")
+    table.add_row("reference forward (CPU)", f"{seconds * 1e3:.3f} ms")
+    Console().print(table)
+    click.echo("problem OK")

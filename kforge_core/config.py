@@ -1,0 +1,250 @@
+"""Reading settings: a config file, then ``KFORGE_*`` environment variables, then command-line flags.
+
+Later sources win. Each source is checked on its own, so an unknown key or a wrong type is reported with the file
+or variable it came from.
+
+Environment variables name a key by its path, upper case, with ``__`` between tables:
+``KFORGE_BACKEND=cuda``, ``KFORGE_HARNESS__TRIALS=3``, ``KFORGE_BACKENDS__CUDA__ARCH=sm_90a``.
+``KFORGE_PLUGINS`` is not a setting: it chooses which plugins load.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import types
+import typing
+from pathlib import Path
+from typing import Any, Mapping
+
+from .errors import KForgeError
+from .settings import Settings
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+ENV_PREFIX = "KFORGE_"
+NOT_SETTINGS = {"KFORGE_PLUGINS"}
+
+
+class ConfigError(KForgeError):
+    """A setting that is unknown or has the wrong type."""
+
+
+# --------------------------------------------------------------------------------------------- typed conversion
+
+
+def _type_name(tp: Any) -> str:
+    return {str: "a string", int: "an integer", float: "a number", bool: "true or false", Path: "a path"}.get(
+        tp, str(tp).replace("typing.", "")
+    )
+
+
+def convert(tp: Any, value: Any, key: str, source: str) -> Any:
+    """Convert a TOML value to the annotated type ``tp`` or raise ConfigError naming ``key`` and ``source``."""
+
+    def fail(expected: str) -> typing.NoReturn:
+        raise ConfigError(f"{source}: {key} must be {expected}, got {value!r}")
+
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if tp is Any:
+        return value
+    if origin in (typing.Union, types.UnionType):
+        inner = [a for a in args if a is not type(None)]
+        if value is None and len(inner) < len(args):
+            return None
+        return convert(inner[0], value, key, source) if len(inner) == 1 else value
+    if origin is typing.Literal:
+        if value not in args:
+            fail("one of " + ", ".join(repr(a) for a in args))
+        return value
+    if origin is tuple:
+        if not isinstance(value, (list, tuple)):
+            fail("a list")
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(convert(args[0], v, f"{key}[{i}]", source) for i, v in enumerate(value))
+        if len(value) != len(args):
+            fail(f"a list of {len(args)} values")
+        return tuple(convert(a, v, f"{key}[{i}]", source) for i, (a, v) in enumerate(zip(args, value)))
+    if origin is dict:
+        if not isinstance(value, Mapping):
+            fail("a table")
+        return {str(k): convert(args[1], v, f"{key}.{k}", source) for k, v in value.items()}
+    if dataclasses.is_dataclass(tp):
+        if not isinstance(value, Mapping):
+            fail("a table")
+        return parse_table(tp, value, where=key, source=source)
+    if tp is bool:
+        if not isinstance(value, bool):
+            fail(_type_name(bool))
+        return value
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            fail(_type_name(int))
+        return value
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            fail(_type_name(float))
+        return float(value)
+    if tp is str:
+        if not isinstance(value, str):
+            fail(_type_name(str))
+        return value
+    if tp is Path:
+        if not isinstance(value, (str, Path)):
+            fail(_type_name(Path))
+        return Path(value).expanduser()
+    raise TypeError(f"settings field {key} has an unsupported type {tp!r}")
+
+
+def _settable(cls: type) -> dict[str, Any]:
+    """The fields of ``cls`` a config source may set, with their types (internal fields excluded)."""
+    hints = typing.get_type_hints(cls)
+    return {f.name: hints[f.name] for f in dataclasses.fields(cls) if f.init and not f.metadata.get("internal")}
+
+
+def parse_table(cls: type, table: Mapping[str, Any], *, where: str, source: str) -> Any:
+    """Build dataclass ``cls`` from ``table`` over its defaults; unknown keys and wrong types are ConfigErrors."""
+    hints = _settable(cls)
+    values = {}
+    for key, value in table.items():
+        dotted = f"{where}.{key}" if where else key
+        if key not in hints:
+            known = ", ".join(sorted(hints))
+            raise ConfigError(f"{source}: unknown key {dotted!r}", hint=f"known keys here: {known}")
+        values[key] = convert(hints[key], value, dotted, source)
+    try:
+        return cls(**values)
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+
+
+# ---------------------------------------------------------------------------------------------------- sources
+
+
+def read_config_file(directory: Path, explicit: Path | None = None) -> tuple[dict[str, Any], str | None]:
+    """The settings table from ``explicit``, else ``kforge.toml``, else ``pyproject.toml``'s ``[tool.kforge]``."""
+    candidates = [explicit] if explicit is not None else [directory / "kforge.toml", directory / "pyproject.toml"]
+    for path in candidates:
+        if not path.is_file():
+            if explicit is not None:
+                raise ConfigError(f"config file not found: {path}")
+            continue
+        try:
+            data = tomllib.loads(path.read_text())
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        if path.name == "pyproject.toml" and explicit is None:
+            table = data.get("tool", {}).get("kforge")
+            if table is None:
+                continue
+            return table, f"{path} [tool.kforge]"
+        return data, str(path)
+    return {}, None
+
+
+def _env_value(tp: Any, text: str) -> Any:
+    """Interpret an environment variable's text for a field of type ``tp`` (TOML syntax for non-strings)."""
+    inner = [a for a in typing.get_args(tp) if a is not type(None)]
+    if typing.get_origin(tp) in (typing.Union, types.UnionType) and len(inner) == 1:
+        tp = inner[0]
+    if tp in (str, Path) or typing.get_origin(tp) is typing.Literal:
+        return text
+    if typing.get_origin(tp) is tuple and "[" not in text:
+        return [part.strip() for part in text.split(",") if part.strip()]
+    return _toml_or_text(text)  # convert() reports a wrong type
+
+
+def _toml_or_text(text: str) -> Any:
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def read_environment(environ: Mapping[str, str]) -> dict[str, Any]:
+    """Settings from ``KFORGE_*`` variables, as a nested table; an unknown variable is a ConfigError."""
+    table: dict[str, Any] = {}
+    for name, text in sorted(environ.items()):
+        if not name.startswith(ENV_PREFIX) or name in NOT_SETTINGS:
+            continue
+        path = [p.lower() for p in name[len(ENV_PREFIX):].split("__")]
+        if path[0] == "backends":
+            # a backend's own options are checked against its options type when the backend is chosen
+            if len(path) != 3:
+                raise ConfigError(f"environment variable {name}: use KFORGE_BACKENDS__<BACKEND>__<KEY>")
+            table.setdefault("backends", {}).setdefault(path[1], {})[path[2]] = _toml_or_text(text)
+            continue
+        cls: Any = Settings
+        node = table
+        for depth, part in enumerate(path):
+            hints = _settable(cls)
+            if part not in hints:
+                raise ConfigError(f"environment variable {name}: unknown setting {'.'.join(path)!r}")
+            if depth == len(path) - 1:
+                node[part] = _env_value(hints[part], text)
+            elif dataclasses.is_dataclass(hints[part]):
+                node = node.setdefault(part, {})
+                cls = hints[part]
+            else:
+                raise ConfigError(f"environment variable {name}: {part!r} is not a table")
+    return table
+
+
+def _merge(base: dict[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in top.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping) and key != "tolerances":
+            merged[key] = _merge(dict(merged[key]), value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _nest(dotted: Mapping[str, Any]) -> dict[str, Any]:
+    table: dict[str, Any] = {}
+    for key, value in dotted.items():
+        if value is None:
+            continue
+        *parents, last = key.split(".")
+        node = table
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[last] = value
+    return table
+
+
+def load_settings(
+    directory: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    flags: Mapping[str, Any] | None = None,
+    config_file: Path | None = None,
+) -> Settings:
+    """Settings from the config file in ``directory``, the environment, then ``flags`` (dotted keys; None skips).
+
+    :raises ConfigError: naming the key and the file or variable it came from.
+    """
+    import os
+
+    directory = Path.cwd() if directory is None else directory
+    environ = os.environ if environ is None else environ
+    layers: list[tuple[dict[str, Any], str]] = []
+    file_table, file_name = read_config_file(directory, config_file)
+    if file_name:
+        layers.append((file_table, file_name))
+    env_table = read_environment(environ)
+    if env_table:
+        layers.append((env_table, "environment"))
+    flag_table = _nest(flags or {})
+    if flag_table:
+        layers.append((flag_table, "command line"))
+    merged: dict[str, Any] = {}
+    for table, source in layers:
+        parse_table(Settings, table, where="", source=source)  # each source checked on its own
+        merged = _merge(merged, table)
+    sources = tuple(source for _, source in layers)
+    settings = parse_table(Settings, merged, where="", source=", ".join(sources) or "defaults")
+    return dataclasses.replace(settings, sources=sources)

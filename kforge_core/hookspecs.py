@@ -1,0 +1,192 @@
+"""The contract between KForge's core and its backend plugins.
+
+A plugin is a module (or object) with functions decorated ``@kforge_core.hookimpl`` whose names are the hooks below.
+It implements only the hooks it needs and, in each, only the arguments it uses. Stage hooks are keyed by the
+backend: an implementation answers for the backends it registered and returns None for the rest, so the next
+implementation (in the end the core's generic one) answers instead.
+
+The data flows one way: ``lower`` -> (the agent writes a candidate) -> ``compile`` -> ``verify`` -> ``profile``
+-> ``summarize_profile`` -> (the analyst recommends) -> ``lower``'s output plus the recommendations -> ...
+
+``compile``, ``verify`` and ``profile`` run inside an isolated worker process, never in the KForge process;
+``register_backends``, ``backend_availability``, ``lower`` and ``summarize_profile`` run in the KForge process and
+must not import candidate code.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+import pluggy
+
+if TYPE_CHECKING:
+    from .records import (
+        Availability,
+        Backend,
+        Candidate,
+        CompileResult,
+        Lowering,
+        Problem,
+        ProfileResult,
+        ProfileSummary,
+        StageContext,
+        VerifyResult,
+    )
+
+PROJECT = "kforge"
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+@hookspec
+def kforge_register_backends(register: Callable[[Backend], None]) -> None:
+    """Register the backends this plugin serves.
+
+    :param register: call it once per backend with a :class:`~kforge_core.records.Backend`. The core records which
+        distribution registered it and rejects a name that two plugins register.
+
+    Example::
+
+        @hookimpl
+        def kforge_register_backends(register):
+            register(Backend(name="metal", programming_model="Metal Shading Language", device="mps"))
+    """
+
+
+@hookspec(firstresult=True)
+def kforge_backend_availability(backend: Backend, options: Any) -> Availability | None:
+    """Say whether ``backend`` can compile and run candidates on this machine, and if not, why.
+
+    Must be quick and must not raise for a missing device or toolchain: that is an answer
+    (``Availability.no("nvcc not found")``), not an error.
+
+    :param backend: a backend this plugin registered (return None for others).
+    :param options: the backend's options from config, an instance of ``backend.options_type`` or None.
+    :return: an :class:`~kforge_core.records.Availability`.
+
+    Stops at the first non-None result.
+
+    Example::
+
+        @hookimpl
+        def kforge_backend_availability(backend):
+            if backend.name == "metal" and not torch.backends.mps.is_available():
+                return Availability.no("needs macOS with MPS")
+    """
+
+
+@hookspec(firstresult=True)
+def kforge_lower(backend: Backend, problem: Problem, options: Any) -> Lowering | None:
+    """Describe how to write a candidate for ``problem`` on ``backend``: the programming model, the hardware,
+    the single-shot example and the reply format. The generation agent's prompt is built from it.
+
+    :param backend: the target backend (return None for backends this plugin did not register).
+    :param problem: the validated problem.
+    :param options: the backend's options, or None.
+    :return: a :class:`~kforge_core.records.Lowering`.
+
+    Stops at the first non-None result.
+
+    Example::
+
+        @hookimpl
+        def kforge_lower(backend, problem):
+            if backend.name == "metal":
+                return Lowering(backend="metal", programming_model=MODEL_TEXT, hardware=gpu_facts(),
+                                example=Example(problem=EXAMPLE_PROBLEM, solution=EXAMPLE_SOLUTION))
+    """
+
+
+@hookspec(firstresult=True)
+def kforge_compile(backend: Backend, candidate: Candidate, context: StageContext) -> CompileResult | None:
+    """Build ``candidate`` so that its ``ModelNew`` can run. Runs inside the isolated worker, in
+    ``context.workdir``, where the candidate's files have been written.
+
+    Do whatever the toolchain needs (run ``nvcc``, force a JIT on the problem's first inputs) and turn the
+    toolchain's failure into ``CompileResult(ok=False, failure=Failure.COMPILE, log=...)`` with a log trimmed to
+    what a model needs. Import the candidate with
+    :func:`kforge_core.candidate_module.import_candidate`, which the later stages share.
+
+    :param backend: the target backend (return None for others).
+    :param candidate: the candidate's files.
+    :param context: the problem, the scratch directory, the backend's options and a persistent cache directory.
+    :return: a :class:`~kforge_core.records.CompileResult`.
+
+    Stops at the first non-None result. The core's generic implementation checks the syntax and imports the module.
+
+    Example::
+
+        @hookimpl
+        def kforge_compile(backend, candidate, context):
+            if backend.name == "metal":
+                module = import_candidate(candidate, context.workdir)
+                ...  # compile the shaders the module declares, and report their errors
+                return CompileResult(ok=True, seconds=elapsed)
+    """
+
+
+@hookspec(firstresult=True)
+def kforge_verify(backend: Backend, candidate: Candidate, context: StageContext) -> VerifyResult | None:
+    """Check that the compiled candidate computes what the problem's ``Model`` computes. Runs inside the worker,
+    after :func:`kforge_compile` succeeded in the same process.
+
+    The core's generic implementation works on any torch device (``backend.device``): seeded trials with fresh
+    inputs, dtype tolerances, weight copying and the cheat checks. Override it only for what a device needs
+    differently.
+
+    :param backend: the target backend (return None for others).
+    :param candidate: the candidate.
+    :param context: as for :func:`kforge_compile`; ``context.settings`` holds the harness settings.
+    :return: a :class:`~kforge_core.records.VerifyResult`.
+
+    Stops at the first non-None result.
+
+    Example::
+
+        @hookimpl
+        def kforge_verify(backend, candidate, context):
+            return None  # the generic torch-device verification serves this backend
+    """
+
+
+@hookspec(firstresult=True)
+def kforge_profile(backend: Backend, candidate: Candidate, context: StageContext) -> ProfileResult | None:
+    """Run the backend's profiler on a correct candidate and return its raw output. Runs inside the worker (and
+    may start the profiler as a child of it, such as ``ncu``).
+
+    :param backend: the target backend (return None for others).
+    :param candidate: a candidate that passed :func:`kforge_verify`.
+    :param context: as for :func:`kforge_compile`.
+    :return: a :class:`~kforge_core.records.ProfileResult` with the kernels and operators that ran.
+
+    Stops at the first non-None result. The core's generic implementation uses the PyTorch profiler.
+
+    Example::
+
+        @hookimpl
+        def kforge_profile(backend, candidate, context):
+            if backend.name == "cuda" and shutil.which("ncu"):
+                csv_text = run_ncu(context)
+                return ProfileResult(tool="ncu", kernels=parse_ncu_csv(csv_text), raw=csv_text)
+    """
+
+
+@hookspec(firstresult=True)
+def kforge_summarize_profile(backend: Backend, problem: Problem, profile: ProfileResult) -> ProfileSummary | None:
+    """Turn raw profiler output into a short, ranked summary for the performance-analysis agent: per kernel,
+    what bounds it and the few numbers that say so. Runs in the KForge process; never runs candidate code.
+
+    :param backend: the target backend (return None for others).
+    :param problem: the problem, for counting the bytes and operations it needs.
+    :param profile: what :func:`kforge_profile` returned.
+    :return: a :class:`~kforge_core.records.ProfileSummary` (text, and images where the profiler is a GUI tool).
+
+    Stops at the first non-None result.
+
+    Example::
+
+        @hookimpl
+        def kforge_summarize_profile(backend, profile):
+            if profile.tool == "ncu":
+                return ProfileSummary(text=rank_kernels(profile.kernels))
+    """

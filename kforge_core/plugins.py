@@ -1,0 +1,139 @@
+"""Building the plugin manager: specs, the core's own implementations, then the installed plugins.
+
+Nothing here runs at import time. :func:`build_plugin_manager` is called once per command (and once per worker).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata as md
+import logging
+import os
+import traceback
+from dataclasses import dataclass, field
+from typing import Iterable
+
+import pluggy
+
+from . import hookspecs
+from .errors import KForgeError
+
+ENTRY_POINT_GROUP = "kforge"
+PLUGINS_ENV = "KFORGE_PLUGINS"
+
+log = logging.getLogger("kforge")
+
+
+@dataclass(frozen=True)
+class PluginFailure:
+    """An entry point that could not be imported."""
+
+    name: str
+    distribution: str
+    version: str
+    error: str
+    traceback: str
+
+
+@dataclass
+class LoadedPlugins:
+    """The plugin manager with what was loaded and what failed."""
+
+    pm: pluggy.PluginManager
+    failures: list[PluginFailure] = field(default_factory=list)
+    # plugin object id -> (distribution, version) for plugins that came from an entry point
+    provenance: dict[int, tuple[str, str]] = field(default_factory=dict)
+
+    @property
+    def hook(self) -> pluggy.HookRelay:
+        return self.pm.hook
+
+    def provider(self, plugin: object) -> tuple[str, str]:
+        """(distribution, version) of a registered plugin; the core's own are ``kforge`` at its version."""
+        return self.provenance.get(id(plugin), ("kforge", _core_version()))
+
+    def failure_for(self, name: str) -> PluginFailure | None:
+        return next((f for f in self.failures if f.name == name), None)
+
+
+def _core_version() -> str:
+    try:
+        return md.version("kforge")
+    except md.PackageNotFoundError:
+        return "0+unknown"
+
+
+def _builtin_plugins() -> list[tuple[str, object]]:
+    # The core's own implementations, registered like any third-party plugin.
+    from .builtin import generic_stages
+
+    return [("kforge.generic_stages", generic_stages)]
+
+
+def selected_entry_points(only: Iterable[str] | None) -> list[md.EntryPoint]:
+    """The ``kforge`` entry points, restricted to the names in ``only`` when given."""
+    eps = sorted(md.entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name)
+    if only is None:
+        return eps
+    wanted = set(only)
+    return [ep for ep in eps if ep.name in wanted]
+
+
+def plugins_from_env(environ: dict[str, str] | None = None) -> list[str] | None:
+    """The plugin names in ``KFORGE_PLUGINS`` (a comma list), or None when it is unset."""
+    value = (os.environ if environ is None else environ).get(PLUGINS_ENV)
+    if value is None:
+        return None
+    return [name.strip() for name in value.split(",") if name.strip()]
+
+
+def build_plugin_manager(
+    *,
+    load_entry_points: bool = True,
+    only: Iterable[str] | None = None,
+    extra_plugins: Iterable[tuple[str, object]] = (),
+) -> LoadedPlugins:
+    """Build a fresh plugin manager.
+
+    :param load_entry_points: False loads no installed plugin (``kforge --no-plugins``).
+    :param only: when given, load only the entry points with these names (``KFORGE_PLUGINS``).
+    :param extra_plugins: ``(name, plugin)`` pairs registered after the entry points (tests use it).
+    """
+    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm.add_hookspecs(hookspecs)
+    loaded = LoadedPlugins(pm)
+    for name, plugin in _builtin_plugins():
+        pm.register(plugin, name=name)
+    if load_entry_points:
+        for ep in selected_entry_points(only):
+            _load_entry_point(loaded, ep)
+    for name, plugin in extra_plugins:
+        pm.register(plugin, name=name)
+    pm.check_pending()
+    return loaded
+
+
+def _load_entry_point(loaded: LoadedPlugins, ep: md.EntryPoint) -> None:
+    dist = ep.dist.name if ep.dist is not None else "?"
+    version = ep.dist.version if ep.dist is not None else "?"
+    if loaded.pm.get_plugin(ep.name) is not None:
+        return
+    try:
+        plugin = ep.load()
+        loaded.pm.register(plugin, name=ep.name)
+    except Exception as exc:  # one bad plugin never breaks the others
+        failure = PluginFailure(ep.name, dist, version, f"{type(exc).__name__}: {exc}", traceback.format_exc())
+        loaded.failures.append(failure)
+        log.warning('Error importing plugin "%s" (%s %s): %s', ep.name, dist, version, failure.error)
+        log.debug("%s", failure.traceback)
+        return
+    loaded.provenance[id(plugin)] = (dist, version)
+
+
+def require_plugin_loaded(loaded: LoadedPlugins, name: str) -> None:
+    """Raise a clear error when the user asked for something a failed plugin provides."""
+    failure = loaded.failure_for(name)
+    if failure is not None:
+        raise KForgeError(
+            f'Error importing plugin "{failure.name}" ({failure.distribution} {failure.version}): {failure.error}',
+            hint="run with --debug for the traceback",
+        )

@@ -1,0 +1,149 @@
+"""Loading and validating KernelBench-format problems.
+
+A problem file defines ``Model(nn.Module)``, ``get_inputs()`` and ``get_init_inputs()``. Loading one runs the
+reference once on the CPU, so that every mistake in it is reported here, precisely, and not later as a confusing
+candidate failure.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import time
+import traceback
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from .errors import KForgeError
+from .records import Problem, ValueSpec
+
+
+class ProblemError(KForgeError):
+    """A problem file that is not a valid KernelBench problem."""
+
+
+def import_problem_module(path: Path, module_name: str | None = None) -> ModuleType:
+    """Execute a problem file as a module (registered in ``sys.modules`` so classes pickle and inspect)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ProblemError(f"problem file not found: {path}")
+    source = path.read_text()
+    try:
+        code = compile(source, str(path), "exec")
+    except SyntaxError as exc:
+        raise ProblemError(f"{path}:{exc.lineno}: syntax error: {exc.msg}") from None
+    name = module_name or f"kforge_problem_{path.stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        exec(code, module.__dict__)
+    except Exception as exc:
+        sys.modules.pop(name, None)
+        raise ProblemError(f"{path} failed to import: {_one_line(exc)}") from None
+    return module
+
+
+def _one_line(exc: BaseException) -> str:
+    return "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()[-1]
+
+
+def describe_value(value: Any) -> ValueSpec | None:
+    """A ValueSpec for a tensor or a plain number; None for anything else."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return ValueSpec("tensor", tuple(value.shape), str(value.dtype).removeprefix("torch."))
+    if isinstance(value, bool):
+        return ValueSpec("bool")
+    if isinstance(value, int):
+        return ValueSpec("int")
+    if isinstance(value, float):
+        return ValueSpec("float")
+    return None
+
+
+def _call_getter(module: ModuleType, path: Path, name: str) -> tuple[list[Any], tuple[ValueSpec, ...]]:
+    getter = getattr(module, name, None)
+    if getter is None:
+        raise ProblemError(f"{path} defines no {name}()")
+    if not callable(getter):
+        raise ProblemError(f"{path}: {name} is not a function")
+    try:
+        values = getter()
+    except Exception as exc:
+        raise ProblemError(f"{path}: {name}() raised {_one_line(exc)}") from None
+    if not isinstance(values, (list, tuple)):
+        raise ProblemError(f"{path}: {name}() returned {type(values).__name__}, expected a list")
+    specs = []
+    for i, value in enumerate(values):
+        spec = describe_value(value)
+        if spec is None:
+            raise ProblemError(
+                f"{path}: {name}()[{i}] is a {type(value).__name__}, expected a tensor or a number"
+            )
+        specs.append(spec)
+    return list(values), tuple(specs)
+
+
+def as_output_tuple(output: Any) -> tuple[Any, ...]:
+    """A forward's result as a tuple (one tensor becomes a 1-tuple)."""
+    return tuple(output) if isinstance(output, (tuple, list)) else (output,)
+
+
+def load_problem(path: Path | str) -> Problem:
+    """Load, validate and describe a problem; raises :class:`ProblemError` with a precise message."""
+    import torch
+
+    path = Path(path).resolve()
+    module = import_problem_module(path)
+    model_cls = getattr(module, "Model", None)
+    if model_cls is None:
+        raise ProblemError(f"{path} defines no Model")
+    if not (isinstance(model_cls, type) and issubclass(model_cls, torch.nn.Module)):
+        raise ProblemError(f"{path}: Model is not a torch.nn.Module subclass (it is a {type(model_cls).__name__})")
+    torch.manual_seed(0)
+    init_inputs, init_specs = _call_getter(module, path, "get_init_inputs")
+    inputs, input_specs = _call_getter(module, path, "get_inputs")
+    try:
+        model = model_cls(*init_inputs)
+    except Exception as exc:
+        raise ProblemError(f"{path}: Model(*get_init_inputs()) raised {_one_line(exc)}") from None
+    try:
+        with torch.no_grad():
+            output = model(*inputs)
+    except Exception as exc:
+        raise ProblemError(f"{path}: Model's forward raised {_one_line(exc)} on the problem's own inputs") from None
+    outputs = as_output_tuple(output)
+    output_specs = []
+    for i, value in enumerate(outputs):
+        if not isinstance(value, torch.Tensor):
+            where = "Model's forward" if len(outputs) == 1 else f"output {i} of Model's forward"
+            raise ProblemError(f"{path}: {where} is a {type(value).__name__}; outputs must be tensors")
+        output_specs.append(describe_value(value))
+    return Problem(
+        name=path.stem,
+        path=path,
+        source=path.read_text(),
+        inputs=input_specs,
+        init_inputs=init_specs,
+        outputs=tuple(output_specs),
+        parameter_count=sum(p.numel() for p in model.parameters()),
+    )
+
+
+def time_reference_forward(problem: Problem) -> float:
+    """Seconds for one reference forward on the CPU (after one warm-up call)."""
+    import torch
+
+    module = import_problem_module(problem.path)
+    torch.manual_seed(0)
+    model = module.Model(*module.get_init_inputs())
+    inputs = module.get_inputs()
+    with torch.no_grad():
+        model(*inputs)
+        start = time.perf_counter()
+        model(*inputs)
+        return time.perf_counter() - start

@@ -1,0 +1,124 @@
+"""The settings KForge reads, one frozen dataclass per config table, every field with its default.
+
+``kforge.toml`` (or ``[tool.kforge]`` in ``pyproject.toml``) mirrors this structure::
+
+    backend = "cuda"
+
+    [harness]
+    trials = 5
+
+    [llm]
+    model = "openai:gpt-4.1"
+
+    [backends.cuda]
+    arch = "sm_90a"
+
+How files, the environment and flags combine is :mod:`kforge_core.config`'s job.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+# dtype name -> (atol, rtol)
+DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
+    "float64": (1e-7, 1e-7),
+    "float32": (1e-4, 1e-4),
+    "float16": (1e-2, 1e-2),
+    "bfloat16": (2e-2, 2e-2),
+}
+
+
+def _default_cache_dir() -> Path:
+    return Path.home() / ".cache" / "kforge"
+
+
+@dataclass(frozen=True)
+class HarnessSettings:
+    """``[harness]``: how candidates are checked and timed."""
+
+    trials: int = 5
+    seed: int = 42
+    tolerances: dict[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
+    warmup: int = 3
+    repetitions: int = 20
+    compile_timeout_s: float = 600.0
+    verify_timeout_s: float = 300.0
+    profile_timeout_s: float = 600.0
+    memory_limit_mb: int = 0  # 0: the worker's address space is not limited
+    output_limit_kb: int = 64
+    cheat_policy: Literal["strict", "report"] = "strict"
+    precision_policy: Literal["strict", "report"] = "strict"
+    baselines: tuple[str, ...] = ("eager", "compile")
+    warm_workers: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("trials", "repetitions"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"harness.{name} must be >= 1")
+        unknown = set(self.baselines) - {"eager", "compile"}
+        if unknown:
+            raise ValueError(f"harness.baselines: unknown baseline(s) {sorted(unknown)}; use eager and/or compile")
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    """``[llm]``: which models the two agents use and how they are called."""
+
+    model: str = ""  # PROVIDER:MODEL, for example "openai:gpt-4.1" or "replay:script.jsonl"
+    analyst_model: str = ""  # empty: the same as model
+    base_url: str = ""  # for openai-like servers (vLLM, llama.cpp)
+    temperature: float = 0.2
+    max_output_tokens: int = 8192
+    request_timeout_s: float = 600.0
+    max_retries: int = 4
+    # model name -> (USD per million input tokens, USD per million output tokens)
+    prices: dict[str, tuple[float, float]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class BudgetSettings:
+    """``[budget]``: when a run stops."""
+
+    functional_attempts: int = 5
+    optimization_rounds: int = 5
+    patience: int = 2  # optimization rounds without a gain before stopping
+    max_llm_calls: int = 50
+    max_tokens: int = 2_000_000
+    max_cost_usd: float = 0.0  # 0: no limit
+    max_wall_s: float = 0.0  # 0: no limit
+
+
+@dataclass(frozen=True)
+class Settings:
+    """All settings. ``backends`` holds each backend's raw options table, parsed by :meth:`backend_options`."""
+
+    backend: str = "cpu"
+    runs_dir: Path = Path("kforge-runs")
+    cache_dir: Path = field(default_factory=_default_cache_dir)
+    prompts_dir: Path | None = None
+    harness: HarnessSettings = field(default_factory=HarnessSettings)
+    llm: LLMSettings = field(default_factory=LLMSettings)
+    budget: BudgetSettings = field(default_factory=BudgetSettings)
+    backends: dict[str, dict[str, Any]] = field(default_factory=dict)
+    sources: tuple[str, ...] = field(default=(), metadata={"internal": True})  # where settings came from
+
+    def backend_options(self, backend: Any) -> Any:
+        """The backend's options dataclass, built from ``[backends.<name>]`` over its defaults."""
+        from .config import parse_table
+
+        table = self.backends.get(backend.name, {})
+        if backend.options_type is None:
+            if table:
+                from .errors import KForgeError
+
+                raise KForgeError(
+                    f"[backends.{backend.name}] sets {sorted(table)}, but backend {backend.name!r} takes no options"
+                )
+            return None
+        return parse_table(backend.options_type, table, where=f"backends.{backend.name}", source=self._origin())
+
+    def _origin(self) -> str:
+        return ", ".join(self.sources) or "defaults"
