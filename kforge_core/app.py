@@ -9,7 +9,7 @@ from typing import Any
 
 from .backends import BackendRegistry, RegisteredBackend
 from .config import load_settings
-from .plugins import LoadedPlugins, build_plugin_manager, plugins_from_env
+from .plugins import LoadedPlugins, PluginSelection, build_plugin_manager
 from .settings import Settings
 
 
@@ -20,6 +20,7 @@ class App:
     debug: bool = False
     load_plugins: bool = True
     config_file: Path | None = None
+    plugin_modules: tuple[str, ...] = ()
     extra_plugins: tuple[tuple[str, object], ...] = ()
     _loaded: LoadedPlugins | None = field(default=None, repr=False)
     _registry: BackendRegistry | None = field(default=None, repr=False)
@@ -29,13 +30,14 @@ class App:
         return load_settings(flags=flags, config_file=self.config_file)
 
     @property
+    def plugin_selection(self) -> PluginSelection:
+        """The plugins this command loads; workers load the same (``extra_plugins`` stay in this process)."""
+        return PluginSelection.from_env(entry_points=self.load_plugins, modules=self.plugin_modules)
+
+    @property
     def plugins(self) -> LoadedPlugins:
         if self._loaded is None:
-            self._loaded = build_plugin_manager(
-                load_entry_points=self.load_plugins,
-                only=plugins_from_env(),
-                extra_plugins=self.extra_plugins,
-            )
+            self._loaded = build_plugin_manager(self.plugin_selection, extra_plugins=self.extra_plugins)
         return self._loaded
 
     @property

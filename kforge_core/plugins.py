@@ -5,6 +5,7 @@ Nothing here runs at import time. :func:`build_plugin_manager` is called once pe
 
 from __future__ import annotations
 
+import importlib
 import importlib.metadata as md
 import logging
 import os
@@ -32,6 +33,25 @@ class PluginFailure:
     version: str
     error: str
     traceback: str
+
+
+@dataclass(frozen=True)
+class PluginSelection:
+    """Which plugins to load; it travels to worker processes so they load the same ones.
+
+    :param entry_points: False loads no installed plugin (``kforge --no-plugins``).
+    :param only: when given, only the entry points with these names (``KFORGE_PLUGINS``).
+    :param modules: importable module names registered after the entry points (a test's plugin module).
+    """
+
+    entry_points: bool = True
+    only: tuple[str, ...] | None = None
+    modules: tuple[str, ...] = ()
+
+    @classmethod
+    def from_env(cls, *, entry_points: bool = True, modules: tuple[str, ...] = ()) -> "PluginSelection":
+        only = plugins_from_env()
+        return cls(entry_points, tuple(only) if only is not None else None, modules)
 
 
 @dataclass
@@ -87,25 +107,26 @@ def plugins_from_env(environ: dict[str, str] | None = None) -> list[str] | None:
 
 
 def build_plugin_manager(
+    selection: PluginSelection = PluginSelection(),
     *,
-    load_entry_points: bool = True,
-    only: Iterable[str] | None = None,
     extra_plugins: Iterable[tuple[str, object]] = (),
 ) -> LoadedPlugins:
-    """Build a fresh plugin manager.
+    """Build a fresh plugin manager: add the specs, register the core's own plugins, load the selected entry
+    points (each guarded), register ``selection.modules`` and ``extra_plugins``, then ``check_pending()``.
 
-    :param load_entry_points: False loads no installed plugin (``kforge --no-plugins``).
-    :param only: when given, load only the entry points with these names (``KFORGE_PLUGINS``).
-    :param extra_plugins: ``(name, plugin)`` pairs registered after the entry points (tests use it).
+    :param selection: which installed plugins and extra modules to load.
+    :param extra_plugins: ``(name, plugin)`` objects registered last; they exist only in this process.
     """
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
     loaded = LoadedPlugins(pm)
     for name, plugin in _builtin_plugins():
         pm.register(plugin, name=name)
-    if load_entry_points:
-        for ep in selected_entry_points(only):
+    if selection.entry_points:
+        for ep in selected_entry_points(selection.only):
             _load_entry_point(loaded, ep)
+    for module_name in selection.modules:
+        pm.register(importlib.import_module(module_name), name=module_name)
     for name, plugin in extra_plugins:
         pm.register(plugin, name=name)
     pm.check_pending()
