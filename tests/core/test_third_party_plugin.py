@@ -89,3 +89,27 @@ def test_registration_and_availability_hooks_through_the_manager(plugin_path, mo
     options = registered[0].options_type(greeting="hi", level=2)
     answer = hook.kforge_backend_availability(backend=registered[0], options=options)
     assert answer.available and answer.detail == "echo says hi at level 2"
+
+
+def test_the_readme_plugin_works_as_written(tmp_path, monkeypatch):
+    """The minimal plugin in the README registers, answers availability and lowers, exactly as printed."""
+    import re
+    import sys
+    from pathlib import Path
+
+    from kforge_core.backends import BackendRegistry
+    from kforge_core.plugins import build_plugin_manager
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    code = re.search(r"```python\n(# kforge_mybackend/__init__.py\n.*?)```", readme, re.S).group(1)
+    package = tmp_path / "kforge_mybackend"
+    package.mkdir()
+    (package / "__init__.py").write_text(code)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    loaded = build_plugin_manager(PluginSelection(entry_points=False, modules=("kforge_mybackend",)))
+    registry = BackendRegistry(loaded)
+    assert registry.availability("mybackend").detail == "runs on any CPU"
+    backend = registry.get("mybackend").backend
+    problem = load_problem(write_problem(tmp_path))
+    assert loaded.hook.kforge_lower(backend=backend, problem=problem, options=None).backend == "mybackend"
+    sys.modules.pop("kforge_mybackend", None)
