@@ -1,0 +1,165 @@
+"""One worker process seen from the KForge process: start it, send it requests, wait for replies with a
+deadline, and when it dies or hangs, say how, as a :class:`WorkerFault`."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..records import Failure
+from .captured import read_truncated, tail_lines
+from .faults import classify_exit, memory_total_kb, oom_kill_count
+from .protocol import Channel, ChannelClosed, ChannelTimeout, DeviceFacts, Reply, WorkerInit
+from .sandbox import limits_setter, worker_environment
+
+_REAP_S = 10.0
+
+
+@dataclass
+class WorkerFault(Exception):
+    """A worker that died, hung or broke the protocol during a request."""
+
+    failure: Failure
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.failure.value}: {self.message}"
+
+
+class WorkerProcess:
+    """A started worker. Requests are answered in order; ``pending`` counts replies not yet read."""
+
+    def __init__(self, init: WorkerInit, home: Path, *, environ: dict[str, str] | None = None) -> None:
+        self.home = home
+        home.mkdir(parents=True, exist_ok=True)
+        to_child_r, to_child_w = os.pipe()
+        from_child_r, from_child_w = os.pipe()
+        settings = init.settings
+        env = worker_environment(os.environ if environ is None else environ, init.cache_dir)
+        with open(home / "worker.out", "ab") as out, open(home / "worker.err", "ab") as err:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "kforge_core.harness.worker", "--fds", f"{to_child_r},{from_child_w}"],
+                cwd=home, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                pass_fds=(to_child_r, from_child_w), start_new_session=True,
+                preexec_fn=limits_setter(memory_limit_mb=settings.memory_limit_mb,
+                                         file_size_limit_mb=settings.file_size_limit_mb, device=init.device),
+            )
+        os.close(to_child_r)
+        os.close(from_child_w)
+        self.channel = Channel(from_child_r, to_child_w)
+        self.pending = 0
+        self.facts: DeviceFacts | None = None
+        self.killed_by_harness = False
+        self.oom_kills_at_start = oom_kill_count()
+        self.max_rss_kb = 0
+        self.used = False  # served a candidate
+        self.send(init)
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    @property
+    def alive(self) -> bool:
+        return self.process.returncode is None and self.process.poll() is None
+
+    # ------------------------------------------------------------------------------------------ protocol
+
+    def send(self, request: Any) -> None:
+        try:
+            self.channel.send(request)
+        except (BrokenPipeError, OSError):
+            raise self._fault_from_exit() from None
+        self.pending += 1
+
+    def receive(self, timeout_s: float, what: str) -> Reply:
+        """The next reply; a WorkerFault when the worker dies, hangs past ``timeout_s`` or sends garbage."""
+        deadline = time.monotonic() + timeout_s
+        try:
+            reply = self.channel.receive(deadline=deadline)
+        except ChannelTimeout:
+            self.kill()
+            raise WorkerFault(Failure.TIMEOUT, f"{what} did not finish within {timeout_s:g} s; the worker was "
+                                               "killed (an endless loop, a deadlock or a hung kernel)") from None
+        except ChannelClosed:
+            raise self._fault_from_exit() from None
+        except Exception as exc:  # a reply that is not ours: the candidate wrote into the private pipe
+            self.kill()
+            raise WorkerFault(Failure.HARNESS, f"the worker's reply to {what} was unreadable ({exc})") from None
+        self.pending -= 1
+        if not isinstance(reply, Reply):
+            self.kill()
+            raise WorkerFault(Failure.HARNESS, f"the worker answered {what} with {type(reply).__name__}")
+        return reply
+
+    def call(self, request: Any, timeout_s: float, what: str) -> Reply:
+        self.send(request)
+        return self.receive(timeout_s, what)
+
+    def drain(self, timeout_s: float, what: str) -> list[Reply]:
+        """Read every pending reply."""
+        return [self.receive(timeout_s, what) for _ in range(self.pending)]
+
+    # ------------------------------------------------------------------------------------------ ending
+
+    def kill(self) -> None:
+        """Kill the worker and everything it started (its whole session), and reap it."""
+        if self.process.returncode is None:
+            self.killed_by_harness = True
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        self._reap(_REAP_S)
+        self.channel.close()
+
+    def close(self, timeout_s: float = 5.0) -> None:
+        """Ask the worker to exit (end of its input), then kill it if it does not."""
+        if self.process.returncode is None:
+            self.channel.close()
+            self._reap(timeout_s)
+        self.kill()
+
+    def _reap(self, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        while self.process.returncode is None:
+            pid, status, usage = os.wait4(self.process.pid, os.WNOHANG)
+            if pid:
+                self.process.returncode = os.waitstatus_to_exitcode(status)
+                self.max_rss_kb = usage.ru_maxrss
+                return
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.01)
+
+    def _fault_from_exit(self) -> WorkerFault:
+        self._reap(_REAP_S)
+        if self.process.returncode is None:  # closed its pipe but lives on: end it
+            self.kill()
+        failure, message = classify_exit(self.process.returncode, killed_by_harness=self.killed_by_harness,
+                                         oom_evidence=self._oom_evidence())
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)  # whatever it started dies with it
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.channel.close()
+        return WorkerFault(failure, message)
+
+    def _oom_evidence(self) -> str:
+        count = oom_kill_count()
+        if count is not None and self.oom_kills_at_start is not None and count > self.oom_kills_at_start:
+            return "the kernel's out-of-memory killer ended a process of this memory cgroup"
+        total = memory_total_kb()
+        if total and self.max_rss_kb > 0.5 * total:
+            return f"it had grown to {self.max_rss_kb / 1024 / 1024:.1f} GiB, most of the machine's memory"
+        return ""
+
+    def worker_stderr_tail(self) -> str:
+        return tail_lines(read_truncated(self.home / "worker.err", 16 * 1024))
+
