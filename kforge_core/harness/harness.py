@@ -150,6 +150,7 @@ class Harness:
         harness = self.settings.harness
         samples, errors, method = [], [], None
         worker = self._pool.acquire()
+        self._pool.wait_idle()  # no worker starting up beside the timed runs
         try:
             for name in harness.baselines:  # one request each: a hang in one does not lose the other
                 reply = worker.call(MeasureBaselines((name,)), harness.compile_timeout_s + harness.timing_timeout_s,

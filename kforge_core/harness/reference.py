@@ -47,17 +47,32 @@ class ReferenceData:
     fresh_buffers: dict[str, torch.Tensor]  # and its buffers
     trials: list[Trial]
     tolerances: list[tuple[float, float]]  # per output
-    ops: list[str]  # every operator the reference's forward ran
+    fresh_model: Any  # a copy of Model before any forward, for the operator trace
     float64_outputs: list[torch.Tensor] | None  # trial 0 computed in float64, for the precision estimate
     float64_note: str
     pool: list[list[Any]] = field(default_factory=list)  # distinct input sets for warm-up and timed runs
     pool_seeds: list[int] = field(default_factory=list)
     checked_runs: dict[int, list[torch.Tensor]] = field(default_factory=dict)  # timed run -> reference outputs
     sensitivity: float = 0.0  # largest change of the reference output between trials
+    _ops: list[str] | None = None
 
     @property
     def output_bytes(self) -> list[int]:
         return [t.numel() * t.element_size() for t in self.trials[0].outputs]
+
+    @property
+    def ops(self) -> list[str]:
+        """Every operator the reference's forward runs, traced on first use (the trace is not free: the
+        dispatch mode loads torch._dynamo, so a worker pays for it only when a candidate gets that far)."""
+        if self._ops is None:
+            with torch.no_grad():
+                _, self._ops = trace_ops(lambda: copy.deepcopy(self.fresh_model)(*clone_values(self.trials[0].inputs)))
+        return self._ops
+
+    @property
+    def known_ops(self) -> list[str]:
+        """The reference's operators if they were traced already in this process, else none."""
+        return self._ops or []
 
     @property
     def compute_ops(self) -> list[str]:
@@ -121,11 +136,10 @@ def _compute(problem: Problem, device: torch.device, settings: HarnessSettings,
             own = clone_values(inputs)
             outputs = [o.detach().to("cpu", copy=True) for o in as_output_tuple(model(*own))]
             trials.append(Trial(seed, inputs, outputs, [to_device(v, "cpu") for v in own]))
-        _, ops = trace_ops(lambda: copy.deepcopy(fresh_model)(*clone_values(trials[0].inputs)))
         float64_outputs, float64_note = _float64_reference(fresh_model, trials[0].inputs)
     tolerances = [settings.tolerance(str(o.dtype).removeprefix("torch."), backend_tolerance) for o in trials[0].outputs]
     data = ReferenceData(problem, module, device, settings.seed, init_inputs, parameters, buffers, trials,
-                         tolerances, ops, float64_outputs, float64_note)
+                         tolerances, fresh_model, float64_outputs, float64_note)
     data.sensitivity = max((max_difference(t.outputs, trials[0].outputs) for t in trials[1:]), default=0.0)
     _prepare_timing(data, model, settings)
     if device.type != "cpu":

@@ -113,7 +113,7 @@ class Worker:
         self.candidate = request.candidate
         self.context = StageContext(problem=self.init.problem, workdir=workdir, options=self.init.options,
                                     cache_dir=self.init.cache_dir, settings=self.init.settings)
-        self.snapshot = ProcessSnapshot.take(reference.ops)
+        self.snapshot = ProcessSnapshot.take(reference.known_ops)
 
     def _stage(self, stage: str) -> Any:
         hook = getattr(self.plugins.hook, f"kforge_{stage}")
