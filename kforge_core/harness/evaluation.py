@@ -54,6 +54,8 @@ def run_stages(worker: WorkerProcess, candidate: Candidate, workdir: Path, setti
             out.finish = _expect(worker.call(Finish(), _FINISH_TIMEOUT_S, "checking the process"), out)
     except WorkerFault as fault:
         out.fault(fault.failure, fault.message)
+        if fault.failure is Failure.CHEAT:  # a forged reply: tampering with the harness itself
+            out.flags.append(F.raise_flag(F.TAMPERING, fault.message, settings))
     if out.finish is not None:
         out.flags.extend(out.finish.flags)
         out.clean = out.clean and out.finish.clean

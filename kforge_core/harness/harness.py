@@ -149,7 +149,9 @@ class Harness:
     def _measure_baselines(self) -> BaselineResults:
         harness = self.settings.harness
         samples, errors, method = [], [], None
-        worker = self._pool.acquire()
+        if not harness.baselines:
+            return BaselineResults((), (), None)
+        worker = self._pool.acquire(fresh=True)  # not a warm candidate worker: this one is retired afterwards
         self._pool.wait_idle()  # no worker starting up beside the timed runs
         try:
             for name in harness.baselines:  # one request each: a hang in one does not lose the other

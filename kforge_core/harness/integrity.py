@@ -174,8 +174,9 @@ def changes_since(before: ProcessSnapshot) -> Changes:
     replaced = sorted(name for name, (value, code) in before.bindings.items()
                       if name not in now.bindings or now.bindings[name][0] is not value
                       or now.bindings[name][1] is not code)
-    # torch wraps a few of its own functions when a subsystem first loads (dynamo wraps torch.manual_seed):
-    # a replacement whose code lives in torch's own files leaves the process unclean but is not tampering
+    # torch wraps a few of its own functions when a subsystem first loads (loading torch._dynamo wraps
+    # torch.manual_seed; the harness's own operator trace loads it): a replacement whose code lives in torch's
+    # own files is torch's doing, not the candidate's
     by_torch = [name for name in replaced if name in now.bindings and _torch_own(now.bindings[name][0])]
     tampered = [name for name in replaced if name not in by_torch]
     tampered += [f"the kernels registered for {op}" for op, table in before.dispatch.items()
@@ -184,6 +185,5 @@ def changes_since(before: ProcessSnapshot) -> Changes:
                  if now.switches.get(k) != before.switches[k]]
     state = [f"{k}: {before.state[k]!r} -> {now.state.get(k)!r}" for k in before.state
              if now.state.get(k) != before.state[k]]
-    state += [f"{name} was wrapped by torch itself" for name in by_torch]
     threads = [t.name for t in now.threads - before.threads if t.is_alive()]
     return Changes(tampered, precision, state, threads)

@@ -31,9 +31,9 @@ class WorkerPool:
         self.started = 0
         self.facts: DeviceFacts | None = None
 
-    def acquire(self) -> WorkerProcess:
-        """A ready worker: the warmest idle one, else a new one. Raises WorkerStartError."""
-        worker = self._idle.pop() if self._idle else self._spawn()
+    def acquire(self, *, fresh: bool = False) -> WorkerProcess:
+        """A ready worker: the warmest idle one (unless ``fresh``), else a new one. Raises WorkerStartError."""
+        worker = self._idle.pop() if self._idle and not fresh else self._spawn()
         try:
             self._ready(worker)
         except WorkerStartError:

@@ -4,10 +4,12 @@ deadline, and when it dies or hangs, say how, as a :class:`WorkerFault`."""
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import subprocess
 import sys
 import time
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,13 +55,19 @@ class WorkerProcess:
         os.close(to_child_r)
         os.close(from_child_w)
         self.channel = Channel(from_child_r, to_child_w)
-        self.pending = 0
+        # random ids: code in the worker cannot predict the id its forged reply would need
+        self._ids = iter(lambda: secrets.randbits(62), None)
+        self._awaited: deque[int] = deque()  # ids of the requests not answered yet, in order
         self.facts: DeviceFacts | None = None
         self.killed_by_harness = False
         self.oom_kills_at_start = oom_kill_count()
         self.max_rss_kb = 0
         self.used = False  # served a candidate
         self.send(init)
+
+    @property
+    def pending(self) -> int:
+        return len(self._awaited)
 
     @property
     def pid(self) -> int:
@@ -72,31 +80,37 @@ class WorkerProcess:
     # ------------------------------------------------------------------------------------------ protocol
 
     def send(self, request: Any) -> None:
+        """Send ``request`` with a fresh id; the worker's reply must carry the same id."""
+        request_id = next(self._ids)
         try:
-            self.channel.send(request)
+            self.channel.send((request_id, request))
         except (BrokenPipeError, OSError):
             raise self._fault_from_exit() from None
-        self.pending += 1
+        self._awaited.append(request_id)
 
     def receive(self, timeout_s: float, what: str) -> Reply:
         """The next reply; a WorkerFault when the worker dies, hangs past ``timeout_s`` or sends garbage."""
         deadline = time.monotonic() + timeout_s
         try:
-            reply = self.channel.receive(deadline=deadline)
+            message = self.channel.receive(deadline=deadline)
         except ChannelTimeout:
             self.kill()
             raise WorkerFault(Failure.TIMEOUT, f"{what} did not finish within {timeout_s:g} s; the worker was "
                                                "killed (an endless loop, a deadlock or a hung kernel)") from None
         except ChannelClosed:
             raise self._fault_from_exit() from None
-        except Exception as exc:  # a reply that is not ours: the candidate wrote into the private pipe
-            self.kill()
-            raise WorkerFault(Failure.HARNESS, f"the worker's reply to {what} was unreadable ({exc})") from None
-        self.pending -= 1
-        if not isinstance(reply, Reply):
-            self.kill()
-            raise WorkerFault(Failure.HARNESS, f"the worker answered {what} with {type(reply).__name__}")
-        return reply
+        except Exception as exc:  # not a message the worker wrote: something else wrote into the private pipe
+            raise self._forged(what, f"it could not be read: {exc}") from None
+        expected = self._awaited.popleft()
+        if not (isinstance(message, tuple) and len(message) == 2 and message[0] == expected
+                and isinstance(message[1], Reply)):
+            raise self._forged(what, "it did not answer the request that was sent")
+        return message[1]
+
+    def _forged(self, what: str, why: str) -> WorkerFault:
+        self.kill()
+        return WorkerFault(Failure.CHEAT, f"the reply to {what} was not the worker's ({why}): code in the worker "
+                                          "wrote into the harness's private pipe")
 
     def call(self, request: Any, timeout_s: float, what: str) -> Reply:
         self.send(request)

@@ -168,20 +168,20 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     read_fd, write_fd = (int(part) for part in args.fds.split(","))
     channel = Channel(read_fd, write_fd)
+    init_id, init = channel.receive(trusted=True)
     try:
-        init = channel.receive(trusted=True)
         worker = Worker(init)
     except BaseException as exc:  # noqa: BLE001 - the KForge process needs to know why we could not start
-        channel.send(Reply(failure=Failure.HARNESS, message=f"the worker could not start: {exception_line(exc)}",
-                           detail=traceback.format_exc()))
+        channel.send((init_id, Reply(failure=Failure.HARNESS, message=f"the worker could not start: "
+                                     f"{exception_line(exc)}", detail=traceback.format_exc())))
         return 1
-    channel.send(Reply(value=worker.facts))
+    channel.send((init_id, Reply(value=worker.facts)))
     while True:
         try:
-            request = channel.receive(trusted=True)
+            request_id, request = channel.receive(trusted=True)
         except ChannelClosed:
             return 0
-        channel.send(worker.handle(request))
+        channel.send((request_id, worker.handle(request)))
         if worker.must_exit:
             os._exit(0)
 

@@ -24,8 +24,10 @@ def make_harness(cache_dir):
     made: list[Harness] = []
 
     def make(problem_name: str = "relu_scale", backend=TORCH_CPU, **harness_changes) -> Harness:
+        # a Harness made for one test evaluates few candidates: no spare worker, no baseline unless asked
+        changes = {"spare_workers": 0, "baselines": (), **harness_changes}
         harness = Harness(backend=backend, problem=problem(problem_name),
-                          settings=settings_for(cache_dir, **harness_changes), plugins=SELECTION)
+                          settings=settings_for(cache_dir, **changes), plugins=SELECTION)
         made.append(harness)
         return harness
 
