@@ -116,8 +116,9 @@ class _Finder(ast.NodeVisitor):
                     self.add(F.TAMPERING, f"setattr on {target}", node)
             if function in _PRECISION_ATTRS:
                 self.add(F.PRECISION_DOWNGRADE, f"calls {name}", node)
-            if function in ("half", "bfloat16") and self.wide_outputs:
-                self.add(F.PRECISION_DOWNGRADE, f"converts with .{function}()", node)
+        method = node.func.attr if isinstance(node.func, ast.Attribute) else ""
+        if method in ("half", "bfloat16") and self.wide_outputs:  # x.half(), whatever x is
+            self.add(F.PRECISION_DOWNGRADE, f"converts with .{method}()", node)
         self.generic_visit(node)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
