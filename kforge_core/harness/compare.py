@@ -83,29 +83,55 @@ def compare_outputs(
 def _compare_one(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float) -> Comparison:
     if not (out.is_floating_point() or out.is_complex()):
         return _compare_exact(out, ref)
-    c = out.detach().to(torch.float64 if not out.is_complex() else torch.complex128)
-    r = ref.detach().to(c.dtype)
+    c, r = _working(out), _working(ref)
+    diff = (c - r).abs()
+    scale = r.abs()
+    if bool(torch.isfinite(diff).all()):  # the common case: no NaN or Inf on either side
+        bad = diff > atol + rtol * scale
+        max_abs = float(diff.max().item()) if diff.numel() else 0.0
+        max_rel = float((diff / scale.clamp(min=max(atol, 1e-30))).max().item()) if diff.numel() else 0.0
+        count = int(bad.sum().item())
+        if count == 0:
+            return Comparison(True, None, max_abs, max_rel)
+        return Comparison(False, Failure.MISMATCH, max_abs, max_rel, _detail(c, r, diff, bad, count, atol, rtol))
+    return _compare_non_finite(c, r, diff, atol, rtol)
+
+
+def _working(t: torch.Tensor) -> torch.Tensor:
+    """float32 suffices to judge errors against tolerances of float32 and narrower types; float64 stays."""
+    if t.is_complex():
+        return t.detach().to(torch.complex128)
+    return t.detach().to(torch.float64 if t.dtype == torch.float64 else torch.float32)
+
+
+def _compare_non_finite(c: torch.Tensor, r: torch.Tensor, diff: torch.Tensor, atol: float, rtol: float
+                        ) -> Comparison:
     ref_nan, out_nan = torch.isnan(r), torch.isnan(c)
     unexpected_nan = out_nan & ~ref_nan
     unexpected_inf = torch.isinf(c) & ~(torch.isinf(r) & (c == r))
-    diff = (c - r).abs()
     diff = torch.where(ref_nan & out_nan, torch.zeros_like(diff), diff)
     finite_diff = torch.where(torch.isnan(diff), torch.full_like(diff, math.inf), diff)
+    scale = r.abs().nan_to_num(0.0)
     max_abs = float(finite_diff.max().item()) if diff.numel() else 0.0
-    rel = finite_diff / torch.clamp(r.abs().nan_to_num(0.0), min=max(atol, 1e-30))
-    max_rel = float(rel.max().item()) if diff.numel() else 0.0
-    bad = (finite_diff > atol + rtol * r.abs().nan_to_num(0.0)) | unexpected_nan | unexpected_inf
+    max_rel = float((finite_diff / scale.clamp(min=max(atol, 1e-30))).max().item()) if diff.numel() else 0.0
+    bad = (finite_diff > atol + rtol * scale) | unexpected_nan | unexpected_inf
     count = int(bad.sum().item())
     if count == 0:
         return Comparison(True, None, max_abs, max_rel)
-    where = _index_of_worst(finite_diff, bad)
-    detail = (f"{count:,} of {c.numel():,} elements outside atol={atol:g}, rtol={rtol:g}; "
-              f"max abs error {max_abs:.4g} at {where} (candidate {_at(c, where)}, reference {_at(r, where)})")
-    if int(unexpected_nan.sum().item()) or int(unexpected_inf.sum().item()):
-        nans, infs = int(unexpected_nan.sum().item()), int(unexpected_inf.sum().item())
+    detail = _detail(c, r, finite_diff, bad, count, atol, rtol)
+    nans, infs = int(unexpected_nan.sum().item()), int(unexpected_inf.sum().item())
+    if nans or infs:
         return Comparison(False, Failure.NAN_INF, max_abs, max_rel,
                           f"{nans:,} NaN and {infs:,} Inf values where the reference is finite; " + detail)
     return Comparison(False, Failure.MISMATCH, max_abs, max_rel, detail)
+
+
+def _detail(c: torch.Tensor, r: torch.Tensor, diff: torch.Tensor, bad: torch.Tensor, count: int, atol: float,
+            rtol: float) -> str:
+    where = _index_of_worst(diff, bad)
+    max_abs = float(diff.max().item())
+    return (f"{count:,} of {c.numel():,} elements outside atol={atol:g}, rtol={rtol:g}; "
+            f"max abs error {max_abs:.4g} at {where} (candidate {_at(c, where)}, reference {_at(r, where)})")
 
 
 def _compare_exact(out: torch.Tensor, ref: torch.Tensor) -> Comparison:

@@ -9,6 +9,7 @@ A warm worker serving several candidates of one problem computes all this once.
 from __future__ import annotations
 
 import copy
+import functools
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -78,7 +79,7 @@ class ReferenceData:
     def compute_ops(self) -> list[str]:
         return sorted(compute_ops(self.ops))
 
-    @property
+    @functools.cached_property
     def insensitive(self) -> bool:
         """True when every trial's reference output is within tolerance of the first's: a constant passes."""
         first = self.trials[0].outputs

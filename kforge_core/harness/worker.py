@@ -132,16 +132,22 @@ class Worker:
         return report
 
     def _fault_reply(self, exc: BaseException) -> Reply:
+        """A reply for an exception that escaped a stage: the candidate's when its code is in the traceback,
+        the device's when the text says so (a poisoned GPU context fails in whatever code touches it next),
+        else the harness's own."""
+        from .faults import candidate_traceback
+
         detail = traceback.format_exc()
         workdir = self.context.workdir if self.context is not None else None
-        in_candidate = workdir is not None and str(workdir) in detail
-        failure = classify_exception(exc) if in_candidate else (classify_text(str(exc)) or Failure.HARNESS)
-        if in_candidate:
-            from .faults import candidate_traceback
-
-            message = candidate_traceback(exc, workdir)
+        if workdir is not None and str(workdir) in detail:
+            return Reply(failure=classify_exception(exc), message=candidate_traceback(exc, workdir), detail=detail)
+        failure = classify_text(str(exc))
+        if failure is Failure.DEVICE_FAULT:
+            message = f"the device failed after the candidate ran: {exception_line(exc)}"
+        elif failure is Failure.OUT_OF_MEMORY:
+            message = f"out of memory: {exception_line(exc)}"
         else:
-            message = f"the harness failed: {exception_line(exc)}"
+            failure, message = Failure.HARNESS, f"the harness failed: {exception_line(exc)}"
         return Reply(failure=failure, message=message, detail=detail)
 
 
