@@ -49,7 +49,7 @@ def profile_with_torch(backend: Backend, candidate: Candidate, context: StageCon
         kernels=_kernels(events, device_kernels=len(activities) > 1),
         raw=events.table(sort_by=sort_key, row_limit=30),
         files=(trace,),
-        ops=tuple(sorted({e.key for e in events if "::" in e.key})),
+        ops=tuple(sorted({e.key for e in events if "::" in e.key and not _on_device(e)})),
     )
 
 
@@ -59,12 +59,17 @@ def _synchronizer(device: torch.device):  # noqa: ANN202
     return getattr(torch, device.type).synchronize
 
 
+def _on_device(event: Any) -> bool:
+    """A device kernel (or device-side range), not a host-side operator."""
+    kind = getattr(event, "device_type", None)
+    return kind is not None and str(kind) != "DeviceType.CPU"
+
+
 def _kernels(events: Any, *, device_kernels: bool) -> tuple[KernelMetrics, ...]:
     """Device kernels (by self device time) where the device is traced; else the forward range and CPU ops."""
     rows = []
     for e in events:
-        on_device = getattr(e, "device_type", None) is not None and str(e.device_type) != "DeviceType.CPU"
-        if device_kernels and on_device:
+        if device_kernels and _on_device(e):
             total = float(getattr(e, "self_device_time_total", 0.0))
         elif not device_kernels and (e.key == RANGE_NAME or "::" in e.key):
             total = float(e.cpu_time_total if e.key == RANGE_NAME else e.self_cpu_time_total)

@@ -76,19 +76,42 @@ class DeviceOps:
     # -------------------------------------------------------------------------------------- poison
 
     def poison(self, nbytes: list[int]) -> None:
-        """Fill freed memory of these sizes with :data:`POISON_WORD`, then free it again.
+        """Fill freed memory with :data:`POISON_WORD`, then free it again, so that a candidate that returns
+        memory it never wrote (``torch.empty_like(x)``) holds the poison, not what the last computation left.
 
-        The allocators (the CUDA caching allocator, glibc's malloc) hand a freed block of the same size to the
-        next allocation, so a candidate that returns ``torch.empty_like(x)`` without writing it gets the poison
-        instead of whatever the last computation left there. Two rounds: on the CPU the first allocation of a
-        size may be a fresh mapping that is unmapped on free.
+        On CUDA every free block the caching allocator holds is claimed (largest first, each by its exact size,
+        which best-fit allocation hands back) and filled. On the CPU, glibc's malloc hands a freed chunk of the
+        same size to the next allocation: blocks of the output sizes are filled, twice (the first allocation of
+        a size may be a fresh mapping that is unmapped on free).
         """
-        for _ in range(2):
-            blocks = [torch.empty(max(n // 4, 1), dtype=torch.int32, device=self.device) for n in nbytes]
+        sizes = list(nbytes) if self.device.type != "cuda" else _free_cuda_blocks(self.device) + list(nbytes)
+        for _ in range(1 if self.device.type == "cuda" else 2):
+            blocks = [torch.empty(max(n // 4, 1), dtype=torch.int32, device=self.device) for n in sizes]
             for block in blocks:
                 block.fill_(POISON_WORD)
             self.synchronize()
             del blocks
+
+
+_POISON_LIMIT_BYTES = 8 << 30
+
+
+def _free_cuda_blocks(device: torch.device) -> list[int]:
+    """Sizes of the free blocks the CUDA caching allocator holds, largest first (at most 8 GiB of them)."""
+    try:
+        segments = torch.cuda.memory_snapshot()
+    except Exception:  # an allocator without snapshots (another backend): the output sizes still get poisoned
+        return []
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    sizes = sorted((block["size"] for segment in segments if segment.get("device", index) == index
+                    for block in segment.get("blocks", ()) if block.get("state") == "inactive"), reverse=True)
+    chosen, total = [], 0
+    for size in sizes:
+        if total + size > _POISON_LIMIT_BYTES:
+            continue
+        chosen.append(size)
+        total += size
+    return chosen
 
 
 def poisoned_fraction(tensor: torch.Tensor) -> float:

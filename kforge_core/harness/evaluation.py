@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Callable
 
 from ..records import Candidate, CompileResult, Failure, Flag, ProfileResult, VerifyResult
 from ..settings import HarnessSettings
@@ -43,7 +44,7 @@ class StageOutcomes:
 
 
 def run_stages(worker: WorkerProcess, candidate: Candidate, workdir: Path, settings: HarnessSettings, *,
-               measure: bool, profile: bool, before_timing) -> StageOutcomes:  # noqa: ANN001
+               measure: bool, profile: bool, before_timing: Callable[[], None]) -> StageOutcomes:
     """Drive the worker through the candidate's stages; a dead or hung worker ends them with its fault."""
     out = StageOutcomes()
     try:
@@ -65,7 +66,7 @@ def run_stages(worker: WorkerProcess, candidate: Candidate, workdir: Path, setti
 
 
 def _stages(worker: WorkerProcess, settings: HarnessSettings, out: StageOutcomes, *, measure: bool,
-            profile: bool, before_timing) -> None:  # noqa: ANN001
+            profile: bool, before_timing: Callable[[], None]) -> None:
     out.compile = _expect(worker.call(RunStage("compile"), settings.compile_timeout_s, "compile"), out)
     if out.compile is None or not out.compile.ok:
         return
@@ -86,7 +87,7 @@ def _stages(worker: WorkerProcess, settings: HarnessSettings, out: StageOutcomes
             out.flags.extend(_profile_flags(out.profile, settings))
 
 
-def _expect(reply: Reply, out: StageOutcomes):  # noqa: ANN202
+def _expect(reply: Reply, out: StageOutcomes) -> Any:
     """The reply's value, or None after recording its failure."""
     if reply.failure is not None:
         out.fault(reply.failure, reply.message)

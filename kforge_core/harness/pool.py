@@ -33,6 +33,8 @@ class WorkerPool:
 
     def acquire(self, *, fresh: bool = False) -> WorkerProcess:
         """A ready worker: the warmest idle one (unless ``fresh``), else a new one. Raises WorkerStartError."""
+        while self._idle and not self._idle[-1].alive:  # an idle worker that died is nobody's fault: drop it
+            self._idle.pop().kill()
         worker = self._idle.pop() if self._idle and not fresh else self._spawn()
         try:
             self._ready(worker)
