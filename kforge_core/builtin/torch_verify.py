@@ -35,7 +35,7 @@ class _Run:
     """What verification collected so far."""
 
     trials: list[TrialError] = field(default_factory=list)
-    outputs: list[list[torch.Tensor]] = field(default_factory=list)  # host copies, per passed-structure trial
+    outputs: list[list[torch.Tensor]] = field(default_factory=list)  # copies, per trial with the right structure
     flags: list[Flag] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     failure: Failure | None = None
@@ -94,7 +94,7 @@ def _run_trial(model: Any, trial: Trial, reference: ReferenceData, device: Devic
     comparison = compare_outputs(outputs, trial.outputs, reference.tolerances)
     _record(run, trial, comparison)
     _check_single_call(outputs, at_return, inputs, trial, settings, run)
-    run.outputs.append([o.detach().to("cpu", copy=True) for o in outputs])
+    run.outputs.append([o.detach().clone() for o in outputs])
     return True
 
 

@@ -98,10 +98,11 @@ def _compare_one(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float)
 
 
 def _working(t: torch.Tensor) -> torch.Tensor:
-    """float32 suffices to judge errors against tolerances of float32 and narrower types; float64 stays."""
+    """float32 suffices to judge errors against tolerances of float32 and narrower types; float64 stays;
+    integers are compared exactly in float64."""
     if t.is_complex():
         return t.detach().to(torch.complex128)
-    return t.detach().to(torch.float64 if t.dtype == torch.float64 else torch.float32)
+    return t.detach().to(torch.float32 if t.is_floating_point() and t.dtype != torch.float64 else torch.float64)
 
 
 def _compare_non_finite(c: torch.Tensor, r: torch.Tensor, diff: torch.Tensor, atol: float, rtol: float
@@ -158,13 +159,14 @@ def _at(tensor: torch.Tensor, where: list[int]) -> str:
 
 
 def max_difference(a: Sequence[torch.Tensor], b: Sequence[torch.Tensor]) -> float:
-    """The largest absolute elementwise difference over matching outputs (inf when shapes differ)."""
+    """The largest absolute elementwise difference over matching outputs (inf when shapes differ, NaN counts
+    as infinitely different)."""
     worst = 0.0
     for x, y in zip(a, b):
         if x.shape != y.shape:
             return math.inf
         if x.numel():
-            d = (x.detach().to(torch.float64) - y.detach().to(y.device).to(torch.float64)).abs().nan_to_num(math.inf)
+            d = (_working(x) - _working(y.to(x.device))).abs().nan_to_num(math.inf)
             worst = max(worst, float(d.max().item()))
     return worst
 
@@ -173,7 +175,7 @@ def within_tolerance(a: Sequence[torch.Tensor], b: Sequence[torch.Tensor],
                      tolerances: Sequence[tuple[float, float]]) -> bool:
     """True when ``a`` is within tolerance of ``b`` everywhere (``b`` plays the reference)."""
     for x, y, (atol, rtol) in zip(a, b, tolerances):
-        x64, y64 = x.detach().to(torch.float64), y.detach().to(x.device).to(torch.float64)
-        if not bool(((x64 - y64).abs() <= atol + rtol * y64.abs()).all().item()):
+        wx, wy = _working(x), _working(y.to(x.device))
+        if not bool(((wx - wy).abs() <= atol + rtol * wy.abs()).all().item()):
             return False
     return True

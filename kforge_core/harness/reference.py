@@ -1,8 +1,9 @@
 """The problem's side of an evaluation, computed in a worker before any candidate code is imported there.
 
-Per worker and problem, once: the seeded inputs of every correctness trial and the reference's outputs for them
-(kept on the host, so no device memory holds an answer a candidate could find), the float64 reference for the
-precision estimate, the operators the reference runs, and the distinct input sets the timed runs cycle through.
+Per worker and problem, once: the seeded inputs of every correctness trial and the reference's outputs for them,
+the float64 reference for the precision estimate, and the distinct input sets the timed runs cycle through (and
+the operators the reference runs, when a candidate first needs them). All of it stays alive on the device, so
+comparisons run there; memory the reference freed is poisoned before each candidate call (``DeviceOps.poison``).
 A warm worker serving several candidates of one problem computes all this once.
 """
 
@@ -29,7 +30,7 @@ TIMING_SEED_OFFSET = 20_000
 
 @dataclass
 class Trial:
-    """One correctness trial: pristine inputs (never handed to anyone), the reference's outputs (host)."""
+    """One correctness trial: pristine inputs (never handed to anyone) and the reference's outputs."""
 
     seed: int
     inputs: list[Any]
@@ -135,8 +136,8 @@ def _compute(problem: Problem, device: torch.device, settings: HarnessSettings,
             seed = settings.seed + t
             inputs = seeded_inputs(module, seed, device)
             own = clone_values(inputs)
-            outputs = [o.detach().to("cpu", copy=True) for o in as_output_tuple(model(*own))]
-            trials.append(Trial(seed, inputs, outputs, [to_device(v, "cpu") for v in own]))
+            outputs = [o.detach().clone() for o in as_output_tuple(model(*own))]
+            trials.append(Trial(seed, inputs, outputs, own))
         float64_outputs, float64_note = _float64_reference(fresh_model, trials[0].inputs)
     tolerances = [settings.tolerance(str(o.dtype).removeprefix("torch."), backend_tolerance) for o in trials[0].outputs]
     data = ReferenceData(problem, module, device, settings.seed, init_inputs, parameters, buffers, trials,
@@ -164,7 +165,7 @@ def _float64_reference(model: torch.nn.Module, inputs: list[Any]) -> tuple[list[
             return None, "the reference is not an nn.Module"
         args = [v.to(torch.float64) if isinstance(v, torch.Tensor) and v.is_floating_point() else
                 (v.clone() if isinstance(v, torch.Tensor) else v) for v in inputs]
-        outputs = [o.detach().to("cpu", copy=True) for o in as_output_tuple(model64(*args))]
+        outputs = [o.detach().clone() for o in as_output_tuple(model64(*args))]
         return outputs, ""
     except Exception as exc:  # a model that does not run in float64 has no precision estimate
         return None, f"the reference does not run in float64 ({type(exc).__name__}: {exc})"
@@ -182,5 +183,5 @@ def _prepare_timing(data: ReferenceData, model: Any, settings: HarnessSettings) 
     with torch.no_grad():
         for run in checked_timed_runs(settings):
             inputs = clone_values(data.pool[pool_index(run, settings, size)])
-            data.checked_runs[run] = [o.detach().to("cpu", copy=True) for o in as_output_tuple(model(*inputs))]
+            data.checked_runs[run] = [o.detach().clone() for o in as_output_tuple(model(*inputs))]
 

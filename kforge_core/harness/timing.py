@@ -32,7 +32,7 @@ THREAD_JOIN_S = 60.0
 @dataclass
 class TimedRuns:
     samples_ms: list[float]
-    outputs: dict[int, list[torch.Tensor]]  # timed run -> host copies of its outputs, for the runs checked
+    outputs: dict[int, list[torch.Tensor]]  # timed run -> copies of its outputs, for the runs checked
     flags: list[Flag]
 
 
@@ -73,7 +73,7 @@ def time_runs(call: Callable[..., Any], reference: ReferenceData, device: Device
             _wait(device, threads_before)
             samples.append((_perf_counter() - start) * 1e3)
             if run in keep:
-                kept[run] = _host_copies(result)
+                kept[run] = _copies(result)
             flags.extend(_persisting_l2(device, settings, run))
             del result, args
     return TimedRuns(samples, kept, list(F.merge_flags(flags)))
@@ -84,9 +84,9 @@ def _wait(device: DeviceOps, threads_before: set[threading.Thread]) -> None:
     join_threads(new_threads(threads_before), THREAD_JOIN_S)
 
 
-def _host_copies(result: Any) -> list[Any]:
-    outputs = as_outputs(result)
-    return [o.detach().to("cpu", copy=True) if type(o) is torch.Tensor else o for o in outputs]
+def _copies(result: Any) -> list[Any]:
+    """Copies of the outputs, taken after the clock stopped (a candidate may hand back the same tensor again)."""
+    return [o.detach().clone() if type(o) is torch.Tensor else o for o in as_outputs(result)]
 
 
 def _persisting_l2(device: DeviceOps, settings: HarnessSettings, run: int) -> list[Flag]:
