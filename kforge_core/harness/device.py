@@ -79,21 +79,64 @@ class DeviceOps:
         """Fill freed memory with :data:`POISON_WORD`, then free it again, so that a candidate that returns
         memory it never wrote (``torch.empty_like(x)``) holds the poison, not what the last computation left.
 
-        On CUDA every free block the caching allocator holds is claimed (largest first, each by its exact size,
-        which best-fit allocation hands back) and filled. On the CPU, glibc's malloc hands a freed chunk of the
-        same size to the next allocation: blocks of the output sizes are filled, twice (the first allocation of
-        a size may be a fresh mapping that is unmapped on free).
+        Every free block that an allocation of an output's size could be served from is claimed and filled:
+        on CUDA the caching allocator's free blocks (largest first, each by its exact size, which best-fit
+        allocation hands back); on the CPU as many blocks of each output size as glibc's heap has free bytes
+        (its best-fit search serves them from every free chunk large enough before it grows the heap).
         """
-        sizes = list(nbytes) if self.device.type != "cuda" else _free_cuda_blocks(self.device) + list(nbytes)
-        for _ in range(1 if self.device.type == "cuda" else 2):
-            blocks = [torch.empty(max(n // 4, 1), dtype=torch.int32, device=self.device) for n in sizes]
-            for block in blocks:
-                block.fill_(POISON_WORD)
-            self.synchronize()
-            del blocks
+        if self.device.type == "cuda":
+            sizes = _free_cuda_blocks(self.device) + list(nbytes)
+        else:
+            free = _free_host_bytes()
+            sizes = [n for n in nbytes for _ in range(_host_blocks(free, n))]
+        blocks = [torch.empty(max(n // 4, 1), dtype=torch.int32, device=self.device) for n in sizes]
+        for block in blocks:
+            block.fill_(POISON_WORD)
+        self.synchronize()
+        del blocks
 
 
 _POISON_LIMIT_BYTES = 8 << 30
+
+
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in (
+        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+
+def _libc() -> Any:
+    try:
+        return ctypes.CDLL("libc.so.6")
+    except OSError:
+        return None
+
+
+def configure_host_allocator() -> None:
+    """Keep freed heap memory in the heap (glibc): no trimming, and a fixed mmap threshold of 32 MiB, so that
+    poisoning reaches the chunks the next allocation will get. Larger blocks are fresh mappings, which the
+    kernel zeroes: nothing stale survives in them."""
+    libc = _libc()
+    if libc is not None and hasattr(libc, "mallopt"):
+        libc.mallopt(-1, 1 << 30)  # M_TRIM_THRESHOLD
+        libc.mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD
+
+
+def _host_blocks(free: int, size: int) -> int:
+    """How many blocks of ``size`` claim ``free`` bytes of the heap (bounded)."""
+    size = max(size, 1)
+    return max(1, min(free // size + 1, _HOST_POISON_LIMIT_BYTES // size, 4096))
+
+
+_HOST_POISON_LIMIT_BYTES = 256 << 20
+
+
+def _free_host_bytes() -> int:
+    """Free bytes in glibc's main heap (0 where it cannot tell: then one block per size is poisoned)."""
+    libc = _libc()
+    if libc is None or not hasattr(libc, "mallinfo2"):
+        return 0
+    libc.mallinfo2.restype = _MallInfo2
+    return int(libc.mallinfo2().fordblks)
 
 
 def _free_cuda_blocks(device: torch.device) -> list[int]:

@@ -37,7 +37,9 @@ class Worker:
 
         from ..backends import BackendRegistry
         from ..plugins import build_plugin_manager
-        from .device import DeviceOps
+        from .device import DeviceOps, configure_host_allocator
+
+        configure_host_allocator()
 
         self.init = init
         self.plugins = build_plugin_manager(init.selection)

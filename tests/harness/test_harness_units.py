@@ -229,3 +229,33 @@ def test_harness_settings_from_a_config_file(tmp_path):
     assert harness.tolerance("int64") == (0.0, 0.0)
     with pytest.raises(ValueError, match="verify_timeout_s"):
         HarnessSettings(verify_timeout_s=0)
+
+
+# ------------------------------------------------------------------------------------------------ device
+
+
+def test_the_free_blocks_of_the_cuda_caching_allocator_are_found_for_poisoning(monkeypatch):
+    from kforge_core.harness import device
+
+    segments = [
+        {"device": 0, "blocks": [{"size": 2 << 20, "state": "inactive"}, {"size": 512, "state": "active_allocated"},
+                                 {"size": 1024, "state": "inactive"}]},
+        {"device": 0, "blocks": [{"size": 6 << 30, "state": "inactive"}, {"size": 4 << 30, "state": "inactive"}]},
+        {"device": 1, "blocks": [{"size": 1 << 20, "state": "inactive"}]},
+    ]
+    monkeypatch.setattr(torch.cuda, "memory_snapshot", lambda: segments)
+    # largest first, only free blocks of this device, at most 8 GiB in all
+    assert device._free_cuda_blocks(torch.device("cuda", 0)) == [6 << 30, 2 << 20, 1024]
+
+
+def test_poisoned_memory_is_what_an_unwritten_cpu_output_holds():
+    from kforge_core.harness.device import DeviceOps, configure_host_allocator, poisoned_fraction
+
+    configure_host_allocator()  # as workers do
+    ops = DeviceOps(torch.device("cpu"))
+    for size in range(64):  # whatever else the heap holds, freed and in use
+        clutter = [torch.randn(100 + size * 7) for _ in range(10)] + [torch.randn(1000 + size, 100)]
+        ops.poison([256 * 256 * 4])
+        assert poisoned_fraction(torch.empty(256, 256)) > 0.9
+        del clutter
+    assert poisoned_fraction(torch.zeros(256, 256)) == 0.0

@@ -85,8 +85,9 @@ def test_measure_false_checks_correctness_only(relu_harness):
     assert verdict.correct and verdict.runtime is None and verdict.method is None
 
 
-def test_baselines_are_measured_once_and_a_failing_torch_compile_is_recorded(make_harness, monkeypatch):
-    monkeypatch.setenv("CXX", "/nonexistent/c++")  # Inductor cannot build its CPU kernels without a compiler
+def test_baselines_are_measured_once_and_a_failing_torch_compile_is_recorded(make_harness, monkeypatch, tmp_path):
+    (tmp_path / "not-a-directory").write_text("")
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "not-a-directory"))  # Inductor cannot start
     harness = make_harness(baselines=("eager", "compile"))
     verdict = harness.evaluate(candidate("relu_scale_numpy"))
     assert verdict.correct, verdict.message
