@@ -42,18 +42,20 @@ class WorkerProcess:
         home.mkdir(parents=True, exist_ok=True)
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
+        lifeline_r, self._lifeline = os.pipe()  # never written: the worker sees EOF when this process is gone
         settings = init.settings
         env = worker_environment(os.environ if environ is None else environ, init.cache_dir)
         with open(home / "worker.out", "ab") as out, open(home / "worker.err", "ab") as err:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "kforge_core.harness.worker", "--fds", f"{to_child_r},{from_child_w}"],
+                [sys.executable, "-m", "kforge_core.harness.worker", "--fds",
+                 f"{to_child_r},{from_child_w},{lifeline_r}"],
                 cwd=home, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                pass_fds=(to_child_r, from_child_w), start_new_session=True,
+                pass_fds=(to_child_r, from_child_w, lifeline_r), start_new_session=True,
                 preexec_fn=limits_setter(memory_limit_mb=settings.memory_limit_mb,
                                          file_size_limit_mb=settings.file_size_limit_mb, device=init.device),
             )
-        os.close(to_child_r)
-        os.close(from_child_w)
+        for fd in (to_child_r, from_child_w, lifeline_r):
+            os.close(fd)
         self.channel = Channel(from_child_r, to_child_w)
         # random ids: code in the worker cannot predict the id its forged reply would need
         self._ids = iter(lambda: secrets.randbits(62), None)
@@ -132,6 +134,12 @@ class WorkerProcess:
                 pass
         self._reap(_REAP_S)
         self.channel.close()
+        self._close_lifeline()
+
+    def _close_lifeline(self) -> None:
+        if self._lifeline is not None:
+            os.close(self._lifeline)
+            self._lifeline = None
 
     def close(self, timeout_s: float = 5.0) -> None:
         """Ask the worker to exit (end of its input), then kill it if it does not."""
@@ -163,6 +171,7 @@ class WorkerProcess:
         except (ProcessLookupError, PermissionError):
             pass
         self.channel.close()
+        self._close_lifeline()
         return WorkerFault(failure, message)
 
     def _oom_evidence(self) -> str:

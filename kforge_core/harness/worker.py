@@ -12,7 +12,9 @@ import argparse
 import ctypes
 import os
 import platform
+import signal
 import sys
+import threading
 import traceback
 from pathlib import Path
 from typing import Any
@@ -170,11 +172,25 @@ def _redirect_output(stdout_path: Path, stderr_path: Path) -> None:
         os.close(target)
 
 
+def _watch_lifeline(fd: int) -> None:
+    """End this worker and everything it started when the KForge process is gone (killed, crashed): a candidate
+    stuck in a loop would otherwise keep running, and keep its device, with nobody left to stop it."""
+
+    def watch() -> None:
+        while os.read(fd, 1):
+            pass
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="kforge-lifeline", daemon=True).start()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="kforge_core.harness.worker")
-    parser.add_argument("--fds", required=True, help="READ,WRITE: the private pipe's file descriptors")
+    parser.add_argument("--fds", required=True,
+                        help="READ,WRITE,LIFELINE: the private pipe's ends and the end that closes with KForge")
     args = parser.parse_args(argv)
-    read_fd, write_fd = (int(part) for part in args.fds.split(","))
+    read_fd, write_fd, lifeline_fd = (int(part) for part in args.fds.split(","))
+    _watch_lifeline(lifeline_fd)
     channel = Channel(read_fd, write_fd)
     init_id, init = channel.receive(trusted=True)
     try:

@@ -131,3 +131,36 @@ def test_worker_replies_cannot_run_code_in_the_kforge_process(tmp_path):
 
         ReplyUnpickler(io.BytesIO(pickle.dumps(Exploit()))).load()
     assert not (tmp_path / "pwned").exists()
+
+
+DRIVER = """
+import sys
+sys.path[:0] = {paths!r}
+from pathlib import Path
+from kforge_core.harness import Harness
+from harness.helpers import SELECTION, TORCH_CPU, candidate, problem, settings_for
+harness = Harness(backend=TORCH_CPU, problem=problem("relu_scale"), plugins=SELECTION,
+                  settings=settings_for(Path({cache!r}), spare_workers=0), scratch_root=Path({root!r}))
+harness.evaluate(candidate("pid_then_hang"))
+"""
+
+
+def test_workers_end_when_the_kforge_process_is_killed(cache_dir, tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    script = DRIVER.format(paths=[str(Path(__file__).resolve().parents[1])], cache=str(cache_dir),
+                           root=str(tmp_path / "root"))
+    driver = subprocess.Popen([sys.executable, "-c", script])
+    deadline = time.monotonic() + 120
+    while not list(tmp_path.glob("root/candidates/*/worker.pid")) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    worker = int(next(tmp_path.glob("root/candidates/*/worker.pid")).read_text())
+    assert _alive(worker)
+    driver.send_signal(signal.SIGKILL)  # KForge dies with a candidate stuck in a loop
+    driver.wait()
+    deadline = time.monotonic() + 10
+    while _alive(worker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(worker)
