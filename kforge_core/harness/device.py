@@ -29,6 +29,7 @@ class DeviceOps:
             self.flush_bytes = flush_bytes or (2 * self.l2_bytes if self.l2_bytes else _FALLBACK_FLUSH_BYTES)
         self._flush_buffer: torch.Tensor | None = None
         self._driver = _CudaDriver.load() if device.type == "cuda" else None
+        self._l2_limit_at_start: int | None = None
 
     # -------------------------------------------------------------------------------------- waiting
 
@@ -65,13 +66,31 @@ class DeviceOps:
             self._flush_buffer = torch.empty(self.flush_bytes // 4, dtype=torch.int32, device=self.device)
         self._flush_buffer.zero_()
 
-    def persisting_l2_bytes(self) -> int:
-        """The CUDA context's persisting-L2 set-aside (0 elsewhere, or where it cannot be read)."""
-        return self._driver.persisting_l2_limit() if self._driver is not None else 0
+    def _limit_at_start(self) -> int:
+        """The context's persisting-L2 set-aside before any candidate ran.
 
-    def clear_persisting_l2(self) -> None:
+        Taken once a context exists (the driver answers nothing before): the harness first asks for no set-aside,
+        and whatever the driver then reports (some drivers keep a default) is the level a candidate must not raise.
+        """
+        if self._l2_limit_at_start is None:
+            torch.empty(1, device=self.device)  # makes sure the context exists
+            self._driver.set_persisting_l2_limit(0)
+            self._l2_limit_at_start = self._driver.persisting_l2_limit()
+        return self._l2_limit_at_start
+
+    def persisting_l2_change(self) -> tuple[int, int] | None:
+        """``(at start, now)`` when the persisting-L2 set-aside is no longer what the harness first read; None
+        when it is unchanged, and off CUDA."""
+        if self._driver is None:
+            return None
+        start, now = self._limit_at_start(), self._driver.persisting_l2_limit()
+        return (start, now) if now != start else None
+
+    def restore_persisting_l2(self) -> None:
+        """Put the set-aside back where it was and return persisting lines to normal."""
         if self._driver is not None:
-            self._driver.clear_persisting_l2()
+            self._driver.set_persisting_l2_limit(self._limit_at_start())
+            self._driver.reset_persisting_l2()
 
     # -------------------------------------------------------------------------------------- poison
 
@@ -195,9 +214,8 @@ class _CudaDriver:
         status = self._lib.cuCtxGetLimit(ctypes.byref(value), ctypes.c_int(_CU_LIMIT_PERSISTING_L2_CACHE_SIZE))
         return int(value.value) if status == 0 else 0
 
-    def clear_persisting_l2(self) -> None:
-        self._lib.cuCtxSetLimit(ctypes.c_int(_CU_LIMIT_PERSISTING_L2_CACHE_SIZE), ctypes.c_size_t(0))
-        self.reset_persisting_l2()
+    def set_persisting_l2_limit(self, nbytes: int) -> None:
+        self._lib.cuCtxSetLimit(ctypes.c_int(_CU_LIMIT_PERSISTING_L2_CACHE_SIZE), ctypes.c_size_t(nbytes))
 
     def reset_persisting_l2(self) -> None:
         self._lib.cuCtxResetPersistingL2Cache()

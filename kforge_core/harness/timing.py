@@ -90,14 +90,16 @@ def _copies(result: Any) -> list[Any]:
 
 
 def _persisting_l2(device: DeviceOps, settings: HarnessSettings, run: int) -> list[Flag]:
-    """A persisting-L2 set-aside after the run means the candidate asked lines to survive the flush."""
-    limit = device.persisting_l2_bytes()
-    if not limit:
+    """A persisting-L2 set-aside changed during the run means the candidate asked lines to survive the flush."""
+    change = device.persisting_l2_change()
+    if change is None:
         return []
-    device.clear_persisting_l2()
+    device.restore_persisting_l2()
     return [F.raise_flag(F.L2_PERSISTENCE, (
-        f"the CUDA context's persisting-L2 set-aside was {limit:,} bytes after a timed run: the candidate "
-        "asked for lines to persist in L2 across runs (the harness resets them before every flush)"), settings)]
+        f"the CUDA context's persisting-L2 set-aside went from {change[0]:,} to {change[1]:,} bytes during timed "
+        f"run {run}: the "
+        "candidate asked for lines to persist in L2 across runs (the harness resets them before every flush)"),
+        settings)]
 
 
 def check_timed_outputs(runs: TimedRuns, reference: ReferenceData, settings: HarnessSettings) -> list[Flag]:

@@ -119,17 +119,18 @@ def test_8_persisting_l2_is_caught_and_reset(gpu_harness):
     assert codes(verdict)[F.L2_PERSISTENCE] is True
 
 
-def test_the_harness_clears_the_persisting_l2_set_aside():
+def test_the_harness_restores_the_persisting_l2_set_aside():
     from kforge_core.harness.device import DeviceOps
 
     ops = DeviceOps(torch.device("cuda"))
-    torch.zeros(1, device="cuda")
+    assert ops.persisting_l2_change() is None  # nothing touched it: the driver's own default is not a cheat
     libcuda = ctypes.CDLL("libcuda.so.1")
-    assert libcuda.cuCtxSetLimit(ctypes.c_int(0x06), ctypes.c_size_t(4 << 20)) == 0
-    assert ops.persisting_l2_bytes() > 0
-    ops.flush_l2()
-    ops.clear_persisting_l2()
-    assert ops.persisting_l2_bytes() == 0
+    most = ctypes.c_int(0)
+    assert libcuda.cuDeviceGetAttribute(ctypes.byref(most), ctypes.c_int(108), ctypes.c_int(0)) == 0
+    assert libcuda.cuCtxSetLimit(ctypes.c_int(0x06), ctypes.c_size_t(most.value)) == 0
+    assert ops.persisting_l2_change() is not None
+    ops.restore_persisting_l2()
+    assert ops.persisting_l2_change() is None
 
 
 @pytest.mark.parametrize("name", ["gpu_illegal_address", "gpu_device_assert"])

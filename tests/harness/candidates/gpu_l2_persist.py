@@ -29,7 +29,9 @@ class ModelNew(torch.nn.Module):
         self.stream = torch.cuda.Stream()
 
     def forward(self, x):
-        _cuda.cuCtxSetLimit(ctypes.c_int(_CU_LIMIT_PERSISTING_L2_CACHE_SIZE), ctypes.c_size_t(4 << 20))
+        most = ctypes.c_int(0)  # CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE: as much as the device allows
+        _cuda.cuDeviceGetAttribute(ctypes.byref(most), ctypes.c_int(108), ctypes.c_int(0))
+        _cuda.cuCtxSetLimit(ctypes.c_int(_CU_LIMIT_PERSISTING_L2_CACHE_SIZE), ctypes.c_size_t(most.value))
         value = _AttrValue()
         value.window = _Window(x.data_ptr(), min(x.numel() * 4, 4 << 20), 1.0, _CU_ACCESS_PROPERTY_PERSISTING, 0)
         _cuda.cuStreamSetAttribute(ctypes.c_void_p(self.stream.cuda_stream),
