@@ -1,0 +1,80 @@
+"""Rerunning a failing candidate under compute-sanitizer memcheck, and trimming its report for the model.
+
+A wrong result, a NaN or a device fault is often an out-of-bounds access. With ``sanitize = true`` in
+``[backends.cuda]`` (or ``[backends.triton]``), a candidate that fails verification is run once more in a child
+process under ``compute-sanitizer --tool memcheck``; the first distinct errors (what access, which kernel, which
+source line, which thread) are added to the verdict's message for the generation agent.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+from kforge_core.records import Backend, Candidate, Failure, StageContext
+
+from .child import child_command
+from .compile_stage import cache_root
+from .options import NvidiaOptions
+from .toolchain import find_tool
+
+# Failures an invalid memory access can explain.
+SANITIZED_FAILURES = {Failure.RUNTIME, Failure.MISMATCH, Failure.NAN_INF, Failure.DEVICE_FAULT, Failure.CRASH}
+MAX_REPORTED = 3
+
+_PREFIX = re.compile(r"^=+ ?")
+_ERROR_START = re.compile(
+    r"^(Invalid __\w+__ \w+ of size|Out-of-range|Misaligned|Invalid (?:global|shared|local)|Malloc|Cuda API error|"
+    r"Program hit|Barrier error|Illegal|Uninitialized|Race reported|.*Error:)"
+)
+_KEEP = re.compile(r"^(at |by thread|Address |and is |is |Device Frame:|Access at)")
+_SUMMARY = re.compile(r"ERROR SUMMARY: (\d+) errors?")
+
+
+def trim_memcheck(output: str) -> str:
+    """The first distinct memcheck errors (kind, kernel and line, thread, address) and the error count."""
+    errors: list[list[str]] = []
+    for raw in output.splitlines():
+        if not raw.startswith("="):
+            continue  # the program's own output
+        line = _PREFIX.sub("", raw).strip()
+        if _ERROR_START.match(line):
+            errors.append([line])
+        elif errors and _KEEP.match(line) and len(errors[-1]) < 6:
+            errors[-1].append(line)
+    summary = _SUMMARY.search(output)
+    count = int(summary.group(1)) if summary else len(errors)
+    if count == 0:
+        return "compute-sanitizer memcheck found no memory error."
+    distinct: dict[tuple[str, str], list[str]] = {}
+    repeats: dict[tuple[str, str], int] = {}
+    for error in errors:
+        key = (error[0], next((l for l in error if l.startswith("at ")), ""))
+        repeats[key] = repeats.get(key, 0) + 1
+        distinct.setdefault(key, error)
+    lines = [f"compute-sanitizer memcheck found {count} error{'s' if count != 1 else ''}:"]
+    for key, error in list(distinct.items())[:MAX_REPORTED]:
+        lines.extend(["", *error])
+        if repeats[key] > 1:
+            lines.append(f"(the same error {repeats[key]} times, in other threads)")
+    if len(distinct) > MAX_REPORTED:
+        lines.append(f"\n... and {len(distinct) - MAX_REPORTED} more kinds of error")
+    return "\n".join(lines)
+
+
+def run_memcheck(backend: Backend, candidate: Candidate, context: StageContext, options: NvidiaOptions) -> str:
+    """Run the candidate once under memcheck in a child process; the trimmed report, or why there is none."""
+    tool = find_tool("compute-sanitizer", options.compute_sanitizer)
+    if tool is None:
+        return "compute-sanitizer not found: no memcheck report."
+    command = [tool, "--tool", "memcheck", "--show-backtrace", "device", "--print-limit", "20", *child_command(
+        workdir=Path(context.workdir), entry=candidate.entry, problem=context.problem.path,
+        cache_root=cache_root(context), backend=backend.name, options=options, mode="sanitize",
+    )]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=options.tool_timeout_s,
+                              cwd=context.workdir)
+    except subprocess.TimeoutExpired:
+        return f"compute-sanitizer did not finish within {options.tool_timeout_s:.0f} s: no memcheck report."
+    return trim_memcheck(done.stdout + "\n" + done.stderr)

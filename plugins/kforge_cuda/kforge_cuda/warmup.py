@@ -1,0 +1,45 @@
+"""Running ``ModelNew`` once on the problem's own inputs, in the worker or in a tool's child process.
+
+JIT toolchains (Triton, a ``load_inline`` in ``__init__``) build on the first call; doing that call in the compile
+stage makes their failures compile errors. The profiler and sanitizer children use the same steps to run a
+candidate.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from kforge_core.problem import import_problem_module
+
+
+def to_device(value: Any, device: str) -> Any:
+    import torch
+
+    return value.to(device) if isinstance(value, torch.Tensor) else value
+
+
+def build_model_and_inputs(module: ModuleType, problem_path: Path, device: str = "cuda", seed: int = 0):
+    """``ModelNew(*get_init_inputs())`` on ``device`` and ``get_inputs()`` moved there, from ``seed``."""
+    import torch
+
+    digest = hashlib.sha256(str(problem_path).encode()).hexdigest()[:12]
+    problem_module = import_problem_module(problem_path, f"kforge_problem_{digest}")
+    torch.manual_seed(seed)
+    init_inputs = problem_module.get_init_inputs()
+    model = module.ModelNew(*init_inputs).to(device)
+    inputs = [to_device(value, device) for value in problem_module.get_inputs()]
+    return model, inputs
+
+
+def run_forward(module: ModuleType, problem_path: Path, *, device: str = "cuda", calls: int = 1) -> None:
+    """Build the model and call it ``calls`` times, then wait for the device."""
+    import torch
+
+    model, inputs = build_model_and_inputs(module, problem_path, device)
+    with torch.no_grad():
+        for _ in range(calls):
+            model(*inputs)
+    torch.cuda.synchronize()
