@@ -8,6 +8,7 @@ source line, which thread) are added to the verdict's message for the generation
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -72,9 +73,12 @@ def run_memcheck(backend: Backend, candidate: Candidate, context: StageContext, 
         workdir=Path(context.workdir), entry=candidate.entry, problem=context.problem.path,
         cache_root=cache_root(context), backend=backend.name, options=options, mode="sanitize",
     )]
+    # Without PyTorch's caching allocator every tensor is its own allocation, so memcheck sees an access past
+    # the end of a tensor even where the cache would have put another tensor right behind it.
+    env = {**os.environ, "PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=options.tool_timeout_s,
-                              cwd=context.workdir)
+                              cwd=context.workdir, env=env)
     except subprocess.TimeoutExpired:
         return f"compute-sanitizer did not finish within {options.tool_timeout_s:.0f} s: no memcheck report."
     return trim_memcheck(done.stdout + "\n" + done.stderr)
