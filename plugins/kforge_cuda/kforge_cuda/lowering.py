@@ -17,7 +17,7 @@ REPLY_FORMAT = {
               "@triton.jit kernels.",
 }
 EXAMPLE_NOTE = {
-    "cuda": "One block per row; one read of the row for an online max and sum, 16-byte accesses, a single launch.",
+    "cuda": "One block per row, the row held in registers between the two block reductions, 16-byte accesses, one launch.",
     "triton": "One program per row; the residual add, the reduction and the scaling fused into a single kernel.",
 }
 

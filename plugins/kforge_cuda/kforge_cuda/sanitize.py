@@ -25,42 +25,55 @@ SANITIZED_FAILURES = {Failure.RUNTIME, Failure.MISMATCH, Failure.NAN_INF, Failur
 MAX_REPORTED = 3
 
 _PREFIX = re.compile(r"^=+ ?")
-_ERROR_START = re.compile(
-    r"^(Invalid __\w+__ \w+ of size|Out-of-range|Misaligned|Invalid (?:global|shared|local)|Malloc|Cuda API error|"
-    r"Program hit|Barrier error|Illegal|Uninitialized|Race reported|.*Error:)"
+# The first line of a memory error (the accesses memcheck exists to find).
+_ACCESS_ERROR = re.compile(
+    r"^(Invalid __\w+__ \w+ of size|Out-of-range|Misaligned|Invalid (?:global|shared|local)|Illegal|Uninitialized"
+    r"|Malloc|Free|Barrier error|Race reported)"
 )
-_KEEP = re.compile(r"^(at |by thread|Address |and is |is |Device Frame:|Access at)")
+# A CUDA API call that failed: after a bad access these are consequences; on their own they are the news.
+_API_ERROR = re.compile(r"^(Program hit|Cuda API error)")
+_KEEP = re.compile(r"^(at |by thread|Address |Access |and is |is |Device Frame:)")
 _SUMMARY = re.compile(r"ERROR SUMMARY: (\d+) errors?")
 
 
-def trim_memcheck(output: str) -> str:
-    """The first distinct memcheck errors (kind, kernel and line, thread, address) and the error count."""
-    errors: list[list[str]] = []
+def _blocks(output: str) -> list[list[str]]:
+    blocks: list[list[str]] = []
     for raw in output.splitlines():
         if not raw.startswith("="):
             continue  # the program's own output
         line = _PREFIX.sub("", raw).strip()
-        if _ERROR_START.match(line):
-            errors.append([line])
-        elif errors and _KEEP.match(line) and len(errors[-1]) < 6:
-            errors[-1].append(line)
+        if _ACCESS_ERROR.match(line) or _API_ERROR.match(line):
+            blocks.append([line])
+        elif blocks and _KEEP.match(line) and len(blocks[-1]) < 6:
+            blocks[-1].append(line)
+    return blocks
+
+
+def trim_memcheck(output: str) -> str:
+    """The first distinct memcheck errors (kind, kernel and source line, thread, address) and the error count."""
+    blocks = _blocks(output)
     summary = _SUMMARY.search(output)
-    count = int(summary.group(1)) if summary else len(errors)
-    if count == 0:
+    count = int(summary.group(1)) if summary else len(blocks)
+    if count == 0 and not blocks:
         return "compute-sanitizer memcheck found no memory error."
+    access = [b for b in blocks if _ACCESS_ERROR.match(b[0])]
+    shown_blocks = access or blocks
     distinct: dict[tuple[str, str], list[str]] = {}
     repeats: dict[tuple[str, str], int] = {}
-    for error in errors:
-        key = (error[0], next((l for l in error if l.startswith("at ")), ""))
+    for block in shown_blocks:
+        key = (block[0], next((line for line in block if line.startswith("at ")), ""))
         repeats[key] = repeats.get(key, 0) + 1
-        distinct.setdefault(key, error)
-    lines = [f"compute-sanitizer memcheck found {count} error{'s' if count != 1 else ''}:"]
-    for key, error in list(distinct.items())[:MAX_REPORTED]:
-        lines.extend(["", *error])
+        distinct.setdefault(key, block)
+    lines = [f"compute-sanitizer memcheck found {count} error{'s' if count != 1 else ''}"
+             + (f", {len(access)} of them memory access errors:" if access else ":")]
+    for key, block in list(distinct.items())[:MAX_REPORTED]:
+        lines.extend(["", *block])
         if repeats[key] > 1:
             lines.append(f"(the same error {repeats[key]} times, in other threads)")
     if len(distinct) > MAX_REPORTED:
         lines.append(f"\n... and {len(distinct) - MAX_REPORTED} more kinds of error")
+    if access and len(blocks) > len(access):
+        lines.append("\n(the failed CUDA API calls after it are its consequences)")
     return "\n".join(lines)
 
 

@@ -92,6 +92,11 @@ def assess(kernel: KernelMetrics, launches: int = 1, total_us: float | None = No
     stalls = _stall_line(kernel)
     if stalls:
         evidence.append(stalls)
+    position = _intensity(kernel)
+    tensor = _f(kernel, "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active")
+    if bound == "compute-bound" and position and position[0] < position[1] and tensor < 10:
+        evidence.append("busy SMs at low arithmetic intensity: the time goes to instructions that are not FLOPs "
+                        "(exp, address arithmetic, branches, shuffles); fewer instructions per element would help")
     duration = total_us if total_us is not None else (kernel.duration_us or 0.0)
     return KernelAssessment(kernel.name, launches, duration, bound, tuple(evidence))
 
@@ -110,19 +115,35 @@ def _memory_line(kernel: KernelMetrics) -> str:
     return line + f", L1 {_f(kernel, 'l1tex__throughput.avg.pct_of_peak_sustained_active'):.0f}%"
 
 
-def _roofline_line(kernel: KernelMetrics) -> str | None:
+def _work(kernel: KernelMetrics) -> tuple[float, float | None, bool]:
+    """(CUDA-core FLOPs, the matching peak FLOP/s, whether that is fp64)."""
     peaks = Peaks.of(kernel)
     fp32, fp16, fp64 = flops(kernel)
+    if fp64 > fp32 + fp16:
+        return fp64, peaks.flops_fp64, True
+    return fp32 + fp16, peaks.flops_fp32, False
+
+
+def _intensity(kernel: KernelMetrics) -> tuple[float, float] | None:
+    """(arithmetic intensity, ridge point) in FLOP per DRAM byte, when the profile has what they need."""
+    work, peak, _ = _work(kernel)
+    dram_bytes = _f(kernel, "dram__bytes_read.sum") + _f(kernel, "dram__bytes_write.sum")
+    bandwidth = Peaks.of(kernel).dram_bandwidth
+    if not (work and dram_bytes and peak and bandwidth):
+        return None
+    return work / dram_bytes, peak / bandwidth
+
+
+def _roofline_line(kernel: KernelMetrics) -> str | None:
+    peaks = Peaks.of(kernel)
+    work, peak, use_fp64 = _work(kernel)
     dram_bytes = _f(kernel, "dram__bytes_read.sum") + _f(kernel, "dram__bytes_write.sum")
     duration_s = (kernel.duration_us or 0.0) / 1e6
     tensor = _m(kernel, "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active")
     parts = []
-    use_fp64 = fp64 > fp32 + fp16
-    work = fp64 if use_fp64 else fp32 + fp16
-    peak = peaks.flops_fp64 if use_fp64 else peaks.flops_fp32
-    if work and dram_bytes and duration_s and peak and peaks.dram_bandwidth:
-        intensity = work / dram_bytes
-        ridge = peak / peaks.dram_bandwidth
+    position = _intensity(kernel)
+    if position and duration_s and peak and peaks.dram_bandwidth:
+        intensity, ridge = position
         attainable = min(peak, intensity * peaks.dram_bandwidth)
         achieved = work / duration_s
         side = "memory roof (left of the ridge)" if intensity < ridge else "compute roof (right of the ridge)"

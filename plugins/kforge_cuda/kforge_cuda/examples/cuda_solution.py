@@ -1,5 +1,6 @@
-"""Fused scaled softmax: one block per row reads the row once for an online max-and-sum, then writes
-exp(x * scale - max) / sum, with 16-byte loads and stores. One pass over memory instead of two."""
+"""Fused scaled softmax: one block per row keeps the row in registers (16-byte loads), reduces its max and its
+sum of exponentials across the block, and writes exp(x * scale - max) / sum: the tensor is read once and written
+once, where eager PyTorch reads and writes it twice."""
 
 import torch
 import torch.nn as nn
@@ -11,69 +12,87 @@ CUDA_SOURCE = r"""
 #include <stdint.h>
 #include <math.h>
 
-struct MaxSum { float m, s; };  // running maximum and sum of exp(v - m)
+struct Max { __device__ float operator()(float a, float b) const { return fmaxf(a, b); } };
+struct Sum { __device__ float operator()(float a, float b) const { return a + b; } };
 
-__device__ __forceinline__ MaxSum combine(MaxSum a, MaxSum b) {
-    float m = fmaxf(a.m, b.m);
-    if (m == -INFINITY) return {m, 0.f};
-    return {m, a.s * __expf(a.m - m) + b.s * __expf(b.m - m)};
-}
-
-__device__ __forceinline__ MaxSum push(MaxSum a, float v) {
-    if (v <= a.m) return {a.m, a.s + __expf(v - a.m)};
-    return {v, a.s * __expf(a.m - v) + 1.f};
-}
-
-template <int THREADS>
-__device__ MaxSum block_reduce(MaxSum v) {
-    __shared__ float shared_m[32], shared_s[32];
-    for (int offset = 16; offset > 0; offset >>= 1)
-        v = combine(v, {__shfl_xor_sync(0xffffffffu, v.m, offset), __shfl_xor_sync(0xffffffffu, v.s, offset)});
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    if (lane == 0) { shared_m[warp] = v.m; shared_s[warp] = v.s; }
+// Every thread of the block gets op over all threads' values: warp shuffles, then one value per warp in shared.
+template <int THREADS, typename Op>
+__device__ float block_reduce(float v, Op op) {
+    __shared__ float partial[THREADS / 32];
+    for (int offset = 16; offset > 0; offset >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
+    if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32] = v;
     __syncthreads();
-    if (warp == 0) {
-        v = lane < THREADS / 32 ? MaxSum{shared_m[lane], shared_s[lane]} : MaxSum{-INFINITY, 0.f};
-        for (int offset = 16; offset > 0; offset >>= 1)
-            v = combine(v, {__shfl_xor_sync(0xffffffffu, v.m, offset), __shfl_xor_sync(0xffffffffu, v.s, offset)});
-        if (lane == 0) { shared_m[0] = v.m; shared_s[0] = v.s; }
+    v = partial[0];
+#pragma unroll
+    for (int w = 1; w < THREADS / 32; ++w) v = op(v, partial[w]);
+    __syncthreads();  // partial is written again by the next reduction
+    return v;
+}
+
+// Fast path: each thread keeps VECS float4 of the row in registers, so the row is read from DRAM once and
+// written once, and exp is computed once per element.
+template <int THREADS, int VECS>
+__global__ void __launch_bounds__(THREADS)
+softmax_rows_in_registers(const float* __restrict__ x, float* __restrict__ y, int cols, float scale) {
+    const int vec_cols = cols / 4;
+    const float4* row = reinterpret_cast<const float4*>(x + (size_t)blockIdx.x * cols);
+    float4* out = reinterpret_cast<float4*>(y + (size_t)blockIdx.x * cols);
+    float4 v[VECS];
+    float m = -INFINITY;
+#pragma unroll
+    for (int k = 0; k < VECS; ++k) {
+        const int i = threadIdx.x + k * THREADS;
+        if (i < vec_cols) {
+            v[k] = row[i];
+            v[k].x *= scale; v[k].y *= scale; v[k].z *= scale; v[k].w *= scale;
+        } else {
+            v[k] = make_float4(-INFINITY, -INFINITY, -INFINITY, -INFINITY);
+        }
+        m = fmaxf(m, fmaxf(fmaxf(v[k].x, v[k].y), fmaxf(v[k].z, v[k].w)));
     }
-    __syncthreads();
-    return {shared_m[0], shared_s[0]};
+    m = block_reduce<THREADS>(m, Max());
+    float s = 0.f;
+#pragma unroll
+    for (int k = 0; k < VECS; ++k) {
+        v[k].x = __expf(v[k].x - m); v[k].y = __expf(v[k].y - m);
+        v[k].z = __expf(v[k].z - m); v[k].w = __expf(v[k].w - m);
+        s += (v[k].x + v[k].y) + (v[k].z + v[k].w);
+    }
+    const float inv = 1.f / block_reduce<THREADS>(s, Sum());
+#pragma unroll
+    for (int k = 0; k < VECS; ++k) {
+        const int i = threadIdx.x + k * THREADS;
+        if (i < vec_cols) out[i] = make_float4(v[k].x * inv, v[k].y * inv, v[k].z * inv, v[k].w * inv);
+    }
 }
 
+// Any row length or alignment: three passes over the row (the re-reads hit L1/L2).
 template <int THREADS>
 __global__ void __launch_bounds__(THREADS)
-scaled_softmax_kernel(const float* __restrict__ x, float* __restrict__ y, int cols, float scale, bool vectorized) {
+softmax_rows_generic(const float* __restrict__ x, float* __restrict__ y, int cols, float scale) {
     const float* row = x + (size_t)blockIdx.x * cols;
     float* out = y + (size_t)blockIdx.x * cols;
-    const int vec_cols = vectorized ? cols / 4 : 0;
-    const float4* row4 = reinterpret_cast<const float4*>(row);
-
-    MaxSum acc{-INFINITY, 0.f};
-    for (int i = threadIdx.x; i < vec_cols; i += THREADS) {
-        float4 v = row4[i];
-        acc = push(acc, v.x * scale); acc = push(acc, v.y * scale);
-        acc = push(acc, v.z * scale); acc = push(acc, v.w * scale);
-    }
-    for (int i = vec_cols * 4 + threadIdx.x; i < cols; i += THREADS) acc = push(acc, row[i] * scale);
-    const MaxSum total = block_reduce<THREADS>(acc);
-    const float inv = 1.f / total.s;
-
-    float4* out4 = reinterpret_cast<float4*>(out);
-    for (int i = threadIdx.x; i < vec_cols; i += THREADS) {  // the row is still in L1/L2: no second DRAM read
-        float4 v = row4[i];
-        v.x = __expf(v.x * scale - total.m) * inv; v.y = __expf(v.y * scale - total.m) * inv;
-        v.z = __expf(v.z * scale - total.m) * inv; v.w = __expf(v.w * scale - total.m) * inv;
-        out4[i] = v;
-    }
-    for (int i = vec_cols * 4 + threadIdx.x; i < cols; i += THREADS) out[i] = __expf(row[i] * scale - total.m) * inv;
+    float m = -INFINITY;
+    for (int i = threadIdx.x; i < cols; i += THREADS) m = fmaxf(m, row[i] * scale);
+    m = block_reduce<THREADS>(m, Max());
+    float s = 0.f;
+    for (int i = threadIdx.x; i < cols; i += THREADS) s += __expf(row[i] * scale - m);
+    const float inv = 1.f / block_reduce<THREADS>(s, Sum());
+    for (int i = threadIdx.x; i < cols; i += THREADS) out[i] = __expf(row[i] * scale - m) * inv;
 }
 
 extern "C" cudaError_t scaled_softmax(const float* x, float* y, int64_t rows, int64_t cols, float scale,
                                       cudaStream_t stream) {
-    const bool vectorized = cols % 4 == 0 && (uintptr_t)x % 16 == 0 && (uintptr_t)y % 16 == 0;
-    scaled_softmax_kernel<256><<<(unsigned)rows, 256, 0, stream>>>(x, y, (int)cols, scale, vectorized);
+    constexpr int T = 256;
+    const bool vec = cols % 4 == 0 && (uintptr_t)x % 16 == 0 && (uintptr_t)y % 16 == 0;
+    const int64_t vecs = (cols / 4 + T - 1) / T;  // float4 per thread on the fast path
+    const unsigned grid = (unsigned)rows;          // one block per row
+    const int n = (int)cols;
+    if (vec && vecs <= 1) softmax_rows_in_registers<T, 1><<<grid, T, 0, stream>>>(x, y, n, scale);
+    else if (vec && vecs <= 2) softmax_rows_in_registers<T, 2><<<grid, T, 0, stream>>>(x, y, n, scale);
+    else if (vec && vecs <= 4) softmax_rows_in_registers<T, 4><<<grid, T, 0, stream>>>(x, y, n, scale);
+    else if (vec && vecs <= 8) softmax_rows_in_registers<T, 8><<<grid, T, 0, stream>>>(x, y, n, scale);
+    else softmax_rows_generic<T><<<grid, T, 0, stream>>>(x, y, n, scale);
     return cudaGetLastError();
 }
 """
