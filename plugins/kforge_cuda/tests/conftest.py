@@ -1,4 +1,4 @@
-"""Shared fixtures of the kforge_cuda tests. Tests that need nvcc skip with a reason where it is missing."""
+"""Fixtures of the kforge_cuda tests. Tests that need nvcc skip with a reason where it is missing."""
 
 from __future__ import annotations
 
@@ -7,12 +7,7 @@ from pathlib import Path
 
 import pytest
 
-HERE = Path(__file__).resolve().parent
-FIXTURES = HERE / "fixtures"
-CANDIDATES = HERE / "candidates"
-EXAMPLES = HERE.parent / "kforge_cuda" / "examples"
-# CI has no GPU, so tests name the architecture nvcc builds for instead of asking a device.
-TEST_ARCH = "sm_90"
+from cuda_testing import EXAMPLES
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest import EXAMPLES
+from cuda_testing import EXAMPLES
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("triton") is None,
                                 reason="triton not installed (pip install 'kforge-cuda[triton]')")

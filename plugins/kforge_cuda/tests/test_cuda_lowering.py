@@ -4,7 +4,7 @@ from kforge_cuda.device_facts import GpuFacts, derive_rates
 from kforge_cuda.lowering import lower
 from kforge_cuda.options import CudaOptions
 
-from conftest import EXAMPLES
+from cuda_testing import EXAMPLES
 
 
 def test_cuda_lowering_states_the_model_target_and_example(cuda_problem):

@@ -12,7 +12,7 @@ from kforge_cuda.backends import CUDA
 from kforge_cuda.compile_stage import compile_candidate
 from kforge_cuda.options import CudaOptions
 
-from conftest import EXAMPLES, TEST_ARCH
+from cuda_testing import EXAMPLES, TEST_ARCH
 
 SOLUTION = (EXAMPLES / "cuda_solution.py").read_text()
 NO_WARMUP = CudaOptions(arch=TEST_ARCH, warmup_forward=False)

@@ -8,7 +8,7 @@ from kforge_cuda.ncu_csv import parse_ncu_csv
 from kforge_cuda.profile_stage import DROPPED_PREFIX, dropped_metrics
 from kforge_cuda.summary import assess, merge_launches, summarize_kernels
 
-from conftest import FIXTURES
+from cuda_testing import FIXTURES
 
 
 def _kernels(name):

@@ -12,7 +12,7 @@ from kforge_cuda.backends import CUDA
 from kforge_cuda.options import CudaOptions
 from kforge_cuda.sanitize import trim_memcheck
 
-from conftest import FIXTURES
+from cuda_testing import FIXTURES
 
 
 def test_trim_keeps_the_access_error_with_kernel_line_and_thread():

@@ -9,7 +9,7 @@ import pytest
 from kforge_cuda import runtime
 from kforge_cuda.build_cache import BuildConfig, CudaBuildError, build_key, build_library
 
-from conftest import TEST_ARCH
+from cuda_testing import TEST_ARCH
 
 SOURCE = r'''
 #include <cuda_runtime.h>
