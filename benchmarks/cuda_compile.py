@@ -75,9 +75,9 @@ from kforge_cuda import runtime
 source, name, cache = json.loads(sys.argv[1])
 config = build_config(CudaOptions(), Path(cache))
 with runtime.build_session(config):
-    start = time.perf_counter()
+    start, wall_start = time.perf_counter(), time.time()
     runtime.load_cuda(source, name=name)
-    print(json.dumps(time.perf_counter() - start))
+    print(json.dumps([time.perf_counter() - start, wall_start, time.time()]))
 """
 
 INLINE_CHILD = """
@@ -98,7 +98,7 @@ print(json.dumps(time.perf_counter() - start))
 """
 
 
-def child(script: str, *args, env_dir: str | None = None) -> float:
+def child(script: str, *args, env_dir: str | None = None):
     import os
 
     env = dict(os.environ)
@@ -108,7 +108,8 @@ def child(script: str, *args, env_dir: str | None = None) -> float:
                           env=env)
     if done.returncode != 0:
         raise RuntimeError(done.stderr[-3000:])
-    return float(done.stdout.strip().splitlines()[-1])
+    value = json.loads(done.stdout.strip().splitlines()[-1])
+    return value[0] if isinstance(value, list) else value
 
 
 def bench_load_cuda(kernels: dict[str, str]) -> list[tuple[str, float, float]]:
@@ -122,19 +123,21 @@ def bench_load_cuda(kernels: dict[str, str]) -> list[tuple[str, float, float]]:
 
 
 def bench_parallel(count: int = 4) -> tuple[float, float]:
-    """(wall time of ``count`` different builds at once, median single cold build) with fresh caches."""
+    """(span from the first build's start to the last build's end, median build) for ``count`` different kernels
+    built at once in ``count`` processes, fresh cache. Process start-up and imports are outside the span."""
     sources = [relu_source(constant) for constant in range(1, count + 1)]
     cache = tempfile.mkdtemp(prefix="kf-par-")
-    start = time.perf_counter()
     procs = [subprocess.Popen([sys.executable, "-c", LOAD_CUDA_CHILD, json.dumps([s, f"k{i}", cache])],
                               stdout=subprocess.PIPE, text=True) for i, s in enumerate(sources)]
-    singles = [float(p.communicate()[0].strip().splitlines()[-1]) for p in procs]
-    return time.perf_counter() - start, statistics.median(singles)
+    results = [json.loads(p.communicate()[0].strip().splitlines()[-1]) for p in procs]
+    span = max(end for _, _, end in results) - min(start for _, start, _ in results)
+    return span, statistics.median(seconds for seconds, _, _ in results)
 
 
-def bench_inline(count: int, plain_rebuilds: int) -> list[tuple[str, float, float, float | None]]:
+def bench_inline(count: int, plain_rebuilds: int) -> None:
     candidates = {"relu": INLINE_RELU, "softmax": KERNELBENCH_SOFTMAX}
-    rows = []
+    print("\nload_inline (KernelBench form, torch headers):")
+    print(f"  {'kernel':10} {'cold s':>8} {'kforge cached s':>16} {'plain, other name s':>20}", flush=True)
     for index, (label, code) in enumerate(list(candidates.items())[:count]):
         cache = tempfile.mkdtemp(prefix="kf-inline-")
         torch_dir = tempfile.mkdtemp(prefix="kf-torch-ext-")
@@ -142,8 +145,8 @@ def bench_inline(count: int, plain_rebuilds: int) -> list[tuple[str, float, floa
         cached = child(INLINE_CHILD, code, f"{label}_b", cache, True, env_dir=torch_dir)
         plain = child(INLINE_CHILD, code, f"{label}_c", cache, False, env_dir=torch_dir) \
             if index < plain_rebuilds else None
-        rows.append((label, cold, cached, plain))
-    return rows
+        plain_text = f"{plain:20.2f}" if plain is not None else f"{'(not run)':>20}"
+        print(f"  {label:10} {cold:8.2f} {cached:16.3f} {plain_text}", flush=True)
 
 
 def main() -> None:
@@ -163,14 +166,9 @@ def main() -> None:
         print(f"  {label:10} {cold:8.2f} {cached:9.4f}")
     print(f"  median     {statistics.median(r[1] for r in rows):8.2f} {statistics.median(r[2] for r in rows):9.4f}")
     wall, single = bench_parallel()
-    print(f"  4 different kernels built at once: {wall:.2f} s wall (median single build inside: {single:.2f} s)")
-    sys.stdout.flush()
-    inline = bench_inline(args.inline_kernels, args.plain_rebuilds)
-    print("\nload_inline (KernelBench form, torch headers):")
-    print(f"  {'kernel':10} {'cold s':>8} {'kforge cached s':>16} {'plain, other name s':>20}")
-    for label, cold, cached, plain in inline:
-        plain_text = f"{plain:20.2f}" if plain is not None else f"{'(not run)':>20}"
-        print(f"  {label:10} {cold:8.2f} {cached:16.3f} {plain_text}")
+    print(f"  4 different kernels built at once, one process each: {wall:.2f} s from the first start to the last "
+          f"end (median build {single:.2f} s)", flush=True)
+    bench_inline(args.inline_kernels, args.plain_rebuilds)
 
 
 if __name__ == "__main__":

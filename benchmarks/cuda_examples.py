@@ -3,7 +3,9 @@ reference and runtime against PyTorch eager and torch.compile.
 
     python benchmarks/cuda_examples.py [--no-compile-baseline]
 
-Builds go through the plugin's own compile stage (a fresh cache, then the same source again in a new process);
+Builds go through the plugin's own compile stage (a fresh cache, then the same source again in a new process,
+each with torch imported and CUDA initialised first, as in a warm worker; the stage includes importing the
+candidate, which imports Triton for the triton example, and one warm-up forward);
 timing is ``triton.testing.do_bench`` (CUDA events, L2 cleared between runs, median of the repetitions).
 """
 
@@ -20,7 +22,10 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "plugins" / "kforge_cuda" / "kf
 
 
 def compile_once(backend: str, cache: str) -> dict:
-    """Run the compile stage in this process (as a worker would) and report it."""
+    """Run the compile stage in this process as a warm worker would: torch imported, CUDA initialised."""
+    import torch
+
+    torch.zeros(1, device="cuda")
     from kforge_core.problem import load_problem
     from kforge_core.records import Candidate, StageContext
     from kforge_cuda.backends import BACKENDS
