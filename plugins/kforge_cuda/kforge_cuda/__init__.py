@@ -63,12 +63,7 @@ def kforge_verify(backend: Backend, candidate: Candidate, context: StageContext)
         return (yield)
     from .sanitize import SANITIZED_FAILURES, run_memcheck
 
-    try:
-        result: VerifyResult | None = yield
-    except Exception as exc:  # a fault raised out of verification: the report travels as a note on it
-        if hasattr(exc, "add_note"):
-            exc.add_note(run_memcheck(backend, candidate, context, options))
-        raise
+    result: VerifyResult | None = yield  # an exception passes through: the worker classifies it
     if result is not None and result.failure in SANITIZED_FAILURES:
         report = run_memcheck(backend, candidate, context, options)
         result = dataclasses.replace(result, message=f"{result.message}\n\n{report}".strip(),
