@@ -35,11 +35,13 @@ def build_model_and_inputs(module: ModuleType, problem_path: Path, device: str =
 
 
 def run_forward(module: ModuleType, problem_path: Path, *, device: str = "cuda", calls: int = 1) -> None:
-    """Build the model and call it ``calls`` times, then wait for the device."""
+    """Build the model and call it ``calls`` times, then wait for the device. The random generators' state is
+    put back afterwards: this call must not change what the harness draws next."""
     import torch
 
-    model, inputs = build_model_and_inputs(module, problem_path, device)
-    with torch.no_grad():
+    devices = [torch.cuda.current_device()] if torch.cuda.is_available() else []
+    with torch.random.fork_rng(devices=devices), torch.no_grad():
+        model, inputs = build_model_and_inputs(module, problem_path, device)
         for _ in range(calls):
             model(*inputs)
-    torch.cuda.synchronize()
+        torch.cuda.synchronize()
