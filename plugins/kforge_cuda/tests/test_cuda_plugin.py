@@ -10,7 +10,8 @@ from kforge_core.app import App
 from kforge_core.backends import BackendRegistry
 from kforge_core.cli import cli
 from kforge_core.plugins import PluginSelection, build_plugin_manager
-from kforge_core.records import Backend
+from kforge_core.records import Backend, ProfileResult
+from kforge_cuda.backends import CUDA
 
 NO_GPU = torch.version.cuda is None or not torch.cuda.is_available()
 
@@ -50,8 +51,14 @@ def test_kforge_backends_lists_them():
         assert "no CUDA device" in rows["cuda"]["reason"]
 
 
-def test_hooks_leave_other_backends_alone():
-    hook = build_plugin_manager(PluginSelection(only=("cuda",))).hook
+def test_hooks_leave_other_backends_and_other_profilers_alone():
+    pm = build_plugin_manager(PluginSelection(only=("cuda",))).pm
+    core = [pm.get_plugin("kforge.generic_stages")]
     other = Backend(name="other", programming_model="X", device="cpu")
-    assert hook.kforge_backend_availability(backend=other, options=None) is None
-    assert hook.kforge_summarize_profile(backend=other, problem=None, profile=None) is None
+    availability = pm.subset_hook_caller("kforge_backend_availability", remove_plugins=core)
+    summarize = pm.subset_hook_caller("kforge_summarize_profile", remove_plugins=core)
+    ncu_profile = ProfileResult(tool="ncu")
+    assert availability(backend=other, options=None) is None
+    assert summarize(backend=other, problem=None, profile=ncu_profile) is None
+    assert summarize(backend=CUDA, problem=None, profile=ProfileResult(tool="torch.profiler")) is None
+    assert "launched no GPU work" in summarize(backend=CUDA, problem=None, profile=ncu_profile).text
