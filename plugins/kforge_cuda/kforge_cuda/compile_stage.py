@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import time
 import traceback
 from pathlib import Path
@@ -24,7 +25,7 @@ from . import runtime
 from .build_cache import BuildConfig, BuildOutcome, CudaBuildError
 from .compile_log import trim_triton_error
 from .inline_cache import cached_load_inline
-from .options import CudaOptions, NvidiaOptions
+from .options import CudaOptions, NvidiaOptions, TritonOptions
 from .toolchain import find_tool, nvcc_version
 from .warmup import run_forward
 
@@ -61,7 +62,9 @@ def build_config(options: CudaOptions, root: Path) -> BuildConfig:
 def building(options: NvidiaOptions, root: Path) -> Iterator[_Builds]:
     """Route every build the candidate starts through the caches under ``root``, and record them."""
     builds = _Builds()
-    os.environ.setdefault("TRITON_CACHE_DIR", str(root / "triton"))
+    triton_cache = Path(os.environ.setdefault("TRITON_CACHE_DIR", str(root / "triton")))
+    triton_before = _entries(triton_cache)
+    start = time.perf_counter()
     with contextlib.ExitStack() as stack:
         nvcc = find_tool("nvcc", getattr(options, "nvcc", ""))
         toolchain = nvcc_version(nvcc) if nvcc else "no nvcc"
@@ -69,6 +72,17 @@ def building(options: NvidiaOptions, root: Path) -> Iterator[_Builds]:
             stack.enter_context(runtime.build_session(build_config(options, root), builds.record))
         stack.enter_context(cached_load_inline(root / "inline", toolchain, builds.record))
         yield builds
+    if isinstance(options, TritonOptions) and "triton" in sys.modules and options.warmup_forward:
+        # Triton compiled on the first call, or found every kernel in its cache
+        compiled = bool(_entries(triton_cache) - triton_before)
+        builds.record(BuildOutcome(triton_cache, "triton", not compiled, time.perf_counter() - start))
+
+
+def _entries(directory: Path) -> set[str]:
+    try:
+        return {entry.name for entry in directory.iterdir()}
+    except OSError:
+        return set()
 
 
 def compile_candidate(backend: Backend, candidate: Candidate, context: StageContext) -> CompileResult:
