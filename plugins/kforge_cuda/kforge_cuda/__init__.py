@@ -84,7 +84,9 @@ def kforge_profile(backend: Backend, candidate: Candidate, context: StageContext
 def kforge_summarize_profile(backend: Backend, problem: Problem, profile: ProfileResult) -> ProfileSummary | None:
     if not ours(backend) or profile.tool != "ncu":
         return None
+    from .problem_floor import problem_floor
     from .profile_stage import dropped_metrics
     from .summary import summarize_kernels
 
-    return ProfileSummary(text=summarize_kernels(profile.kernels, dropped=dropped_metrics(profile)))
+    floor = problem_floor(problem) if problem is not None else None
+    return ProfileSummary(text=summarize_kernels(profile.kernels, dropped=dropped_metrics(profile), floor=floor))

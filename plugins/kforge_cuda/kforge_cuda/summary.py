@@ -13,7 +13,9 @@ from dataclasses import dataclass
 
 from kforge_core.records import KernelMetrics
 
+from .device_facts import PER_SM_PER_CLOCK
 from .ncu import STALL_REASONS
+from .problem_floor import ProblemFloor
 
 BOUND_THRESHOLD = 60.0
 
@@ -218,14 +220,54 @@ def device_line(kernel: KernelMetrics) -> str:
     return ", ".join(parts)
 
 
-def summarize_kernels(kernels: tuple[KernelMetrics, ...], *, dropped: tuple[str, ...] = ()) -> str:
-    """The summary text: a header, then each kernel ranked by its share of the time."""
+def matrix_peak(kernel: KernelMetrics, dtype: str) -> tuple[float, str] | None:
+    """(FLOP/s, which unit) a problem's matrix work in ``dtype`` can reach on this GPU: tensor cores for 16-bit
+    types (table by compute capability), CUDA cores for float32 (ncu's own peak: fp32 results are checked at a
+    tolerance TF32 does not meet)."""
+    if dtype == "float32":
+        peak = Peaks.of(kernel).flops_fp32
+        return (peak, "fp32 CUDA cores") if peak else None
+    major = _m(kernel, "device__attribute_compute_capability_major")
+    minor = _m(kernel, "device__attribute_compute_capability_minor")
+    sms = _m(kernel, "device__attribute_multiprocessor_count")
+    clock = _m(kernel, "sm__cycles_elapsed.avg.per_second")
+    if None in (major, minor, sms, clock):
+        return None
+    rates = PER_SM_PER_CLOCK.get((int(major), int(minor)), {})
+    rate = next((v for k, v in rates.items() if k.startswith(("fp16", "fp16/bf16"))), None)
+    return (rate * sms * clock, "16-bit tensor cores") if rate else None
+
+
+def floor_line(floor: ProblemFloor, kernel: KernelMetrics, total_us: float) -> str | None:
+    """The problem's floor on this GPU against the time the candidate's kernels took."""
+    bandwidth = Peaks.of(kernel).dram_bandwidth
+    if not bandwidth:
+        return None
+    memory_us = floor.bytes / bandwidth * 1e6
+    parts = [f"{floor.bytes / 1e6:.1f} MB must move at least once ({memory_us:.1f} us at peak DRAM bandwidth)"]
+    floor_us = memory_us
+    peak = matrix_peak(kernel, floor.dtype) if floor.flops else None
+    if floor.flops and peak:
+        compute_us = floor.flops / peak[0] * 1e6
+        parts.append(f"{floor.flops / 1e9:.1f} GFLOP of matrix work ({compute_us:.1f} us on {peak[1]})")
+        floor_us = max(memory_us, compute_us)
+    return (f"Problem floor: {' and '.join(parts)}; the kernels took {total_us:.1f} us, "
+            f"{total_us / floor_us:.1f}x that floor.")
+
+
+def summarize_kernels(
+    kernels: tuple[KernelMetrics, ...], *, dropped: tuple[str, ...] = (), floor: ProblemFloor | None = None
+) -> str:
+    """The summary text: a header (and the problem's floor), then each kernel ranked by its share of the time."""
     if not kernels:
         return "Nsight Compute profiled no kernel in the candidate's forward: it launched no GPU work."
     merged = merge_launches(kernels)
     total = sum(t for _, _, t in merged) or 1.0
     lines = [f"Nsight Compute on {device_line(kernels[0])}: {len(kernels)} kernel launch(es) in one forward, "
              f"{total:.1f} us of GPU time."]
+    floor_text = floor_line(floor, kernels[0], total) if floor is not None else None
+    if floor_text:
+        lines.append(floor_text)
     for rank, (kernel, launches, duration) in enumerate(merged, 1):
         a = assess(kernel, launches, duration)
         times = f" x{launches}" if launches > 1 else ""

@@ -82,3 +82,43 @@ def test_ncu_command_profiles_only_the_forward_without_touching_clocks(tmp_path)
     assert command[command.index("--clock-control") + 1] == "none"
     assert command[command.index("--profile-from-start") + 1] == "off"
     assert command[-2:] == ["python", "child.py"]
+
+
+GEMM_PROBLEM = """
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, a, b):
+        return torch.relu(a @ b)
+
+def get_inputs():
+    return [torch.randn(256, 512, dtype=torch.float16), torch.randn(512, 128, dtype=torch.float16)]
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_problem_floor_counts_bytes_and_matrix_flops(tmp_path, cuda_problem):
+    from kforge_core.problem import load_problem
+    from kforge_cuda.problem_floor import problem_floor
+
+    softmax = problem_floor(cuda_problem)
+    assert (softmax.bytes, softmax.flops, softmax.dtype) == (2 * 8192 * 2048 * 4, 0, "float32")
+    path = tmp_path / "gemm_relu.py"
+    path.write_text(GEMM_PROBLEM)
+    gemm = problem_floor(load_problem(path))
+    assert gemm.flops == 2 * 256 * 512 * 128
+    assert gemm.bytes == (256 * 512 + 512 * 128 + 256 * 128) * 2
+
+
+def test_summary_compares_the_kernels_with_the_problem_floor(tmp_path, cuda_problem):
+    from kforge_core.plugins import PluginSelection, build_plugin_manager
+    from kforge_cuda.backends import CUDA
+
+    hook = build_plugin_manager(PluginSelection(only=("cuda",))).hook
+    profile = ProfileResult(tool="ncu", kernels=_kernels("ncu_cuda_softmax"))
+    text = hook.kforge_summarize_profile(backend=CUDA, problem=cuda_problem, profile=profile).text
+    assert "Problem floor: 134.2 MB must move at least once (27.9 us at peak DRAM bandwidth)" in text
+    assert "1.6x that floor" in text
