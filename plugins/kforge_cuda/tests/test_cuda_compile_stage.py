@@ -98,3 +98,15 @@ def test_compile_hook_in_a_worker_like_child_process(nvcc, tmp_path):
         assert done.returncode == 0, done.stderr
         outcomes.append(json.loads(done.stdout.strip().splitlines()[-1]))
     assert outcomes == [[True, False, None], [True, True, None]]
+
+
+def test_warmup_imports_the_problem_once_per_process(nvcc, cuda_problem, tmp_path):
+    # A second import would replace objects the harness watches while a candidate runs (seen as tampering).
+    def problem_modules():
+        return {name: module for name, module in sys.modules.items() if name.startswith("kforge_problem_warmup_")}
+
+    _compile(SOLUTION, cuda_problem, tmp_path, options=CudaOptions(arch=TEST_ARCH), label="a")
+    first = problem_modules()
+    _compile(SOLUTION, cuda_problem, tmp_path, options=CudaOptions(arch=TEST_ARCH), label="b")
+    assert len(first) == 1 and problem_modules() == first
+    assert all(problem_modules()[name] is module for name, module in first.items())
