@@ -55,8 +55,12 @@ class CudaOptions(NvidiaOptions):
     :param opt_level: device and host optimisation level (``-O``).
     :param extra_nvcc_flags: appended to every build (``["--use_fast_math"]``).
     :param build_timeout_s: wall-clock limit for one ``nvcc`` run.
+    :param warmup_forward: off by default here: ``load_cuda`` builds when the candidate is imported, and
+        verification's first call does the rest, so a source built before compiles in milliseconds. Turn it on
+        for candidates that build in ``__init__`` (``load_inline`` there) to build them through the cache.
     """
 
+    warmup_forward: bool = False
     arch: str = ""
     nvcc: str = ""
     opt_level: int = 3

@@ -59,7 +59,7 @@ def test_python_mistakes_are_classified(cuda_problem, tmp_path, source, failure,
 
 
 def test_warmup_failure_other_than_a_build_is_left_to_verification(nvcc, cuda_problem, tmp_path):
-    result = _compile(SOLUTION, cuda_problem, tmp_path, options=CudaOptions(arch=TEST_ARCH))
+    result = _compile(SOLUTION, cuda_problem, tmp_path, options=CudaOptions(arch=TEST_ARCH, warmup_forward=True))
     try:
         import torch
         has_gpu = torch.cuda.is_available()
@@ -105,8 +105,8 @@ def test_warmup_imports_the_problem_once_per_process(nvcc, cuda_problem, tmp_pat
     def problem_modules():
         return {name: module for name, module in sys.modules.items() if name.startswith("kforge_problem_warmup_")}
 
-    _compile(SOLUTION, cuda_problem, tmp_path, options=CudaOptions(arch=TEST_ARCH), label="a")
+    _compile(SOLUTION, cuda_problem, tmp_path, options=CudaOptions(arch=TEST_ARCH, warmup_forward=True), label="a")
     first = problem_modules()
-    _compile(SOLUTION, cuda_problem, tmp_path, options=CudaOptions(arch=TEST_ARCH), label="b")
+    _compile(SOLUTION, cuda_problem, tmp_path, options=CudaOptions(arch=TEST_ARCH, warmup_forward=True), label="b")
     assert len(first) == 1 and problem_modules() == first
     assert all(problem_modules()[name] is module for name, module in first.items())

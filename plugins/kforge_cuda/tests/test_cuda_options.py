@@ -40,3 +40,8 @@ def test_config_errors_name_the_key():
         parse_table(CudaOptions, {"arhc": "sm_90"}, where="backends.cuda", source="kforge.toml")
     with pytest.raises(ConfigError, match="arch"):
         parse_table(CudaOptions, {"arch": "ampere"}, where="backends.cuda", source="kforge.toml")
+
+
+def test_only_triton_warms_up_by_default():
+    # load_cuda builds at import; Triton compiles on the first call, which the compile stage must make
+    assert CudaOptions().warmup_forward is False and TritonOptions().warmup_forward is True
