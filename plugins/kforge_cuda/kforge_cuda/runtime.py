@@ -73,7 +73,8 @@ def build_session(
 def load_cuda(source: str | os.PathLike[str], *, name: str = "kernels") -> CudaLibrary:
     """Build ``source`` (CUDA C++ text, or the path of a ``.cu`` file) and load it.
 
-    :param source: the CUDA source; it must define ``extern "C"`` host functions that launch its kernels.
+    :param source: the CUDA source text, or a ``pathlib.Path`` to a ``.cu`` file; it must define ``extern "C"``
+        host functions that launch its kernels.
     :param name: a name for diagnostics (``softmax.cu(12): error: ...``); not part of the cache key.
     :raises CudaBuildError: with nvcc's trimmed log when the source does not build.
     """
