@@ -1,10 +1,10 @@
 """The compile stage of both NVIDIA backends, run inside the harness's worker.
 
 Steps: check the syntax; import the candidate while ``load_cuda`` builds through the content-hash cache and
-``load_inline`` is content-addressed; find ``ModelNew``; run it once on the problem's inputs so JIT builds happen
-here. Build failures (nvcc, the PyTorch extension builder, Triton) become ``Failure.COMPILE`` with a trimmed log.
-Anything else the warm-up call raises is left for verification to classify (a device fault poisons the context,
-so verification meets it again and the harness replaces the worker).
+``load_inline`` is content-addressed; find ``ModelNew``; with ``warmup_forward`` (triton's default) run it once on
+the problem's inputs so JIT builds happen here. Build failures (nvcc, the PyTorch extension builder, Triton) become ``Failure.COMPILE`` with a trimmed log.
+A device fault in the warm-up call (the CUDA context fails every call after it) is reported as
+``Failure.DEVICE_FAULT`` with the candidate's line; anything else it raises is left for verification to classify.
 """
 
 from __future__ import annotations
@@ -107,9 +107,9 @@ def compile_candidate(backend: Backend, candidate: Candidate, context: StageCont
         if not isinstance(getattr(module, "ModelNew", None), type):
             return result(False, f"{candidate.entry} defines no class ModelNew", Failure.NO_MODEL_NEW)
         if options.warmup_forward:
-            warm_failure = _warm_up(module, context, builds, notes)
+            warm_failure = _warm_up(backend, candidate, module, context, builds, notes)
             if warm_failure is not None:
-                return result(False, warm_failure, Failure.COMPILE)
+                return result(False, warm_failure[1], warm_failure[0])
     if builds.failures:  # the candidate caught a build error and went on: it still did not build
         return result(False, builds.failures[0].log, Failure.COMPILE)
     log = "\n".join([o.log for o in builds.outcomes if o.log] + notes)
@@ -117,16 +117,45 @@ def compile_candidate(backend: Backend, candidate: Candidate, context: StageCont
     return result(True, log, cached=cached)
 
 
-def _warm_up(module: ModuleType, context: StageContext, builds: _Builds, notes: list[str]) -> str | None:
-    """None when the first forward ran (or failed in a way verification will report); else the build log."""
+def _warm_up(backend: Backend, candidate: Candidate, module: ModuleType, context: StageContext,
+             builds: _Builds, notes: list[str]) -> tuple[Failure, str] | None:
+    """None when the first forward ran, or failed in a way verification reports with its trial; else the failure
+    and its log: a build that failed (a JIT), or a device fault. A fault poisons the CUDA context, so it is
+    reported here, with the candidate's line that faulted (and the memcheck report when ``sanitize`` is on)."""
     try:
         run_forward(module, context.problem.path)
     except Exception as exc:
         build_log = _build_failure_log(exc, builds)
         if build_log is not None:
-            return build_log
+            return Failure.COMPILE, build_log
+        if _context_poisoned():
+            return Failure.DEVICE_FAULT, _fault_log(backend, candidate, context, exc)
         notes.append(f"note: the first forward raised {type(exc).__name__}; verification reports it")
     return None
+
+
+def _context_poisoned() -> bool:
+    """True when the CUDA context fails every call now (a sticky error: an illegal address, a launch failure)."""
+    import torch
+
+    if not torch.cuda.is_available():
+        return False
+    try:
+        torch.cuda.synchronize()
+        torch.empty(1, device="cuda").fill_(0).item()
+    except Exception:
+        return True
+    return False
+
+
+def _fault_log(backend: Backend, candidate: Candidate, context: StageContext, exc: BaseException) -> str:
+    log = "the first call of ModelNew on the problem's inputs faulted:\n" + describe_exception(exc, context.workdir)
+    options = context.options if context.options is not None else backend.default_options()
+    if options.sanitize:
+        from .sanitize import run_memcheck
+
+        log += "\n\n" + run_memcheck(backend, candidate, context, options)
+    return log
 
 
 def _build_failure_log(exc: BaseException, builds: _Builds) -> str | None:

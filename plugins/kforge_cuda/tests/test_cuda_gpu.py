@@ -66,11 +66,13 @@ def test_faulting_candidate_is_classified_and_the_next_still_evaluates(settings)
     assert after.correct, after.message
 
 
-def test_sanitize_reports_the_bad_access_to_the_agent(settings):
+@pytest.mark.parametrize("warmup", [False, True], ids=["fault-in-verify", "fault-in-compile-warmup"])
+def test_sanitize_reports_the_bad_access_to_the_agent(settings, warmup):
     faulty = Candidate.from_source((CANDIDATES / "cuda_out_of_bounds.py").read_text(), label="faulty")
-    with _harness("cuda", "cuda_problem.py", settings, sanitize=True) as harness:
+    with _harness("cuda", "cuda_problem.py", settings, sanitize=True, warmup_forward=warmup) as harness:
         fault = harness.evaluate(faulty)
     assert fault.failure is Failure.DEVICE_FAULT
+    assert (fault.compile.ok if fault.compile else False) is not warmup
     assert "Invalid __global__ write" in fault.message and "broken_softmax.cu:6" in fault.message, fault.message
 
 
