@@ -12,8 +12,8 @@ from typing import Any, Callable
 
 from kforge_core.hookspecs import hookimpl
 from kforge_core.records import (
-    Availability, Backend, Candidate, CompileResult, Lowering, Problem, ProfileResult, ProfileSummary, StageContext,
-    VerifyResult,
+    Availability, Backend, Candidate, CompileResult, Failure, Lowering, Problem, ProfileResult, ProfileSummary,
+    StageContext, VerifyResult,
 )
 
 from .backends import BACKENDS, CUDA, TRITON, ours
@@ -62,8 +62,17 @@ def kforge_verify(backend: Backend, candidate: Candidate, context: StageContext)
     if not ours(backend) or not getattr(options, "sanitize", False):
         return (yield)
     from .sanitize import SANITIZED_FAILURES, run_memcheck
+    from .warmup import context_poisoned
 
-    result: VerifyResult | None = yield  # an exception passes through: the worker classifies it
+    try:
+        result: VerifyResult | None = yield
+    except Exception as exc:
+        if not context_poisoned():
+            raise  # the worker classifies it
+        # A fault the candidate's kernels caused surfaced in verification's own code: still the candidate's.
+        first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        result = VerifyResult(correct=False, failure=Failure.DEVICE_FAULT,
+                              message=f"the device faulted while the candidate was verified: {first_line}")
     if result is not None and result.failure in SANITIZED_FAILURES:
         report = run_memcheck(backend, candidate, context, options)
         result = dataclasses.replace(result, message=f"{result.message}\n\n{report}".strip(),

@@ -27,7 +27,7 @@ from .compile_log import trim_triton_error
 from .inline_cache import cached_load_inline
 from .options import CudaOptions, NvidiaOptions, TritonOptions
 from .toolchain import find_tool, nvcc_version
-from .warmup import run_forward
+from .warmup import context_poisoned, run_forward
 
 
 class _Builds:
@@ -128,24 +128,10 @@ def _warm_up(backend: Backend, candidate: Candidate, module: ModuleType, context
         build_log = _build_failure_log(exc, builds)
         if build_log is not None:
             return Failure.COMPILE, build_log
-        if _context_poisoned():
+        if context_poisoned():
             return Failure.DEVICE_FAULT, _fault_log(backend, candidate, context, exc)
         notes.append(f"note: the first forward raised {type(exc).__name__}; verification reports it")
     return None
-
-
-def _context_poisoned() -> bool:
-    """True when the CUDA context fails every call now (a sticky error: an illegal address, a launch failure)."""
-    import torch
-
-    if not torch.cuda.is_available():
-        return False
-    try:
-        torch.cuda.synchronize()
-        torch.empty(1, device="cuda").fill_(0).item()
-    except Exception:
-        return True
-    return False
 
 
 def _fault_log(backend: Backend, candidate: Candidate, context: StageContext, exc: BaseException) -> str:

@@ -53,3 +53,18 @@ def run_forward(module: ModuleType, problem_path: Path, *, device: str = "cuda",
         for _ in range(calls):
             model(*inputs)
         torch.cuda.synchronize()
+
+
+def context_poisoned() -> bool:
+    """True when the CUDA context fails every call now: a sticky error (an illegal address, a launch failure)
+    happened in it, and nothing more can run in this process."""
+    import torch
+
+    if not torch.cuda.is_available():
+        return False
+    try:
+        torch.cuda.synchronize()
+        torch.empty(1, device="cuda").fill_(0).item()
+    except Exception:
+        return True
+    return False
