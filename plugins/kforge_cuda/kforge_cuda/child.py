@@ -1,0 +1,89 @@
+"""The program a profiler or sanitizer runs: import a built candidate in its scratch directory and call it.
+
+``python -m kforge_cuda.child --workdir W --entry model_new.py --problem P --cache-root C --backend cuda
+--options JSON --mode profile`` builds through the same caches as the worker (so the candidate loads from the
+cache), warms up outside the profiled range, then calls ``forward`` between ``cudaProfilerStart`` and
+``cudaProfilerStop`` (ncu runs with ``--profile-from-start off``, so only the candidate's forward is profiled).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib.util
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from .backends import BACKENDS
+
+
+def options_to_json(options: Any) -> str:
+    return json.dumps(dataclasses.asdict(options))
+
+
+def options_from_json(backend: str, text: str) -> Any:
+    options_type = BACKENDS[backend].options_type
+    values = {k: tuple(v) if isinstance(v, list) else v for k, v in json.loads(text).items()}
+    return options_type(**values)
+
+
+def child_command(
+    *, workdir: Path, entry: str, problem: Path, cache_root: Path, backend: str, options: Any, mode: str,
+    calls: int = 1,
+) -> list[str]:
+    """The command line of this program for one candidate."""
+    return [
+        sys.executable, "-m", "kforge_cuda.child", "--workdir", str(workdir), "--entry", entry,
+        "--problem", str(problem), "--cache-root", str(cache_root), "--backend", backend,
+        "--options", options_to_json(options), "--mode", mode, "--calls", str(calls),
+    ]
+
+
+def _import_entry(workdir: Path, entry: str):
+    sys.path.insert(0, str(workdir))
+    spec = importlib.util.spec_from_file_location("kforge_candidate_child", workdir / entry)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m kforge_cuda.child")
+    for flag in ("--workdir", "--entry", "--problem", "--cache-root", "--backend", "--options"):
+        parser.add_argument(flag, required=True)
+    parser.add_argument("--mode", choices=("profile", "sanitize"), required=True)
+    parser.add_argument("--calls", type=int, default=1)
+    args = parser.parse_args(argv)
+
+    import torch
+
+    from .compile_stage import building
+    from .warmup import build_model_and_inputs
+
+    workdir = Path(args.workdir)
+    os.chdir(workdir)
+    options = options_from_json(args.backend, args.options)
+    with building(options, Path(args.cache_root)):
+        module = _import_entry(workdir, args.entry)
+        model, inputs = build_model_and_inputs(module, Path(args.problem))
+        with torch.no_grad():
+            if args.mode == "profile":
+                for _ in range(2):  # JIT, caches and allocator settle outside the profiled range
+                    model(*inputs)
+                torch.cuda.synchronize()
+                torch.cuda.profiler.start()
+            for _ in range(args.calls):
+                model(*inputs)
+            torch.cuda.synchronize()
+            if args.mode == "profile":
+                torch.cuda.profiler.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

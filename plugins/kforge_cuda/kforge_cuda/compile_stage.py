@@ -1,0 +1,185 @@
+"""The compile stage of both NVIDIA backends, run inside the harness's worker.
+
+Steps: check the syntax; import the candidate while ``load_cuda`` builds through the content-hash cache and
+``load_inline`` is content-addressed; find ``ModelNew``; with ``warmup_forward`` (triton's default) run it once on
+the problem's inputs so JIT builds happen here. Build failures (nvcc, the PyTorch extension builder, Triton) become ``Failure.COMPILE`` with a trimmed log.
+A device fault in the warm-up call (the CUDA context fails every call after it) is reported as
+``Failure.DEVICE_FAULT`` with the candidate's line; anything else it raises is left for verification to classify.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+from types import ModuleType
+from typing import Iterator
+
+from kforge_core.candidate_module import import_candidate
+from kforge_core.records import Backend, Candidate, CompileResult, Failure, StageContext
+
+from . import runtime
+from .build_cache import BuildConfig, BuildOutcome, CudaBuildError
+from .compile_log import trim_triton_error
+from .inline_cache import cached_load_inline
+from .options import CudaOptions, NvidiaOptions, TritonOptions
+from .toolchain import find_tool, nvcc_version
+from .warmup import context_poisoned, run_forward
+
+
+class _Builds:
+    """What was built (or failed to build) while one candidate was imported and warmed up."""
+
+    def __init__(self) -> None:
+        self.outcomes: list[BuildOutcome] = []
+        self.failures: list[CudaBuildError] = []
+
+    def record(self, item: BuildOutcome | CudaBuildError) -> None:
+        (self.failures if isinstance(item, CudaBuildError) else self.outcomes).append(item)
+
+
+def cache_root(context: StageContext) -> Path:
+    return Path(context.cache_dir or Path.home() / ".cache" / "kforge") / "nvidia"
+
+
+def build_config(options: CudaOptions, root: Path) -> BuildConfig:
+    import torch
+
+    nvcc = find_tool("nvcc", options.nvcc) or "nvcc"
+    arch = options.arch
+    if not arch:
+        major, minor = torch.cuda.get_device_capability()
+        arch = f"sm_{major}{minor}"
+    return BuildConfig(nvcc=nvcc, arch=arch, cache_dir=root / "nvcc", opt_level=options.opt_level,
+                       extra_flags=options.extra_nvcc_flags, options_hash=options.hash(),
+                       timeout_s=options.build_timeout_s)
+
+
+@contextlib.contextmanager
+def building(options: NvidiaOptions, root: Path) -> Iterator[_Builds]:
+    """Route every build the candidate starts through the caches under ``root``, and record them."""
+    builds = _Builds()
+    triton_cache = Path(os.environ.setdefault("TRITON_CACHE_DIR", str(root / "triton")))
+    triton_before = _entries(triton_cache)
+    start = time.perf_counter()
+    with contextlib.ExitStack() as stack:
+        nvcc = find_tool("nvcc", getattr(options, "nvcc", ""))
+        toolchain = nvcc_version(nvcc) if nvcc else "no nvcc"
+        if isinstance(options, CudaOptions):
+            stack.enter_context(runtime.build_session(build_config(options, root), builds.record))
+        stack.enter_context(cached_load_inline(root / "inline", toolchain, builds.record))
+        yield builds
+    if isinstance(options, TritonOptions) and "triton" in sys.modules and options.warmup_forward:
+        # Triton compiled on the first call, or found every kernel in its cache
+        compiled = bool(_entries(triton_cache) - triton_before)
+        builds.record(BuildOutcome(triton_cache, "triton", not compiled, time.perf_counter() - start))
+
+
+def _entries(directory: Path) -> set[str]:
+    try:
+        return {entry.name for entry in directory.iterdir()}
+    except OSError:
+        return set()
+
+
+def compile_candidate(backend: Backend, candidate: Candidate, context: StageContext) -> CompileResult:
+    start = time.perf_counter()
+    options = context.options if context.options is not None else backend.default_options()
+
+    def result(ok: bool, log: str = "", failure: Failure | None = None, cached: bool = False) -> CompileResult:
+        return CompileResult(ok=ok, log=log, seconds=time.perf_counter() - start, cached=cached, failure=failure)
+
+    syntax = _syntax_error(candidate)
+    if syntax:
+        return result(False, syntax, Failure.SYNTAX)
+    notes: list[str] = []
+    with building(options, cache_root(context)) as builds:
+        try:
+            module = import_candidate(candidate, context.workdir)
+        except Exception as exc:
+            build_log = _build_failure_log(exc, builds)
+            if build_log is not None:
+                return result(False, build_log, Failure.COMPILE)
+            return result(False, describe_exception(exc, context.workdir), Failure.IMPORT)
+        if not isinstance(getattr(module, "ModelNew", None), type):
+            return result(False, f"{candidate.entry} defines no class ModelNew", Failure.NO_MODEL_NEW)
+        if options.warmup_forward:
+            warm_failure = _warm_up(backend, candidate, module, context, builds, notes)
+            if warm_failure is not None:
+                return result(False, warm_failure[1], warm_failure[0])
+    if builds.failures:  # the candidate caught a build error and went on: it still did not build
+        return result(False, builds.failures[0].log, Failure.COMPILE)
+    log = "\n".join([o.log for o in builds.outcomes if o.log] + notes)
+    cached = bool(builds.outcomes) and all(o.cached for o in builds.outcomes)
+    return result(True, log, cached=cached)
+
+
+def _warm_up(backend: Backend, candidate: Candidate, module: ModuleType, context: StageContext,
+             builds: _Builds, notes: list[str]) -> tuple[Failure, str] | None:
+    """None when the first forward ran, or failed in a way verification reports with its trial; else the failure
+    and its log: a build that failed (a JIT), or a device fault. A fault poisons the CUDA context, so it is
+    reported here, with the candidate's line that faulted (and the memcheck report when ``sanitize`` is on)."""
+    try:
+        run_forward(module, context.problem.path)
+    except Exception as exc:
+        build_log = _build_failure_log(exc, builds)
+        if build_log is not None:
+            return Failure.COMPILE, build_log
+        if context_poisoned():
+            return Failure.DEVICE_FAULT, _fault_log(backend, candidate, context, exc)
+        notes.append(f"note: the first forward raised {type(exc).__name__}; verification reports it")
+    return None
+
+
+def _fault_log(backend: Backend, candidate: Candidate, context: StageContext, exc: BaseException) -> str:
+    log = "the first call of ModelNew on the problem's inputs faulted:\n" + describe_exception(exc, context.workdir)
+    options = context.options if context.options is not None else backend.default_options()
+    if options.sanitize:
+        from .sanitize import run_memcheck
+
+        log += "\n\n" + run_memcheck(backend, candidate, context, options)
+    return log
+
+
+def _build_failure_log(exc: BaseException, builds: _Builds) -> str | None:
+    """The trimmed log when ``exc`` (or what caused it) is a build failure; None for other errors."""
+    if builds.failures:
+        return builds.failures[0].log
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, CudaBuildError):
+            return seen.log
+        if _is_triton_build_error(seen):
+            return trim_triton_error(f"{type(seen).__name__}: {seen}")
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def _is_triton_build_error(exc: BaseException) -> bool:
+    kind = type(exc)
+    return kind.__module__.startswith("triton") and kind.__name__ in (
+        "CompilationError", "CompileTimeAssertionFailure", "OutOfResources", "PTXASError", "UnsupportedLanguageConstruct",
+    )
+
+
+def _syntax_error(candidate: Candidate) -> str | None:
+    for f in candidate.files:
+        if f.name.endswith(".py"):
+            try:
+                compile(f.text, f.name, "exec")
+            except SyntaxError as exc:
+                return f"{f.name}:{exc.lineno}: SyntaxError: {exc.msg}\n    {(exc.text or '').rstrip()}"
+    return None
+
+
+def describe_exception(exc: BaseException, workdir: Path) -> str:
+    """The exception and the innermost line of the candidate's own code that led to it."""
+    own = [frame for frame in traceback.extract_tb(exc.__traceback__) if str(workdir) in frame.filename]
+    message = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    if not own:
+        return message
+    frame = own[-1]
+    return f"{Path(frame.filename).name}:{frame.lineno} in {frame.name}: {(frame.line or '').strip()}\n{message}"

@@ -1,0 +1,100 @@
+"""Acceptance on an NVIDIA GPU, through KForge's harness: ``pytest -m gpu plugins/kforge_cuda``.
+
+Both single-shot examples compile, verify and beat eager PyTorch; a faulting candidate is classified and the next
+candidate still evaluates (with its compute-sanitizer report when asked); a KernelBench load_inline candidate
+evaluates and its second build is a cached load; ncu's profile of a correct candidate is summarised.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from kforge_core.backends import BackendRegistry
+from kforge_core.plugins import PluginSelection, build_plugin_manager
+from kforge_core.problem import load_problem
+from kforge_core.records import Candidate, Failure
+from kforge_core.settings import HarnessSettings, Settings
+from kforge_cuda.options import CudaOptions
+
+from cuda_testing import CANDIDATES, EXAMPLES
+
+pytestmark = pytest.mark.gpu
+PLUGINS = PluginSelection(only=("cuda",))
+
+
+@pytest.fixture(scope="module")
+def settings(tmp_path_factory) -> Settings:
+    harness = HarnessSettings(trials=3, repetitions=30, baselines=("eager",))
+    return Settings(cache_dir=tmp_path_factory.mktemp("kforge-cache"), harness=harness)
+
+
+def _harness(backend_name: str, problem_file: str, settings: Settings, **options):
+    from kforge_core.harness import Harness
+
+    backend = BackendRegistry(build_plugin_manager(PLUGINS)).get(backend_name).backend
+    chosen = dataclasses.replace(backend.default_options(), **options) if options else None
+    return Harness(backend=backend, problem=load_problem(EXAMPLES / problem_file), settings=settings,
+                   plugins=PLUGINS, options=chosen)
+
+
+def _example(backend: str, label: str = "example") -> Candidate:
+    return Candidate.from_source((EXAMPLES / f"{backend}_solution.py").read_text(), label=label)
+
+
+@pytest.mark.parametrize("backend", ["cuda", "triton"])
+def test_example_compiles_verifies_and_beats_eager(backend, settings):
+    with _harness(backend, f"{backend}_problem.py", settings) as harness:
+        verdict = harness.evaluate(_example(backend))
+        again = harness.evaluate(_example(backend, label="same source again"))
+    assert verdict.compile.ok and verdict.correct, verdict.message
+    assert verdict.speedup("eager") > 1.0, verdict.to_json()
+    assert again.correct and (again.compile.cached or backend == "triton")
+    print(f"{backend}: build {verdict.compile.seconds:.2f} s, again {again.compile.seconds:.2f} s; "
+          f"{verdict.runtime.median:.4f} ms vs eager {dict(verdict.baselines)['eager'].median:.4f} ms "
+          f"= {verdict.speedup('eager'):.2f}x")
+
+
+def test_faulting_candidate_is_classified_and_the_next_still_evaluates(settings):
+    faulty = Candidate.from_source((CANDIDATES / "cuda_out_of_bounds.py").read_text(), label="faulty")
+    with _harness("cuda", "cuda_problem.py", settings) as harness:
+        fault = harness.evaluate(faulty)
+        after = harness.evaluate(_example("cuda"))
+    assert fault.failure is Failure.DEVICE_FAULT, fault.to_json()
+    assert fault.worker_replaced
+    assert after.correct, after.message
+
+
+@pytest.mark.parametrize("warmup", [False, True], ids=["fault-in-verify", "fault-in-compile-warmup"])
+def test_sanitize_reports_the_bad_access_to_the_agent(settings, warmup):
+    faulty = Candidate.from_source((CANDIDATES / "cuda_out_of_bounds.py").read_text(), label="faulty")
+    with _harness("cuda", "cuda_problem.py", settings, sanitize=True, warmup_forward=warmup) as harness:
+        fault = harness.evaluate(faulty)
+    assert fault.failure is Failure.DEVICE_FAULT
+    assert (fault.compile.ok if fault.compile else False) is not warmup
+    assert "Invalid __global__ write" in fault.message and "broken_softmax.cu:6" in fault.message, fault.message
+
+
+def test_kernelbench_load_inline_candidate_evaluates_and_is_cached(settings):
+    source = (CANDIDATES / "kernelbench_softmax.py").read_text()
+    renamed = source.replace('name="row_softmax"', 'name="row_softmax_renamed"')
+    with _harness("cuda", "cuda_problem.py", settings) as harness:
+        first = harness.evaluate(Candidate.from_source(source, label="kernelbench"), measure=False)
+        second = harness.evaluate(Candidate.from_source(renamed, label="renamed"), measure=False)
+    assert first.correct, first.message
+    assert second.correct and second.compile.cached
+    print(f"load_inline: first build {first.compile.seconds:.1f} s, same source renamed {second.compile.seconds:.2f} s")
+
+
+@pytest.mark.parametrize("backend", ["cuda", "triton"])
+def test_ncu_profile_is_summarised(backend, settings):
+    with _harness(backend, f"{backend}_problem.py", settings) as harness:
+        verdict = harness.evaluate(_example(backend), profile=True, measure=False)
+        assert verdict.correct, verdict.message
+        assert verdict.profile is not None and verdict.profile.tool == "ncu"
+        summary = harness.summarize(verdict.profile)
+    assert "Nsight Compute on" in summary.text
+    assert any(bound in summary.text for bound in ("memory-bound", "compute-bound", "latency-bound"))
+    assert verdict.profile.kernels and verdict.profile.kernels[0].duration_us > 0
+    print(summary.text)

@@ -1,0 +1,64 @@
+"""The plugin as KForge loads it: through its entry point, with its availability answers on this machine."""
+
+import json
+import importlib.util
+
+import torch
+from click.testing import CliRunner
+
+from kforge_core.app import App
+from kforge_core.backends import BackendRegistry
+from kforge_core.cli import cli
+from kforge_core.plugins import PluginSelection, build_plugin_manager
+from kforge_core.records import Backend, ProfileResult
+from kforge_cuda.backends import CUDA
+
+NO_GPU = torch.version.cuda is None or not torch.cuda.is_available()
+
+
+def _registry():
+    return BackendRegistry(build_plugin_manager(PluginSelection(only=("cuda",))))
+
+
+def test_entry_point_registers_both_backends():
+    registry = _registry()
+    cuda, triton = registry.get("cuda"), registry.get("triton")
+    assert (cuda.distribution, triton.distribution) == ("kforge-cuda", "kforge-cuda")
+    assert cuda.backend.programming_model == "CUDA C++" and triton.backend.programming_model == "Triton"
+    assert cuda.backend.device == triton.backend.device == "cuda"
+
+
+def test_availability_says_why_not_here():
+    registry = _registry()
+    cuda = registry.availability("cuda")
+    triton = registry.availability("triton")
+    if NO_GPU:
+        assert not cuda.available and cuda.reason.startswith("no CUDA device")
+        assert not triton.available
+        expected = "triton not installed" if importlib.util.find_spec("triton") is None else "no CUDA device"
+        assert triton.reason.startswith(expected)
+    else:
+        assert cuda.available and "sm_" in cuda.detail
+
+
+def test_kforge_backends_lists_them():
+    result = CliRunner().invoke(cli, ["backends", "--json"], obj=App())
+    assert result.exit_code == 0, result.output
+    rows = {row["name"]: row for row in json.loads(result.output)}
+    assert rows["cuda"]["distribution"] == "kforge-cuda"
+    assert rows["cuda"]["available"] is (not NO_GPU)
+    if NO_GPU:
+        assert "no CUDA device" in rows["cuda"]["reason"]
+
+
+def test_hooks_leave_other_backends_and_other_profilers_alone():
+    pm = build_plugin_manager(PluginSelection(only=("cuda",))).pm
+    core = [pm.get_plugin("kforge.generic_stages")]
+    other = Backend(name="other", programming_model="X", device="cpu")
+    availability = pm.subset_hook_caller("kforge_backend_availability", remove_plugins=core)
+    summarize = pm.subset_hook_caller("kforge_summarize_profile", remove_plugins=core)
+    ncu_profile = ProfileResult(tool="ncu")
+    assert availability(backend=other, options=None) is None
+    assert summarize(backend=other, problem=None, profile=ncu_profile) is None
+    assert summarize(backend=CUDA, problem=None, profile=ProfileResult(tool="torch.profiler")) is None
+    assert "launched no GPU work" in summarize(backend=CUDA, problem=None, profile=ncu_profile).text

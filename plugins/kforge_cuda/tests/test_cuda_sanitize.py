@@ -1,0 +1,74 @@
+"""compute-sanitizer reports: trimming (on output recorded on an H200) and the verify wrapper that adds them."""
+
+import types
+
+import pytest
+
+from kforge_core.hookspecs import hookimpl
+from kforge_core.plugins import PluginSelection, build_plugin_manager
+from kforge_core.records import Candidate, Failure, StageContext, VerifyResult
+from kforge_cuda.backends import CUDA
+from kforge_cuda.options import CudaOptions
+from kforge_cuda.sanitize import trim_memcheck
+
+from cuda_testing import FIXTURES
+
+
+def test_trim_keeps_the_access_error_with_kernel_line_and_thread():
+    report = trim_memcheck((FIXTURES / "memcheck_out_of_bounds.txt").read_text())
+    lines = report.splitlines()
+    assert lines[0] == "compute-sanitizer memcheck found 3 errors, 1 of them memory access errors:"
+    assert "Invalid __global__ write of size 4 bytes" in report
+    assert "in broken_softmax.cu:6" in report and "by thread (255,0,0)" in report
+    assert "Program hit" not in report and "frame #" not in report and "=====" not in report
+
+
+def test_repeated_errors_are_counted_once():
+    block = ("========= Invalid __global__ read of size 4 bytes\n=========     at k(float *)+0x10 in k.cu:3\n"
+             "=========     by thread ({t},0,0) in block (0,0,0)\n")
+    output = "".join(block.format(t=t) for t in range(5)) + "========= ERROR SUMMARY: 5 errors\n"
+    report = trim_memcheck(output)
+    assert report.count("Invalid __global__ read") == 1 and "5 times" in report
+
+
+def test_no_error():
+    assert "no memory error" in trim_memcheck("========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n")
+
+
+def _failing_verifier(raises: bool):
+    module = types.ModuleType("failing_verifier")
+
+    @hookimpl  # answers before the core's generic verification
+    def kforge_verify(backend, candidate, context):
+        if raises:
+            raise RuntimeError("CUDA error: an illegal memory access was encountered")
+        return VerifyResult(correct=False, failure=Failure.MISMATCH, message="trial 0: max abs error 3.2")
+
+    module.kforge_verify = kforge_verify
+    return module
+
+
+def _verify(tmp_path, cuda_problem, raises, sanitize=True):
+    loaded = build_plugin_manager(PluginSelection(only=("cuda",)),
+                                  extra_plugins=[("failing", _failing_verifier(raises))])
+    options = CudaOptions(sanitize=sanitize, compute_sanitizer=str(tmp_path / "no-such-tool"))
+    context = StageContext(cuda_problem, tmp_path, options, tmp_path / "cache")
+    return loaded.hook.kforge_verify(backend=CUDA, candidate=Candidate.from_source("x = 1"), context=context)
+
+
+def test_wrapper_adds_the_report_to_a_failed_verification(tmp_path, cuda_problem):
+    result = _verify(tmp_path, cuda_problem, raises=False)
+    assert result.failure is Failure.MISMATCH
+    assert result.message.startswith("trial 0: max abs error 3.2")
+    assert "compute-sanitizer not found" in result.message  # this machine has none: the report says so
+
+
+def test_wrapper_is_silent_unless_asked(tmp_path, cuda_problem):
+    result = _verify(tmp_path, cuda_problem, raises=False, sanitize=False)
+    assert result.message == "trial 0: max abs error 3.2"
+
+
+def test_wrapper_lets_a_raised_exception_through_unchanged(tmp_path, cuda_problem):
+    with pytest.raises(RuntimeError, match="illegal memory access") as raised:
+        _verify(tmp_path, cuda_problem, raises=True)
+    assert not getattr(raised.value, "__notes__", None)
