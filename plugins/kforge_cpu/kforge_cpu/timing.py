@@ -1,0 +1,112 @@
+"""Wall-clock timing inside the worker for the profile: medians of a forward, time per kernel, thread scaling.
+
+The harness's own timing (against the baselines) is the one verdicts quote; these figures only explain it.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections import defaultdict
+from contextlib import contextmanager
+from types import ModuleType
+from typing import Any, Callable, Iterator
+
+
+def median_seconds(run: Callable[[], Any], repetitions: int) -> float:
+    """Median of ``repetitions`` timed calls after one warm-up call."""
+    run()
+    times = []
+    for _ in range(repetitions):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+class KernelClock:
+    """Total seconds and calls per kernel while installed."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = defaultdict(float)
+        self.calls: dict[str, int] = defaultdict(int)
+
+    def run(self, forward: Callable[[], Any], repetitions: int) -> float:
+        """Call ``forward`` once to warm up, then ``repetitions`` times counting only those; returns their wall
+        time, so that kernel times and the forward's time come from the same calls."""
+        forward()
+        self.seconds.clear()
+        self.calls.clear()
+        start = time.perf_counter()
+        for _ in range(repetitions):
+            forward()
+        return time.perf_counter() - start
+
+    def wrap(self, name: str, kernel: Any) -> Callable[..., Any]:
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return kernel(*args, **kwargs)
+            finally:
+                self.seconds[name] += time.perf_counter() - start
+                self.calls[name] += 1
+
+        return timed
+
+
+@contextmanager
+def clocked_kernels(module: ModuleType, kernels: dict[str, Any]) -> Iterator[KernelClock]:
+    """Replace the module's kernel globals with timing wrappers (the forward looks them up at each call), and put
+    them back afterwards. Calls from one kernel into another happen in compiled code and are not seen."""
+    clock = KernelClock()
+    for name, kernel in kernels.items():
+        setattr(module, name, clock.wrap(name, kernel))
+    try:
+        yield clock
+    finally:
+        for name, kernel in kernels.items():
+            setattr(module, name, kernel)
+
+
+def thread_counts(maximum: int) -> list[int]:
+    """1, 2, 4, ... up to ``maximum``, which is always included."""
+    counts, n = [], 1
+    while n < maximum:
+        counts.append(n)
+        n *= 2
+    return counts + [maximum]
+
+
+def thread_scaling(run: Callable[[], Any], maximum: int, repetitions: int) -> list[tuple[int, float]]:
+    """(threads, median seconds) for each thread count; Numba's thread count is restored afterwards."""
+    import numba
+
+    previous = numba.get_num_threads()
+    try:
+        results = []
+        for threads in thread_counts(maximum):
+            numba.set_num_threads(threads)
+            results.append((threads, median_seconds(run, repetitions)))
+        return results
+    finally:
+        numba.set_num_threads(previous)
+
+
+def page_faults_per_call(run: Callable[[], Any], calls: int) -> float:
+    """Minor page faults (first touches of freshly mapped memory) per call, averaged over ``calls`` calls."""
+    from .peaks import minor_page_faults
+
+    run()
+    before = minor_page_faults()
+    for _ in range(calls):
+        run()
+    return (minor_page_faults() - before) / calls
+
+
+def torch_ops(run: Callable[[], Any]) -> list[tuple[str, int]]:
+    """The ``aten::`` operators one call runs, with their counts, from the PyTorch profiler."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        run()
+    return sorted((e.key, e.count) for e in prof.key_averages() if e.key.startswith("aten::"))
