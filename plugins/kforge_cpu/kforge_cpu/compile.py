@@ -18,6 +18,7 @@ kernel is compiled. The log of a success lists each JIT compilation and its time
 
 from __future__ import annotations
 
+import linecache
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +56,15 @@ def syntax_error(candidate: Candidate) -> str | None:
             except SyntaxError as exc:
                 return f"{f.name}:{exc.lineno}: SyntaxError: {exc.msg}\n    {(exc.text or '').rstrip()}"
     return None
+
+
+def forget_cached_source(candidate: Candidate, workdir: Path) -> None:
+    """Drop the candidate's file names from ``linecache``. Numba quotes source lines through it, keyed by the
+    path relative to the working directory: in a warm worker, another candidate's ``model_new.py`` would
+    otherwise be quoted in this one's error messages."""
+    for f in candidate.files:
+        for name in (f.name, str(workdir / f.name), str((workdir / f.name).resolve())):
+            linecache.cache.pop(name, None)
 
 
 def apply_threads(options: CpuOptions) -> int:
@@ -121,6 +131,7 @@ def build(candidate: Candidate, context: StageContext, options: CpuOptions) -> B
     if error is not None:
         raise BuildFailed(Failure.SYNTAX, error)
     threads = apply_threads(options)
+    forget_cached_source(candidate, context.workdir)
     with recording_jit() as jit:
         module = _import(candidate, context.workdir, jit)
         forward_seconds = _first_forward(module, context, jit)

@@ -33,7 +33,7 @@ class ParallelReport:
     """What Numba's parallel pass did with one compiled signature of a kernel."""
 
     loops: tuple[ParallelLoop, ...]  # every loop Numba found parallelisable (prange, array expressions, reductions)
-    parallel: int  # loops that run in parallel after fusion (parallel regions' top loops)
+    parallel: int  # loops that run in parallel after fusion
     serialized: int  # parallelisable loops nested in another parallel loop, hence run serially
     fused: int  # loops fused into another
     hoisted_allocations: tuple[str, ...]  # "#4: tmp = np.zeros(16)"
@@ -95,14 +95,15 @@ def _kept_text(lines: list[str]) -> str:
 def parse_report(text: str) -> ParallelReport:
     lines = text.splitlines()
     loops = _listed_loops(lines)
-    tree = [TREE_NODE.match(line) for line in _section(lines, "After Optimisation")]
-    nodes = [m for m in tree if m]
-    if nodes:
-        parallel = sum(1 for m in nodes if not m.group(1) and m.group(3) == "parallel")
-        serialized = sum(1 for m in nodes if m.group(3) == "serial")
-    else:  # "Parallel structure is already optimal": every listed loop is its own parallel loop
-        parallel, serialized = len(loops), 0
+    nodes = [m for m in map(TREE_NODE.match, _section(lines, "After Optimisation")) if m]
+    serialized = sum(1 for m in nodes if m.group(3) == "serial")
     fused = sum(int(m.group(1)) for m in FUSED.finditer(text))
+    # The region tree leaves out some loops (a prange after fused array expressions), so the parallel loops are
+    # counted from the listing: every loop listed runs in parallel unless it was fused into or nested in another.
+    if loops:
+        parallel = len(loops) - serialized - fused
+    else:  # no source listing (code not from a file): the tree's top-level loops
+        parallel = sum(1 for m in nodes if not m.group(1) and m.group(3) == "parallel")
     return ParallelReport(loops, parallel, serialized, fused, _hoisted(lines), _kept_text(lines))
 
 

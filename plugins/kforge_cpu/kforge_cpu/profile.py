@@ -16,6 +16,7 @@ report in ``raw``; ``kforge_summarize_profile`` reads the metrics.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -27,6 +28,7 @@ from kforge_core.records import Backend, Candidate, KernelMetrics, ProfileResult
 from .backend import CpuOptions, cpu_options, is_cpu
 from .diagnostics import ParallelReport, parallel_report
 from .kernels import is_parallel, kernel_name, numba_kernels, uses_fastmath
+from .machine import read_machine_facts
 from .numba_errors import clean
 from .peaks import MachinePeaks, machine_peaks
 from .timing import clocked_kernels, median_seconds, page_faults_per_call, thread_scaling, torch_ops
@@ -94,11 +96,11 @@ def _study(name: str, kernel: Any, seconds: float, calls: float) -> KernelStudy:
                        report, vector)
 
 
-def _kernel_metrics(study: KernelStudy, clocked_forward_seconds: float) -> KernelMetrics:
+def _kernel_metrics(study: KernelStudy, forward_seconds: float) -> KernelMetrics:
     metrics: list[tuple[str, float | str]] = [
         ("signature", study.signature),
         ("calls_per_forward", study.calls_per_forward),
-        ("share_of_forward_pct", 100 * study.seconds_per_forward / clocked_forward_seconds),
+        ("share_of_forward_pct", min(100.0, 100 * study.seconds_per_forward / forward_seconds)),
         ("parallel", "yes" if study.parallel else "no"),
         ("fastmath", "yes" if study.fastmath else "no"),
     ]
@@ -125,6 +127,8 @@ def _forward_metrics(times: ForwardTimes, work: Workload, peaks: MachinePeaks,
     achieved_gbs = work.bytes / seconds / 1e9
     metrics: list[tuple[str, float | str]] = [
         ("threads", times.threads),
+        ("cpus", read_machine_facts().cpus),
+        ("load_average", os.getloadavg()[0]),
         ("numba_share_pct", 100 * times.kernel_share),
         ("page_faults", times.page_faults),
         ("page_fault_us", peaks.first_touch.page_fault_us),
@@ -163,21 +167,21 @@ def profile_candidate(candidate: Candidate, context: StageContext, options: CpuO
     kernels = numba_kernels(module)
     reps = options.profile_repetitions
     with clocked_kernels(module, kernels) as clock:
-        clocked_seconds = clock.run(forward, reps)
-    studies = [_study(name, kernel, clock.seconds[name] / reps, clock.calls[name] / reps)
+        clocked = clock.run(forward, list(kernels), reps)
+    studies = [_study(name, kernel, clocked.kernel_seconds[name], clocked.calls[name])
                for name, kernel in kernels.items()]
     studies.sort(key=lambda s: s.seconds_per_forward, reverse=True)
     threads = numba.get_num_threads()
     times = ForwardTimes(
         seconds=median_seconds(forward, reps),
-        kernel_share=sum(clock.seconds.values()) / clocked_seconds,
+        kernel_share=clocked.kernel_share,
         page_faults=page_faults_per_call(forward, min(reps, 3)),
         scaling=thread_scaling(forward, threads, reps) if options.thread_scaling and threads > 1 else [],
         threads=threads,
     )
     ops = torch_ops(forward)
     forward_record = _forward_metrics(times, work, machine_peaks(context.cache_dir), ops)
-    kernel_records = [_kernel_metrics(s, clocked_seconds / reps) for s in studies]
+    kernel_records = [_kernel_metrics(s, times.seconds) for s in studies]
     return ProfileResult(
         tool="numba",
         kernels=(forward_record, *kernel_records),

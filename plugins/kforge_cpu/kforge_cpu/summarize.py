@@ -18,6 +18,7 @@ from .profile import FORWARD
 MAX_FINDINGS = 6
 MEMORY_ROOF_PCT = 70.0
 POOR_SCALING_PCT = 60.0
+BUSY_LOAD = 0.5
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,10 @@ def _status(forward: KernelMetrics) -> list[str]:
         speedup, efficiency = _scaling_efficiency(forward)  # type: ignore[misc]
         steps = ", ".join(f"{n} -> {_ms(t)}" for n, t in points)
         lines.append(f"Threads: {steps} ({speedup:.2f}x, {efficiency:.0f}% parallel efficiency).")
+    load, cpus = _num(forward, "load_average"), _num(forward, "cpus", 1)
+    if load - 1 >= BUSY_LOAD:  # the profiling process itself accounts for about 1
+        lines.append(f"Caution: other processes were using the CPUs (load average {load:.1f} on {cpus:.0f} CPUs), "
+                     "so times and thread scaling are noisy.")
     return lines
 
 

@@ -9,6 +9,7 @@ import statistics
 import time
 from collections import defaultdict
 from contextlib import contextmanager
+from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Callable, Iterator
 
@@ -24,23 +25,21 @@ def median_seconds(run: Callable[[], Any], repetitions: int) -> float:
     return statistics.median(times)
 
 
+@dataclass(frozen=True)
+class ClockedForward:
+    """Medians over repeated forwards of the time inside each kernel, and of the fraction inside any kernel."""
+
+    kernel_seconds: dict[str, float]  # per forward
+    calls: dict[str, int]  # per forward
+    kernel_share: float
+
+
 class KernelClock:
-    """Total seconds and calls per kernel while installed."""
+    """Seconds and calls per kernel while installed (see :func:`clocked_kernels`)."""
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = defaultdict(float)
         self.calls: dict[str, int] = defaultdict(int)
-
-    def run(self, forward: Callable[[], Any], repetitions: int) -> float:
-        """Call ``forward`` once to warm up, then ``repetitions`` times counting only those; returns their wall
-        time, so that kernel times and the forward's time come from the same calls."""
-        forward()
-        self.seconds.clear()
-        self.calls.clear()
-        start = time.perf_counter()
-        for _ in range(repetitions):
-            forward()
-        return time.perf_counter() - start
 
     def wrap(self, name: str, kernel: Any) -> Callable[..., Any]:
         def timed(*args: Any, **kwargs: Any) -> Any:
@@ -52,6 +51,23 @@ class KernelClock:
                 self.calls[name] += 1
 
         return timed
+
+    def run(self, forward: Callable[[], Any], names: list[str], repetitions: int) -> ClockedForward:
+        """Warm up once, then time ``repetitions`` forwards, each with the kernels' time inside it."""
+        forward()
+        per_kernel: dict[str, list[float]] = {name: [] for name in names}
+        shares = []
+        for _ in range(repetitions):
+            self.seconds.clear()
+            self.calls.clear()
+            start = time.perf_counter()
+            forward()
+            elapsed = time.perf_counter() - start
+            for name in names:
+                per_kernel[name].append(self.seconds[name])
+            shares.append(min(sum(self.seconds.values()) / elapsed, 1.0))
+        return ClockedForward({name: statistics.median(times) for name, times in per_kernel.items()},
+                              {name: self.calls[name] for name in names}, statistics.median(shares))
 
 
 @contextmanager
