@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Callable
+from types import ModuleType
+from typing import Any, Callable, TypeVar
 
 from kforge_core.candidate_module import import_candidate
 from kforge_core.hookspecs import hookimpl
@@ -60,14 +61,16 @@ class KernelStudy:
     name: str
     signature: str
     seconds_per_forward: float
+    share_of_forward: float
     calls_per_forward: float
     parallel: bool
     fastmath: bool
     report: ParallelReport | None  # None when not parallel=True
     vectorization: Vectorization | None  # None off x86-64
+    problems: tuple[str, ...] = ()  # readings that failed
 
 
-def _setup(candidate: Candidate, context: StageContext) -> tuple[Any, Any, Callable[[], Any], list[Any], Workload]:
+def _setup(candidate: Candidate, context: StageContext) -> tuple[ModuleType, Callable[[], Any], Workload]:
     """The candidate's module, its model's forward as a thunk, and the workload counted from the reference."""
     import torch
 
@@ -84,23 +87,39 @@ def _setup(candidate: Candidate, context: StageContext) -> tuple[Any, Any, Calla
     outputs = as_output_tuple(forward())
     parameters = list(reference.parameters()) + list(reference.buffers())
     moved = tensor_bytes(inputs) + tensor_bytes(outputs) + tensor_bytes(parameters)
-    return module, model, forward, inputs, Workload(moved, reference_flops(reference, inputs))
+    return module, forward, Workload(moved, reference_flops(reference, inputs))
 
 
-def _study(name: str, kernel: Any, seconds: float, calls: float) -> KernelStudy:
+T = TypeVar("T")
+
+
+def _read(analysis: Callable[[], T], problems: list[str], what: str) -> T | None:
+    """Run one reading of a compiled kernel; a failure of the reading (not of the candidate) is noted, so that a
+    correct candidate never fails because Numba's report or its assembly looked unexpected."""
+    try:
+        return analysis()
+    except Exception as exc:  # noqa: BLE001
+        problems.append(f"{what} unavailable: {type(exc).__name__}: {exc}")
+        return None
+
+
+def _study(name: str, kernel: Any, seconds: float, share: float, calls: float) -> KernelStudy:
     signature = kernel.signatures[0] if kernel.signatures else None
-    report = parallel_report(kernel, signature) if signature is not None and is_parallel(kernel) else None
-    vector = kernel_vectorization(kernel, signature) if signature is not None and supported() else None
+    problems: list[str] = []
+    report = _read(lambda: parallel_report(kernel, signature), problems, "parallel diagnostics") \
+        if signature is not None and is_parallel(kernel) else None
+    vector = _read(lambda: kernel_vectorization(kernel, signature), problems, "vectorisation") \
+        if signature is not None and supported() else None
     text = "(" + ", ".join(str(t) for t in signature) + ")" if signature is not None else "(never called)"
-    return KernelStudy(kernel_name(kernel), text, seconds, calls, is_parallel(kernel), uses_fastmath(kernel),
-                       report, vector)
+    return KernelStudy(kernel_name(kernel), text, seconds, share, calls, is_parallel(kernel),
+                       uses_fastmath(kernel), report, vector, tuple(problems))
 
 
-def _kernel_metrics(study: KernelStudy, forward_seconds: float) -> KernelMetrics:
+def _kernel_metrics(study: KernelStudy) -> KernelMetrics:
     metrics: list[tuple[str, float | str]] = [
         ("signature", study.signature),
         ("calls_per_forward", study.calls_per_forward),
-        ("share_of_forward_pct", min(100.0, 100 * study.seconds_per_forward / forward_seconds)),
+        ("share_of_forward_pct", 100 * study.share_of_forward),
         ("parallel", "yes" if study.parallel else "no"),
         ("fastmath", "yes" if study.fastmath else "no"),
     ]
@@ -110,7 +129,7 @@ def _kernel_metrics(study: KernelStudy, forward_seconds: float) -> KernelMetrics
                     ("hoisted_allocations", "; ".join(r.hoisted_allocations))]
     v = study.vectorization
     if v is None:
-        metrics.append(("vectorization", "not checked (x86-64 only)"))
+        metrics.append(("vectorization", "not checked (x86-64 only)" if not supported() else "not checked"))
     else:
         metrics += [("vectorization", v.verdict), ("simd_bits", v.width_bits),
                     ("vector_loops", v.count("vector") + v.count("mixed")), ("scalar_loops", v.count("scalar")),
@@ -157,31 +176,32 @@ def _raw(forward: KernelMetrics, studies: list[KernelStudy], workdir: Any) -> st
             lines += ["-- Numba parallel diagnostics --", clean(study.report.text, workdir)]
         if study.vectorization is not None:
             lines += ["-- innermost loops in the assembly --", study.vectorization.describe()]
+        lines += list(study.problems)
     return "\n".join(lines)
 
 
 def profile_candidate(candidate: Candidate, context: StageContext, options: CpuOptions) -> ProfileResult:
     import numba
 
-    module, _model, forward, _inputs, work = _setup(candidate, context)
+    module, forward, work = _setup(candidate, context)
     kernels = numba_kernels(module)
     reps = options.profile_repetitions
     with clocked_kernels(module, kernels) as clock:
         clocked = clock.run(forward, list(kernels), reps)
-    studies = [_study(name, kernel, clocked.kernel_seconds[name], clocked.calls[name])
+    studies = [_study(name, kernel, clocked.kernel_seconds[name], clocked.kernel_share[name], clocked.calls[name])
                for name, kernel in kernels.items()]
     studies.sort(key=lambda s: s.seconds_per_forward, reverse=True)
     threads = numba.get_num_threads()
     times = ForwardTimes(
         seconds=median_seconds(forward, reps),
-        kernel_share=clocked.kernel_share,
+        kernel_share=clocked.total_share,
         page_faults=page_faults_per_call(forward, min(reps, 3)),
         scaling=thread_scaling(forward, threads, reps) if options.thread_scaling and threads > 1 else [],
         threads=threads,
     )
     ops = torch_ops(forward)
     forward_record = _forward_metrics(times, work, machine_peaks(context.cache_dir), ops)
-    kernel_records = [_kernel_metrics(s, times.seconds) for s in studies]
+    kernel_records = [_kernel_metrics(s) for s in studies]
     return ProfileResult(
         tool="numba",
         kernels=(forward_record, *kernel_records),

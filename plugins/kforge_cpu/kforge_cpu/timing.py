@@ -27,11 +27,13 @@ def median_seconds(run: Callable[[], Any], repetitions: int) -> float:
 
 @dataclass(frozen=True)
 class ClockedForward:
-    """Medians over repeated forwards of the time inside each kernel, and of the fraction inside any kernel."""
+    """Medians over repeated forwards: the time inside each kernel, and the fraction of the forward it is (each
+    fraction taken within one forward, so that load on the machine between forwards does not skew it)."""
 
     kernel_seconds: dict[str, float]  # per forward
+    kernel_share: dict[str, float]  # of the forward
     calls: dict[str, int]  # per forward
-    kernel_share: float
+    total_share: float  # inside any kernel
 
 
 class KernelClock:
@@ -55,8 +57,9 @@ class KernelClock:
     def run(self, forward: Callable[[], Any], names: list[str], repetitions: int) -> ClockedForward:
         """Warm up once, then time ``repetitions`` forwards, each with the kernels' time inside it."""
         forward()
-        per_kernel: dict[str, list[float]] = {name: [] for name in names}
-        shares = []
+        seconds: dict[str, list[float]] = {name: [] for name in names}
+        shares: dict[str, list[float]] = {name: [] for name in names}
+        totals = []
         for _ in range(repetitions):
             self.seconds.clear()
             self.calls.clear()
@@ -64,10 +67,12 @@ class KernelClock:
             forward()
             elapsed = time.perf_counter() - start
             for name in names:
-                per_kernel[name].append(self.seconds[name])
-            shares.append(min(sum(self.seconds.values()) / elapsed, 1.0))
-        return ClockedForward({name: statistics.median(times) for name, times in per_kernel.items()},
-                              {name: self.calls[name] for name in names}, statistics.median(shares))
+                seconds[name].append(self.seconds[name])
+                shares[name].append(min(self.seconds[name] / elapsed, 1.0))
+            totals.append(min(sum(self.seconds.values()) / elapsed, 1.0))
+        median = statistics.median
+        return ClockedForward({n: median(v) for n, v in seconds.items()}, {n: median(v) for n, v in shares.items()},
+                              {n: self.calls[n] for n in names}, median(totals))
 
 
 @contextmanager
