@@ -49,7 +49,8 @@ def check_correct(contenders, problem) -> None:
     with torch.no_grad():
         expected = contenders["eager"](*inputs)
         for name, model in contenders.items():
-            torch.testing.assert_close(model(*inputs), expected, atol=1e-4, rtol=1e-4, msg=lambda m, n=name: f"{n}: {m}")
+            torch.testing.assert_close(model(*inputs), expected, atol=1e-4, rtol=1e-4,
+                                       msg=lambda m, n=name: f"{n}: {m}")
 
 
 def measure(contenders, problem, warmup: int, rounds: int) -> dict[str, list[float]]:
@@ -80,7 +81,8 @@ def main() -> None:
     contenders = build_contenders(problem, import_solution())
     start = time.perf_counter()
     check_correct(contenders, problem)  # also compiles (torch.compile, Numba JIT): excluded from the timing
-    print(f"all three agree within atol=rtol=1e-4 (first calls, compilation included: {time.perf_counter() - start:.1f} s)")
+    seconds = time.perf_counter() - start
+    print(f"all three agree within atol=rtol=1e-4 (first calls, compilation included: {seconds:.1f} s)")
     load_before = os.getloadavg()[0]
     times = measure(contenders, problem, args.warmup, args.rounds)
     print(f"method: {args.warmup} warm-up + {args.rounds} timed rounds, contenders interleaved, fresh inputs per "

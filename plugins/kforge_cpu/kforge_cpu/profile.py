@@ -168,7 +168,8 @@ def _forward_metrics(times: ForwardTimes, work: Workload, peaks: MachinePeaks,
 
 def _raw(forward: KernelMetrics, studies: list[KernelStudy], workdir: Any) -> str:
     lines = [f"== {FORWARD}: {forward.duration_us:.1f} us median =="]
-    lines += [f"{key}: {value:.4g}" if isinstance(value, float) else f"{key}: {value}" for key, value in forward.metrics]
+    lines += [f"{key}: {value:.4g}" if isinstance(value, float) else f"{key}: {value}"
+              for key, value in forward.metrics]
     for study in studies:
         lines.append(f"\n== kernel {study.name}{study.signature}: {study.seconds_per_forward * 1e6:.1f} us "
                      f"per forward, {study.calls_per_forward:g} call(s) ==")
