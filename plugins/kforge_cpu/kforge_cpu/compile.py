@@ -27,12 +27,12 @@ from typing import Any
 
 from kforge_core.candidate_module import import_candidate
 from kforge_core.hookspecs import hookimpl
-from kforge_core.problem import import_problem_module
 from kforge_core.records import Backend, Candidate, CompileResult, Failure, StageContext
 
 from .backend import CpuOptions, cpu_options, is_cpu
 from .kernels import kernel_name, numba_kernels, uses_fastmath
 from .numba_errors import describe_compile_error, describe_exception, is_compile_error
+from .problem_instance import private_rng, problem_module
 
 
 class BuildFailed(Exception):
@@ -98,13 +98,13 @@ def _first_forward(module: ModuleType, context: StageContext, jit: Any) -> float
     """Instantiate ModelNew and run it once on the problem's inputs; returns the forward's seconds."""
     import torch
 
-    problem = import_problem_module(context.problem.path)
-    torch.manual_seed(0)
-    init_inputs, inputs = problem.get_init_inputs(), problem.get_inputs()
-    try:
-        model = module.ModelNew(*init_inputs)
-    except Exception as exc:
-        raise _classify(exc, context.workdir, jit, "ModelNew(*get_init_inputs())", Failure.RUNTIME) from None
+    problem = problem_module(context.problem)
+    with private_rng():
+        init_inputs, inputs = problem.get_init_inputs(), problem.get_inputs()
+        try:
+            model = module.ModelNew(*init_inputs)
+        except Exception as exc:
+            raise _classify(exc, context.workdir, jit, "ModelNew(*get_init_inputs())", Failure.RUNTIME) from None
     start = time.perf_counter()
     try:
         with torch.no_grad():

@@ -23,7 +23,7 @@ from typing import Any, Callable, TypeVar
 
 from kforge_core.candidate_module import import_candidate
 from kforge_core.hookspecs import hookimpl
-from kforge_core.problem import as_output_tuple, import_problem_module
+from kforge_core.problem import as_output_tuple
 from kforge_core.records import Backend, Candidate, KernelMetrics, ProfileResult, StageContext
 
 from .backend import CpuOptions, cpu_options, is_cpu
@@ -32,6 +32,7 @@ from .kernels import is_parallel, kernel_name, numba_kernels, uses_fastmath
 from .machine import read_machine_facts
 from .numba_errors import clean
 from .peaks import MachinePeaks, machine_peaks
+from .problem_instance import private_rng, problem_module
 from .timing import clocked_kernels, median_seconds, page_faults_per_call, thread_scaling, torch_ops
 from .vectorization import Vectorization, kernel_vectorization, supported
 from .workload import reference_flops, tensor_bytes
@@ -75,10 +76,10 @@ def _setup(candidate: Candidate, context: StageContext) -> tuple[ModuleType, Cal
     import torch
 
     module = import_candidate(candidate, context.workdir)
-    problem = import_problem_module(context.problem.path)
-    torch.manual_seed(0)
-    init_inputs, inputs = problem.get_init_inputs(), problem.get_inputs()
-    model, reference = module.ModelNew(*init_inputs), problem.Model(*init_inputs)
+    problem = problem_module(context.problem)
+    with private_rng():
+        init_inputs, inputs = problem.get_init_inputs(), problem.get_inputs()
+        model, reference = module.ModelNew(*init_inputs), problem.Model(*init_inputs)
 
     def forward() -> Any:
         with torch.no_grad():

@@ -65,3 +65,22 @@ def test_the_example_kernel_is_parallel_and_vectorised(stages):
     assert m["parallel"] == "yes" and m["parallel_loops"] == 1 and m["calls_per_forward"] == 1
     if supported():
         assert m["vectorization"] == "vectorised" and m["f32_f64_conversions"] == 0
+
+
+def test_the_hooks_import_the_problem_privately_and_restore_the_generator():
+    """The harness keeps kforge_problem_<name> for its reference and seeds torch for its trials: the plugin's
+    worker-side hooks must change neither."""
+    import sys
+
+    from kforge_cpu.problem_instance import private_rng, problem_module
+
+    problem = load_problem(EXAMPLE_PROBLEM)
+    harness_module = import_problem_module(problem.path)
+    torch.manual_seed(123)
+    expected_next = torch.rand(3)
+    torch.manual_seed(123)
+    with private_rng():
+        ours = problem_module(problem)
+        ours.get_inputs()
+    assert ours is not harness_module and sys.modules[harness_module.__name__] is harness_module
+    assert torch.equal(torch.rand(3), expected_next)
