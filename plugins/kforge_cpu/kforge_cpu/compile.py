@@ -19,7 +19,6 @@ kernel is compiled. The log of a success lists each JIT compilation and its time
 from __future__ import annotations
 
 import linecache
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -30,9 +29,12 @@ from kforge_core.hookspecs import hookimpl
 from kforge_core.records import Backend, Candidate, CompileResult, Failure, StageContext
 
 from .backend import CpuOptions, cpu_options, is_cpu
+from .clock import clock
 from .kernels import kernel_name, numba_kernels, uses_fastmath
 from .numba_errors import describe_compile_error, describe_exception, is_compile_error
 from .problem_instance import private_rng, problem_module
+
+
 
 
 class BuildFailed(Exception):
@@ -105,13 +107,13 @@ def _first_forward(module: ModuleType, context: StageContext, jit: Any) -> float
             model = module.ModelNew(*init_inputs)
         except Exception as exc:
             raise _classify(exc, context.workdir, jit, "ModelNew(*get_init_inputs())", Failure.RUNTIME) from None
-    start = time.perf_counter()
-    try:
-        with torch.no_grad():
-            model(*inputs)
-    except Exception as exc:
-        raise _classify(exc, context.workdir, jit, "the first forward", Failure.RUNTIME) from None
-    return time.perf_counter() - start
+        start = clock()
+        try:
+            with torch.no_grad():
+                model(*inputs)
+        except Exception as exc:
+            raise _classify(exc, context.workdir, jit, "the first forward", Failure.RUNTIME) from None
+        return clock() - start
 
 
 def _check_fastmath(kernels: dict[str, Any], options: CpuOptions) -> None:
@@ -149,9 +151,9 @@ def build(candidate: Candidate, context: StageContext, options: CpuOptions) -> B
 def kforge_compile(backend: Backend, candidate: Candidate, context: StageContext) -> CompileResult | None:
     if not is_cpu(backend):
         return None
-    start = time.perf_counter()
+    start = clock()
     try:
         built = build(candidate, context, cpu_options(context.options))
     except BuildFailed as failed:
-        return CompileResult(ok=False, log=failed.log, seconds=time.perf_counter() - start, failure=failed.failure)
-    return CompileResult(ok=True, log=built.log, seconds=time.perf_counter() - start, cached=built.cached)
+        return CompileResult(ok=False, log=failed.log, seconds=clock() - start, failure=failed.failure)
+    return CompileResult(ok=True, log=built.log, seconds=clock() - start, cached=built.cached)

@@ -3,12 +3,14 @@ types, and how long it took. Imports Numba, so only the worker imports this modu
 
 from __future__ import annotations
 
-import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Iterator
 
 from numba.core import event
+
+from .clock import clock
+
 
 
 @dataclass(frozen=True)
@@ -35,7 +37,7 @@ class _Recorder(event.Listener):
             dispatcher = data.get("dispatcher")
             name = getattr(getattr(dispatcher, "py_func", None), "__name__", "?")
             signature = "(" + ", ".join(str(t) for t in data.get("args", ())) + ")"
-            self._started = (name, signature, time.perf_counter())
+            self._started = (name, signature, clock())
             self.compiles.append(JitCompile(name, signature, 0.0))
         self._depth += 1
 
@@ -43,7 +45,7 @@ class _Recorder(event.Listener):
         self._depth -= 1
         if self._depth == 0 and self._started is not None:
             name, signature, start = self._started
-            self.compiles[-1] = JitCompile(name, signature, time.perf_counter() - start)
+            self.compiles[-1] = JitCompile(name, signature, clock() - start)
             self._started = None
 
 

@@ -6,12 +6,13 @@ The harness's own timing (against the baselines) is the one verdicts quote; thes
 from __future__ import annotations
 
 import statistics
-import time
 from collections import defaultdict
 from contextlib import contextmanager
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Callable, Iterator
+
+from .clock import clock
 
 
 def median_seconds(run: Callable[[], Any], repetitions: int) -> float:
@@ -19,9 +20,9 @@ def median_seconds(run: Callable[[], Any], repetitions: int) -> float:
     run()
     times = []
     for _ in range(repetitions):
-        start = time.perf_counter()
+        start = clock()
         run()
-        times.append(time.perf_counter() - start)
+        times.append(clock() - start)
     return statistics.median(times)
 
 
@@ -45,11 +46,11 @@ class KernelClock:
 
     def wrap(self, name: str, kernel: Any) -> Callable[..., Any]:
         def timed(*args: Any, **kwargs: Any) -> Any:
-            start = time.perf_counter()
+            start = clock()
             try:
                 return kernel(*args, **kwargs)
             finally:
-                self.seconds[name] += time.perf_counter() - start
+                self.seconds[name] += clock() - start
                 self.calls[name] += 1
 
         return timed
@@ -63,9 +64,9 @@ class KernelClock:
         for _ in range(repetitions):
             self.seconds.clear()
             self.calls.clear()
-            start = time.perf_counter()
+            start = clock()
             forward()
-            elapsed = time.perf_counter() - start
+            elapsed = clock() - start
             for name in names:
                 seconds[name].append(self.seconds[name])
                 shares[name].append(min(self.seconds[name] / elapsed, 1.0))
@@ -79,11 +80,11 @@ class KernelClock:
 def clocked_kernels(module: ModuleType, kernels: dict[str, Any]) -> Iterator[KernelClock]:
     """Replace the module's kernel globals with timing wrappers (the forward looks them up at each call), and put
     them back afterwards. Calls from one kernel into another happen in compiled code and are not seen."""
-    clock = KernelClock()
+    kernel_clock = KernelClock()
     for name, kernel in kernels.items():
-        setattr(module, name, clock.wrap(name, kernel))
+        setattr(module, name, kernel_clock.wrap(name, kernel))
     try:
-        yield clock
+        yield kernel_clock
     finally:
         for name, kernel in kernels.items():
             setattr(module, name, kernel)
