@@ -100,6 +100,15 @@ FUSED_AND_HOISTED = candidate(HEADER + """
 """ + model_new("scale_shift(x, out)"))
 
 
+EXP_PER_ELEMENT = candidate(HEADER + """
+    @njit(parallel=True, fastmath=True)
+    def exp_scale(x, out):
+        for i in prange(x.shape[0]):
+            for j in range(x.shape[1]):
+                out[i, j] = np.exp(x[i, j]) * np.float32(1.5)
+""" + model_new("exp_scale(x, out)"))
+
+
 def metrics(profile, name: str):
     record = next(k for k in profile.kernels if k.name == name)
     return record, dict(record.metrics)
@@ -119,6 +128,7 @@ def profiled(tmp_path_factory, peaks_cache):
         "float64": (FLOAT64_CONSTANTS, problems["scale_shift"]),
         "serial": (SERIAL, problems["scale_shift"]),
         "fused": (FUSED_AND_HOISTED, problems["scale_shift"]),
+        "exp": (EXP_PER_ELEMENT, problems["scale_shift"]),
     }
     # the scan's findings are ranked in a test; without a thread-scaling measurement, which a busy machine makes
     # erratic for a kernel of microseconds, only the kernel's own findings compete
@@ -208,3 +218,11 @@ def test_the_summary_is_short_and_ranked(profiled):
     assert any(line.startswith("Memory: ") and "of the measured" in line for line in lines)
     assert "Kernels by time" in text and "1. running_sum(array(float32, 2d, C), array(float32, 2d, C))" in text
     assert len(lines) <= 20
+
+
+@pytest.mark.skipif(not supported() or numba.config.USING_SVML, reason="with SVML, exp is vectorised")
+def test_math_calls_per_element_are_caught(profiled):
+    profiles, problems = profiled
+    _, m = metrics(profiles["exp"], "exp_scale")
+    assert m["loops_with_calls"] >= 1
+    assert "hot loop(s) call a function per element" in summarize(profiles["exp"], problems["scale_shift"])
