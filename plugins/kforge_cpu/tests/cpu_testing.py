@@ -9,11 +9,12 @@ import sys
 import textwrap
 from pathlib import Path
 
+import kforge_cpu
 from kforge_core.records import Candidate, Problem, StageContext
 from kforge_cpu import CpuOptions
 
 WORKER = Path(__file__).with_name("cpu_stage_worker.py")
-EXAMPLE_DIR = Path(__file__).resolve().parents[1] / "kforge_cpu" / "example"
+EXAMPLE_DIR = Path(kforge_cpu.__file__).resolve().parent / "example"
 EXAMPLE_PROBLEM = EXAMPLE_DIR / "add_rmsnorm.py"
 EXAMPLE_SOLUTION = EXAMPLE_DIR / "add_rmsnorm_numba.py"
 
