@@ -31,7 +31,7 @@ class BackendRegistry:
         self.loaded = loaded
         self._backends: dict[str, RegisteredBackend] = {}
         pm = loaded.pm
-        plugins = [p for p in pm.get_plugins() if pm.get_name(p) is not None]
+        plugins = [plugin for _, plugin in pm.list_name_plugin() if plugin is not None]  # registration order
         for plugin in plugins:
             others = [p for p in plugins if p is not plugin]
             call_one = pm.subset_hook_caller("kforge_register_backends", remove_plugins=others)

@@ -48,6 +48,7 @@ def _add_commands() -> None:
     cli.add_command(backends.backends)
     cli.add_command(plugins_cmd.plugins)
     cli.add_command(check.check)
+    cli.add_command(__import__("kforge_core.commands.eval", fromlist=["eval_command"]).eval_command)
 
 
 _add_commands()

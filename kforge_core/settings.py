@@ -37,7 +37,7 @@ def _default_cache_dir() -> Path:
 
 @dataclass(frozen=True)
 class HarnessSettings:
-    """``[harness]``: how candidates are checked and timed."""
+    """``[harness]``: how candidates are checked and timed (README, "Evaluating a candidate", explains each)."""
 
     trials: int = 5
     seed: int = 42
@@ -47,20 +47,43 @@ class HarnessSettings:
     compile_timeout_s: float = 600.0
     verify_timeout_s: float = 300.0
     profile_timeout_s: float = 600.0
-    memory_limit_mb: int = 0  # 0: the worker's address space is not limited
+    timing_timeout_s: float = 300.0
+    startup_timeout_s: float = 300.0  # starting a worker: Python, torch, the device, the reference's outputs
+    memory_limit_mb: int = 0  # 0: the worker's address space is not limited (only applied on the CPU device)
+    file_size_limit_mb: int = 1024  # the largest file a worker may write (a flood of output stops here)
     output_limit_kb: int = 64
     cheat_policy: Literal["strict", "report"] = "strict"
     precision_policy: Literal["strict", "report"] = "strict"
     baselines: tuple[str, ...] = ("eager", "compile")
     warm_workers: bool = True
+    spare_workers: int = 1  # workers kept started ahead of need when warm_workers is on
+    timing_checks: int = 3  # timed runs whose outputs are checked against the reference again
+    input_pool_mb: int = 1024  # device memory for the distinct input sets the timed runs cycle through
+    l2_flush_bytes: int = 0  # 0: twice the device's L2 cache (256 MiB when the device does not say); CPU: none
 
     def __post_init__(self) -> None:
         for name in ("trials", "repetitions"):
             if getattr(self, name) < 1:
                 raise ValueError(f"harness.{name} must be >= 1")
+        for name in ("warmup", "timing_checks", "spare_workers", "memory_limit_mb", "l2_flush_bytes"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"harness.{name} must be >= 0")
+        for name in ("compile_timeout_s", "verify_timeout_s", "profile_timeout_s", "timing_timeout_s",
+                     "startup_timeout_s"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"harness.{name} must be > 0")
+        if self.output_limit_kb < 1 or self.file_size_limit_mb < 1 or self.input_pool_mb < 1:
+            raise ValueError("harness.output_limit_kb, file_size_limit_mb and input_pool_mb must be >= 1")
         unknown = set(self.baselines) - {"eager", "compile"}
         if unknown:
             raise ValueError(f"harness.baselines: unknown baseline(s) {sorted(unknown)}; use eager and/or compile")
+
+    def tolerance(self, dtype: str, backend_overrides: tuple[tuple[str, float, float], ...] = ()) -> tuple[float, float]:
+        """``(atol, rtol)`` for ``dtype`` ("float32"): the backend's override, else this table, else exact."""
+        for name, atol, rtol in backend_overrides:
+            if name == dtype:
+                return atol, rtol
+        return tuple(self.tolerances.get(dtype, (0.0, 0.0)))  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)

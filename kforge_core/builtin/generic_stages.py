@@ -5,12 +5,20 @@ They are registered ``trylast``, so a plugin's own implementation for its backen
 
 from __future__ import annotations
 
+import subprocess
 import time
 import traceback
 
 from ..candidate_module import import_candidate
 from ..hookspecs import hookimpl
-from ..records import Backend, Candidate, CompileResult, Failure, StageContext
+from ..records import (
+    Backend, Candidate, CompileResult, Failure, Problem, ProfileResult, ProfileSummary, StageContext, VerifyResult,
+)
+from .build_log import trim_build_log
+
+# Bound at import, before any candidate is imported: a candidate that replaces time.perf_counter cannot
+# change what this module measures.
+_clock = time.perf_counter
 
 
 def _syntax_error(candidate: Candidate) -> str | None:
@@ -25,23 +33,58 @@ def _syntax_error(candidate: Candidate) -> str | None:
     return None
 
 
+def _is_build_failure(exc: BaseException) -> bool:
+    """A JIT build that failed while the module imported (``torch.utils.cpp_extension.load_inline`` and kin)."""
+    text = str(exc)
+    return isinstance(exc, subprocess.CalledProcessError) or "Error building extension" in text or (
+        isinstance(exc, RuntimeError) and ("ninja" in text.lower() or "nvcc" in text.lower()))
+
+
 @hookimpl(trylast=True)
 def kforge_compile(backend: Backend, candidate: Candidate, context: StageContext) -> CompileResult:
-    """Check the syntax of every Python file, import the entry module and find ``ModelNew``."""
-    start = time.perf_counter()
+    """Check the syntax of every Python file, import the entry module (building what it builds when it is
+    imported, as KernelBench's ``load_inline`` candidates do) and find ``ModelNew``."""
+    start = _clock()
     error = _syntax_error(candidate)
     if error is not None:
-        return CompileResult(ok=False, log=error, seconds=time.perf_counter() - start, failure=Failure.SYNTAX)
+        return CompileResult(ok=False, log=error, seconds=_clock() - start, failure=Failure.SYNTAX)
     try:
         module = import_candidate(candidate, context.workdir)
     except Exception as exc:
+        seconds = _clock() - start
+        if _is_build_failure(exc):
+            return CompileResult(ok=False, log=trim_build_log(str(exc)), seconds=seconds, failure=Failure.COMPILE)
         log = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        return CompileResult(ok=False, log=log, seconds=time.perf_counter() - start, failure=Failure.IMPORT)
+        return CompileResult(ok=False, log=log, seconds=seconds, failure=Failure.IMPORT)
     if not isinstance(getattr(module, "ModelNew", None), type):
         return CompileResult(
             ok=False,
             log=f"{candidate.entry} defines no class ModelNew",
-            seconds=time.perf_counter() - start,
+            seconds=_clock() - start,
             failure=Failure.NO_MODEL_NEW,
         )
-    return CompileResult(ok=True, seconds=time.perf_counter() - start)
+    return CompileResult(ok=True, seconds=_clock() - start)
+
+
+@hookimpl(trylast=True)
+def kforge_verify(backend: Backend, candidate: Candidate, context: StageContext) -> VerifyResult:
+    """Seeded correctness trials on ``backend.device`` with the cheat checks (see ``torch_verify``)."""
+    from .torch_verify import verify_with_torch
+
+    return verify_with_torch(backend, candidate, context)
+
+
+@hookimpl(trylast=True)
+def kforge_profile(backend: Backend, candidate: Candidate, context: StageContext) -> ProfileResult:
+    """The PyTorch profiler around a few calls of ``ModelNew.forward`` (see ``torch_profile``)."""
+    from .torch_profile import profile_with_torch
+
+    return profile_with_torch(backend, candidate, context)
+
+
+@hookimpl(trylast=True)
+def kforge_summarize_profile(backend: Backend, problem: Problem, profile: ProfileResult) -> ProfileSummary:
+    """Kernels ranked by time, PyTorch operators that ran, bandwidth against the minimum traffic."""
+    from .torch_profile_summary import summarize
+
+    return summarize(problem, profile)

@@ -12,13 +12,15 @@ from ..app import App
 
 
 @click.command()
+@click.argument("names", nargs=-1, metavar="[NAME]...")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list instead of a table.")
 @click.pass_obj
-def backends(app: App, as_json: bool) -> None:
-    """List the registered backends and whether each is available on this machine."""
+def backends(app: App, names: tuple[str, ...], as_json: bool) -> None:
+    """List the registered backends (or only NAME...) and whether each is available on this machine."""
     settings = app.settings()
+    entries = [app.backend(name) for name in names] if names else app.registry.all()
     rows = []
-    for entry in app.registry.all():
+    for entry in entries:
         availability = app.registry.availability(entry.name, settings.backend_options(entry.backend))
         rows.append(
             {

@@ -1,0 +1,157 @@
+"""``kforge eval PROBLEM CANDIDATE --backend NAME``: compile, verify, time (and profile) one candidate."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from ..app import App
+from ..errors import KForgeError
+from ..harness import Harness, Verdict
+from ..problem import load_problem
+from ..records import Candidate, SourceFile
+
+EXIT_INCORRECT = 3
+
+
+@click.command(name="eval")
+@click.argument("problem_path", metavar="PROBLEM", type=click.Path(path_type=Path))
+@click.argument("candidate_path", metavar="CANDIDATE", type=click.Path(path_type=Path))
+@click.option("--backend", "backend_name", help="The backend to evaluate on (default: the configured one).")
+@click.option("--json", "as_json", is_flag=True, help="Print the verdict as one JSON document.")
+@click.option("--profile", is_flag=True, help="Also profile a correct candidate, and summarize the profile.")
+@click.option("--no-timing", is_flag=True, help="Check correctness only.")
+@click.option("--trials", type=click.IntRange(min=1), help="Correctness trials (harness.trials).")
+@click.option("--warmup", type=click.IntRange(min=0), help="Untimed runs before timing (harness.warmup).")
+@click.option("--repetitions", type=click.IntRange(min=1), help="Timed runs (harness.repetitions).")
+@click.option("--policy", type=click.Choice(["strict", "report"]),
+              help="strict: reference calls and input mutation reject the candidate; report: only flag them.")
+@click.option("--precision-policy", type=click.Choice(["strict", "report"]),
+              help="strict: a precision downgrade rejects the candidate; report: only flags it.")
+@click.option("--baselines", help="Comma list of baselines to compare with: eager, compile (default: both).")
+@click.option("--entry", default="model_new.py", show_default=True,
+              help="The file defining ModelNew when CANDIDATE is a directory.")
+@click.option("--keep", "keep_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Keep the scratch directories (captured output, profiler files) under this directory.")
+@click.pass_obj
+def eval_command(app: App, problem_path: Path, candidate_path: Path, backend_name: str | None, as_json: bool,
+                 profile: bool, no_timing: bool, trials: int | None, warmup: int | None, repetitions: int | None,
+                 policy: str | None, precision_policy: str | None, baselines: str | None, entry: str,
+                 keep_dir: Path | None) -> None:
+    """Compile, verify and time CANDIDATE (a file defining ModelNew, or a directory) against PROBLEM.
+
+    Exit status: 0 when the candidate is correct, 3 when it is not, 1 for a mistake in the command itself.
+    """
+    settings = app.settings(**{
+        "backend": backend_name, "harness.trials": trials, "harness.warmup": warmup,
+        "harness.repetitions": repetitions, "harness.cheat_policy": policy,
+        "harness.precision_policy": precision_policy,
+        "harness.baselines": [b.strip() for b in baselines.split(",") if b.strip()] if baselines else None,
+    })
+    problem = load_problem(problem_path)
+    candidate = read_candidate(candidate_path, entry)
+    backend = app.backend(settings.backend).backend
+    with Harness(backend=backend, problem=problem, settings=settings, plugins=app.plugin_selection,
+                 scratch_root=keep_dir) as harness:
+        verdict = harness.evaluate(candidate, profile=profile, measure=not no_timing)
+        summary = harness.summarize(verdict.profile).text if verdict.profile is not None else None
+    if as_json:
+        document = verdict.to_json()
+        if summary is not None:
+            document["profile_summary"] = summary
+        click.echo(json.dumps(document, indent=2, allow_nan=False))
+    else:
+        print_verdict(Console(), verdict, summary)
+    if not verdict.correct:
+        click.get_current_context().exit(EXIT_INCORRECT)
+
+
+def read_candidate(path: Path, entry: str) -> Candidate:
+    """A candidate from a file, or from every file of a directory (its ``entry`` defines ModelNew)."""
+    if path.is_file():
+        return Candidate.from_path(path)
+    if not path.is_dir():
+        raise KForgeError(f"candidate not found: {path}")
+    files = tuple(
+        SourceFile(str(p.relative_to(path)), p.read_text())
+        for p in sorted(path.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts and not p.name.startswith(".")
+    )
+    if entry not in {f.name for f in files}:
+        raise KForgeError(f"{path} has no {entry}", hint="name the file that defines ModelNew with --entry")
+    return Candidate(files=files, entry=entry, label=path.name)
+
+
+# ---------------------------------------------------------------------------------------------- rich output
+
+
+def print_verdict(console: Console, verdict: Verdict, summary: str | None) -> None:
+    console.print(f"[bold]{verdict.candidate}[/] ({verdict.candidate_digest}) for problem [bold]{verdict.problem}"
+                  f"[/] on backend [bold]{verdict.backend}[/]")
+    _print_compile(console, verdict)
+    if verdict.verify is not None:
+        _print_trials(console, verdict)
+    if verdict.runtime is not None or verdict.baselines:
+        _print_runtimes(console, verdict)
+    if verdict.flags:
+        table = Table(title="cheat flags")
+        for column in ("flag", "blocks", "evidence"):
+            table.add_column(column)
+        for flag in verdict.flags:
+            table.add_row(flag.code, "yes" if flag.blocking else "no", flag.message)
+        console.print(table)
+    if verdict.method is not None:
+        m = verdict.method
+        console.print(f"[dim]timing: {m.device}, {m.warmup} warm-up + {m.repetitions} timed runs, L2 flush "
+                      f"{m.l2_flush_bytes:,} bytes, fresh inputs per run; sync: {m.synchronize}; {m.notes}[/]")
+    if summary:
+        console.print("[bold]profile summary[/]")
+        console.print(summary, markup=False, highlight=False)
+    if verdict.correct:
+        best = verdict.best_speedup
+        speed = f", {best:.2f}x against the faster baseline" if best is not None else ""
+        console.print(f"[bold green]CORRECT[/]{speed}")
+    else:
+        console.print(f"[bold red]NOT CORRECT[/]: {verdict.failure.value}")
+        console.print(verdict.message, markup=False, highlight=False)
+
+
+def _print_compile(console: Console, verdict: Verdict) -> None:
+    result = verdict.compile
+    if result.ok:
+        console.print(f"compiled in {result.seconds:.2f} s{' (cached)' if result.cached else ''}")
+        if result.log.strip():
+            console.print(result.log, markup=False, highlight=False)
+    else:
+        console.print(f"[red]did not compile[/] ({result.failure.value if result.failure else '?'}):")
+        console.print(result.log, markup=False, highlight=False)
+
+
+def _print_trials(console: Console, verdict: Verdict) -> None:
+    table = Table(title="correctness trials")
+    for column in ("seed", "passed", "max abs error", "max rel error", "where they differ"):
+        table.add_column(column)
+    for trial in verdict.verify.trials:
+        table.add_row(str(trial.seed), "[green]yes[/]" if trial.passed else "[red]no[/]",
+                      f"{trial.max_abs_error:.3g}", f"{trial.max_rel_error:.3g}", trial.message)
+    console.print(table)
+    for note in verdict.verify.notes:
+        console.print(f"[dim]{note}[/]")
+
+
+def _print_runtimes(console: Console, verdict: Verdict) -> None:
+    table = Table(title="runtime (ms)")
+    for column in ("", "median", "mean", "std", "min", "count", "speedup of the candidate"):
+        table.add_column(column)
+    rows = ([("candidate", verdict.runtime)] if verdict.runtime else []) + list(verdict.baselines)
+    for name, stats in rows:
+        speedup = verdict.speedup(name)
+        table.add_row(name, f"{stats.median:.4f}", f"{stats.mean:.4f}", f"{stats.std:.4f}", f"{stats.min:.4f}",
+                      str(stats.count), f"{speedup:.2f}x" if speedup is not None else "")
+    console.print(table)
+    for name, error in verdict.baseline_errors:
+        console.print(f"[yellow]{name}[/]: {error}")

@@ -1,0 +1,146 @@
+"""Turning what went wrong in a worker into a :class:`~kforge_core.records.Failure`.
+
+Two sources: an exception the worker caught (its type and text), and the way a worker process ended (its exit
+status or the signal that killed it).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import traceback
+from pathlib import Path
+
+from ..records import Failure
+
+# Errors after which a GPU context is poisoned: every later call fails, so the worker must be replaced.
+DEVICE_FAULT_PATTERNS = (
+    "illegal memory access",
+    "unspecified launch failure",
+    "device-side assert",
+    "misaligned address",
+    "illegal instruction",
+    "an illegal instruction was encountered",
+    "hardware stack error",
+    "uncorrectable ecc error",
+    "cuda error: launch failure",
+    "cuda error: unknown error",
+    "ur_result_error_device_lost",
+    "device lost",
+)
+OUT_OF_MEMORY_PATTERNS = (
+    "out of memory",
+    "can't allocate memory",
+    "cannot allocate memory",
+    "cublas_status_alloc_failed",
+    "unable to allocate",
+)
+_CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE, signal.SIGABRT, signal.SIGSYS,
+                  signal.SIGTRAP, signal.SIGXCPU, signal.SIGXFSZ}
+
+
+def exception_line(exc: BaseException) -> str:
+    """``TypeError: message`` on one line (the last line of Python's own rendering)."""
+    lines = "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()
+    return lines[-1] if lines else type(exc).__name__
+
+
+def classify_exception(exc: BaseException) -> Failure:
+    """The failure class of an exception raised by candidate code (RUNTIME unless it says otherwise)."""
+    if isinstance(exc, SystemExit):
+        return Failure.EXIT
+    if isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError":
+        return Failure.OUT_OF_MEMORY
+    return classify_text(str(exc)) or Failure.RUNTIME
+
+
+def classify_text(text: str) -> Failure | None:
+    """DEVICE_FAULT or OUT_OF_MEMORY when ``text`` says so, else None."""
+    lowered = text.lower()
+    if any(pattern in lowered for pattern in DEVICE_FAULT_PATTERNS):
+        return Failure.DEVICE_FAULT
+    if any(pattern in lowered for pattern in OUT_OF_MEMORY_PATTERNS):
+        return Failure.OUT_OF_MEMORY
+    return None
+
+
+def candidate_traceback(exc: BaseException, workdir: Path, limit: int = 6) -> str:
+    """The frames of ``exc``'s traceback that are in the candidate's own files, then the exception line.
+
+    The generation agent needs the line of its code that failed, not the harness's frames.
+    """
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if _inside(f.filename, workdir)]
+    lines = [f'  File "{Path(f.filename).name}", line {f.lineno}, in {f.name}\n    {f.line or ""}'.rstrip()
+             for f in frames[-limit:]]
+    return "\n".join([*lines, exception_line(exc)])
+
+
+def _inside(filename: str, directory: Path) -> bool:
+    try:
+        return Path(filename).resolve().is_relative_to(directory.resolve())
+    except (OSError, ValueError):
+        return False
+
+
+def classify_exit(returncode: int, *, killed_by_harness: bool, oom_evidence: str = "") -> tuple[Failure, str]:
+    """The failure class of a worker that ended in the middle of a request, and a sentence saying how."""
+    if returncode >= 0:
+        return Failure.EXIT, (
+            f"the worker process exited with status {returncode} in the middle of the stage "
+            "(os._exit, sys.exit or exit() in the candidate's code end the process that evaluates it)"
+        )
+    signum = -returncode
+    name = _signal_name(signum)
+    if signum == signal.SIGKILL and not killed_by_harness:
+        if oom_evidence:
+            return Failure.OUT_OF_MEMORY, f"the worker was killed by {name}: {oom_evidence}"
+        return Failure.CRASH, f"the worker was killed by {name} (from outside the harness)"
+    if signum == signal.SIGXFSZ:
+        return Failure.CRASH, f"the worker was killed by {name}: it wrote a file larger than the file size limit"
+    if signum in _CRASH_SIGNALS:
+        return Failure.CRASH, f"the worker crashed with {name}"
+    return Failure.CRASH, f"the worker was ended by {name}"
+
+
+def _signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
+def oom_kill_count() -> int | None:
+    """The kernel's count of out-of-memory kills in this process's memory cgroup (v2 or v1), if readable."""
+    for path in _cgroup_oom_files():
+        try:
+            for line in path.read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill":
+                    return int(value)
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def _cgroup_oom_files() -> list[Path]:
+    root = Path("/sys/fs/cgroup")
+    files = []
+    try:
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            _, controllers, where = line.split(":", 2)
+            where = where.lstrip("/")
+            if controllers == "":
+                files.append(root / where / "memory.events")
+            elif "memory" in controllers.split(","):
+                files.append(root / "memory" / where / "memory.oom_control")
+    except (OSError, ValueError):
+        pass
+    return files
+
+
+def memory_total_kb() -> int | None:
+    """This machine's physical memory in KiB."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 1024
+    except (ValueError, OSError):
+        return None

@@ -1,0 +1,83 @@
+"""The cheat flags: their codes, what each catches, and whether the active policy lets it block.
+
+A flag that blocks makes the verdict ``Failure.CHEAT``. Which flags block:
+
+* ``reference_call`` and ``input_mutation`` follow ``harness.cheat_policy`` (``strict`` blocks, ``report`` only
+  flags): a candidate may call PyTorch for part of the work, or work in place, on purpose.
+* ``precision_downgrade`` follows ``harness.precision_policy``.
+* The others always block, because they make the measurement itself untrustworthy.
+* ``insensitive_problem`` is about the problem, not the candidate, and never blocks; evidence found only in the
+  candidate's source (``Flag.message`` starts with "source:") never blocks either.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from ..records import Flag
+from ..settings import HarnessSettings
+
+STALE_OUTPUT = "stale_output"
+ASYNC_OUTPUT = "async_output"
+CACHED_OUTPUT = "cached_output"
+CONSTANT_OUTPUT = "constant_output"
+INSENSITIVE_PROBLEM = "insensitive_problem"
+REFERENCE_CALL = "reference_call"
+TAMPERING = "tampering"
+TENSOR_SUBCLASS = "tensor_subclass"
+PRECISION_DOWNGRADE = "precision_downgrade"
+L2_PERSISTENCE = "l2_persistence"
+INPUT_MUTATION = "input_mutation"
+
+# code -> (the issue's cheat number, what it catches); the README's table is written from this
+CATALOGUE: dict[str, tuple[str, str]] = {
+    STALE_OUTPUT: ("1", "the output holds memory the kernel never wrote (the poison the harness left there)"),
+    ASYNC_OUTPUT: ("2", "the output changed after forward returned: work continued on a side stream or thread"),
+    CACHED_OUTPUT: ("3", "an output that belongs to earlier inputs (a cache keyed on pointer, shape or calls)"),
+    CONSTANT_OUTPUT: ("4", "the output does not change when the input does"),
+    INSENSITIVE_PROBLEM: ("4", "the problem's reference output barely depends on its input (about the problem)"),
+    REFERENCE_CALL: ("5", "PyTorch compute operators ran inside ModelNew.forward (the ops are listed)"),
+    TAMPERING: ("6", "the candidate replaced timers, torch functions, kernels or the harness's own code"),
+    TENSOR_SUBCLASS: ("6", "the output is a tensor subclass (lazy or self-comparing) instead of a tensor"),
+    PRECISION_DOWNGRADE: ("7", "the candidate computes at lower precision than the reference's dtype"),
+    L2_PERSISTENCE: ("8", "a persisting-L2 window was set to keep data in cache across the flush"),
+    INPUT_MUTATION: ("-", "the candidate changed its inputs where the reference does not"),
+}
+
+_POLICY_GOVERNED = {REFERENCE_CALL: "cheat_policy", INPUT_MUTATION: "cheat_policy",
+                    PRECISION_DOWNGRADE: "precision_policy"}
+_NEVER_BLOCKING = {INSENSITIVE_PROBLEM}
+
+
+def blocks(code: str, settings: HarnessSettings) -> bool:
+    """Whether a flag with ``code`` disqualifies the candidate under ``settings``' policies."""
+    if code in _NEVER_BLOCKING:
+        return False
+    policy = _POLICY_GOVERNED.get(code)
+    return policy is None or getattr(settings, policy) == "strict"
+
+
+def raise_flag(code: str, message: str, settings: HarnessSettings) -> Flag:
+    """A flag from evidence seen running, blocking as the policy says."""
+    if code not in CATALOGUE:
+        raise ValueError(f"unknown flag code {code!r}")
+    return Flag(code=code, message=message, blocking=blocks(code, settings))
+
+
+def source_flag(code: str, message: str) -> Flag:
+    """A flag from the candidate's source alone: evidence, never blocking (the code may never run)."""
+    return Flag(code=code, message=f"source: {message}", blocking=False)
+
+
+def merge_flags(flags: Iterable[Flag]) -> tuple[Flag, ...]:
+    """One flag per code, in order of first appearance: messages joined, blocking if any of them blocks."""
+    merged: dict[str, Flag] = {}
+    for flag in flags:
+        seen = merged.get(flag.code)
+        if seen is None:
+            merged[flag.code] = flag
+        elif flag.message not in seen.message:
+            merged[flag.code] = Flag(flag.code, f"{seen.message}; {flag.message}", seen.blocking or flag.blocking)
+        elif flag.blocking and not seen.blocking:
+            merged[flag.code] = Flag(flag.code, seen.message, True)
+    return tuple(merged.values())

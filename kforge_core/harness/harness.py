@@ -1,0 +1,189 @@
+"""The Harness: evaluates candidates for one problem on one backend, in isolated worker processes."""
+
+from __future__ import annotations
+
+import itertools
+import re
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ..backends import BackendRegistry
+from ..errors import KForgeError
+from ..plugins import PluginSelection, build_plugin_manager
+from ..records import Backend, Candidate, CompileResult, Failure, Problem, ProfileResult, ProfileSummary
+from ..settings import Settings
+from .evaluation import captured_output, decide, message_for_agent, run_stages, runtime_of
+from .pool import WorkerPool
+from .process import WorkerFault
+from .protocol import BaselineResults, MeasureBaselines, WorkerInit
+from .runs import checked_timed_runs
+from .static_check import check_source
+from .verdict import RuntimeStats, TimingMethod, Verdict
+
+
+class Harness:
+    """Compiles, verifies, times and profiles candidates in isolated workers; a context manager.
+
+    :param backend: the backend candidates are written for (its plugin's stage hooks run in the workers).
+    :param problem: the validated problem.
+    :param settings: all settings; ``settings.harness`` says how candidates are checked and timed.
+    :param plugins: which plugins the workers load (the same as this process, so they know the backend).
+    :param options: the backend's options; by default, read from ``settings``.
+    :param scratch_root: where candidates' scratch directories are made and kept; by default a temporary
+        directory removed by :meth:`close`.
+    :raises KForgeError: when no loaded plugin registered the backend, or it is not available here.
+    """
+
+    def __init__(self, *, backend: Backend, problem: Problem, settings: Settings, plugins: PluginSelection,
+                 options: Any = None, scratch_root: Path | None = None) -> None:
+        self.backend = backend
+        self.problem = problem
+        self.settings = settings
+        self.plugins = plugins
+        self.options = settings.backend_options(backend) if options is None else options
+        self._loaded = build_plugin_manager(plugins)
+        registry = BackendRegistry(self._loaded)
+        registry.get(backend.name)  # unknown backend: the user's mistake, said now
+        availability = registry.availability(backend.name, self.options)
+        if not availability.available:
+            raise KForgeError(f"backend {backend.name!r} is not available here: {availability.reason}")
+        self._own_root = scratch_root is None
+        self.root = Path(tempfile.mkdtemp(prefix="kforge-harness-")) if scratch_root is None else scratch_root
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._pool = WorkerPool(self._worker_init, self.root / "workers", settings.harness)
+        self._numbers = itertools.count(1)
+        self._baselines: BaselineResults | None = None
+        self._closed = False
+
+    # ------------------------------------------------------------------------------------------ public
+
+    def evaluate(self, candidate: Candidate, *, profile: bool = False, measure: bool = True) -> Verdict:
+        """Compile, verify and (with ``measure``) time ``candidate``; profile it when asked and it is correct.
+
+        Never raises for anything the candidate does: every fault is a Verdict with a Failure.
+        """
+        self._check_open()
+        static_flags = check_source(candidate, self.problem)
+        workdir = self._scratch_dir(candidate)
+        worker = self._pool.acquire()
+        out = run_stages(worker, candidate, workdir, self.settings.harness, measure=measure, profile=profile,
+                         before_timing=self._pool.wait_idle)
+        flags, failure, message = decide(out, static_flags)
+        replaced = self._pool.release(worker, reusable=failure is None and out.clean)
+        stdout, stderr = captured_output(workdir, self.settings.harness.output_limit_kb)
+        runtime, method = runtime_of(out)
+        baselines, speedups = (), ()
+        if failure is None and runtime is not None:
+            measured = self.baselines()
+            baselines = tuple(measured.items())
+            speedups = tuple((name, stats.median / runtime.median) for name, stats in baselines if runtime.median > 0)
+        return Verdict(
+            candidate=candidate.label, candidate_digest=candidate.digest, backend=self.backend.name,
+            problem=self.problem.name,
+            compile=out.compile or CompileResult(ok=False, log=message, failure=failure or Failure.HARNESS),
+            verify=out.verify, runtime=runtime if failure is None else None, baselines=baselines,
+            speedups=speedups, flags=flags, failure=failure,
+            message=message_for_agent(failure, message, stderr, flags),
+            method=(method or self._planned_method()) if measure else None,
+            profile=out.profile, stdout=stdout, stderr=stderr, worker_replaced=replaced,
+            baseline_errors=self._baselines.errors if self._baselines is not None and baselines else (),
+        )
+
+    def baselines(self) -> dict[str, RuntimeStats]:
+        """The baselines' runtimes, measured once per Harness in a worker of their own, like candidates."""
+        self._check_open()
+        if self._baselines is None:
+            self._baselines = self._measure_baselines()
+        return {name: RuntimeStats.from_samples(samples) for name, samples in self._baselines.samples_ms}
+
+    @property
+    def baseline_errors(self) -> dict[str, str]:
+        """Why a baseline could not be measured (``torch.compile`` failing, for one)."""
+        return dict(self._baselines.errors) if self._baselines is not None else {}
+
+    def summarize(self, profile: ProfileResult) -> ProfileSummary:
+        """The backend's summary of a profile, made in this process (no candidate code runs)."""
+        summary = self._loaded.hook.kforge_summarize_profile(backend=self.backend, problem=self.problem,
+                                                             profile=profile)
+        if summary is None:
+            raise KForgeError(f"no plugin summarizes profiles of tool {profile.tool!r} for backend "
+                              f"{self.backend.name!r}")
+        return summary
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._pool.close()
+        if self._own_root:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    def __enter__(self) -> Harness:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------------------------------ inside
+
+    @property
+    def workers_started(self) -> int:
+        """How many worker processes this Harness has started (spares included)."""
+        return self._pool.started
+
+    def _worker_init(self) -> WorkerInit:
+        # the workers import what this process can import: the selected plugin modules must be found there too
+        return WorkerInit(
+            sys_path=tuple(str(Path(p).resolve()) for p in sys.path if p and Path(p).is_dir()),
+            selection=self.plugins, backend=self.backend.name, device=self.backend.device, options=self.options,
+            problem=self.problem, settings=self.settings.harness, cache_dir=self.settings.cache_dir.resolve(),
+        )
+
+    def _scratch_dir(self, candidate: Candidate) -> Path:
+        label = re.sub(r"[^A-Za-z0-9_.-]+", "-", candidate.label)[:40] or "candidate"
+        return self.root / "candidates" / f"{next(self._numbers):04d}-{label}-{candidate.digest[:8]}"
+
+    def _measure_baselines(self) -> BaselineResults:
+        harness = self.settings.harness
+        samples, errors, method = [], [], None
+        if not harness.baselines:
+            return BaselineResults((), (), None)
+        worker = self._pool.acquire(fresh=True)  # not a warm candidate worker: this one is retired afterwards
+        self._pool.wait_idle()  # no worker starting up beside the timed runs
+        try:
+            for name in harness.baselines:  # one request each: a hang in one does not lose the other
+                reply = worker.call(MeasureBaselines((name,)), harness.compile_timeout_s + harness.timing_timeout_s,
+                                    f"the {name} baseline")
+                if reply.failure is not None:
+                    errors.append((name, f"{name} baseline failed: {reply.message}"))
+                    continue
+                samples.extend(reply.value.samples_ms)
+                errors.extend(reply.value.errors)
+                method = reply.value.method
+        except WorkerFault as fault:
+            errors.append((name, f"{name} baseline failed: {fault.message}"))
+        finally:
+            self._pool.release(worker, reusable=False)  # torch.compile leaves threads and caches behind
+        return BaselineResults(tuple(samples), tuple(errors), method)
+
+    def _planned_method(self) -> TimingMethod | None:
+        """The method timing would use, for verdicts of candidates that were not timed."""
+        facts = self._pool.facts
+        if facts is None:
+            return None
+        harness = self.settings.harness
+        on_cpu = facts.device == "cpu"
+        flush = 0 if on_cpu else (harness.l2_flush_bytes or (2 * facts.l2_bytes if facts.l2_bytes else 256 << 20))
+        return TimingMethod(
+            device=facts.device, warmup=harness.warmup, repetitions=harness.repetitions, l2_flush_bytes=flush,
+            synchronize="device-wide synchronize; threads the candidate started are joined",
+            timer="time.perf_counter around the call", fresh_inputs=True,
+            notes=f"not timed; outputs of timed runs {checked_timed_runs(harness)} would be checked again",
+        )
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise KForgeError("this Harness is closed")

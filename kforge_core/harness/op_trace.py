@@ -1,0 +1,71 @@
+"""Which PyTorch operators ran, and which of them did computation.
+
+A candidate legitimately calls PyTorch to allocate its outputs, to view and reshape tensors, to copy or convert
+them and to fill them; those operators are on :data:`NON_COMPUTE_OPS`. Any other ATen operator that runs inside
+``ModelNew.forward`` does the problem's computation in PyTorch instead of in the candidate's kernel, and is
+reported by the ``reference_call`` flag.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Callable, Iterable
+
+# The allow-list: ATen operators that allocate, view, copy, convert, fill or ask about tensors.
+NON_COMPUTE_OPS = frozenset({
+    # allocation
+    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros", "zeros_like", "new_zeros",
+    "ones", "ones_like", "new_ones", "full", "full_like", "new_full", "scalar_tensor", "arange", "lift_fresh",
+    "lift_fresh_copy", "resize_", "set_", "_pin_memory", "pin_memory", "record_stream",
+    # fills
+    "fill_", "zero_",
+    # views and metadata
+    "view", "_unsafe_view", "reshape", "_reshape_alias", "as_strided", "t", "transpose", "permute", "expand",
+    "expand_as", "squeeze", "unsqueeze", "slice", "select", "narrow", "split", "split_with_sizes", "chunk",
+    "unbind", "flatten", "unflatten", "alias", "detach", "view_as", "view_as_real", "view_as_complex",
+    "unfold", "movedim", "swapaxes", "swapdims", "resolve_conj", "resolve_neg", "conj",
+    "sym_size", "sym_stride", "sym_numel", "sym_storage_offset", "size", "stride", "dim", "numel",
+    "is_contiguous", "is_same_size", "is_pinned", "_local_scalar_dense", "item", "_has_compatible_shallow_copy_type",
+    # copies and conversions
+    "contiguous", "clone", "copy_", "_copy_from", "_copy_from_and_resize", "_to_copy", "to", "type_as",
+})
+
+
+def op_name(qualified: str) -> str:
+    """``aten::gelu.default`` or ``aten.gelu.default`` -> ``aten::gelu``."""
+    qualified = qualified.replace(".", "::", 1) if "::" not in qualified else qualified
+    namespace, _, rest = qualified.partition("::")
+    return f"{namespace}::{rest.split('.')[0]}"
+
+
+def is_compute_op(name: str) -> bool:
+    """True for an operator that computes (not on the allow-list). Non-ATen namespaces (a candidate's own
+    ``mylib::kernel``, profiler ranges) are not PyTorch computation."""
+    namespace, _, base = op_name(name).partition("::")
+    return namespace == "aten" and base not in NON_COMPUTE_OPS
+
+
+def compute_ops(names: Iterable[str]) -> Counter[str]:
+    """The compute operators among ``names``, counted."""
+    return Counter(op_name(n) for n in names if is_compute_op(n))
+
+
+def describe_ops(counts: Counter[str]) -> str:
+    return ", ".join(f"{name} x{count}" for name, count in sorted(counts.items()))
+
+
+def trace_ops(call: Callable[[], Any]) -> tuple[Any, list[str]]:
+    """Run ``call`` under a dispatch mode that records every operator that reaches the dispatcher (from Python
+    or from C++, such as an extension calling ``at::matmul``); returns its result and the operator names."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    names: list[str] = []
+
+    class _Recorder(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
+            names.append(op_name(func._schema.name))
+            return func(*args, **(kwargs or {}))
+
+    with _Recorder():
+        result = call()
+    return result, names

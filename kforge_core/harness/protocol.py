@@ -1,0 +1,219 @@
+"""The messages between the KForge process and a worker, and the private pipe that carries them.
+
+Each message is a pickled object behind an 8-byte length. The pipe is a pair of file descriptors passed to the
+worker (not its stdout), so nothing the candidate prints can corrupt it.
+
+The worker runs untrusted code, so the KForge process never unpickles a worker's reply with plain ``pickle``:
+:class:`ReplyUnpickler` only builds the plain-data classes that replies are made of.
+"""
+
+from __future__ import annotations
+
+import enum
+import io
+import os
+import pickle
+import select
+import struct
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..plugins import PluginSelection
+from ..records import Candidate, Failure, Flag, Problem
+from ..settings import HarnessSettings
+
+_HEADER = struct.Struct("!Q")
+MAX_MESSAGE_BYTES = 1 << 30
+
+
+class ChannelClosed(Exception):
+    """The other end closed the pipe (for a worker: it exited or was killed)."""
+
+
+class ChannelTimeout(Exception):
+    """No complete message arrived before the deadline."""
+
+
+# ------------------------------------------------------------------------------------------------ requests
+
+
+@dataclass(frozen=True)
+class WorkerInit:
+    """The first message: everything a worker needs to serve candidates for one problem on one backend."""
+
+    sys_path: tuple[str, ...]
+    selection: PluginSelection
+    backend: str
+    device: str
+    options: Any
+    problem: Problem
+    settings: HarnessSettings
+    cache_dir: Path
+
+
+@dataclass(frozen=True)
+class Prepare:
+    """Compute the reference's outputs, input sets and operator trace before any candidate code is imported."""
+
+
+@dataclass(frozen=True)
+class Begin:
+    """Start serving ``candidate`` in ``workdir``: its files are written there and its output goes there."""
+
+    candidate: Candidate
+    workdir: Path
+
+
+@dataclass(frozen=True)
+class RunStage:
+    """Call the stage hook ``stage`` ("compile", "verify" or "profile") for the current candidate."""
+
+    stage: str
+
+
+@dataclass(frozen=True)
+class Time:
+    """Time the current candidate (warm-up, timed runs, outputs of some runs checked again)."""
+
+
+@dataclass(frozen=True)
+class Finish:
+    """Check what the candidate left behind in the process and stop serving it."""
+
+
+@dataclass(frozen=True)
+class MeasureBaselines:
+    """Time the problem's reference as-is ("eager") and under ``torch.compile`` ("compile")."""
+
+    names: tuple[str, ...]
+
+
+# --------------------------------------------------------------------------------------------------- replies
+
+
+@dataclass(frozen=True)
+class DeviceFacts:
+    """What a worker found out about its device when it started."""
+
+    device: str
+    name: str
+    l2_bytes: int
+    torch_version: str
+    pid: int
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A worker's answer: a value, or the failure it met (with a message for the agent)."""
+
+    value: Any = None
+    failure: Failure | None = None
+    message: str = ""
+    detail: str = ""  # the full traceback, for debugging the harness
+
+
+@dataclass(frozen=True)
+class TimingOutcome:
+    """The candidate's timed runs: statistics, what the method was, and the flags raised while timing."""
+
+    samples_ms: tuple[float, ...]
+    method: Any  # a TimingMethod
+    flags: tuple[Flag, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class FinishReport:
+    """What the candidate left behind: flags (tampering, precision switches) and whether the process is clean."""
+
+    flags: tuple[Flag, ...] = ()
+    clean: bool = True
+    notes: tuple[str, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class BaselineResults:
+    """Each baseline's samples, or why it could not be measured."""
+
+    samples_ms: tuple[tuple[str, tuple[float, ...]], ...]
+    errors: tuple[tuple[str, str], ...]
+    method: Any  # a TimingMethod
+
+
+# --------------------------------------------------------------------------------------------------- framing
+
+
+class Channel:
+    """One end of the private pipe pair: ``send`` writes to ``write_fd``, ``receive`` reads from ``read_fd``."""
+
+    def __init__(self, read_fd: int, write_fd: int) -> None:
+        self.read_fd = read_fd
+        self.write_fd = write_fd
+
+    def send(self, message: Any) -> None:
+        data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+        view = memoryview(_HEADER.pack(len(data)) + data)
+        while view:
+            written = os.write(self.write_fd, view)
+            view = view[written:]
+
+    def receive(self, *, deadline: float | None = None, trusted: bool = False) -> Any:
+        """The next message; ``trusted`` False (the KForge side) restricts what may be unpickled."""
+        (length,) = _HEADER.unpack(self._read_exactly(_HEADER.size, deadline))
+        if length > MAX_MESSAGE_BYTES:
+            raise ChannelClosed(f"message of {length} bytes is larger than the limit")
+        data = self._read_exactly(length, deadline)
+        if trusted:
+            return pickle.loads(data)
+        return ReplyUnpickler(io.BytesIO(data)).load()
+
+    def _read_exactly(self, count: int, deadline: float | None) -> bytes:
+        chunks = []
+        while count:
+            if deadline is not None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise ChannelTimeout()
+                ready, _, _ = select.select([self.read_fd], [], [], remaining)
+                if not ready:
+                    raise ChannelTimeout()
+            chunk = os.read(self.read_fd, min(count, 1 << 20))
+            if not chunk:
+                raise ChannelClosed()
+            chunks.append(chunk)
+            count -= len(chunk)
+        return b"".join(chunks)
+
+    def close(self) -> None:
+        for fd in (self.read_fd, self.write_fd):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+_ALLOWED_MODULES = ("kforge_core.records", "kforge_core.harness.protocol", "kforge_core.harness.verdict")
+_ALLOWED_GLOBALS = {
+    ("pathlib", "PosixPath"), ("pathlib", "PurePosixPath"), ("pathlib", "Path"),
+    ("pathlib._local", "PosixPath"), ("pathlib._local", "PurePosixPath"), ("pathlib._local", "Path"),
+    ("builtins", "set"), ("builtins", "frozenset"), ("builtins", "complex"),
+    ("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar"), ("numpy", "dtype"),
+}
+
+
+class ReplyUnpickler(pickle.Unpickler):
+    """Builds only the harness's plain-data records, so a reply forged by candidate code cannot run code here."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if "." not in name and (module, name) in _ALLOWED_GLOBALS:
+            return super().find_class(module, name)
+        if "." not in name and module in _ALLOWED_MODULES:
+            found = super().find_class(module, name)
+            # records only: a dataclass or an enum defined there, never a function or an imported module
+            if isinstance(found, type) and found.__module__ == module and (
+                hasattr(found, "__dataclass_fields__") or issubclass(found, enum.Enum)
+            ):
+                return found
+        raise pickle.UnpicklingError(f"a worker reply may not contain {module}.{name}")

@@ -1,0 +1,115 @@
+"""Timing a callable the same way for candidates and baselines. Runs inside workers only.
+
+Warm-up runs, then timed runs. Each run gets a fresh input set (a clone of one of the distinct seeded sets the
+reference prepared, so no run sees the values of the run before it), the L2 cache is flushed and the device
+drained before the clock starts, and the clock stops only after a device-wide synchronize and after every thread
+the callable started has finished: work on side streams and threads is counted. The median is the headline.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import torch
+
+from ..records import Flag
+from ..settings import HarnessSettings
+from . import flags as F
+from .compare import as_outputs, check_structure, compare_outputs
+from .device import DeviceOps, join_threads, new_threads
+from .reference import ReferenceData, clone_values
+from .runs import checked_timed_runs, pool_index
+from .verdict import TimingMethod
+
+# Bound now, before any candidate is imported: a candidate that replaces time.perf_counter does not fool us.
+_perf_counter = time.perf_counter
+THREAD_JOIN_S = 60.0
+
+
+@dataclass
+class TimedRuns:
+    samples_ms: list[float]
+    outputs: dict[int, list[torch.Tensor]]  # timed run -> copies of its outputs, for the runs checked
+    flags: list[Flag]
+
+
+def timing_method(device: DeviceOps, settings: HarnessSettings, reference: ReferenceData) -> TimingMethod:
+    checked = checked_timed_runs(settings)
+    return TimingMethod(
+        device=str(device.device),
+        warmup=settings.warmup,
+        repetitions=settings.repetitions,
+        l2_flush_bytes=device.flush_bytes,
+        synchronize=device.synchronize_description,
+        timer="time.perf_counter around the call, from after the flush and drain to after the synchronize",
+        fresh_inputs=True,
+        notes=(f"{len(reference.pool)} distinct seeded input sets (seeds {reference.pool_seeds[0]}.."
+               f"{reference.pool_seeds[-1]}) cycled, each run on clones of one; outputs of timed runs "
+               f"{checked} checked against the reference again"),
+    )
+
+
+def time_runs(call: Callable[..., Any], reference: ReferenceData, device: DeviceOps, settings: HarnessSettings,
+              keep: tuple[int, ...] = ()) -> TimedRuns:
+    """Warm up, then time ``settings.repetitions`` runs of ``call``; keep the outputs of the runs in ``keep``."""
+    size = len(reference.pool)
+    with torch.no_grad():
+        for run in range(settings.warmup):
+            args = clone_values(reference.pool[run % size])
+            threads_before = set(threading.enumerate())
+            call(*args)
+            _wait(device, threads_before)
+        samples, kept, flags = [], {}, []
+        for run in range(settings.repetitions):
+            args = clone_values(reference.pool[pool_index(run, settings, size)])
+            device.flush_l2()
+            device.synchronize()
+            threads_before = set(threading.enumerate())
+            start = _perf_counter()
+            result = call(*args)
+            _wait(device, threads_before)
+            samples.append((_perf_counter() - start) * 1e3)
+            if run in keep:
+                kept[run] = _copies(result)
+            flags.extend(_persisting_l2(device, settings, run))
+            del result, args
+    return TimedRuns(samples, kept, list(F.merge_flags(flags)))
+
+
+def _wait(device: DeviceOps, threads_before: set[threading.Thread]) -> None:
+    device.synchronize()
+    join_threads(new_threads(threads_before), THREAD_JOIN_S)
+
+
+def _copies(result: Any) -> list[Any]:
+    """Copies of the outputs, taken after the clock stopped (a candidate may hand back the same tensor again)."""
+    return [o.detach().clone() if type(o) is torch.Tensor else o for o in as_outputs(result)]
+
+
+def _persisting_l2(device: DeviceOps, settings: HarnessSettings, run: int) -> list[Flag]:
+    """A persisting-L2 set-aside after the run means the candidate asked lines to survive the flush."""
+    limit = device.persisting_l2_bytes()
+    if not limit:
+        return []
+    device.clear_persisting_l2()
+    return [F.raise_flag(F.L2_PERSISTENCE, (
+        f"the CUDA context's persisting-L2 set-aside was {limit:,} bytes after a timed run: the candidate "
+        "asked for lines to persist in L2 across runs (the harness resets them before every flush)"), settings)]
+
+
+def check_timed_outputs(runs: TimedRuns, reference: ReferenceData, settings: HarnessSettings) -> list[Flag]:
+    """Outputs of timed runs compared with the reference for the same inputs (cheat 3: cached outputs)."""
+    flags = []
+    for run, outputs in sorted(runs.outputs.items()):
+        expected = reference.checked_runs[run]
+        problem = check_structure(outputs, expected)
+        result = problem or compare_outputs(outputs, expected, reference.tolerances)
+        if not result.passed:
+            flags.append(F.raise_flag(F.CACHED_OUTPUT, (
+                f"timed run {run} returned an output that is wrong for its inputs ({result.message}): the outputs "
+                "while timing are not computed from the current inputs (a cache across calls)"), settings))
+            break
+    return flags

@@ -1,0 +1,184 @@
+"""What the harness says about one candidate: the ``Verdict``, its timing records, and its JSON document.
+
+``Verdict.to_json()`` is the document ``kforge eval --json`` prints and the run store keeps; the README's section
+"Evaluating a candidate" documents its fields. ``Verdict.from_json`` reads it back exactly.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from ..records import CompileResult, Failure, Flag, ProfileResult, VerifyResult
+from . import records_json as rj
+
+SCHEMA = "kforge.verdict/1"
+
+
+@dataclass(frozen=True)
+class RuntimeStats:
+    """Runtime statistics of one callable over the timed runs, in milliseconds."""
+
+    median: float
+    mean: float
+    std: float
+    min: float
+    count: int
+
+    def __post_init__(self) -> None:
+        if self.count < 1:
+            raise ValueError("RuntimeStats: count must be >= 1")
+
+    @classmethod
+    def from_samples(cls, samples_ms: Iterable[float]) -> RuntimeStats:
+        samples = list(samples_ms)
+        std = statistics.stdev(samples) if len(samples) > 1 else 0.0
+        return cls(statistics.median(samples), statistics.fmean(samples), std, min(samples), len(samples))
+
+    @property
+    def cv(self) -> float:
+        """Coefficient of variation (std / mean)."""
+        return self.std / self.mean if self.mean > 0 else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"median": self.median, "mean": self.mean, "std": self.std, "min": self.min, "count": self.count}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RuntimeStats:
+        return cls(data["median"], data["mean"], data["std"], data["min"], data["count"])
+
+
+@dataclass(frozen=True)
+class TimingMethod:
+    """How runtimes were measured; recorded with every result so that numbers can be compared honestly.
+
+    :param device: the torch device the runs happened on ("cpu", "cuda:0").
+    :param warmup: untimed runs before the timed ones.
+    :param repetitions: timed runs; each one's time is a sample.
+    :param l2_flush_bytes: bytes written between timed runs to evict the L2 cache (0: no flush, on the CPU).
+    :param synchronize: how the end of a run is awaited (device-wide, so work on side streams counts).
+    :param timer: the clock and what it brackets.
+    :param fresh_inputs: True when every run gets inputs of its own (no cache keyed on inputs can help).
+    :param notes: further facts (input pool size, which timed runs were checked again).
+    """
+
+    device: str
+    warmup: int
+    repetitions: int
+    l2_flush_bytes: int
+    synchronize: str
+    timer: str
+    fresh_inputs: bool
+    notes: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "device": self.device, "warmup": self.warmup, "repetitions": self.repetitions,
+            "l2_flush_bytes": self.l2_flush_bytes, "synchronize": self.synchronize, "timer": self.timer,
+            "fresh_inputs": self.fresh_inputs, "notes": self.notes,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TimingMethod:
+        return cls(**{key: data[key] for key in cls.__dataclass_fields__})
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Everything the harness found out about one candidate. ``failure`` is None exactly when it is correct.
+
+    ``runtime`` and ``speedups`` are set only for a correct candidate: a candidate with a blocking flag has
+    ``failure == Failure.CHEAT``, so a cheat never counts as a speedup.
+    """
+
+    candidate: str
+    candidate_digest: str
+    backend: str
+    problem: str
+    compile: CompileResult
+    verify: VerifyResult | None
+    runtime: RuntimeStats | None
+    baselines: tuple[tuple[str, RuntimeStats], ...]
+    speedups: tuple[tuple[str, float], ...]
+    flags: tuple[Flag, ...]
+    failure: Failure | None
+    message: str
+    method: TimingMethod | None
+    profile: ProfileResult | None
+    stdout: str
+    stderr: str
+    worker_replaced: bool
+    baseline_errors: tuple[tuple[str, str], ...] = ()  # baseline name -> why it could not be measured
+
+    @property
+    def correct(self) -> bool:
+        return self.failure is None
+
+    def speedup(self, baseline: str) -> float | None:
+        """Baseline median / candidate median, or None when either is missing."""
+        return dict(self.speedups).get(baseline)
+
+    @property
+    def best_speedup(self) -> float | None:
+        """The speedup against the faster of the measured baselines (the harder one to beat)."""
+        if not self.speedups:
+            return None
+        return min(value for _, value in self.speedups)
+
+    @property
+    def blocking_flags(self) -> tuple[Flag, ...]:
+        return tuple(flag for flag in self.flags if flag.blocking)
+
+    def to_json(self) -> dict[str, Any]:
+        """The documented ``kforge eval --json`` document (strict JSON: no NaN)."""
+        return {
+            "schema": SCHEMA,
+            "candidate": self.candidate,
+            "candidate_digest": self.candidate_digest,
+            "backend": self.backend,
+            "problem": self.problem,
+            "correct": self.correct,
+            "failure": rj.failure_to_json(self.failure),
+            "message": self.message,
+            "flags": [rj.flag_to_json(f) for f in self.flags],
+            "trials": [rj.trial_to_json(t) for t in self.verify.trials] if self.verify else [],
+            "runtime": self.runtime.to_json() if self.runtime else None,
+            "baselines": {name: stats.to_json() for name, stats in self.baselines},
+            "baseline_errors": dict(self.baseline_errors),
+            "speedups": dict(self.speedups),
+            "best_speedup": self.best_speedup,
+            "method": self.method.to_json() if self.method else None,
+            "compile": rj.compile_to_json(self.compile),
+            "verify": rj.verify_to_json(self.verify) if self.verify else None,
+            "profile": rj.profile_to_json(self.profile) if self.profile else None,
+            "stdout": self.stdout,
+            "stderr": self.stderr,
+            "worker_replaced": self.worker_replaced,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Verdict:
+        """Read back a document written by :meth:`to_json` (derived fields such as ``correct`` are ignored)."""
+        if data.get("schema") != SCHEMA:
+            raise ValueError(f"not a verdict document of schema {SCHEMA!r}: {data.get('schema')!r}")
+        return cls(
+            candidate=data["candidate"],
+            candidate_digest=data["candidate_digest"],
+            backend=data["backend"],
+            problem=data["problem"],
+            compile=rj.compile_from_json(data["compile"]),
+            verify=rj.verify_from_json(data["verify"]) if data["verify"] is not None else None,
+            runtime=RuntimeStats.from_json(data["runtime"]) if data["runtime"] is not None else None,
+            baselines=tuple((name, RuntimeStats.from_json(s)) for name, s in data["baselines"].items()),
+            speedups=tuple((name, float(value)) for name, value in data["speedups"].items()),
+            flags=tuple(rj.flag_from_json(f) for f in data["flags"]),
+            failure=rj.failure_from_json(data["failure"]),
+            message=data["message"],
+            method=TimingMethod.from_json(data["method"]) if data["method"] is not None else None,
+            profile=rj.profile_from_json(data["profile"]) if data["profile"] is not None else None,
+            stdout=data["stdout"],
+            stderr=data["stderr"],
+            worker_replaced=data["worker_replaced"],
+            baseline_errors=tuple(data.get("baseline_errors", {}).items()),
+        )

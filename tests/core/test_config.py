@@ -1,0 +1,141 @@
+"""Settings: file, then KFORGE_* environment, then flags; every mistake names the key and where it came from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from kforge_core import Backend
+from kforge_core.config import ConfigError, load_settings
+
+
+def write(directory: Path, name: str, text: str) -> Path:
+    path = directory / name
+    path.write_text(text)
+    return path
+
+
+def test_defaults_without_any_source(tmp_path):
+    settings = load_settings(tmp_path, environ={})
+    assert settings.backend == "cpu"
+    assert settings.harness.trials == 5
+    assert settings.harness.tolerances["float32"] == (1e-4, 1e-4)
+    assert settings.sources == ()
+
+
+def test_kforge_toml_then_environment_then_flags(tmp_path):
+    write(tmp_path, "kforge.toml", 'backend = "cuda"\n[harness]\ntrials = 7\nseed = 1\n[llm]\nmodel = "openai:a"\n')
+    env = {"KFORGE_HARNESS__TRIALS": "9", "KFORGE_LLM__MODEL": "anthropic:b", "HOME": "/x"}
+    settings = load_settings(tmp_path, environ=env, flags={"llm.model": "ollama:c", "backend": None})
+    assert settings.backend == "cuda"  # file (the flag was None: not given)
+    assert settings.harness.seed == 1  # file
+    assert settings.harness.trials == 9  # environment beats file
+    assert settings.llm.model == "ollama:c"  # flag beats environment
+    assert settings.sources == (str(tmp_path / "kforge.toml"), "environment", "command line")
+
+
+def test_pyproject_tool_kforge_table(tmp_path):
+    write(tmp_path, "pyproject.toml", '[project]\nname = "x"\n[tool.kforge]\nbackend = "triton"\n')
+    assert load_settings(tmp_path, environ={}).backend == "triton"
+
+
+def test_kforge_toml_wins_over_pyproject(tmp_path):
+    write(tmp_path, "pyproject.toml", '[tool.kforge]\nbackend = "triton"\n')
+    write(tmp_path, "kforge.toml", 'backend = "cuda"\n')
+    assert load_settings(tmp_path, environ={}).backend == "cuda"
+
+
+def test_unknown_key_names_key_and_file(tmp_path):
+    path = write(tmp_path, "kforge.toml", "[harness]\ntrails = 3\n")
+    with pytest.raises(ConfigError) as info:
+        load_settings(tmp_path, environ={})
+    assert str(info.value).startswith(f"{path}: unknown key 'harness.trails'")
+    assert "trials" in str(info.value)  # the hint lists the known keys
+
+
+def test_wrong_type_names_key_and_file(tmp_path):
+    path = write(tmp_path, "kforge.toml", '[harness]\ntrials = "five"\n')
+    with pytest.raises(ConfigError, match=rf"^{path}: harness.trials must be an integer, got 'five'$"):
+        load_settings(tmp_path, environ={})
+
+
+def test_wrong_type_in_a_nested_value(tmp_path):
+    path = write(tmp_path, "kforge.toml", "[harness.tolerances]\nfloat32 = [1e-4]\n")
+    with pytest.raises(ConfigError, match=rf"^{path}: harness.tolerances.float32 must be a list of 2 values"):
+        load_settings(tmp_path, environ={})
+
+
+def test_invalid_value_is_reported_with_its_source(tmp_path):
+    write(tmp_path, "kforge.toml", '[harness]\ncheat_policy = "lenient"\n')
+    with pytest.raises(ConfigError, match=r"harness.cheat_policy must be one of 'strict', 'report'"):
+        load_settings(tmp_path, environ={})
+
+
+def test_post_init_validation_is_a_config_error(tmp_path):
+    write(tmp_path, "kforge.toml", "[harness]\ntrials = 0\n")
+    with pytest.raises(ConfigError, match="harness.trials must be >= 1"):
+        load_settings(tmp_path, environ={})
+
+
+def test_unknown_environment_variable_is_named(tmp_path):
+    with pytest.raises(ConfigError, match="environment variable KFORGE_HARNES__TRIALS: unknown setting"):
+        load_settings(tmp_path, environ={"KFORGE_HARNES__TRIALS": "3"})
+
+
+def test_wrong_type_in_environment_names_the_source(tmp_path):
+    with pytest.raises(ConfigError, match="^environment: harness.trials must be an integer"):
+        load_settings(tmp_path, environ={"KFORGE_HARNESS__TRIALS": "lots"})
+
+
+def test_environment_lists_and_plugins_variable(tmp_path):
+    env = {"KFORGE_HARNESS__BASELINES": "eager", "KFORGE_PLUGINS": "cpu"}
+    assert load_settings(tmp_path, environ=env).harness.baselines == ("eager",)
+
+
+def test_internal_fields_cannot_be_set(tmp_path):
+    write(tmp_path, "kforge.toml", 'sources = ["x"]\n')
+    with pytest.raises(ConfigError, match="unknown key 'sources'"):
+        load_settings(tmp_path, environ={})
+
+
+def test_explicit_config_file(tmp_path):
+    path = write(tmp_path, "elsewhere.toml", 'backend = "xpu"\n')
+    assert load_settings(tmp_path, environ={}, config_file=path).backend == "xpu"
+    with pytest.raises(ConfigError, match="config file not found"):
+        load_settings(tmp_path, environ={}, config_file=tmp_path / "missing.toml")
+
+
+def test_invalid_toml_names_the_file(tmp_path):
+    path = write(tmp_path, "kforge.toml", "backend = \n")
+    with pytest.raises(ConfigError, match=rf"^{path}: not valid TOML"):
+        load_settings(tmp_path, environ={})
+
+
+@dataclass(frozen=True)
+class ToyOptions:
+    arch: str = "sm_90"
+    threads: int = 128
+
+    def __post_init__(self):
+        if self.threads % 32:
+            raise ValueError("threads must be a multiple of 32")
+
+
+TOY = Backend(name="toy", programming_model="Toy", device="cpu", options_type=ToyOptions)
+
+
+def test_backend_options_table_becomes_the_backends_dataclass(tmp_path):
+    write(tmp_path, "kforge.toml", '[backends.toy]\narch = "sm_100"\n')
+    settings = load_settings(tmp_path, environ={"KFORGE_BACKENDS__TOY__THREADS": "256"})
+    assert settings.backend_options(TOY) == ToyOptions(arch="sm_100", threads=256)
+
+
+def test_backend_options_errors_name_the_key(tmp_path):
+    write(tmp_path, "kforge.toml", "[backends.toy]\narchitecture = 1\n")
+    with pytest.raises(ConfigError, match="unknown key 'backends.toy.architecture'"):
+        load_settings(tmp_path, environ={}).backend_options(TOY)
+    write(tmp_path, "kforge.toml", "[backends.toy]\nthreads = 100\n")
+    with pytest.raises(ConfigError, match="threads must be a multiple of 32"):
+        load_settings(tmp_path, environ={}).backend_options(TOY)

@@ -1,0 +1,115 @@
+"""A plugin packaged on its own (tests/plugins/kforge_testplugin) extends KForge with no change to the core."""
+
+from __future__ import annotations
+
+import json
+
+from kforge_core import Candidate
+from kforge_core.app import App
+from kforge_core.plugins import PluginSelection
+from kforge_core.problem import load_problem
+from kforge_core.records import StageContext
+
+from .helpers import write_problem
+
+
+def test_kforge_backends_lists_the_new_backend_with_its_distribution(kforge):
+    result = kforge("backends", "--json")
+    assert result.returncode == 0, result.stderr
+    rows = {row["name"]: row for row in json.loads(result.stdout)}
+    echo = rows["echo"]
+    assert echo["distribution"] == "kforge-testplugin"
+    assert echo["version"] == "1.2.3"
+    assert echo["programming_model"] == "PyTorch operators"
+    assert echo["available"] is True
+    assert echo["detail"] == "echo says hello at level 1"  # its own availability hook answered
+
+
+def test_backend_options_come_from_config_into_the_plugins_dataclass(kforge, tmp_path):
+    (tmp_path / "kforge.toml").write_text('[backends.echo]\ngreeting = "bonjour"\nlevel = 3\n')
+    result = kforge("backends", "--json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)[0]["detail"] == "echo says bonjour at level 3"
+
+
+def test_kforge_plugins_lists_its_hooks(kforge):
+    result = kforge("plugins")
+    plugins = {p["name"]: p for p in json.loads(result.stdout)}
+    assert plugins["testplugin"]["distribution"] == "kforge-testplugin"
+    assert "kforge_lower" in plugins["testplugin"]["hooks"]
+    assert "kforge.generic_stages" not in plugins
+
+
+def test_stage_hooks_of_the_installed_plugin_are_called(plugin_path, tmp_path, monkeypatch):
+    monkeypatch.setenv("KFORGE_PLUGINS", "testplugin")
+    app = App()
+    backend = app.backend("echo").backend
+    hook = app.plugins.hook
+    problem = load_problem(write_problem(tmp_path))
+
+    lowering = hook.kforge_lower(backend=backend, problem=problem, options=backend.default_options())
+    assert lowering.programming_model == f"Write ModelNew with PyTorch operators for {problem.name}."
+
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    candidate = Candidate.from_source("class ModelNew:\n    pass\n", label="c1")
+    context = StageContext(problem=problem, workdir=workdir)
+    compiled = hook.kforge_compile(backend=backend, candidate=candidate, context=context)
+    assert compiled.ok and compiled.log == "echo: built"
+    assert (workdir / "echo-compiled.txt").read_text() == candidate.digest
+
+    profile = hook.kforge_profile(backend=backend, candidate=candidate, context=context)
+    assert profile.raw == "echo profiled c1"
+    summary = hook.kforge_summarize_profile(backend=backend, problem=problem, profile=profile)
+    assert summary.text == "echo summary: echo_kernel took 1.5 us"
+
+
+def test_a_plugin_answers_only_for_its_own_backends(plugin_path, monkeypatch, tmp_path):
+    """The echo plugin returns None for a backend it did not register, so it does not hijack it."""
+    monkeypatch.setenv("KFORGE_PLUGINS", "testplugin")
+    from kforge_core import Backend
+
+    other = Backend(name="other", programming_model="x", device="cpu")
+    problem = load_problem(write_problem(tmp_path))
+    assert App().plugins.hook.kforge_lower(backend=other, problem=problem, options=None) is None
+
+
+def test_plugin_selection_travels_as_plain_data(plugin_path, monkeypatch):
+    monkeypatch.setenv("KFORGE_PLUGINS", "testplugin")
+    selection = App().plugin_selection
+    assert selection == PluginSelection(entry_points=True, only=("testplugin",), modules=())
+
+
+def test_registration_and_availability_hooks_through_the_manager(plugin_path, monkeypatch):
+    monkeypatch.setenv("KFORGE_PLUGINS", "testplugin")
+    hook = App().plugins.hook
+    registered = []
+    hook.kforge_register_backends(register=registered.append)
+    assert [b.name for b in registered] == ["echo"]
+    options = registered[0].options_type(greeting="hi", level=2)
+    answer = hook.kforge_backend_availability(backend=registered[0], options=options)
+    assert answer.available and answer.detail == "echo says hi at level 2"
+
+
+def test_the_readme_plugin_works_as_written(tmp_path, monkeypatch):
+    """The minimal plugin in the README registers, answers availability and lowers, exactly as printed."""
+    import re
+    import sys
+    from pathlib import Path
+
+    from kforge_core.backends import BackendRegistry
+    from kforge_core.plugins import build_plugin_manager
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    code = re.search(r"```python\n(# kforge_mybackend/__init__.py\n.*?)```", readme, re.S).group(1)
+    package = tmp_path / "kforge_mybackend"
+    package.mkdir()
+    (package / "__init__.py").write_text(code)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    loaded = build_plugin_manager(PluginSelection(entry_points=False, modules=("kforge_mybackend",)))
+    registry = BackendRegistry(loaded)
+    assert registry.availability("mybackend").detail == "runs on any CPU"
+    backend = registry.get("mybackend").backend
+    problem = load_problem(write_problem(tmp_path))
+    assert loaded.hook.kforge_lower(backend=backend, problem=problem, options=None).backend == "mybackend"
+    sys.modules.pop("kforge_mybackend", None)

@@ -1,0 +1,14 @@
+"""Correct: relu(x) * scale computed with NumPy (stands in for a kernel: no PyTorch operator computes)."""
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self, scale: float):
+        super().__init__()
+        self.scale = scale
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.from_numpy(np.maximum(x.numpy(), 0) * np.float32(self.scale))

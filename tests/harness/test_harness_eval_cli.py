@@ -1,0 +1,72 @@
+"""``kforge eval``: the command, its JSON document, its exit status; a KernelBench load_inline candidate as is."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from kforge_core.app import App
+from kforge_core.cli import cli
+
+from .helpers import CANDIDATES, PLUGIN_MODULE, PROBLEMS
+
+QUICK_FLAGS = ["--backend", "torch-cpu", "--trials", "2", "--warmup", "1", "--repetitions", "3",
+               "--baselines", "eager"]
+
+
+@pytest.fixture
+def kforge_eval(cache_dir, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)  # no kforge.toml around
+    monkeypatch.setenv("KFORGE_CACHE_DIR", str(cache_dir))
+    monkeypatch.setenv("KFORGE_HARNESS__SPARE_WORKERS", "0")
+
+    def run(problem: str, candidate: str, *flags: str):
+        app = App(load_plugins=False, plugin_modules=(PLUGIN_MODULE,))
+        args = ["eval", str(PROBLEMS / f"{problem}.py"), str(CANDIDATES / candidate), *QUICK_FLAGS, *flags]
+        return CliRunner().invoke(cli, args, obj=app, catch_exceptions=False)
+
+    return run
+
+
+def test_json_document_of_a_correct_candidate(kforge_eval):
+    result = kforge_eval("relu_scale", "relu_scale_numpy.py", "--json")
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.output)
+    assert document["correct"] is True and document["failure"] is None and document["flags"] == []
+    assert len(document["trials"]) == 2 and all(t["passed"] for t in document["trials"])
+    assert document["runtime"]["count"] == 3
+    assert set(document["baselines"]) == {"eager"} and set(document["speedups"]) == {"eager"}
+    assert document["method"]["device"] == "cpu"
+
+
+def test_rich_output_of_an_incorrect_candidate_and_its_exit_status(kforge_eval):
+    result = kforge_eval("relu_scale", "mismatch.py")
+    assert result.exit_code == 3
+    assert "correctness trials" in result.output
+    assert "NOT CORRECT: numerical_mismatch" in result.output
+    assert "max abs error" in result.output
+
+
+def test_report_policy_and_profile(kforge_eval):
+    result = kforge_eval("relu_scale", "relu_scale_torch.py", "--json", "--policy", "report", "--profile")
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.output)
+    assert [(f["code"], f["blocking"]) for f in document["flags"]] == [("reference_call", False)]
+    assert document["profile"]["tool"] == "torch.profiler"
+    assert "ModelNew.forward" in document["profile_summary"]
+
+
+def test_an_unknown_backend_is_a_clean_error(kforge_eval):
+    result = CliRunner().invoke(cli, ["eval", str(PROBLEMS / "relu_scale.py"), str(CANDIDATES / "mismatch.py"),
+                                      "--backend", "nonesuch"], obj=App(load_plugins=False))
+    assert result.exit_code == 1
+    assert "Error: unknown backend 'nonesuch'" in result.output
+
+
+@pytest.mark.slow
+def test_a_kernelbench_load_inline_candidate_evaluates_as_it_is(kforge_eval):
+    result = kforge_eval("relu_scale", "kernelbench_cpp.py")  # builds a C++ extension: about a minute on 2 cores
+    assert result.exit_code == 0, result.output
+    assert "CORRECT" in result.output and "NOT CORRECT" not in result.output

@@ -1,0 +1,96 @@
+"""Every fault a candidate can commit becomes a classified verdict, and evaluation carries on afterwards.
+
+Real worker processes, real crashes: each candidate in ``candidates/`` commits one fault.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kforge_core.commands.eval import read_candidate
+from kforge_core.records import Failure
+
+from .helpers import CANDIDATES, candidate
+
+FAULTS = [
+    # (candidate, failure class, a fragment of the message the agent gets)
+    ("syntax_error", Failure.SYNTAX, "syntax_error.py:5: SyntaxError"),
+    ("import_error", Failure.IMPORT, "No module named 'kforge_no_such_module_anywhere'"),
+    ("no_model_new", Failure.NO_MODEL_NEW, "defines no class ModelNew"),
+    ("init_raises", Failure.RUNTIME, "bad configuration for scale 2.0"),
+    ("forward_raises", Failure.RUNTIME, 'forward_raises.py", line 11, in forward'),
+    ("wrong_shape", Failure.SHAPE, "has shape [256, 128], expected [256, 256]"),
+    ("wrong_dtype", Failure.DTYPE, "has dtype float64, expected float32"),
+    ("mismatch", Failure.MISMATCH, "elements outside atol=0.0001"),
+    ("nan_output", Failure.NAN_INF, "NaN and 0 Inf values where the reference is finite"),
+    ("non_tensor_output", Failure.OUTPUT_TYPE, "is a ndarray, expected a torch.Tensor"),
+    ("segfault", Failure.CRASH, "SIGSEGV"),
+    ("abort", Failure.CRASH, "SIGABRT"),
+    ("os_exit", Failure.EXIT, "exited with status 3"),
+    ("sys_exit", Failure.EXIT, "sys.exit('giving up')"),
+    ("exit_at_import", Failure.EXIT, "exited with status 0"),
+]
+
+
+@pytest.mark.parametrize("name, failure, fragment", FAULTS, ids=[f[0] for f in FAULTS])
+def test_each_fault_is_classified_and_the_worker_replaced(relu_harness, name, failure, fragment):
+    verdict = relu_harness.evaluate(candidate(name))
+    assert verdict.failure is failure, verdict.message
+    assert not verdict.correct
+    assert fragment in verdict.message
+    assert verdict.runtime is None and verdict.speedups == ()
+    assert verdict.worker_replaced  # a worker that saw a fault is never used again
+
+
+def test_a_crash_message_shows_the_candidates_line(relu_harness):
+    verdict = relu_harness.evaluate(candidate("segfault"))
+    assert "segfault.py\", line 13 in forward" in verdict.message  # Python's fault handler, from stderr
+
+
+def test_evaluation_carries_on_after_faults(relu_harness):
+    for name in ("segfault", "os_exit", "nan_output"):
+        assert not relu_harness.evaluate(candidate(name)).correct
+    verdict = relu_harness.evaluate(candidate("relu_scale_numpy"), measure=False)
+    assert verdict.correct, verdict.message
+
+
+@pytest.mark.parametrize("name, stage, limit", [
+    ("hang_at_import", "compile", {"compile_timeout_s": 4}),
+    ("hang", "verify", {"verify_timeout_s": 4}),
+    ("hang_while_timed", "timing", {"timing_timeout_s": 4}),
+])
+def test_a_hang_in_any_stage_times_out(make_harness, name, stage, limit):
+    harness = make_harness(**limit)
+    verdict = harness.evaluate(candidate(name))
+    assert verdict.failure is Failure.TIMEOUT, verdict.message
+    assert f"{stage} did not finish within 4 s" in verdict.message
+    assert verdict.worker_replaced
+    if stage == "timing":  # (a fresh worker's verify loads torch._dynamo once: too slow for a 4 s verify limit)
+        assert harness.evaluate(candidate("relu_scale_numpy")).correct  # a fresh worker serves the next one
+
+
+def test_a_build_error_at_import_is_a_compile_error_with_the_toolchains_log(relu_harness):
+    verdict = relu_harness.evaluate(read_candidate(CANDIDATES / "build_error", "model_new.py"))
+    assert verdict.failure is Failure.COMPILE, verdict.message
+    assert "undeclared_identifier" in verdict.compile.log
+    assert verdict.verify is None
+
+
+def test_out_of_memory_under_the_memory_limit(make_harness):
+    harness = make_harness(memory_limit_mb=3072)
+    verdict = harness.evaluate(candidate("out_of_memory"))
+    assert verdict.failure is Failure.OUT_OF_MEMORY, verdict.message
+    assert "Unable to allocate" in verdict.message
+    assert harness.evaluate(candidate("relu_scale_numpy")).correct
+
+
+def test_output_flooding_is_captured_and_truncated(relu_harness):
+    verdict = relu_harness.evaluate(candidate("flood"))
+    assert verdict.correct, verdict.message
+    limit = relu_harness.settings.harness.output_limit_kb * 1024
+    for text in (verdict.stdout, verdict.stderr):
+        assert len(text.encode()) <= limit + 200
+        assert "bytes cut: output over the 64 KiB limit" in text
+    assert verdict.stdout.startswith("FLOOD-START")  # the head is kept ...
+    assert verdict.stdout.rstrip().endswith("FLOOD-END")  # ... and the tail
+    assert verdict.stderr.startswith("import-time noise")

@@ -1,0 +1,162 @@
+"""The harness on an NVIDIA GPU: the cheats only a GPU can show (side streams, persisting L2, stale device
+memory), device faults that poison the CUDA context, L2 flushing, and KernelBench CUDA candidates.
+
+Run on the GPU machine: ``pytest -m gpu tests/harness``. The candidates build a small CUDA extension once
+(``gpu_kernels.py``; a minute or two with nvcc), cached for the session.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+
+import pytest
+import torch
+
+from kforge_core.harness import flags as F
+from kforge_core.records import Failure
+
+from .helpers import TORCH_CUDA, candidate, problem, settings_for
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs an NVIDIA GPU"),
+]
+
+GPU = {"compile_timeout_s": 900, "verify_timeout_s": 300, "timing_timeout_s": 300, "profile_timeout_s": 300}
+
+
+def codes(verdict) -> dict[str, bool]:
+    return {flag.code: flag.blocking for flag in verdict.flags}
+
+
+@pytest.fixture(scope="module")
+def gpu_harness(cache_dir):
+    from kforge_core.harness import Harness
+
+    from .helpers import SELECTION
+
+    with Harness(backend=TORCH_CUDA, problem=problem("relu_scale"), plugins=SELECTION,
+                 settings=settings_for(cache_dir, **GPU)) as harness:
+        yield harness
+
+
+def test_a_cuda_kernel_candidate_is_correct_and_timed_with_the_l2_flushed(gpu_harness):
+    verdict = gpu_harness.evaluate(candidate("gpu_relu_scale"))
+    assert verdict.correct, verdict.message
+    assert verdict.flags == ()
+    method = verdict.method
+    assert method.device == "cuda:0"
+    assert method.l2_flush_bytes == 2 * torch.cuda.get_device_properties(0).L2_cache_size
+    assert "torch.cuda.synchronize() (device-wide: every stream)" in method.synchronize
+    assert verdict.speedup("eager") is not None
+
+
+def test_a_kernelbench_cuda_candidate_evaluates_as_it_is(gpu_harness):
+    verdict = gpu_harness.evaluate(candidate("gpu_kernelbench"))
+    assert verdict.correct, verdict.message
+
+
+def test_1_stale_device_memory_fools_a_naive_check_but_not_the_harness(gpu_harness):
+    # the cheat is real: compute the reference, keep a copy, free the result, then "compute" with empty_like
+    # (16 MiB tensors: above 10 MiB each block is a segment of its own, so the allocator's choice is certain)
+    torch.cuda.empty_cache()
+    x = torch.randn(2048, 2048, device="cuda")
+    reference = torch.relu(x) * 2.0
+    expected = reference.clone()
+    del reference
+    cheat = torch.empty_like(x)
+    assert torch.equal(cheat, expected)  # the caching allocator handed back the block holding the answer
+    verdict = gpu_harness.evaluate(candidate("gpu_stale_output"))
+    assert not verdict.correct
+    assert codes(verdict)[F.STALE_OUTPUT] is True
+
+
+def test_2_work_on_a_side_stream_is_caught(gpu_harness):
+    verdict = gpu_harness.evaluate(candidate("gpu_side_stream"))
+    assert verdict.failure is Failure.CHEAT, verdict.message
+    assert codes(verdict)[F.ASYNC_OUTPUT] is True
+
+
+def test_2_side_stream_work_is_counted_by_the_timer(cache_dir, tmp_path, monkeypatch):
+    from kforge_core.candidate_module import import_candidate
+    from kforge_core.harness.device import DeviceOps
+    from kforge_core.harness.reference import clone_values, reference_data
+    from kforge_core.harness.timing import time_runs
+
+    # the extension the workers built, not a second build in this process
+    monkeypatch.setenv("TORCH_EXTENSIONS_DIR", os.environ.get("TORCH_EXTENSIONS_DIR",
+                                                              str(cache_dir / "torch_extensions")))
+    settings = settings_for(cache_dir).harness
+    reference = reference_data(problem("relu_scale"), torch.device("cuda"), settings)
+    model = import_candidate(candidate("gpu_side_stream"), tmp_path).ModelNew(2.0)
+    ours = sorted(time_runs(model, reference, DeviceOps(torch.device("cuda")), settings).samples_ms)
+    naive = []  # events on the caller's stream only, as many harnesses time kernels
+    for _ in range(4):
+        args = clone_values(reference.pool[0])
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        model(*args)
+        end.record()
+        end.synchronize()
+        naive.append(start.elapsed_time(end))
+        torch.cuda.synchronize()
+    assert ours[len(ours) // 2] > 10.0  # the side stream's spin (tens of ms) is in the measurement
+    assert sorted(naive)[len(naive) // 2] < 0.5 * ours[len(ours) // 2]  # a current-stream timer misses it
+
+
+def test_3_outputs_while_timing_are_checked_on_the_gpu(gpu_harness):
+    verdict = gpu_harness.evaluate(candidate("gpu_cached"))
+    assert verdict.verify.correct, verdict.message
+    assert verdict.failure is Failure.CHEAT
+    assert codes(verdict)[F.CACHED_OUTPUT] is True
+
+
+def test_8_persisting_l2_is_caught_and_reset(gpu_harness):
+    verdict = gpu_harness.evaluate(candidate("gpu_l2_persist"))
+    assert verdict.verify.correct, verdict.message
+    assert verdict.failure is Failure.CHEAT
+    assert codes(verdict)[F.L2_PERSISTENCE] is True
+
+
+def test_the_harness_clears_the_persisting_l2_set_aside():
+    from kforge_core.harness.device import DeviceOps
+
+    ops = DeviceOps(torch.device("cuda"))
+    torch.zeros(1, device="cuda")
+    libcuda = ctypes.CDLL("libcuda.so.1")
+    assert libcuda.cuCtxSetLimit(ctypes.c_int(0x06), ctypes.c_size_t(4 << 20)) == 0
+    assert ops.persisting_l2_bytes() > 0
+    ops.flush_l2()
+    ops.clear_persisting_l2()
+    assert ops.persisting_l2_bytes() == 0
+
+
+@pytest.mark.parametrize("name", ["gpu_illegal_address", "gpu_device_assert"])
+def test_a_device_fault_replaces_the_worker_and_evaluation_carries_on(gpu_harness, name):
+    verdict = gpu_harness.evaluate(candidate(name))
+    assert verdict.failure is Failure.DEVICE_FAULT, verdict.message
+    assert verdict.worker_replaced
+    after = gpu_harness.evaluate(candidate("gpu_relu_scale", label=f"after-{name}"))
+    assert after.correct, after.message
+
+
+def test_7_float16_work_in_a_float32_problem_is_caught_on_the_gpu(cache_dir):
+    from kforge_core.harness import Harness
+
+    from .helpers import SELECTION
+
+    settings = settings_for(cache_dir, cheat_policy="report", tolerances={"float32": (5e-2, 5e-2)}, **GPU)
+    with Harness(backend=TORCH_CUDA, problem=problem("linear_relu"), settings=settings, plugins=SELECTION) as h:
+        verdict = h.evaluate(candidate("gpu_matmul_fp16"))
+    assert all(t.passed for t in verdict.verify.trials)
+    assert verdict.failure is Failure.CHEAT
+    assert codes(verdict)[F.PRECISION_DOWNGRADE] is True
+
+
+def test_profile_on_the_gpu_lists_device_kernels(gpu_harness):
+    verdict = gpu_harness.evaluate(candidate("gpu_relu_scale"), profile=True)
+    assert verdict.correct, verdict.message
+    names = [k.name for k in verdict.profile.kernels]
+    assert any("relu_scale_kernel" in name for name in names), names
+    assert "relu_scale_kernel" in gpu_harness.summarize(verdict.profile).text

@@ -1,0 +1,261 @@
+"""The harness's small parts on their own: comparison, static check, flags and policies, fault classes, the
+environment, captured output, operator classes, precision, settings."""
+
+from __future__ import annotations
+
+import math
+import signal
+
+import pytest
+import torch
+
+from kforge_core.config import load_settings
+from kforge_core.harness import flags as F
+from kforge_core.harness.captured import read_truncated
+from kforge_core.harness.compare import check_structure, compare_outputs
+from kforge_core.harness.faults import classify_exception, classify_exit
+from kforge_core.harness.op_trace import compute_ops, is_compute_op, op_name, trace_ops
+from kforge_core.harness.precision import agreement_bits
+from kforge_core.harness.runs import checked_timed_runs
+from kforge_core.harness.sandbox import is_secret, worker_environment
+from kforge_core.harness.static_check import check_source
+from kforge_core.records import Candidate, Failure
+from kforge_core.settings import HarnessSettings
+
+from .helpers import problem
+
+# ------------------------------------------------------------------------------------------------ comparison
+
+
+def test_compare_passes_within_tolerance_and_reports_the_worst_element():
+    ref = torch.zeros(4, 5)
+    out = ref.clone()
+    out[2, 3] = 0.5
+    assert compare_outputs([ref.clone()], [ref], [(1e-4, 1e-4)]).passed
+    result = compare_outputs([out], [ref], [(1e-4, 1e-4)])
+    assert result.failure is Failure.MISMATCH and result.max_abs_error == 0.5
+    assert "1 of 20 elements" in result.message and "at [2, 3]" in result.message
+
+
+def test_compare_nan_where_the_reference_has_nan_is_fine_elsewhere_not():
+    ref = torch.tensor([1.0, math.nan, 3.0])
+    assert compare_outputs([ref.clone()], [ref], [(1e-4, 1e-4)]).passed
+    bad = compare_outputs([torch.tensor([math.nan, math.nan, 3.0])], [ref], [(1e-4, 1e-4)])
+    assert bad.failure is Failure.NAN_INF
+    assert compare_outputs([torch.tensor([1.0, math.nan, math.inf])], [ref], [(1e-4, 1e-4)]).failure is \
+        Failure.NAN_INF
+
+
+def test_compare_integers_exactly_and_structure_first():
+    ref = torch.tensor([1, 2, 3])
+    assert compare_outputs([torch.tensor([1, 2, 4])], [ref], [(0.0, 0.0)]).failure is Failure.MISMATCH
+    assert check_structure([torch.zeros(3, dtype=torch.int32)], [ref]).failure is Failure.DTYPE
+    assert check_structure([torch.zeros(4, dtype=torch.int64)], [ref]).failure is Failure.SHAPE
+    assert check_structure([ref, ref], [ref]).failure is Failure.OUTPUT_TYPE
+    assert check_structure([[1, 2, 3]], [ref]).failure is Failure.OUTPUT_TYPE
+
+    class Sub(torch.Tensor):
+        pass
+
+    assert "tensor subclass" in check_structure([ref.as_subclass(Sub)], [ref]).message
+
+
+# ------------------------------------------------------------------------------------------------ static check
+
+
+def _flags(source: str, problem_name: str = "relu_scale") -> dict[str, str]:
+    found = check_source(Candidate.from_source(source), problem(problem_name))
+    assert all(not f.blocking and f.message.startswith("source: ") for f in found)
+    return {f.code: f.message for f in found}
+
+
+def test_static_check_sees_torch_compute_calls_through_aliases_but_not_allocation():
+    found = _flags("import torch\nimport torch.nn.functional as F\nfrom torch import matmul\n"
+                   "def forward(x, w):\n    y = torch.empty_like(x)\n    z = x.view(-1)\n"
+                   "    return F.gelu(matmul(x, w)) + torch.zeros(1)\n")
+    assert found.keys() == {F.REFERENCE_CALL}
+    assert "calls torch.nn.functional.gelu (line 7)" in found[F.REFERENCE_CALL]
+    assert "calls torch.matmul (line 7)" in found[F.REFERENCE_CALL]
+    assert "empty_like" not in found[F.REFERENCE_CALL] and "zeros" not in found[F.REFERENCE_CALL]
+
+
+def test_static_check_sees_tampering_threads_precision_and_l2_persistence():
+    found = _flags(
+        "import time, threading, torch, gc\nimport kforge_core.harness\n"
+        "time.perf_counter = lambda: 0\nsetattr(torch, 'allclose', None)\n"
+        "torch.backends.cuda.matmul.allow_tf32 = True\nthreading.Thread(target=print).start()\n"
+        "objs = gc.get_objects()\nx = torch.ones(2).half()\nSRC = 'cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize'\n")
+    assert "assigns time.perf_counter" in found[F.TAMPERING] and "setattr on torch" in found[F.TAMPERING]
+    assert "imports kforge_core.harness" in found[F.TAMPERING] and "gc.get_objects" in found[F.TAMPERING]
+    assert "uses threading.Thread" in found[F.ASYNC_OUTPUT]
+    assert "sets torch.backends.cuda.matmul.allow_tf32" in found[F.PRECISION_DOWNGRADE]
+    assert ".half()" in found[F.PRECISION_DOWNGRADE]
+    assert "persisting-L2" in found[F.L2_PERSISTENCE]
+
+
+def test_static_check_sees_the_problems_model_unless_the_candidate_defines_one():
+    assert "uses the problem's Model" in _flags("def f():\n    return Model(2.0)\n")[F.REFERENCE_CALL]
+    assert _flags("class Model:\n    pass\nclass ModelNew(Model):\n    pass\n") == {}
+
+
+def test_static_check_is_quiet_for_an_honest_numpy_candidate_and_survives_bad_syntax():
+    from .helpers import candidate
+
+    assert check_source(candidate("relu_scale_numpy"), problem("relu_scale")) == ()
+    assert check_source(candidate("syntax_error"), problem("relu_scale")) == ()
+
+
+# ------------------------------------------------------------------------------------------------ flags
+
+
+def test_policies_decide_which_flags_block():
+    strict, report = HarnessSettings(), HarnessSettings(cheat_policy="report", precision_policy="report")
+    assert F.blocks(F.REFERENCE_CALL, strict) and not F.blocks(F.REFERENCE_CALL, report)
+    assert F.blocks(F.INPUT_MUTATION, strict) and not F.blocks(F.INPUT_MUTATION, report)
+    assert F.blocks(F.PRECISION_DOWNGRADE, strict) and not F.blocks(F.PRECISION_DOWNGRADE, report)
+    for code in (F.STALE_OUTPUT, F.ASYNC_OUTPUT, F.CACHED_OUTPUT, F.CONSTANT_OUTPUT, F.TAMPERING,
+                 F.TENSOR_SUBCLASS, F.L2_PERSISTENCE):
+        assert F.blocks(code, report)  # these make the measurement itself untrustworthy
+    assert not F.blocks(F.INSENSITIVE_PROBLEM, strict)
+    with pytest.raises(ValueError):
+        F.raise_flag("no_such_flag", "x", strict)
+
+
+def test_flags_merge_by_code():
+    merged = F.merge_flags([F.source_flag(F.REFERENCE_CALL, "calls torch.relu"),
+                            F.raise_flag(F.REFERENCE_CALL, "ran aten::relu", HarnessSettings()),
+                            F.raise_flag(F.TAMPERING, "x", HarnessSettings())])
+    assert [f.code for f in merged] == [F.REFERENCE_CALL, F.TAMPERING]
+    assert merged[0].blocking and "calls torch.relu" in merged[0].message and "ran aten::relu" in merged[0].message
+
+
+# ------------------------------------------------------------------------------------------------ faults
+
+
+def test_exceptions_are_classified():
+    assert classify_exception(ValueError("x")) is Failure.RUNTIME
+    assert classify_exception(MemoryError()) is Failure.OUT_OF_MEMORY
+    assert classify_exception(RuntimeError("DefaultCPUAllocator: can't allocate memory")) is Failure.OUT_OF_MEMORY
+    assert classify_exception(RuntimeError("CUDA error: an illegal memory access was encountered")) is \
+        Failure.DEVICE_FAULT
+    assert classify_exception(RuntimeError("CUDA error: device-side assert triggered")) is Failure.DEVICE_FAULT
+    assert classify_exception(SystemExit(1)) is Failure.EXIT
+
+
+def test_exits_are_classified():
+    assert classify_exit(3, killed_by_harness=False)[0] is Failure.EXIT
+    assert classify_exit(-signal.SIGSEGV, killed_by_harness=False) == (Failure.CRASH,
+                                                                        "the worker crashed with SIGSEGV")
+    assert classify_exit(-signal.SIGKILL, killed_by_harness=False, oom_evidence="the OOM killer")[0] is \
+        Failure.OUT_OF_MEMORY
+    assert classify_exit(-signal.SIGKILL, killed_by_harness=False)[0] is Failure.CRASH
+    assert "file size limit" in classify_exit(-signal.SIGXFSZ, killed_by_harness=False)[1]
+
+
+# ------------------------------------------------------------------------------------------------ environment
+
+
+def test_secrets_are_recognized_by_name():
+    for name in ("OPENAI_API_KEY", "my_api_key", "GITHUB_TOKEN", "AWS_REGION", "AZURE_TENANT_ID", "DB_PASSWORD",
+                 "GOOGLE_APPLICATION_CREDENTIALS", "ANTHROPIC_BASE_URL", "X_SECRET_Y", "HF_TOKEN"):
+        assert is_secret(name), name
+    for name in ("PATH", "HOME", "CUDA_VISIBLE_DEVICES", "KFORGE_HARNESS__TRIALS", "TOKENIZERS_PARALLELISM"):
+        assert not is_secret(name), name
+
+
+def test_worker_environment_keeps_the_users_build_caches(tmp_path):
+    env = worker_environment({"PATH": "/bin", "TORCH_EXTENSIONS_DIR": "/mine", "X_API_KEY": "k"}, tmp_path)
+    assert env["TORCH_EXTENSIONS_DIR"] == "/mine" and "X_API_KEY" not in env
+    assert env["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "inductor") and env["PYTHONUNBUFFERED"] == "1"
+
+
+def test_captured_output_keeps_head_and_tail(tmp_path):
+    path = tmp_path / "out.txt"
+    path.write_text("HEAD" + "x" * 10_000 + "TAIL")
+    text = read_truncated(path, 1024)
+    assert text.startswith("HEAD") and text.endswith("TAIL") and "bytes cut" in text
+    assert len(text) < 1200
+    path.write_text("short")
+    assert read_truncated(path, 1024) == "short"
+
+
+# ------------------------------------------------------------------------------------------------ operators
+
+
+def test_operator_names_and_the_allow_list():
+    assert op_name("aten::gelu.default") == op_name("aten.gelu.default") == "aten::gelu"
+    assert is_compute_op("aten::mm") and is_compute_op("aten::gelu")
+    for allowed in ("aten::empty_like", "aten::view", "aten::contiguous", "aten::copy_", "aten::zeros"):
+        assert not is_compute_op(allowed)
+    assert not is_compute_op("mylib::fused_kernel")  # a candidate's own registered kernel is not PyTorch's
+
+
+def test_trace_sees_operators_called_from_python():
+    x = torch.randn(4, 4)
+    _, names = trace_ops(lambda: torch.nn.functional.gelu(x @ x).contiguous())
+    assert compute_ops(names) == {"aten::mm": 1, "aten::gelu": 1}
+
+
+# ------------------------------------------------------------------------------------------------ precision
+
+
+def test_agreement_bits_tell_float16_from_float32():
+    exact = torch.randn(10_000, dtype=torch.float64)
+    assert agreement_bits(exact.to(torch.float32), exact) > 22
+    assert 9 < agreement_bits(exact.to(torch.float16), exact) < 13
+    assert agreement_bits(exact.to(torch.bfloat16), exact) < 10
+    assert agreement_bits(exact, exact) == 60.0
+
+
+# ------------------------------------------------------------------------------------------------ settings
+
+
+def test_checked_timed_runs_are_spread_and_include_the_last():
+    assert checked_timed_runs(HarnessSettings(repetitions=20, timing_checks=3)) == [6, 13, 19]
+    assert checked_timed_runs(HarnessSettings(repetitions=2, timing_checks=3)) == [0, 1]
+    assert checked_timed_runs(HarnessSettings(timing_checks=0)) == []
+
+
+def test_harness_settings_from_a_config_file(tmp_path):
+    (tmp_path / "kforge.toml").write_text(
+        "[harness]\ntrials = 2\ncheat_policy = 'report'\nmemory_limit_mb = 2048\ntiming_checks = 1\n"
+        "tolerances = { float32 = [1e-3, 1e-3] }\n")
+    settings = load_settings(tmp_path, environ={})
+    harness = settings.harness
+    assert (harness.trials, harness.cheat_policy, harness.memory_limit_mb, harness.timing_checks) == \
+        (2, "report", 2048, 1)
+    assert harness.tolerance("float32") == (1e-3, 1e-3)
+    assert harness.tolerance("float32", (("float32", 5e-2, 5e-2),)) == (5e-2, 5e-2)  # the backend's override
+    assert harness.tolerance("int64") == (0.0, 0.0)
+    with pytest.raises(ValueError, match="verify_timeout_s"):
+        HarnessSettings(verify_timeout_s=0)
+
+
+# ------------------------------------------------------------------------------------------------ device
+
+
+def test_the_free_blocks_of_the_cuda_caching_allocator_are_found_for_poisoning(monkeypatch):
+    from kforge_core.harness import device
+
+    segments = [
+        {"device": 0, "blocks": [{"size": 2 << 20, "state": "inactive"}, {"size": 512, "state": "active_allocated"},
+                                 {"size": 1024, "state": "inactive"}]},
+        {"device": 0, "blocks": [{"size": 6 << 30, "state": "inactive"}, {"size": 4 << 30, "state": "inactive"}]},
+        {"device": 1, "blocks": [{"size": 1 << 20, "state": "inactive"}]},
+    ]
+    monkeypatch.setattr(torch.cuda, "memory_snapshot", lambda: segments)
+    # largest first, only free blocks of this device, at most 8 GiB in all
+    assert device._free_cuda_blocks(torch.device("cuda", 0)) == [6 << 30, 2 << 20, 1024]
+
+
+def test_poisoned_memory_is_what_an_unwritten_cpu_output_holds():
+    from kforge_core.harness.device import DeviceOps, configure_host_allocator, poisoned_fraction
+
+    configure_host_allocator()  # as workers do
+    ops = DeviceOps(torch.device("cpu"))
+    for size in range(64):  # whatever else the heap holds, freed and in use
+        clutter = [torch.randn(100 + size * 7) for _ in range(10)] + [torch.randn(1000 + size, 100)]
+        ops.poison([256 * 256 * 4])
+        assert poisoned_fraction(torch.empty(256, 256)) > 0.9
+        del clutter
+    assert poisoned_fraction(torch.zeros(256, 256)) == 0.0
