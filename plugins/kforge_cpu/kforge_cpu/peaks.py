@@ -191,10 +191,13 @@ def machine_peaks(cache_dir: Path | None) -> MachinePeaks:
             pass  # an unreadable or old file is measured again and replaced
     peaks = measure_peaks(facts)
     if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(f".{os.getpid()}.tmp")
-        partial.write_text(json.dumps(asdict(peaks), indent=2))
-        partial.replace(path)  # atomic: a concurrent reader sees the old file or the whole new one
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            partial = path.with_suffix(f".{os.getpid()}.tmp")
+            partial.write_text(json.dumps(asdict(peaks), indent=2))
+            partial.replace(path)  # atomic: a concurrent reader sees the old file or the whole new one
+        except OSError:
+            pass  # a cache that cannot be written only means measuring again next time
     return peaks
 
 

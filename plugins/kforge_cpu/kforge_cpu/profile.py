@@ -141,7 +141,7 @@ def _kernel_metrics(study: KernelStudy) -> KernelMetrics:
     return KernelMetrics(study.name, study.seconds_per_forward * 1e6, tuple(metrics))
 
 
-def _forward_metrics(times: ForwardTimes, work: Workload, peaks: MachinePeaks,
+def _forward_metrics(times: ForwardTimes, work: Workload, peaks: MachinePeaks | None,
                      ops: list[tuple[str, int]]) -> KernelMetrics:
     seconds = times.seconds
     achieved_gbs = work.bytes / seconds / 1e9
@@ -151,17 +151,18 @@ def _forward_metrics(times: ForwardTimes, work: Workload, peaks: MachinePeaks,
         ("load_average", os.getloadavg()[0]),
         ("numba_share_pct", 100 * times.kernel_share),
         ("page_faults", times.page_faults),
-        ("page_fault_us", peaks.first_touch.page_fault_us),
         ("bytes", work.bytes),
         ("achieved_gbs", achieved_gbs),
-        ("peak_gbs", peaks.bandwidth_gbs),
-        ("bandwidth_pct_of_peak", 100 * achieved_gbs / peaks.bandwidth_gbs),
         ("flops", work.flops),
-        ("peak_gflops", peaks.matmul_gflops),
     ]
     if work.flops:
-        achieved = work.flops / seconds / 1e9
-        metrics += [("achieved_gflops", achieved), ("flops_pct_of_peak", 100 * achieved / peaks.matmul_gflops)]
+        metrics.append(("achieved_gflops", work.flops / seconds / 1e9))
+    if peaks is not None:
+        metrics += [("page_fault_us", peaks.first_touch.page_fault_us), ("peak_gbs", peaks.bandwidth_gbs),
+                    ("bandwidth_pct_of_peak", 100 * achieved_gbs / peaks.bandwidth_gbs),
+                    ("peak_gflops", peaks.matmul_gflops)]
+        if work.flops:
+            metrics.append(("flops_pct_of_peak", 100 * work.flops / seconds / 1e9 / peaks.matmul_gflops))
     metrics += [(f"time_us_{n}_threads", t * 1e6) for n, t in times.scaling]
     metrics.append(("torch_ops", ", ".join(f"{name} x{count}" for name, count in ops)))
     return KernelMetrics(FORWARD, seconds * 1e6, tuple(metrics))
@@ -202,12 +203,14 @@ def profile_candidate(candidate: Candidate, context: StageContext, options: CpuO
         threads=threads,
     )
     ops = torch_ops(forward)
-    forward_record = _forward_metrics(times, work, machine_peaks(context.cache_dir), ops)
+    problems: list[str] = []  # measuring the peaks can fail under a tight memory limit: report without them
+    peaks = _read(lambda: machine_peaks(context.cache_dir), problems, "the machine's measured peaks")
+    forward_record = _forward_metrics(times, work, peaks, ops)
     kernel_records = [_kernel_metrics(s) for s in studies]
     return ProfileResult(
         tool="numba",
         kernels=(forward_record, *kernel_records),
-        raw=_raw(forward_record, studies, context.workdir),
+        raw="\n".join([_raw(forward_record, studies, context.workdir), *problems]),
         ops=tuple(name for name, _ in ops),
     )
 

@@ -63,17 +63,20 @@ def _status(forward: KernelMetrics) -> list[str]:
     pct = _num(forward, "bandwidth_pct_of_peak")
     peak = _num(forward, "peak_gbs")
     roof_us = _num(forward, "bytes") / (peak * 1e9) * 1e6 if peak else 0.0
+    against_peak = (f" = {pct:.0f}% of the measured {peak:.1f} GB/s peak; the memory roof allows {_ms(roof_us)}"
+                    if peak else " (the machine's peak could not be measured)")
     lines = [
         f"Numba profile of {FORWARD}: {_ms(forward.duration_us or 0)} median on {int(_num(forward, 'threads'))} "
         f"thread(s).",
         f"Memory: {mib:.1f} MiB compulsory traffic (inputs + outputs + parameters once) at "
-        f"{_num(forward, 'achieved_gbs'):.1f} GB/s = {pct:.0f}% of the measured {peak:.1f} GB/s peak; "
-        f"the memory roof allows {_ms(roof_us)}.",
+        f"{_num(forward, 'achieved_gbs'):.1f} GB/s{against_peak}.",
     ]
     if _num(forward, "flops"):
-        lines.append(f"Compute: {_num(forward, 'achieved_gflops'):.1f} GFLOP/s of matmul/conv work = "
-                     f"{_num(forward, 'flops_pct_of_peak'):.0f}% of the measured {_num(forward, 'peak_gflops'):.0f} "
-                     f"GFLOP/s (torch.mm).")
+        peak_flops = _num(forward, "peak_gflops")
+        versus = (f" = {_num(forward, 'flops_pct_of_peak'):.0f}% of the measured {peak_flops:.0f} GFLOP/s "
+                  "(torch.mm)" if peak_flops else "")
+        lines.append(f"Compute: {_num(forward, 'flops') / 1e6:.1f} MFLOP of matmul/convolution per forward "
+                     f"(counted on the reference) at {_num(forward, 'achieved_gflops'):.1f} GFLOP/s{versus}.")
     else:
         lines.append("Compute: no matmul/convolution in the reference (elementwise work is not counted): judge it "
                      "by memory traffic.")

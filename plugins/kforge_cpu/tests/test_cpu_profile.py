@@ -33,6 +33,25 @@ SCALE_SHIFT = """
 
 CUMSUM = SCALE_SHIFT.replace("return x * 1.5 + 0.25", "return torch.cumsum(x, dim=1)")
 
+MATMUL = """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = nn.Parameter(torch.randn(128, 64))
+
+        def forward(self, x):
+            return x @ self.weight
+
+    def get_inputs():
+        return [torch.randn(96, 128)]
+
+    def get_init_inputs():
+        return []
+"""
+
 HEADER = """
     import numpy as np
     import torch
@@ -109,6 +128,28 @@ EXP_PER_ELEMENT = candidate(HEADER + """
 """ + model_new("exp_scale(x, out)"))
 
 
+NAIVE_MATMUL = candidate(HEADER + """
+    @njit(parallel=True, fastmath=True)
+    def matmul(x, w, out):
+        for i in prange(x.shape[0]):
+            for j in range(w.shape[1]):
+                acc = np.float32(0.0)
+                for k in range(x.shape[1]):
+                    acc += x[i, k] * w[k, j]
+                out[i, j] = acc
+
+    class ModelNew(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = nn.Parameter(torch.randn(128, 64))
+
+        def forward(self, x):
+            out = np.empty((x.shape[0], self.weight.shape[1]), np.float32)
+            matmul(x.contiguous().numpy(), self.weight.detach().numpy(), out)
+            return torch.from_numpy(out)
+""")
+
+
 def metrics(profile, name: str):
     record = next(k for k in profile.kernels if k.name == name)
     return record, dict(record.metrics)
@@ -119,7 +160,7 @@ def profiled(tmp_path_factory, peaks_cache):
     """Every candidate compiled and profiled once, in one child process."""
     root = tmp_path_factory.mktemp("profile")
     problems = {}
-    for name, source in (("scale_shift", SCALE_SHIFT), ("cumsum", CUMSUM)):
+    for name, source in (("scale_shift", SCALE_SHIFT), ("cumsum", CUMSUM), ("matmul", MATMUL)):
         (root / f"{name}.py").write_text(textwrap.dedent(source))
         problems[name] = load_problem(root / f"{name}.py")
     jobs = {
@@ -129,6 +170,7 @@ def profiled(tmp_path_factory, peaks_cache):
         "serial": (SERIAL, problems["scale_shift"]),
         "fused": (FUSED_AND_HOISTED, problems["scale_shift"]),
         "exp": (EXP_PER_ELEMENT, problems["scale_shift"]),
+        "matmul": (NAIVE_MATMUL, problems["matmul"]),
     }
     # the scan's findings are ranked in a test; without a thread-scaling measurement, which a busy machine makes
     # erratic for a kernel of microseconds, only the kernel's own findings compete
@@ -226,3 +268,27 @@ def test_math_calls_per_element_are_caught(profiled):
     _, m = metrics(profiles["exp"], "exp_scale")
     assert m["loops_with_calls"] >= 1
     assert "hot loop(s) call a function per element" in summarize(profiles["exp"], problems["scale_shift"])
+
+
+def test_matmul_flops_are_counted_and_compared_with_the_measured_rate(profiled):
+    profiles, problems = profiled
+    _, m = metrics(profiles["matmul"], "ModelNew.forward")
+    assert m["flops"] == 2 * 96 * 128 * 64  # counted by PyTorch's flop counter on the reference
+    assert m["bytes"] == (96 * 128 + 128 * 64 + 96 * 64) * 4  # input, weight, output
+    assert m["achieved_gflops"] > 0 and m["flops_pct_of_peak"] == pytest.approx(
+        100 * m["achieved_gflops"] / m["peak_gflops"])
+    text = summarize(profiles["matmul"], problems["matmul"])
+    assert "Compute: 1.6 MFLOP of matmul/convolution per forward" in text and "(torch.mm)" in text
+
+
+def test_the_summary_reads_a_profile_without_peaks(profiled):
+    """When the peaks could not be measured (a tight memory limit in the worker), the profile still summarizes."""
+    from kforge_core.records import KernelMetrics, ProfileResult
+
+    profiles, problems = profiled
+    forward, m = metrics(profiles["vectorised"], "ModelNew.forward")
+    without = {key: value for key, value in m.items() if "peak" not in key and key != "page_fault_us"}
+    stripped = KernelMetrics(forward.name, forward.duration_us, tuple(without.items()))
+    profile = ProfileResult(tool="numba", kernels=(stripped, *profiles["vectorised"].kernels[1:]))
+    text = summarize(profile, problems["scale_shift"])
+    assert "(the machine's peak could not be measured)" in text and "Kernels by time" in text
