@@ -1,0 +1,80 @@
+"""``kforge eval --backend cpu`` end to end: the shipped example is correct and gets speedups; a broken Numba
+candidate is a compile failure whose log a model can act on."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from cpu_testing import EXAMPLE_PROBLEM, EXAMPLE_SOLUTION
+
+KFORGE = Path(sys.executable).with_name("kforge")
+QUICK = ["--trials", "2", "--warmup", "1", "--repetitions", "5"]
+
+BROKEN = """
+    import numpy as np
+    import torch
+    import torch.nn as nn
+    from numba import njit, prange
+
+
+    @njit(parallel=True, fastmath=True)
+    def add_rmsnorm_kernel(x, residual, weight, eps, out):
+        for r in prange(x.shape[0]):
+            sum_sq = 0
+            for c in range(x.shape[1]):
+                h = x[r, c] + residual[r, c]
+                sum_sq += h * h
+            out[r] = sum_sq.sqrt()
+
+
+    class ModelNew(nn.Module):
+        def __init__(self, hidden, eps=1e-6):
+            super().__init__()
+            self.eps = eps
+            self.weight = nn.Parameter(torch.ones(hidden))
+
+        def forward(self, x, residual):
+            out = np.empty(x.shape, np.float32)
+            add_rmsnorm_kernel(x.numpy(), residual.numpy(), self.weight.detach().numpy(), np.float32(self.eps), out)
+            return torch.from_numpy(out)
+"""
+
+
+def kforge_eval(*args: str, cwd: Path, cache: Path) -> tuple[int, dict]:
+    env = {**os.environ, "KFORGE_CACHE_DIR": str(cache)}
+    done = subprocess.run([str(KFORGE), "eval", *args, "--backend", "cpu", "--json"], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.stdout.strip(), done.stderr[-3000:]
+    return done.returncode, json.loads(done.stdout)
+
+
+def test_the_shipped_example_is_correct_and_gets_speedups(tmp_path, peaks_cache):
+    code, verdict = kforge_eval(str(EXAMPLE_PROBLEM), str(EXAMPLE_SOLUTION), *QUICK, "--baselines", "eager",
+                                "--profile", cwd=tmp_path, cache=peaks_cache)
+    assert code == 0 and verdict["correct"] is True and verdict["failure"] is None, verdict["message"]
+    assert verdict["backend"] == "cpu" and verdict["flags"] == []
+    assert all(trial["passed"] for trial in verdict["trials"]) and len(verdict["trials"]) == 2
+    assert verdict["compile"]["ok"] and "add_rmsnorm_kernel(array(float32, 2d, C)" in verdict["compile"]["log"]
+    assert verdict["speedups"]["eager"] > 0 and verdict["runtime"]["count"] == 5
+    assert verdict["profile"]["tool"] == "numba"
+    assert verdict["profile_summary"].startswith("Numba profile of ModelNew.forward")
+
+
+def test_a_broken_numba_candidate_is_a_compile_error_with_a_readable_log(tmp_path, peaks_cache):
+    candidate = tmp_path / "broken.py"
+    candidate.write_text(textwrap.dedent(BROKEN))
+    code, verdict = kforge_eval(str(EXAMPLE_PROBLEM), str(candidate), *QUICK, "--baselines", "eager",
+                                cwd=tmp_path, cache=peaks_cache)
+    assert code == 3 and verdict["correct"] is False and verdict["failure"] == "compile_error"
+    log = verdict["compile"]["log"]
+    assert log.startswith("Numba TypingError (nopython frontend) while compiling add_rmsnorm_kernel(")
+    assert "Unknown attribute 'sqrt' of type float64" in log  # the error and the types
+    assert "out[r] = sum_sq.sqrt()" in log and "called from broken.py:" in log  # the candidate's lines
+    assert len(log.splitlines()) <= 45 and "\x1b[" not in log
+    assert verdict["verify"] is None and verdict["runtime"] is None
+    assert log in verdict["message"]  # what the generation agent reads
