@@ -1,0 +1,249 @@
+"""Starting and resuming runs: everything ``kforge run`` puts together around the :class:`~kforge_core.loop.AgentLoop`.
+
+A run's plan (problem, backend, models, reference, settings) is stored with it, so ``--resume`` continues exactly
+the run that was started, from any directory; only the budget may be raised on resume.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import secrets
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .agents import AnalysisAgent, GenerationAgent, Reference
+from .app import App
+from .config import parse_table
+from .errors import KForgeError
+from .llm import ChatClient, ModelSpec, build_agent_llms, parse_model_spec
+from .loop import AgentLoop
+from .loop_budget import Budget, RunClock
+from .loop_evaluator import EvaluatorFactory, open_harness
+from .loop_journal import Journal
+from .loop_progress import Progress
+from .loop_records import Attempt, Place
+from .loop_steps import LoopSteps
+from .problem import load_problem
+from .prompts import PromptTemplates
+from .records import Lowering, Problem, SourceFile
+from .report import RunOutputs, RunReport, write_outputs
+from .settings import Settings
+from .store import RunDirectory, RunInfo, RunStore
+from .store.codec import record_from_json, to_jsonable
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """What a run was asked to do."""
+
+    problem_path: Path
+    backend: str
+    model: str
+    analyst_model: str
+    reference: Reference | None
+    settings: Settings
+
+    def to_json(self) -> dict[str, Any]:
+        table = to_jsonable(self.settings)
+        table.pop("sources", None)
+        return {
+            "problem_path": str(self.problem_path), "backend": self.backend, "model": self.model,
+            "analyst_model": self.analyst_model, "settings": table,
+            "reference": to_jsonable(self.reference) if self.reference is not None else None,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], *, source: str, budget: dict[str, Any]) -> RunPlan:
+        table = dict(data["settings"])
+        table["budget"] = {**table.get("budget", {}), **budget}
+        settings = parse_table(Settings, table, where="", source=source)
+        reference = record_from_json(Reference, data["reference"]) if data.get("reference") else None
+        return cls(Path(data["problem_path"]), data["backend"], data["model"], data["analyst_model"], reference,
+                   settings)
+
+
+@dataclass(frozen=True)
+class RunResult:
+    run_id: str
+    stop_reason: str
+    outputs: RunOutputs
+
+    @property
+    def found_correct(self) -> bool:
+        return self.outputs.report.best is not None
+
+
+# ---------------------------------------------------------------------------------------------------- planning
+
+
+def _absolute_spec(spec: ModelSpec) -> str:
+    # a replay script is named by its absolute path, so a resumed run finds it from any directory
+    return f"replay:{Path(spec.model).resolve()}" if spec.provider == "replay" else str(spec)
+
+
+def plan_run(
+    settings: Settings, problem_path: Path, *, store: RunStore, reference_file: Path | None = None,
+    reference_run: str | None = None,
+) -> RunPlan:
+    model = _absolute_spec(parse_model_spec(settings.llm.model, setting="llm.model (--llm)"))
+    analyst_text = settings.llm.analyst_model or settings.llm.model
+    analyst = _absolute_spec(parse_model_spec(analyst_text, setting="llm.analyst_model (--analyst-llm)"))
+    if settings.prompts_dir is not None:
+        settings = dataclasses.replace(settings, prompts_dir=settings.prompts_dir.resolve())
+    reference = None
+    if reference_file is not None:
+        reference = reference_from_file(reference_file, settings.backend)
+    elif reference_run is not None:
+        reference = reference_from_run(store, reference_run)
+    return RunPlan(problem_path.resolve(), settings.backend, model, analyst, reference, settings)
+
+
+def reference_from_file(path: Path, backend: str) -> Reference:
+    if not path.is_file():
+        raise KForgeError(f"reference file not found: {path}")
+    return Reference(
+        label=path.name,
+        note=f"It solves this same problem and is known to work, possibly on another backend. Use its algorithm "
+             f"and ideas; write your candidate for {backend} in this backend's programming model.",
+        files=(SourceFile(path.name, path.read_text()),), entry=path.name,
+    )
+
+
+def reference_from_run(store: RunStore, run_id: str) -> Reference:
+    report = RunReport.from_store(store, run_id)
+    best = report.best
+    if best is None or best.candidate is None or best.outcome is None:
+        raise KForgeError(f"run {run_id} has no correct candidate to use as a reference")
+    speedups = ", ".join(f"{v:.2f}x vs {n}" for n, v in best.outcome.speedups)
+    return Reference(
+        label=f"the best kernel of run {run_id} ({report.run.backend}, {speedups})",
+        note=f"It passed verification on the {report.run.backend} backend. Use its algorithm and ideas.",
+        files=best.candidate.files, entry=best.candidate.entry,
+    )
+
+
+def new_run_id(problem: Problem) -> str:
+    return f"{time.strftime('%Y%m%d-%H%M%S')}-{problem.name[:32]}-{secrets.token_hex(2)}"
+
+
+# --------------------------------------------------------------------------------------------- start / resume
+
+
+def start_run(
+    app: App, plan: RunPlan, store: RunStore, progress: Progress, *, evaluator_factory: EvaluatorFactory = open_harness
+) -> RunResult:
+    problem = load_problem(plan.problem_path)
+    run = store.create_run(
+        new_run_id(problem), problem_name=problem.name, problem_path=str(problem.path),
+        problem_digest=problem.digest, backend=plan.backend, model=plan.model, analyst_model=plan.analyst_model,
+        config=plan.to_json(),
+    )
+    return _execute(app, store, run, plan, problem, progress, evaluator_factory)
+
+
+def resume_run(
+    app: App, store: RunStore, run_id: str, progress: Progress, *, budget: dict[str, Any] | None = None,
+    evaluator_factory: EvaluatorFactory = open_harness,
+) -> RunResult:
+    run = store.get_run(run_id)
+    if run.alive:
+        raise KForgeError(f"run {run_id} is still running (process {run.pid})")
+    plan = RunPlan.from_json(run.config, source=f"run {run_id}", budget=budget or {})
+    problem = load_problem(plan.problem_path)
+    if problem.digest != run.problem_digest:
+        raise KForgeError(f"the problem file {plan.problem_path} changed since run {run_id} started")
+    store.claim(run_id)
+    return _execute(app, store, store.get_run(run_id), plan, problem, progress, evaluator_factory)
+
+
+def _execute(
+    app: App, store: RunStore, run: RunInfo, plan: RunPlan, problem: Problem, progress: Progress,
+    evaluator_factory: EvaluatorFactory,
+) -> RunResult:
+    registered = app.backend(plan.backend)
+    options = plan.settings.backend_options(registered.backend)
+    availability = app.registry.availability(plan.backend, options)
+    if not availability.available:
+        raise KForgeError(f"backend {plan.backend!r} is not available here: {availability.reason}")
+    run_dir = RunDirectory(run.run_dir)
+    clock = RunClock()
+    journal = Journal(store, run.id, run_dir, clock)
+    _announce(run, plan, journal, progress)
+    try:
+        stop_reason = _work(app, store, run, plan, problem, registered, options, journal, progress, evaluator_factory)
+    except KeyboardInterrupt:
+        store.finish(run.id, "interrupted", "interrupted by the user")
+        write_outputs(store, run.id)
+        raise
+    except Exception as exc:
+        store.finish(run.id, "failed", f"{type(exc).__name__}: {exc}" if not isinstance(exc, KForgeError) else str(exc))
+        write_outputs(store, run.id)
+        raise
+    store.finish(run.id, "finished", stop_reason)
+    return RunResult(run.id, stop_reason, write_outputs(store, run.id))
+
+
+def _announce(run: RunInfo, plan: RunPlan, journal: Journal, progress: Progress) -> None:
+    progress.event(f"run {run.id}: {run.problem_name} on {plan.backend}; artifacts in {run.run_dir}")
+    models = {"generation": plan.model, "analysis": plan.analyst_model}
+    for agent, spec in models.items():
+        if spec.startswith("replay:"):
+            progress.event(f"{agent} agent: REPLAY of {spec[len('replay:'):]} (scripted replies; no model is called)")
+        else:
+            progress.event(f"{agent} agent: {spec}")
+    if journal.recorded_steps:
+        progress.event(f"resuming: {journal.recorded_steps} recorded steps are replayed from the store, not redone")
+
+
+def _work(
+    app: App, store: RunStore, run: RunInfo, plan: RunPlan, problem: Problem, registered: Any, options: Any,
+    journal: Journal, progress: Progress, evaluator_factory: EvaluatorFactory,
+) -> str:
+    settings = plan.settings
+    lowering = _lowering(app, journal, registered, problem, options)
+    generation_spec, analysis_spec = parse_model_spec(plan.model), parse_model_spec(plan.analyst_model)
+    generation_llm, analysis_llm = build_agent_llms(
+        generation_spec, analysis_spec, settings.llm, replies_received=store.replies_received(run.id)
+    )
+    templates = PromptTemplates(settings.prompts_dir)
+    budget = Budget(settings.budget, journal.clock)
+    with evaluator_factory(registered, problem, settings, options, app.plugin_selection, None) as evaluator:
+        steps = LoopSteps(
+            journal=journal, run_dir=journal.run_dir,
+            generation=GenerationAgent(templates, problem, lowering, plan.reference),
+            analysis=AnalysisAgent(templates, problem, lowering),
+            generation_client=ChatClient(generation_llm, generation_spec, settings.llm),
+            analysis_client=ChatClient(analysis_llm, analysis_spec, settings.llm),
+            evaluator=evaluator, budget=budget,
+        )
+        loop = AgentLoop(steps, settings.budget, progress, on_new_best=lambda a: _record_best(store, run.id, a))
+        result = loop.run()
+    progress.event(f"stopped: {result.stop_reason}")
+    return result.stop_reason
+
+
+def _lowering(app: App, journal: Journal, registered: Any, problem: Problem, options: Any) -> Lowering:
+    """The backend's lowering, asked once per run and kept, so a resumed run prompts exactly as before."""
+    def work(artifact_dir: str) -> tuple[dict[str, Any], None]:
+        lowering = app.plugins.hook.kforge_lower(backend=registered.backend, problem=problem, options=options)
+        if lowering is None:
+            raise KForgeError(f"backend {registered.name!r} ({registered.distribution}) provides no kforge_lower")
+        journal.run_dir.write(f"{artifact_dir}/lowering.json", _pretty(to_jsonable(lowering)))
+        return to_jsonable(lowering), None
+
+    step = journal.step("lowering", registered.name, Place("setup"), "lowering", work)
+    return record_from_json(Lowering, step.data)
+
+
+def _record_best(store: RunStore, run_id: str, attempt: Attempt) -> None:
+    outcome = attempt.outcome
+    assert outcome is not None and outcome.runtime_ms is not None
+    store.set_best(run_id, attempt.place.label, outcome.runtime_ms, outcome.best_speedup)
+
+
+def _pretty(data: Any) -> str:
+    import json
+
+    return json.dumps(data, indent=2)
