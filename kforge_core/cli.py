@@ -43,11 +43,14 @@ def cli(ctx: click.Context, debug: bool, no_plugins: bool, config_file: Path | N
 
 
 def _add_commands() -> None:
-    from .commands import backends, check, plugins_cmd
+    from .commands import backends, check, plugins_cmd, run, runs, show
 
     cli.add_command(backends.backends)
     cli.add_command(plugins_cmd.plugins)
     cli.add_command(check.check)
+    cli.add_command(run.run)
+    cli.add_command(runs.runs)
+    cli.add_command(show.show)
 
 
 _add_commands()
