@@ -37,12 +37,12 @@ class LoopSteps:
         """The baselines' median times (ms), measured once by the harness before the first candidate."""
         def work(artifact_dir: str) -> tuple[dict[str, Any], None]:
             self.stage("measuring baselines", Place("setup"))
-            stats = {name: to_jsonable(value) for name, value in self.evaluator.baselines().items()}
-            self.run_dir.write(f"{artifact_dir}/baselines.json", json.dumps(stats, indent=2))
+            stats = [[name, to_jsonable(value)] for name, value in self.evaluator.baselines().items()]
+            self.run_dir.write(f"{artifact_dir}/baselines.json", json.dumps(dict(stats), indent=2))
             return {"baselines": stats}, None
 
         step = self.journal.step("baselines", "baselines", Place("setup"), "baselines", work)
-        return tuple((name, float(stats["median"])) for name, stats in step.data["baselines"].items())
+        return tuple((name, float(stats["median"])) for name, stats in step.data["baselines"])
 
     def attempt(self, request: GenerationRequest, place: Place) -> Attempt:
         """Ask the generation agent for a candidate and, if the reply holds one, evaluate it."""

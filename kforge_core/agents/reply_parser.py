@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ..records import Candidate, SourceFile
 
 _FENCE = re.compile(r"^[ \t]{0,3}(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n`]*?)[ \t]*$")
-_FILE_NAME = r"[\w][\w./-]*\.[A-Za-z0-9]+"
+_FILE_NAME = r"[\w./-]*[\w-]\.[A-Za-z0-9]+"
 _INFO_NAME = re.compile(rf"^(?:(?:title|file|filename|name)=)?[\"']?(?P<name>{_FILE_NAME})[\"']?$")
 _FIRST_LINE_NAME = re.compile(rf"^\s*(?:#|//|/\*|--|;)\s*file(?:name)?\s*:\s*(?P<name>{_FILE_NAME})\s*(?:\*/)?\s*$", re.I)
 _LEAD_IN_NAME = re.compile(

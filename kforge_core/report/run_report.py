@@ -140,5 +140,5 @@ def _usage(steps: list[StepRecord]) -> tuple[UsageRow, ...]:
 def _baselines(steps: list[StepRecord]) -> tuple[tuple[str, float], ...]:
     for step in steps:
         if step.kind == "baselines":
-            return tuple((name, float(stats["median"])) for name, stats in step.data["baselines"].items())
+            return tuple((name, float(stats["median"])) for name, stats in step.data["baselines"])
     return ()

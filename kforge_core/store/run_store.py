@@ -117,7 +117,7 @@ class RunStore:
         self.close()
 
     def _json(self, value: Any) -> str:
-        return redact(json.dumps(value, sort_keys=True), self._secrets)
+        return redact(json.dumps(value), self._secrets)  # key order kept: the order things happened in
 
     # ----------------------------------------------------------------------------------------------- runs
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from loop_helpers import code_reply, run_toy, write_script
 
 
@@ -32,6 +33,78 @@ def test_functional_pass_reacts_to_each_failure_then_optimizes(tmp_path, scripte
         "no code", "compile_error", "numerical_mismatch", "correct", "correct", "correct", "correct"]
     assert report.best.label == "o3.1"  # 3.99 ms: the fastest, although by less than min_gain
     assert result.stop_reason == "2 optimization round(s) in a row brought no gain"
-    assert scripted.profiled == ["f4", "o1.1", "o3.1"] or scripted.profiled == ["f4", "o1.1"]
+    assert scripted.profiled == ["f4", "o1.1"]
     best_py = (result.outputs.best_path).read_text()
     assert "kforge-test: ms=3.99" in best_py
+
+
+def test_the_fastest_correct_candidate_is_best_and_profiles_are_not_repeated(tmp_path, scripted):
+    script = write_script(tmp_path / "s.jsonl", [
+        gen(code_reply("ms=8.0")), analysis(), gen(code_reply("ms=4.0")), analysis(), gen(code_reply("ms=4.5")),
+        analysis(), gen(code_reply("ms=3.99")),
+    ])
+    result, progress = run_toy(tmp_path, script, scripted, patience=2)
+    assert scripted.profiled == ["f1", "o1.1"]  # round 3 reuses the profile of o1.1, still the best then
+    assert result.outputs.report.best.label == "o3.1"
+    run = result.outputs.report.run
+    assert (run.best_label, run.status) == ("o3.1", "finished")
+    statuses = {s.stage for s in progress.statuses}
+    assert {"generating", "evaluating", "profiling", "analysing"} <= statuses
+    last = progress.statuses[-1]
+    assert last.spent.tokens == 4 * 150 + 3 * 100 and last.spent.llm_calls == 7
+
+
+def test_a_failed_optimization_attempt_is_repaired_within_the_round(tmp_path, scripted):
+    script = write_script(tmp_path / "s.jsonl", [
+        gen(code_reply("ms=8.0")), analysis(), gen(code_reply("wrong")),
+        gen(code_reply("ms=2.0"), expect={"contains": ["max abs error 0.31", "1. fuse the loops"]}),
+    ])
+    result, _ = run_toy(tmp_path, script, scripted, optimization_rounds=1)
+    assert [a.label for a in result.outputs.report.attempts] == ["f1", "o1.1", "o1.2"]
+    assert result.outputs.report.best.label == "o1.2"
+    assert result.stop_reason == "all 1 optimization rounds done"
+
+
+def test_no_correct_candidate_within_the_functional_attempts(tmp_path, scripted):
+    script = write_script(tmp_path / "s.jsonl", [gen(code_reply("wrong")), gen(""), gen(code_reply("compile_error"))])
+    result, _ = run_toy(tmp_path, script, scripted, functional_attempts=3)
+    assert result.stop_reason == "no correct candidate in 3 functional attempts"
+    assert not result.found_correct and result.outputs.best_path is None
+    assert not (result.outputs.report.run_dir / "best.py").exists()
+    assert "No correct candidate was found." in result.outputs.report_path.read_text()
+
+
+@pytest.mark.parametrize("budget, reason, calls", [
+    ({"max_llm_calls": 3}, "the budget of 3 LLM calls is spent", 3),
+    ({"max_tokens": 250}, "the budget of 250 tokens is spent (300 used)", 2),
+])
+def test_budgets_stop_the_run_before_the_next_call(tmp_path, scripted, budget, reason, calls):
+    script = write_script(tmp_path / "s.jsonl", [gen("no code")] * 5)
+    result, _ = run_toy(tmp_path, script, scripted, functional_attempts=5, **budget)
+    assert result.stop_reason == reason
+    assert len(result.outputs.report.attempts) == calls
+
+
+def test_a_replay_script_that_runs_out_ends_the_run_cleanly(tmp_path, scripted):
+    script = write_script(tmp_path / "s.jsonl", [gen(code_reply("ms=8.0"))])
+    result, progress = run_toy(tmp_path, script, scripted)
+    assert "has no reply left (1 used)" in result.stop_reason
+    assert result.outputs.report.best.label == "f1" and result.outputs.best_path.exists()
+    assert any("REPLAY of" in e and "no model is called" in e for e in progress.events)
+
+
+def test_profile_images_reach_the_analyst_and_the_run_directory(tmp_path, scripted, png):
+    from kforge_core.records import Image, ProfileSummary
+
+    scripted.summary = ProfileSummary(text="see the roofline", images=(Image(png, "roofline"),))
+    script = write_script(tmp_path / "s.jsonl", [
+        gen(code_reply("ms=8.0")), analysis(expect={"images": 1, "contains": ["Attached image 1: roofline"]}),
+        gen(code_reply("ms=4.0")),
+    ])
+    result, _ = run_toy(tmp_path, script, scripted, optimization_rounds=1)
+    run_dir = result.outputs.report.run_dir
+    kept = list(run_dir.glob("steps/*-profile-*/1-roofline.png"))
+    assert len(kept) == 1 and kept[0].read_bytes() == png.read_bytes()
+    assert list(run_dir.glob("steps/*-analysis-*/prompt-image-1.png"))
+    report = result.outputs.report_path.read_text()
+    assert "see the roofline" in report and "1-roofline.png" in report
