@@ -15,6 +15,7 @@ from typing import Any
 
 from .agents import AnalysisAgent, GenerationAgent, Reference
 from .app import App
+from .backends import RegisteredBackend
 from .config import parse_table
 from .errors import KForgeError
 from .llm import ChatClient, ModelSpec, build_agent_llms, parse_model_spec
@@ -124,23 +125,51 @@ def reference_from_run(store: RunStore, run_id: str) -> Reference:
     )
 
 
-def new_run_id(problem: Problem) -> str:
-    return f"{time.strftime('%Y%m%d-%H%M%S')}-{problem.name[:32]}-{secrets.token_hex(2)}"
+def new_run_id() -> str:
+    """The start time and a few random characters: sortable, and unique enough for one runs directory."""
+    return f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
 
 
 # --------------------------------------------------------------------------------------------- start / resume
 
 
+@dataclass(frozen=True)
+class _Ready:
+    """What is checked before a run is created or claimed, so a mistake (a missing key, an unavailable backend)
+    is reported without leaving a failed run behind."""
+
+    problem: Problem
+    backend: RegisteredBackend
+    options: Any
+    generation_llm: Any
+    analysis_llm: Any
+
+
+def _get_ready(app: App, plan: RunPlan, replies_received: dict[str, int] | None = None) -> _Ready:
+    problem = load_problem(plan.problem_path)
+    registered = app.backend(plan.backend)
+    options = plan.settings.backend_options(registered.backend)
+    availability = app.registry.availability(plan.backend, options)
+    if not availability.available:
+        raise KForgeError(f"backend {plan.backend!r} is not available here: {availability.reason}")
+    generation_llm, analysis_llm = build_agent_llms(
+        parse_model_spec(plan.model), parse_model_spec(plan.analyst_model), plan.settings.llm,
+        replies_received=replies_received,
+    )
+    return _Ready(problem, registered, options, generation_llm, analysis_llm)
+
+
 def start_run(
     app: App, plan: RunPlan, store: RunStore, progress: Progress, *, evaluator_factory: EvaluatorFactory = open_harness
 ) -> RunResult:
-    problem = load_problem(plan.problem_path)
+    ready = _get_ready(app, plan)
+    problem = ready.problem
     run = store.create_run(
-        new_run_id(problem), problem_name=problem.name, problem_path=str(problem.path),
+        new_run_id(), problem_name=problem.name, problem_path=str(problem.path),
         problem_digest=problem.digest, backend=plan.backend, model=plan.model, analyst_model=plan.analyst_model,
         config=plan.to_json(),
     )
-    return _execute(app, store, run, plan, problem, progress, evaluator_factory)
+    return _execute(app, store, run, plan, ready, progress, evaluator_factory)
 
 
 def resume_run(
@@ -151,34 +180,27 @@ def resume_run(
     if run.alive:
         raise KForgeError(f"run {run_id} is still running (process {run.pid})")
     plan = RunPlan.from_json(run.config, source=f"run {run_id}", budget=budget or {})
-    problem = load_problem(plan.problem_path)
-    if problem.digest != run.problem_digest:
+    ready = _get_ready(app, plan, store.replies_received(run_id))
+    if ready.problem.digest != run.problem_digest:
         raise KForgeError(f"the problem file {plan.problem_path} changed since run {run_id} started")
     store.claim(run_id)
-    return _execute(app, store, store.get_run(run_id), plan, problem, progress, evaluator_factory)
+    return _execute(app, store, store.get_run(run_id), plan, ready, progress, evaluator_factory)
 
 
 def _execute(
-    app: App, store: RunStore, run: RunInfo, plan: RunPlan, problem: Problem, progress: Progress,
+    app: App, store: RunStore, run: RunInfo, plan: RunPlan, ready: _Ready, progress: Progress,
     evaluator_factory: EvaluatorFactory,
 ) -> RunResult:
-    registered = app.backend(plan.backend)
-    options = plan.settings.backend_options(registered.backend)
-    availability = app.registry.availability(plan.backend, options)
-    if not availability.available:
-        raise KForgeError(f"backend {plan.backend!r} is not available here: {availability.reason}")
-    run_dir = RunDirectory(run.run_dir)
-    clock = RunClock()
-    journal = Journal(store, run.id, run_dir, clock)
+    journal = Journal(store, run.id, RunDirectory(run.run_dir), RunClock())
     _announce(run, plan, journal, progress)
     try:
-        stop_reason = _work(app, store, run, plan, problem, registered, options, journal, progress, evaluator_factory)
+        stop_reason = _work(app, store, run, plan, ready, journal, progress, evaluator_factory)
     except KeyboardInterrupt:
         store.finish(run.id, "interrupted", "interrupted by the user")
         write_outputs(store, run.id)
         raise
     except Exception as exc:
-        store.finish(run.id, "failed", f"{type(exc).__name__}: {exc}" if not isinstance(exc, KForgeError) else str(exc))
+        store.finish(run.id, "failed", str(exc) if isinstance(exc, KForgeError) else f"{type(exc).__name__}: {exc}")
         write_outputs(store, run.id)
         raise
     store.finish(run.id, "finished", stop_reason)
@@ -198,24 +220,21 @@ def _announce(run: RunInfo, plan: RunPlan, journal: Journal, progress: Progress)
 
 
 def _work(
-    app: App, store: RunStore, run: RunInfo, plan: RunPlan, problem: Problem, registered: Any, options: Any,
-    journal: Journal, progress: Progress, evaluator_factory: EvaluatorFactory,
+    app: App, store: RunStore, run: RunInfo, plan: RunPlan, ready: _Ready, journal: Journal, progress: Progress,
+    evaluator_factory: EvaluatorFactory,
 ) -> str:
-    settings = plan.settings
-    lowering = _lowering(app, journal, registered, problem, options)
-    generation_spec, analysis_spec = parse_model_spec(plan.model), parse_model_spec(plan.analyst_model)
-    generation_llm, analysis_llm = build_agent_llms(
-        generation_spec, analysis_spec, settings.llm, replies_received=store.replies_received(run.id)
-    )
+    settings, problem = plan.settings, ready.problem
+    lowering = _lowering(app, journal, ready.backend, problem, ready.options)
     templates = PromptTemplates(settings.prompts_dir)
     budget = Budget(settings.budget, journal.clock)
-    with evaluator_factory(registered, problem, settings, options, app.plugin_selection, None) as evaluator:
+    factory_args = (ready.backend, problem, settings, ready.options, app.plugin_selection, None)
+    with evaluator_factory(*factory_args) as evaluator:
         steps = LoopSteps(
             journal=journal, run_dir=journal.run_dir,
             generation=GenerationAgent(templates, problem, lowering, plan.reference),
             analysis=AnalysisAgent(templates, problem, lowering),
-            generation_client=ChatClient(generation_llm, generation_spec, settings.llm),
-            analysis_client=ChatClient(analysis_llm, analysis_spec, settings.llm),
+            generation_client=ChatClient(ready.generation_llm, parse_model_spec(plan.model), settings.llm),
+            analysis_client=ChatClient(ready.analysis_llm, parse_model_spec(plan.analyst_model), settings.llm),
             evaluator=evaluator, budget=budget,
         )
         loop = AgentLoop(steps, settings.budget, progress, on_new_best=lambda a: _record_best(store, run.id, a))

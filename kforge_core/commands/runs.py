@@ -19,7 +19,7 @@ from ..store import RunStore
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
 @click.pass_obj
 def runs(app: App, runs_dir: Path | None, as_json: bool) -> None:
-    """List the runs, oldest first: status, problem, backend, model and best speedup."""
+    """List the runs, oldest first (a run's id is its start time): status, problem, backend, model, best speedup."""
     settings = app.settings(runs_dir=runs_dir)
     with RunStore(settings.runs_dir) as store:
         infos = store.list_runs()
@@ -32,10 +32,16 @@ def runs(app: App, runs_dir: Path | None, as_json: bool) -> None:
         click.echo(json.dumps(rows, indent=2))
         return
     table = Table(title=f"KForge runs in {settings.runs_dir}")
-    for column in ("run", "status", "problem", "backend", "model", "best", "speedup", "started"):
-        table.add_column(column)
+    for column in ("run", "status", "problem", "backend", "model", "best", "speedup"):
+        table.add_column(column, overflow="fold", no_wrap=column not in ("problem", "model"))
     for row in rows:
         speedup = f"{row['best_speedup']:.2f}x" if row["best_speedup"] is not None else "-"
-        table.add_row(row["id"], row["status"], row["problem"], row["backend"], row["model"], row["best"] or "-",
-                      speedup, row["started"])
+        table.add_row(row["id"], row["status"], row["problem"], row["backend"], _short(row["model"]),
+                      row["best"] or "-", speedup)
     Console().print(table)
+
+
+def _short(model: str) -> str:
+    """A replay script by its file name; other specs as they are."""
+    provider, _, name = model.partition(":")
+    return f"replay:{Path(name).name}" if provider == "replay" else model

@@ -44,10 +44,11 @@ def _credential(spec: ModelSpec, variable: str) -> str:
 
 
 def _openai(spec: ModelSpec, settings: LLMSettings) -> LLM:
+    api_key = _credential(spec, "OPENAI_API_KEY")
     module = _integration(spec, "llama_index.llms.openai", "openai")
     llm = module.OpenAI(
         model=spec.model,
-        api_key=_credential(spec, "OPENAI_API_KEY"),
+        api_key=api_key,
         api_base=settings.base_url or None,
         temperature=settings.temperature,
         max_tokens=settings.max_output_tokens,
@@ -84,10 +85,11 @@ def _openai_like(spec: ModelSpec, settings: LLMSettings) -> LLM:
 
 
 def _anthropic(spec: ModelSpec, settings: LLMSettings) -> LLM:
+    api_key = _credential(spec, "ANTHROPIC_API_KEY")
     module = _integration(spec, "llama_index.llms.anthropic", "anthropic")
     return module.Anthropic(
         model=spec.model,
-        api_key=_credential(spec, "ANTHROPIC_API_KEY"),
+        api_key=api_key,
         base_url=settings.base_url or None,
         temperature=settings.temperature,
         max_tokens=settings.max_output_tokens,

@@ -24,7 +24,11 @@ def print_summary(report: RunReport, console: Console) -> None:
     calls = sum(u.calls for u in report.usage)
     tokens = sum(u.input_tokens + u.output_tokens for u in report.usage)
     costs = [u.cost_usd for u in report.usage]
-    cost = f"${sum(c for c in costs if c is not None):.4f}" + ("" if all(c is not None for c in costs) else " (some models unpriced)")
+    priced = [c for c in costs if c is not None]
+    if not priced:
+        cost = "cost unknown (no [llm] prices for these models)" if costs else "no cost"
+    else:
+        cost = f"${sum(priced):.4f}" + ("" if len(priced) == len(costs) else " (some models have no price)")
     console.print(f"LLM: {calls} calls, {tokens:,} tokens, {cost}")
     for name in (BEST, REPORT, PLOT):
         if (report.run_dir / name).exists():
@@ -41,7 +45,7 @@ def print_run(report: RunReport, console: Console) -> None:
     console.print("baselines: " + (", ".join(f"{n} {ms:.3f} ms" for n, ms in report.baselines) or "not measured"))
     table = Table(show_header=True)
     for column in ("#", "attempt", "verdict", "runtime ms", "speedups", "files"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     best = report.best
     for row in report.attempts:
         outcome = row.outcome

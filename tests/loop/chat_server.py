@@ -2,7 +2,7 @@
 
 Entries are replay-script lines (``{"reply": ..., "usage": ..., "expect": ...}``) plus control entries:
 ``{"status": 429}`` or ``{"status": 500}`` answers that error once; ``{"hold": true}`` keeps the next request waiting
-until :meth:`ChatServer.release` (so a test can kill the client while a call is in flight, unanswered).
+until :meth:`ChatServer.release` and then drops it unanswered (a test kills the client while a call is in flight).
 The server checks each entry's ``expect`` against what arrived (text, image parts, which agent asked) and counts
 the replies it gave, so a test can tell whether a call was repeated.
 """
@@ -79,7 +79,10 @@ class ChatServer:
             def do_POST(self) -> None:  # noqa: N802
                 length = int(self.headers.get("content-length", "0"))
                 request = Received(self.path, self.headers.get("authorization", ""), json.loads(self.rfile.read(length)))
-                status, payload, headers = server._answer(request)
+                answer = server._answer(request)
+                if answer is None:
+                    return  # a held request: its client was killed meanwhile
+                status, payload, headers = answer
                 body = json.dumps(payload).encode()
                 try:
                     self.send_response(status)
@@ -88,13 +91,8 @@ class ChatServer:
                     self.send_header("content-length", str(len(body)))
                     self.end_headers()
                     self.wfile.write(body)
-                    self.wfile.flush()
                 except OSError:
-                    return  # the client is gone (killed): the reply was never delivered
-                if status == 200:
-                    with server._lock:
-                        server.answered.append(request)
-                        server.position += 1
+                    pass
 
             def log_message(self, *args: Any) -> None:
                 pass
@@ -112,25 +110,26 @@ class ChatServer:
     def release(self) -> None:
         self._release.set()
 
-    def _answer(self, request: Received) -> tuple[int, dict[str, Any], dict[str, str]]:
+    def _answer(self, request: Received) -> tuple[int, dict[str, Any], dict[str, str]] | None:
         with self._lock:
             self.received.append(request)
             entry = self.entries[self.position] if self.position < len(self.entries) else None
-            if entry is not None and ("status" in entry or entry.get("hold")):
-                self.position += 1  # control entries are used once
-        if entry is None:
-            return 400, {"error": {"message": "the chat server's script has no entry left"}}, {}
+            if entry is None:
+                return 400, {"error": {"message": "the chat server's script has no entry left"}}, {}
+            problem = "" if "status" in entry or entry.get("hold") else _broken_expectation(entry, request)
+            if problem:
+                self.errors.append(problem)
+                return 400, {"error": {"message": problem, "type": "expectation"}}, {}
+            self.position += 1
+            if "reply" in entry:
+                self.answered.append(request)
         if entry.get("hold"):
             self.holding.set()
-            self._release.wait(timeout=120)
-            return self._answer(request)
+            self._release.wait(timeout=300)
+            return None
         if "status" in entry:
             return entry["status"], {"error": {"message": f"scripted {entry['status']}", "type": "scripted"}}, {
                 "retry-after": "0"}
-        problem = _broken_expectation(entry, request)
-        if problem:
-            self.errors.append(problem)
-            return 400, {"error": {"message": problem, "type": "expectation"}}, {}
         usage = entry.get("usage", {"input_tokens": 0, "output_tokens": 0})
         reply = entry["reply"] if isinstance(entry["reply"], str) else "\n".join(entry["reply"])
         return 200, {
