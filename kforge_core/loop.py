@@ -151,7 +151,10 @@ class AgentLoop:
         outcome = attempt.outcome
         assert outcome is not None
         if not outcome.rankable:
-            first_line = (outcome.message or outcome.compile_log).strip().splitlines()[:1]
+            message = outcome.message or outcome.compile_log
+            if outcome.failure and message.startswith(f"{outcome.failure}:"):
+                message = message[len(outcome.failure) + 1:]
+            first_line = message.strip().splitlines()[:1]
             return f"{head} {outcome.verdict_text}" + (f": {first_line[0][:160]}" if first_line else "")
         speedups = ", ".join(f"{value:.2f}x vs {name}" for name, value in outcome.speedups)
         marker = "  (new best)" if attempt is self.best else ""

@@ -6,8 +6,9 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Sequence
 
+from ..errors import KForgeError
 from ..settings import LLMSettings
-from .errors import NoMoreReplies, ProviderError
+from .errors import ProviderError
 from .redact import redact
 from .retry import backoff_delay, is_transient
 from .spec import ModelSpec
@@ -58,7 +59,7 @@ class ChatClient:
         """Send ``messages``; retry transient errors up to ``max_retries`` times while ``may_retry`` allows.
 
         :raises ProviderError: on a non-transient error, or when retries are used up or refused by the budget.
-        :raises NoMoreReplies: when the provider has nothing more to say (a replay script ran out).
+        :raises KForgeError: as the provider raised it (``NoMoreReplies`` when a replay script ran out).
         """
         start = time.monotonic()
         failures: list[str] = []
@@ -66,8 +67,8 @@ class ChatClient:
             try:
                 response = self.llm.chat(list(messages))
                 break
-            except (NoMoreReplies, ProviderError):
-                raise
+            except KForgeError:
+                raise  # already says what to do (a replay script's broken expectation, an exhausted script)
             except Exception as exc:
                 failures.append(redact(f"{type(exc).__name__}: {exc}")[:500])
                 self._wait_or_raise(exc, failures, may_retry)

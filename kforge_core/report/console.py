@@ -6,6 +6,7 @@ import datetime as dt
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from ..llm.redact import redact
@@ -17,7 +18,7 @@ def print_summary(report: RunReport, console: Console) -> None:
     """The result in a few lines: best candidate, speedups, usage, where the files are."""
     run, best = report.run, report.best
     if best is None or best.outcome is None:
-        console.print(f"[red]No correct candidate[/] in run {run.id} ({run.stop_reason or run.display_status}).")
+        console.print(f"[red]No correct candidate[/] in run {run.id} ({escape(run.stop_reason or run.display_status)}).")
     else:
         speedups = ", ".join(f"{v:.2f}x vs {n}" for n, v in best.outcome.speedups)
         console.print(f"[green]Best: {best.label}[/] — {best.outcome.runtime_ms:.3f} ms, {speedups}")
@@ -29,10 +30,10 @@ def print_summary(report: RunReport, console: Console) -> None:
         cost = "cost unknown (no [llm] prices for these models)" if costs else "no cost"
     else:
         cost = f"${sum(priced):.4f}" + ("" if len(priced) == len(costs) else " (some models have no price)")
-    console.print(f"LLM: {calls} calls, {tokens:,} tokens, {cost}")
+    console.print(f"LLM: {calls} calls, {tokens:,} tokens, {cost}", markup=False)
     for name in (BEST, REPORT, PLOT):
         if (report.run_dir / name).exists():
-            console.print(f"  {report.run_dir / name}")
+            console.print(f"  {report.run_dir / name}", markup=False)
 
 
 def print_run(report: RunReport, console: Console) -> None:
@@ -40,8 +41,8 @@ def print_run(report: RunReport, console: Console) -> None:
     run = report.run
     started = dt.datetime.fromtimestamp(run.created_at).strftime("%Y-%m-%d %H:%M:%S")
     console.print(f"[bold]{run.id}[/]  {run.problem_name} on {run.backend}, started {started}")
-    console.print(f"status: {run.display_status}" + (f" ({run.stop_reason})" if run.stop_reason else ""))
-    console.print(f"models: generation {run.model}, analysis {run.analyst_model}")
+    console.print(f"status: {run.display_status}" + (f" ({run.stop_reason})" if run.stop_reason else ""), markup=False)
+    console.print(f"models: generation {run.model}, analysis {run.analyst_model}", markup=False)
     console.print("baselines: " + (", ".join(f"{n} {ms:.3f} ms" for n, ms in report.baselines) or "not measured"))
     table = Table(show_header=True)
     for column in ("#", "attempt", "verdict", "runtime ms", "speedups", "files"):
@@ -51,8 +52,8 @@ def print_run(report: RunReport, console: Console) -> None:
         outcome = row.outcome
         runtime = f"{outcome.runtime_ms:.3f}" if outcome is not None and outcome.runtime_ms is not None else "-"
         speedups = ", ".join(f"{v:.2f}x {n}" for n, v in outcome.speedups) if outcome is not None else ""
-        verdict = row.verdict + (" [green](best)[/]" if row is best else "")
-        table.add_row(str(row.number), row.label, verdict, runtime, speedups, row.step_dir)
+        table.add_row(str(row.number), row.label, escape(row.verdict) + (" [green](best)[/]" if row is best else ""),
+                      runtime, speedups, row.step_dir)
     console.print(table)
     for r in report.rounds:
         console.print(f"[bold]round {r.round}[/] (profile of {r.profiled or 'the best'}):")

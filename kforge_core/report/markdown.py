@@ -73,10 +73,16 @@ def _attempts(report: RunReport) -> list[str]:
                      f"{flags} | [{row.step_dir}]({row.step_dir}) |")
     for row in report.attempts:
         if row.outcome is not None and not row.outcome.correct and row.outcome.message:
-            lines += ["", f"- **{row.label}** ({row.outcome.failure}): {_cell(row.outcome.message)[:600]}"]
+            text = "\n".join(_without_prefix(row.outcome.message, row.outcome.failure).splitlines()[:20])
+            lines += ["", f"**{row.label}** ({row.outcome.failure}):", "", "```text", text, "```"]
         elif row.candidate is None:
-            lines += ["", f"- **{row.label}**: {row.no_code}"]
+            lines += ["", f"**{row.label}**: {row.no_code}"]
     return lines
+
+
+def _without_prefix(message: str, failure: str | None) -> str:
+    """The harness's message, without the failure class it may start with (it is shown next to it)."""
+    return message[len(failure) + 1:].lstrip() if failure and message.startswith(f"{failure}:") else message
 
 
 def _rounds(report: RunReport) -> list[str]:
