@@ -131,7 +131,10 @@ def build_agent_llms(
     def build(spec: ModelSpec, agent: str) -> LLM:
         if spec.provider != "replay":
             return _BUILDERS[spec.provider](spec, settings)
-        from .replay import ReplayLLM, ReplayScript
+        try:
+            from .replay import ReplayLLM, ReplayScript
+        except ImportError as exc:
+            raise KForgeError(f"replay needs llama-index-core ({exc})", hint="pip install 'kforge[openai-like]'") from None
 
         path = Path(spec.model).resolve()
         if path not in scripts:
