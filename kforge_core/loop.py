@@ -135,8 +135,13 @@ class AgentLoop:
             self.best = attempt
             self.on_new_best(attempt)
         replayed = "  [from the store]" if self.steps.journal.last_step_replayed else ""
-        self.progress.event(self._describe(attempt) + replayed)
+        self.progress.event(f"{self._describe(attempt)}  ({self._spent()}){replayed}")
         return attempt
+
+    def _spent(self) -> str:
+        spent = self.steps.budget.spent
+        cost = f", ${spent.cost_usd:.4f}" if spent.llm_calls > spent.unpriced_calls else ""
+        return f"{spent.tokens:,} tokens{cost}"
 
     def _faster_than_best(self, attempt: Attempt) -> bool:
         if self.best is None:

@@ -73,7 +73,7 @@ class Budget:
         if spent.tokens >= s.max_tokens:
             return f"the budget of {s.max_tokens:,} tokens is spent ({spent.tokens:,} used)"
         if s.max_cost_usd > 0 and spent.cost_usd >= s.max_cost_usd:
-            return f"the budget of ${s.max_cost_usd:.2f} is spent (${spent.cost_usd:.2f})"
+            return f"the budget of ${s.max_cost_usd:g} is spent (${spent.cost_usd:.4f})"
         if s.max_wall_s > 0 and self.clock.elapsed() >= s.max_wall_s:
             return f"the wall-time budget of {s.max_wall_s:.0f} s is spent"
         return None

@@ -20,6 +20,13 @@ from kforge_core.cli import cli
 from kforge_core.store import RunStore
 
 
+KEY_CHECK = (
+    "import os\n"
+    "if any(name.endswith('_API_KEY') for name in os.environ):\n"
+    "    raise RuntimeError('an API key reached the candidate')\n"
+)
+
+
 @pytest.fixture
 def quick_env(monkeypatch):
     for name, value in {**QUICK, "OPENAI_API_KEY": SECRET}.items():
@@ -32,6 +39,8 @@ def test_the_demo_flow_through_openai_like_with_retries_and_images(tmp_path, qui
     for entry in server.entries:
         if entry.get("agent") == "analysis":
             entry.setdefault("expect", {})["images"] = 1
+        if entry.get("note") == "06_fast.py":  # this candidate fails if the API key reached its environment
+            entry["reply"] = entry["reply"].replace("```python\n", "```python\n" + KEY_CHECK, 1)
     url = server.start()
     try:
         result = CliRunner().invoke(
@@ -45,7 +54,9 @@ def test_the_demo_flow_through_openai_like_with_retries_and_images(tmp_path, qui
     assert server.errors == []
 
     report = only_report(tmp_path / "runs")
-    assert [a.verdict for a in report.attempts][:4] == ["no code", "compile_error", "numerical_mismatch", "correct"]
+    assert [a.verdict for a in report.attempts][:5] == [
+        "no code", "compile_error", "numerical_mismatch", "correct", "correct"]
+    assert KEY_CHECK in report.attempts[4].candidate.source
     assert_best_is_the_fastest_correct(report)
     with RunStore(tmp_path / "runs") as store:
         calls = store.llm_calls(report.run.id)

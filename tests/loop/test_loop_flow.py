@@ -85,6 +85,32 @@ def test_budgets_stop_the_run_before_the_next_call(tmp_path, scripted, budget, r
     assert len(result.outputs.report.attempts) == calls
 
 
+def test_the_cost_budget_uses_the_configured_prices(tmp_path, scripted):
+    import dataclasses
+
+    from kforge_core.loop_session import plan_run, start_run
+    from kforge_core.store import RunStore
+    from loop_helpers import PROBLEM, RecordingProgress, toy_app, toy_settings
+
+    script = write_script(tmp_path / "s.jsonl", [gen("no code")] * 5)
+    settings = toy_settings(tmp_path, script, functional_attempts=5, max_cost_usd=0.0025)
+    # $10 per million input tokens, $20 per million output tokens: each call (100 in, 50 out) costs $0.002
+    settings = dataclasses.replace(settings, llm=dataclasses.replace(settings.llm, prices={str(script): (10.0, 20.0)}))
+    with RunStore(settings.runs_dir) as store:
+        result = start_run(toy_app(), plan_run(settings, PROBLEM, store=store), store, RecordingProgress(),
+                           evaluator_factory=scripted.factory())
+    assert result.stop_reason == "the budget of $0.0025 is spent ($0.0040)"
+    assert len(result.outputs.report.attempts) == 2
+    assert result.outputs.report.usage[0].cost_usd == pytest.approx(0.004)
+    assert "0.0040" in result.outputs.report_path.read_text()
+
+
+def test_the_wall_time_budget(tmp_path, scripted):
+    script = write_script(tmp_path / "s.jsonl", [gen("no code")] * 3)
+    result, _ = run_toy(tmp_path, script, scripted, max_wall_s=1e-9)
+    assert result.stop_reason.startswith("the wall-time budget") and not result.outputs.report.attempts
+
+
 def test_a_replay_script_that_runs_out_ends_the_run_cleanly(tmp_path, scripted):
     script = write_script(tmp_path / "s.jsonl", [gen(code_reply("ms=8.0"))])
     result, progress = run_toy(tmp_path, script, scripted)

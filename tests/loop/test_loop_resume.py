@@ -103,3 +103,27 @@ def test_a_live_run_is_not_resumed_twice(tmp_path):
         with pytest.raises(KForgeError, match="is still running"):
             resume_run(toy_app(), store, first.run_id, RecordingProgress(),
                        evaluator_factory=ScriptedEvaluator().factory())
+
+
+def test_a_provider_failure_leaves_a_run_that_resumes(tmp_path):
+    from chat_server import ChatServer
+
+    from kforge_core.llm import ProviderError
+
+    entries = [{"reply": e["reply"], "usage": e["usage"]} for e in ENTRIES]
+    server = ChatServer(entries[:2] + [{"status": 401}] + entries[2:])
+    url = server.start()
+    try:
+        settings = toy_settings(tmp_path, tmp_path / "unused.jsonl", patience=1)
+        settings = type(settings)(**{**settings.__dict__, "llm": type(settings.llm)(
+            model="openai-like:m", base_url=url, retry_initial_s=0.0, retry_max_s=0.0)})
+        with RunStore(settings.runs_dir) as store:
+            with pytest.raises(ProviderError, match="AuthenticationError"):
+                start_run(toy_app(), plan_run(settings, PROBLEM, store=store), store, RecordingProgress(),
+                          evaluator_factory=ScriptedEvaluator().factory())
+            (run,) = store.list_runs()
+            assert run.status == "failed" and "AuthenticationError" in run.stop_reason
+        result = resume(tmp_path, run.id, ScriptedEvaluator())
+    finally:
+        server.stop()
+    assert result.found_correct and len(server.answered) == len(ENTRIES)
