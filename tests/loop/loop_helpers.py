@@ -18,7 +18,7 @@ from typing import Any, Iterator
 from kforge_core import hookimpl
 from kforge_core.app import App
 from kforge_core.records import (
-    Availability, Backend, CompileResult, Example, Failure, Flag, Image, Lowering, ProfileResult, ProfileSummary,
+    Availability, Backend, CompileResult, Example, Failure, Lowering, ProfileResult, ProfileSummary,
 )
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
