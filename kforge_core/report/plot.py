@@ -36,10 +36,12 @@ def plot_speedups(report: RunReport, target: Path) -> bool:
     ax.scatter(xs, ys, color="tab:blue", zorder=3, label="correct attempt")
     if failed:
         ax.scatter(failed, [0.0] * len(failed), color="tab:red", marker="x", zorder=3, label="failed / no code")
-    ax.set_xlabel("attempt")
+    ax.set_xlabel("attempt (f: functional pass, oR.A: optimization round R, attempt A)")
     ax.set_ylabel("speedup vs the faster baseline")
     ax.set_title(f"{report.run.problem_name} on {report.run.backend} ({report.run.id})", fontsize=9)
     ax.set_xticks([row.number for row in report.attempts] or [1])
+    if report.attempts:
+        ax.set_xticklabels([row.label for row in report.attempts], fontsize=8)
     ax.set_ylim(bottom=0)
     ax.legend(fontsize=8, loc="best")
     fig.tight_layout()
