@@ -21,6 +21,7 @@ from .loop_budget import BudgetExhausted
 from .loop_progress import LoopStatus, Progress
 from .loop_records import Attempt, Place
 from .loop_steps import LoopSteps
+from .records import ProfileSummary
 from .settings import BudgetSettings
 
 
@@ -32,6 +33,8 @@ class LoopResult:
 
 
 class AgentLoop:
+    """Decides what happens next; :class:`~kforge_core.loop_steps.LoopSteps` does each step and persists it."""
+
     def __init__(
         self, steps: LoopSteps, budget: BudgetSettings, progress: Progress,
         on_new_best: Callable[[Attempt], None] = lambda attempt: None,
@@ -43,7 +46,7 @@ class AgentLoop:
         self.best: Attempt | None = None
         self.attempts: list[Attempt] = []
         self.baselines: tuple[tuple[str, float], ...] = ()
-        self._summaries: dict[str, object] = {}
+        self._summaries: dict[str, ProfileSummary | None] = {}  # by candidate digest: profile each best once
         steps.stage = self._show_stage
 
     def _show_stage(self, stage: str, place: Place) -> None:
@@ -93,7 +96,7 @@ class AgentLoop:
                 return f"{no_gain} optimization round(s) in a row brought no gain"
         return f"all {rounds} optimization rounds done"
 
-    def _summary(self, best: Attempt, place: Place):
+    def _summary(self, best: Attempt, place: Place) -> ProfileSummary | None:
         assert best.candidate is not None
         digest = best.candidate.digest
         if digest not in self._summaries:
