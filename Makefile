@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q "$(TORCH)"
-	$(BIN)/python -m pip install -q -e ".[dev,plot,openai-like]" $(foreach p,$(PLUGINS),-e $(p))
+	$(BIN)/python -m pip install -q -e ".[dev]" $(foreach p,$(PLUGINS),-e $(p))
 	touch $(STAMP)
 
 install: $(STAMP)

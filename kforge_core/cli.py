@@ -43,12 +43,16 @@ def cli(ctx: click.Context, debug: bool, no_plugins: bool, config_file: Path | N
 
 
 def _add_commands() -> None:
-    from .commands import backends, check, plugins_cmd
+    from .commands import backends, check, plugins_cmd, run, runs, show
+    from .commands import eval as eval_cmd
 
     cli.add_command(backends.backends)
     cli.add_command(plugins_cmd.plugins)
     cli.add_command(check.check)
-    cli.add_command(__import__("kforge_core.commands.eval", fromlist=["eval_command"]).eval_command)
+    cli.add_command(eval_cmd.eval_command)
+    cli.add_command(run.run)
+    cli.add_command(runs.runs)
+    cli.add_command(show.show)
 
 
 _add_commands()

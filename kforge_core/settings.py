@@ -96,22 +96,39 @@ class LLMSettings:
     temperature: float = 0.2
     max_output_tokens: int = 8192
     request_timeout_s: float = 600.0
-    max_retries: int = 4
-    # model name -> (USD per million input tokens, USD per million output tokens)
+    max_retries: int = 4  # retries of one call after a timeout, a rate limit (429) or a server error (5xx)
+    retry_initial_s: float = 2.0  # the first backoff; each retry waits twice as long, up to retry_max_s
+    retry_max_s: float = 60.0
+    # model name ("gpt-4.1") or full spec ("openai:gpt-4.1") -> (USD per million input tokens, per million output)
     prices: dict[str, tuple[float, float]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.max_retries < 0:
+            raise ValueError("llm.max_retries must be >= 0")
+        if self.retry_initial_s < 0 or self.retry_max_s < self.retry_initial_s:
+            raise ValueError("llm.retry_initial_s must be >= 0 and <= llm.retry_max_s")
 
 
 @dataclass(frozen=True)
 class BudgetSettings:
     """``[budget]``: when a run stops."""
 
-    functional_attempts: int = 5
+    functional_attempts: int = 5  # generation attempts to reach a first correct candidate
     optimization_rounds: int = 5
+    optimization_attempts: int = 3  # attempts per optimization round (the first, then repairs of failures)
     patience: int = 2  # optimization rounds without a gain before stopping
-    max_llm_calls: int = 50
-    max_tokens: int = 2_000_000
+    min_gain: float = 0.02  # a new best must be this much faster (0.02: 2% lower median runtime)
+    max_llm_calls: int = 50  # requests to providers, retries included
+    max_tokens: int = 2_000_000  # input plus output tokens, both agents
     max_cost_usd: float = 0.0  # 0: no limit
     max_wall_s: float = 0.0  # 0: no limit
+
+    def __post_init__(self) -> None:
+        for name in ("functional_attempts", "optimization_attempts", "patience", "max_llm_calls"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"budget.{name} must be >= 1")
+        if self.optimization_rounds < 0 or self.min_gain < 0:
+            raise ValueError("budget.optimization_rounds and budget.min_gain must be >= 0")
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,52 @@
+"""The performance-analysis agent: turns a profile summary of the best candidate into recommendations."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..prompts import PromptTemplates
+from ..records import Lowering, Problem, ProfileSummary
+from .prompt import Prompt
+from .views import CandidateView
+
+
+@dataclass(frozen=True)
+class RoundNote:
+    """What an earlier optimization round tried and what came of it, so the analyst does not repeat itself."""
+
+    round: int
+    outcome: str
+
+
+@dataclass(frozen=True)
+class AnalysisRequest:
+    round: int
+    best: CandidateView
+    baselines: tuple[tuple[str, float], ...]  # name -> median ms
+    summary: ProfileSummary | None
+    history: tuple[RoundNote, ...] = ()
+
+
+class AnalysisAgent:
+    def __init__(self, templates: PromptTemplates, problem: Problem, lowering: Lowering) -> None:
+        self.templates = templates
+        self.problem = problem
+        self.lowering = lowering
+
+    def prompt(self, request: AnalysisRequest) -> Prompt:
+        context = dict(
+            problem=self.problem, lowering=self.lowering, round=request.round, best=request.best,
+            baselines=request.baselines, summary=request.summary, history=request.history,
+        )
+        images = request.summary.images if request.summary is not None else ()
+        return Prompt(
+            agent="analysis",
+            system=self.templates.render("analysis_system.j2", **context),
+            user=self.templates.render("analysis.j2", **context),
+            images=tuple(images),
+        )
+
+    @staticmethod
+    def recommendations(reply: str) -> str:
+        """The reply is the recommendations; an empty one still lets the generation agent try on its own."""
+        return reply.strip() or "(The analyst gave no recommendations; find the bottleneck yourself.)"

@@ -1,0 +1,59 @@
+"""The generation agent: writes a candidate from the problem, the backend's lowering and the feedback so far."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..prompts import PromptTemplates
+from ..records import Lowering, Problem, SourceFile
+from .prompt import Prompt
+from .reply_parser import ParsedReply, parse_reply
+from .views import CandidateView, Feedback
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A working kernel for the same problem (``--reference FILE`` or ``--reference-run RUN_ID``)."""
+
+    label: str
+    note: str
+    files: tuple[SourceFile, ...]
+    entry: str
+
+
+@dataclass(frozen=True)
+class GenerationRequest:
+    """One attempt: in a functional pass, feedback on the last attempt; in an optimization round, also the best
+    candidate and the analyst's recommendations."""
+
+    pass_kind: str  # "functional" or "optimization"
+    round: int  # 0 in the functional pass
+    attempt: int
+    feedback: Feedback | None = None
+    best: CandidateView | None = None
+    recommendations: str | None = None
+
+
+class GenerationAgent:
+    def __init__(
+        self, templates: PromptTemplates, problem: Problem, lowering: Lowering, reference: Reference | None = None
+    ) -> None:
+        self.templates = templates
+        self.problem = problem
+        self.lowering = lowering
+        self.reference = reference
+
+    def prompt(self, request: GenerationRequest) -> Prompt:
+        context = dict(
+            problem=self.problem, lowering=self.lowering, reference=self.reference, pass_kind=request.pass_kind,
+            round=request.round, attempt=request.attempt, feedback=request.feedback, best=request.best,
+            recommendations=request.recommendations,
+        )
+        return Prompt(
+            agent="generation",
+            system=self.templates.render("generation_system.j2", **context),
+            user=self.templates.render("generation.j2", **context),
+        )
+
+    def read(self, reply: str, *, label: str) -> ParsedReply:
+        return parse_reply(reply, label=label)

@@ -1,0 +1,39 @@
+"""What the agents are told about candidates: the best one so far, and what happened to the last attempt."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..records import SourceFile
+
+
+@dataclass(frozen=True)
+class CandidateView:
+    """A correct candidate as the prompts show it: its files and how fast it is."""
+
+    label: str
+    files: tuple[SourceFile, ...]
+    entry: str
+    runtime_ms: float
+    speedups: tuple[tuple[str, float], ...] = ()
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """What went wrong with the last attempt, for the next generation prompt.
+
+    :param kind: "no_code" (the reply held no usable code), "compile" (it did not build) or "verify" (it built
+        but was wrong, crashed, timed out or was rejected).
+    :param headline: one sentence saying what happened.
+    :param message: the harness's explanation, or why the reply held no code.
+    :param log: the compiler's log, trimmed by the backend.
+    :param files: the candidate that failed (empty for "no_code").
+    """
+
+    kind: str
+    label: str
+    headline: str
+    message: str = ""
+    log: str = ""
+    files: tuple[SourceFile, ...] = ()
+    entry: str = ""

@@ -1,0 +1,80 @@
+"""``kforge run PROBLEM --backend NAME --llm PROVIDER:MODEL``: the agent loop, from reference to best kernel."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from ..app import App
+from ..errors import KForgeError
+from ..loop_progress import RichProgress
+from ..loop_session import plan_run, resume_run, start_run
+from ..report.console import print_summary
+from ..store import RunStore
+
+NO_CORRECT_CANDIDATE = 2  # exit code when the run ended without a correct candidate
+
+_BUDGET_FLAGS = {
+    "functional_attempts": "budget.functional_attempts",
+    "optimization_rounds": "budget.optimization_rounds",
+    "max_llm_calls": "budget.max_llm_calls",
+    "max_tokens": "budget.max_tokens",
+    "max_cost": "budget.max_cost_usd",
+    "max_wall": "budget.max_wall_s",
+}
+
+
+@click.command()
+@click.argument("problem_path", metavar="PROBLEM", required=False, type=click.Path(path_type=Path))
+@click.option("--backend", help="Backend to write the kernel for (see `kforge backends`).")
+@click.option("--llm", "model", metavar="PROVIDER:MODEL",
+              help="Model of the generation agent (and of the analyst unless --analyst-llm): openai:gpt-4.1, "
+                   "anthropic:MODEL, ollama:MODEL, openai-like:MODEL, replay:FILE.jsonl.")
+@click.option("--analyst-llm", "analyst_model", metavar="PROVIDER:MODEL", help="Model of the analysis agent.")
+@click.option("--base-url", help="Server address for openai-like (and a custom endpoint for openai/anthropic/ollama).")
+@click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), help="Where runs are kept.")
+@click.option("--prompts-dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Directory of prompt templates that replace the shipped ones, file by file.")
+@click.option("--reference", "reference_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="A working kernel for this problem (e.g. for another backend) to show the generation agent.")
+@click.option("--reference-run", metavar="RUN_ID", help="Show the generation agent the best kernel of an earlier run.")
+@click.option("--resume", "resume_id", metavar="RUN_ID", help="Continue a stopped or killed run.")
+@click.option("--functional-attempts", type=int, help="Attempts to reach a correct candidate.")
+@click.option("--optimization-rounds", type=int, help="Rounds of profile -> analysis -> new candidate.")
+@click.option("--max-llm-calls", type=int, help="Most LLM requests in the run, retries included.")
+@click.option("--max-tokens", type=int, help="Most tokens (input plus output) in the run.")
+@click.option("--max-cost", type=float, help="Most USD in the run (needs [llm] prices).")
+@click.option("--max-wall", type=float, help="Most seconds of wall time in the run.")
+@click.pass_context
+def run(ctx: click.Context, problem_path: Path | None, backend: str | None, model: str | None,
+        analyst_model: str | None, base_url: str | None, runs_dir: Path | None, prompts_dir: Path | None,
+        reference_file: Path | None, reference_run: str | None, resume_id: str | None, **budget_flags: object) -> None:
+    """Turn PROBLEM (a PyTorch reference, KernelBench format) into the fastest correct kernel KForge can find."""
+    app: App = ctx.obj
+    budget = {_BUDGET_FLAGS[k]: v for k, v in budget_flags.items() if v is not None}
+    if resume_id is not None:
+        if problem_path is not None or backend or model or analyst_model or reference_file or reference_run:
+            raise KForgeError("--resume continues a run as it was started; give only RUN_ID, --runs-dir and budgets")
+        settings = app.settings(runs_dir=runs_dir)
+    elif problem_path is None:
+        raise KForgeError("give a PROBLEM file to start a run, or --resume RUN_ID to continue one")
+    else:
+        settings = app.settings(**{
+            "backend": backend, "runs_dir": runs_dir, "prompts_dir": prompts_dir, "llm.model": model,
+            "llm.analyst_model": analyst_model, "llm.base_url": base_url, **budget,
+        })
+    console = Console(highlight=False)
+    with RunStore(settings.runs_dir) as store, RichProgress(console) as progress:
+        if resume_id is not None:
+            overrides = {key.split(".", 1)[1]: value for key, value in budget.items()}
+            result = resume_run(app, store, resume_id, progress, budget=overrides)
+        else:
+            plan = plan_run(settings, problem_path, store=store, reference_file=reference_file,
+                            reference_run=reference_run)
+            result = start_run(app, plan, store, progress)
+    print_summary(result.outputs.report, console)
+    console.print(f"details: kforge show {result.run_id}" + (f" --runs-dir {runs_dir}" if runs_dir else ""))
+    if not result.found_correct:
+        ctx.exit(NO_CORRECT_CANDIDATE)

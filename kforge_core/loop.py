@@ -1,0 +1,181 @@
+"""The agent loop: a functional pass until a candidate is correct, then optimization rounds until the budget is
+spent or ``patience`` rounds bring no gain.
+
+Functional pass: the generation agent writes a candidate from the problem and the backend's lowering; from the
+second attempt it also sees what went wrong last time (no code in the reply, the compiler's log, the verdict).
+
+Optimization round: the best candidate is profiled, the analyst turns the summary into recommendations, and the
+generation agent writes a new candidate from them (repairing it within the round's attempts if it fails). A correct
+new candidate that is faster becomes the best; it is a gain when it is at least ``min_gain`` faster.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .agents import AnalysisRequest, GenerationRequest, RoundNote
+from .agents.views import Feedback
+from .llm import NoMoreReplies
+from .loop_budget import BudgetExhausted
+from .loop_progress import LoopStatus, Progress
+from .loop_records import Attempt, Place
+from .loop_steps import LoopSteps
+from .records import ProfileSummary
+from .settings import BudgetSettings
+
+
+@dataclass
+class LoopResult:
+    best: Attempt | None
+    stop_reason: str
+    attempts: list[Attempt] = field(default_factory=list)
+
+
+class AgentLoop:
+    """Decides what happens next; :class:`~kforge_core.loop_steps.LoopSteps` does each step and persists it."""
+
+    def __init__(
+        self, steps: LoopSteps, budget: BudgetSettings, progress: Progress,
+        on_new_best: Callable[[Attempt], None] = lambda attempt: None,
+    ) -> None:
+        self.steps = steps
+        self.budget = budget
+        self.progress = progress
+        self.on_new_best = on_new_best
+        self.best: Attempt | None = None
+        self.attempts: list[Attempt] = []
+        self.baselines: tuple[tuple[str, float], ...] = ()
+        self._summaries: dict[str, ProfileSummary | None] = {}  # by candidate digest: profile each best once
+        steps.stage = self._show_stage
+
+    def _show_stage(self, stage: str, place: Place) -> None:
+        self.progress.status(self.status(stage, place))
+
+    def run(self) -> LoopResult:
+        try:
+            self.baselines = self.steps.baselines()
+            self.progress.event("baselines: " + ", ".join(f"{n} {ms:.3f} ms" for n, ms in self.baselines))
+            reason = self._functional_pass()
+            if self.best is not None:
+                reason = self._optimization_rounds()
+        except BudgetExhausted as exc:
+            reason = exc.reason
+        except NoMoreReplies as exc:
+            reason = str(exc)
+        return LoopResult(self.best, reason, self.attempts)
+
+    # ---------------------------------------------------------------------------------------- functional
+
+    def _functional_pass(self) -> str:
+        feedback: Feedback | None = None
+        for number in range(1, self.budget.functional_attempts + 1):
+            attempt = self._attempt(GenerationRequest("functional", 0, number, feedback), Place("functional", 0, number))
+            if attempt.rankable:
+                return ""
+            feedback = attempt.feedback()
+        return f"no correct candidate in {self.budget.functional_attempts} functional attempts"
+
+    # -------------------------------------------------------------------------------------- optimization
+
+    def _optimization_rounds(self) -> str:
+        rounds, no_gain = self.budget.optimization_rounds, 0
+        history: list[RoundNote] = []
+        for number in range(1, rounds + 1):
+            best = self.best
+            assert best is not None and best.candidate is not None
+            summary = self._summary(best, Place("optimization", number))
+            request = AnalysisRequest(number, best.view(), self.baselines, summary, tuple(history))
+            recommendations = self.steps.analyze(request, Place("optimization", number))
+            new = self._optimization_attempts(number, recommendations)
+            note, gained = self._judge(best, new)
+            history.append(RoundNote(number, note))
+            self.progress.event(f"round {number}: {note}")
+            no_gain = 0 if gained else no_gain + 1
+            if no_gain >= self.budget.patience:
+                return f"{no_gain} optimization round(s) in a row brought no gain"
+        return f"all {rounds} optimization rounds done"
+
+    def _summary(self, best: Attempt, place: Place) -> ProfileSummary | None:
+        assert best.candidate is not None
+        digest = best.candidate.digest
+        if digest not in self._summaries:
+            self._summaries[digest] = self.steps.profile(best.candidate, place)
+        return self._summaries[digest]
+
+    def _optimization_attempts(self, number: int, recommendations: str) -> Attempt | None:
+        feedback: Feedback | None = None
+        for attempt_number in range(1, self.budget.optimization_attempts + 1):
+            assert self.best is not None
+            request = GenerationRequest(
+                "optimization", number, attempt_number, feedback, self.best.view(), recommendations
+            )
+            attempt = self._attempt(request, Place("optimization", number, attempt_number))
+            if attempt.rankable:
+                return attempt
+            feedback = attempt.feedback()
+        return None
+
+    def _judge(self, previous: Attempt, new: Attempt | None) -> tuple[str, bool]:
+        """How the round went, and whether it was a gain of at least ``min_gain``."""
+        assert previous.outcome is not None and previous.outcome.runtime_ms is not None
+        if new is None or new.outcome is None or new.outcome.runtime_ms is None:
+            return "no correct candidate came out of the recommendations", False
+        before, after = previous.outcome.runtime_ms, new.outcome.runtime_ms
+        change = f"{new.place.label} runs in {after:.3f} ms against {before:.3f} ms for {previous.place.label}"
+        if after < before * (1 - self.budget.min_gain):
+            return f"gain: {change} ({before / after:.2f}x faster)", True
+        if after < before:
+            return f"no gain: {change} (faster, but by less than {self.budget.min_gain:.0%})", False
+        return f"no gain: {change}", False
+
+    # ------------------------------------------------------------------------------------------ attempts
+
+    def _attempt(self, request: GenerationRequest, place: Place) -> Attempt:
+        attempt = self.steps.attempt(request, place)
+        self.attempts.append(attempt)
+        if attempt.rankable and self._faster_than_best(attempt):
+            self.best = attempt
+            self.on_new_best(attempt)
+        replayed = "  [from the store]" if self.steps.journal.last_step_replayed else ""
+        self.progress.event(f"{self._describe(attempt)}  ({self._spent()}){replayed}")
+        return attempt
+
+    def _spent(self) -> str:
+        spent = self.steps.budget.spent
+        cost = f", ${spent.cost_usd:.4f}" if spent.llm_calls > spent.unpriced_calls else ""
+        return f"{spent.tokens:,} tokens{cost}"
+
+    def _faster_than_best(self, attempt: Attempt) -> bool:
+        if self.best is None:
+            return True
+        assert attempt.outcome is not None and self.best.outcome is not None
+        return attempt.outcome.runtime_ms < self.best.outcome.runtime_ms  # type: ignore[operator]
+
+    def _describe(self, attempt: Attempt) -> str:
+        head = f"{attempt.place.pass_kind} {attempt.place.label}:"
+        if attempt.candidate is None:
+            return f"{head} no code in the reply ({attempt.no_code})"
+        outcome = attempt.outcome
+        assert outcome is not None
+        if not outcome.rankable:
+            message = outcome.message or outcome.compile_log
+            if outcome.failure and message.startswith(f"{outcome.failure}:"):
+                message = message[len(outcome.failure) + 1:]
+            first_line = message.strip().splitlines()[:1]
+            return f"{head} {outcome.verdict_text}" + (f": {first_line[0][:160]}" if first_line else "")
+        speedups = ", ".join(f"{value:.2f}x vs {name}" for name, value in outcome.speedups)
+        marker = "  (new best)" if attempt is self.best else ""
+        return f"{head} correct, {outcome.runtime_ms:.3f} ms, {speedups}{marker}"
+
+    def status(self, stage: str, place: Place) -> LoopStatus:
+        """The live status line for ``stage`` at ``place``."""
+        if place.pass_kind == "optimization":
+            pass_name, of = f"optimization {place.round}/{self.budget.optimization_rounds}", self.budget.optimization_attempts
+        else:
+            pass_name, of = place.pass_kind, self.budget.functional_attempts
+        outcome = self.best.outcome if self.best is not None else None
+        best = (f"{outcome.best_speedup:.2f}x ({self.best.place.label})"  # type: ignore[union-attr]
+                if outcome is not None and outcome.best_speedup is not None else "none yet")
+        attempt = f"{place.attempt}/{of}" if place.attempt else "-"
+        return LoopStatus(pass_name, attempt, stage, best, self.steps.budget.spent)

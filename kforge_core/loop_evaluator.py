@@ -1,0 +1,48 @@
+"""What the loop needs from the harness, and the harness that serves it in production."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterator, Mapping, Protocol
+
+from .records import Candidate, Problem, ProfileResult, ProfileSummary
+
+if TYPE_CHECKING:
+    from .backends import RegisteredBackend
+    from .plugins import PluginSelection
+    from .settings import Settings
+
+
+class Evaluator(Protocol):
+    """Compiles, verifies, times and profiles candidates in isolation (``kforge_core.harness.Harness``).
+
+    ``evaluate`` returns a ``kforge_core.harness.Verdict`` and never raises for anything a candidate does.
+    """
+
+    def evaluate(self, candidate: Candidate, *, profile: bool = False) -> Any: ...
+
+    def baselines(self) -> Mapping[str, Any]: ...  # name -> RuntimeStats (milliseconds)
+
+    def summarize(self, profile: ProfileResult) -> ProfileSummary: ...
+
+
+# (backend, problem, settings, options, plugins, scratch root) -> a context manager yielding an Evaluator
+EvaluatorFactory = Callable[
+    ["RegisteredBackend", Problem, "Settings", Any, "PluginSelection", "Path | None"], ContextManager[Evaluator]
+]
+
+
+@contextmanager
+def open_harness(
+    backend: RegisteredBackend, problem: Problem, settings: Settings, options: Any, plugins: PluginSelection,
+    scratch_root: Path | None,
+) -> Iterator[Evaluator]:
+    """The production evaluator: one :class:`kforge_core.harness.Harness` (warm workers) for the whole run."""
+    from .harness import Harness
+
+    with Harness(
+        backend=backend.backend, problem=problem, settings=settings, plugins=plugins, options=options,
+        scratch_root=scratch_root,
+    ) as harness:
+        yield harness

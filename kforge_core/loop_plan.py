@@ -1,0 +1,96 @@
+"""What a run is asked to do: the problem, backend, models, reference and settings, stored with the run so that
+``kforge run --resume`` continues exactly the run that was started, from any directory.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .agents import Reference
+from .config import parse_table
+from .errors import KForgeError
+from .llm import ModelSpec, parse_model_spec
+from .records import SourceFile
+from .report import RunReport
+from .settings import Settings
+from .store import RunStore
+from .store.codec import record_from_json, to_jsonable
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """What a run was asked to do."""
+
+    problem_path: Path
+    backend: str
+    model: str
+    analyst_model: str
+    reference: Reference | None
+    settings: Settings
+
+    def to_json(self) -> dict[str, Any]:
+        table = to_jsonable(self.settings)
+        table.pop("sources", None)
+        return {
+            "problem_path": str(self.problem_path), "backend": self.backend, "model": self.model,
+            "analyst_model": self.analyst_model, "settings": table,
+            "reference": to_jsonable(self.reference) if self.reference is not None else None,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], *, source: str, budget: dict[str, Any]) -> RunPlan:
+        table = dict(data["settings"])
+        table["budget"] = {**table.get("budget", {}), **budget}
+        settings = parse_table(Settings, table, where="", source=source)
+        reference = record_from_json(Reference, data["reference"]) if data.get("reference") else None
+        return cls(Path(data["problem_path"]), data["backend"], data["model"], data["analyst_model"], reference,
+                   settings)
+
+
+def _absolute_spec(spec: ModelSpec) -> str:
+    # a replay script is named by its absolute path, so a resumed run finds it from any directory
+    return f"replay:{Path(spec.model).resolve()}" if spec.provider == "replay" else str(spec)
+
+
+def plan_run(
+    settings: Settings, problem_path: Path, *, store: RunStore, reference_file: Path | None = None,
+    reference_run: str | None = None,
+) -> RunPlan:
+    model = _absolute_spec(parse_model_spec(settings.llm.model, setting="llm.model (--llm)"))
+    analyst_text = settings.llm.analyst_model or settings.llm.model
+    analyst = _absolute_spec(parse_model_spec(analyst_text, setting="llm.analyst_model (--analyst-llm)"))
+    if settings.prompts_dir is not None:
+        settings = dataclasses.replace(settings, prompts_dir=settings.prompts_dir.resolve())
+    reference = None
+    if reference_file is not None:
+        reference = reference_from_file(reference_file, settings.backend)
+    elif reference_run is not None:
+        reference = reference_from_run(store, reference_run)
+    return RunPlan(problem_path.resolve(), settings.backend, model, analyst, reference, settings)
+
+
+def reference_from_file(path: Path, backend: str) -> Reference:
+    if not path.is_file():
+        raise KForgeError(f"reference file not found: {path}")
+    return Reference(
+        label=path.name,
+        note=f"It solves this same problem and is known to work, possibly on another backend. Use its algorithm "
+             f"and ideas; write your candidate for {backend} in this backend's programming model.",
+        files=(SourceFile(path.name, path.read_text()),), entry=path.name,
+    )
+
+
+def reference_from_run(store: RunStore, run_id: str) -> Reference:
+    report = RunReport.from_store(store, run_id)
+    best = report.best
+    if best is None or best.candidate is None or best.outcome is None:
+        raise KForgeError(f"run {run_id} has no correct candidate to use as a reference")
+    speedups = ", ".join(f"{v:.2f}x vs {n}" for n, v in best.outcome.speedups)
+    return Reference(
+        label=f"the best kernel of run {run_id} ({report.run.backend}, {speedups})",
+        note=f"It passed verification on the {report.run.backend} backend. Use its algorithm and ideas.",
+        files=best.candidate.files, entry=best.candidate.entry,
+    )

@@ -1,0 +1,128 @@
+"""What the loop keeps about each attempt: plain records, stored as JSON and rebuilt on resume.
+
+The loop reads a harness ``Verdict`` once, into an :class:`Outcome`, and decides everything from that; the whole
+verdict is kept as ``verdict.json`` in the step's directory for people.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .agents.views import CandidateView, Feedback
+from .records import Candidate, Flag
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where in the run a step happens: the pass, its round (0 in the functional pass) and the attempt."""
+
+    pass_kind: str  # "setup", "functional" or "optimization"
+    round: int = 0
+    attempt: int = 0
+
+    @property
+    def label(self) -> str:
+        if self.pass_kind == "functional":
+            return f"f{self.attempt}"
+        if self.pass_kind == "optimization":
+            return f"o{self.round}.{self.attempt}" if self.attempt else f"o{self.round}"
+        return self.pass_kind
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A candidate's verdict as the loop uses it.
+
+    :param failure: the harness's failure class (``compile_error``, ``numerical_mismatch``, ...), None if correct.
+    :param best_speedup: against the faster baseline; None unless correct and timed.
+    """
+
+    label: str
+    candidate_digest: str
+    compiled: bool
+    correct: bool
+    failure: str | None
+    message: str
+    compile_log: str = ""
+    runtime_ms: float | None = None
+    best_speedup: float | None = None
+    speedups: tuple[tuple[str, float], ...] = ()
+    baselines_ms: tuple[tuple[str, float], ...] = ()
+    flags: tuple[Flag, ...] = ()
+
+    @classmethod
+    def from_verdict(cls, verdict: Any) -> Outcome:
+        """Read the fields of a ``kforge_core.harness.Verdict`` the loop needs."""
+        failure = verdict.failure
+        runtime = verdict.runtime
+        return cls(
+            label=verdict.candidate,
+            candidate_digest=verdict.candidate_digest,
+            compiled=bool(verdict.compile.ok),
+            correct=bool(verdict.correct),
+            failure=getattr(failure, "value", failure),
+            message=verdict.message or "",
+            compile_log=verdict.compile.log or "",
+            runtime_ms=runtime.median if runtime is not None else None,
+            best_speedup=verdict.best_speedup,
+            speedups=tuple((name, float(value)) for name, value in verdict.speedups),
+            baselines_ms=tuple((name, stats.median) for name, stats in verdict.baselines),
+            flags=tuple(Flag(f.code, f.message, f.blocking) for f in verdict.flags),
+        )
+
+    @property
+    def rankable(self) -> bool:
+        """Correct, timed and not flagged as a cheat: only such a candidate can be the best."""
+        return self.correct and self.runtime_ms is not None and not any(f.blocking for f in self.flags)
+
+    @property
+    def verdict_text(self) -> str:
+        if self.rankable:
+            return "correct"
+        if self.correct:
+            return "correct, not ranked (" + (", ".join(f.code for f in self.flags if f.blocking) or "not timed") + ")"
+        return self.failure or "failed"
+
+    def feedback(self, candidate: Candidate) -> Feedback:
+        """What the generation agent hears about this outcome next time."""
+        if not self.compiled:
+            kind, headline = "compile", f"It did not compile ({self.failure})."
+        elif self.failure == "cheat" or any(f.blocking for f in self.flags):
+            kind, headline = "verify", "It was rejected: " + "; ".join(f"{f.code}: {f.message}" for f in self.flags)
+        elif self.correct:
+            kind, headline = "verify", "It is correct, but it could not be timed."
+        else:
+            kind, headline = "verify", f"It compiled but failed verification ({self.failure})."
+        log = self.compile_log if not self.compiled else ""
+        message = "" if self.message and self.message.strip() in log else self.message
+        return Feedback(kind, self.label, headline, message, log, candidate.files, candidate.entry)
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One attempt: the reply's candidate (or why there was none) and, if it was evaluated, its outcome."""
+
+    place: Place
+    candidate: Candidate | None
+    no_code: str = ""
+    outcome: Outcome | None = None
+
+    @property
+    def rankable(self) -> bool:
+        return self.outcome is not None and self.outcome.rankable
+
+    def feedback(self) -> Feedback | None:
+        if self.candidate is None:
+            return Feedback("no_code", self.place.label, "Your reply contained no usable code.", self.no_code)
+        if self.outcome is not None and not self.outcome.rankable:
+            return self.outcome.feedback(self.candidate)
+        return None
+
+    def view(self) -> CandidateView:
+        """How prompts show this attempt when it is the best."""
+        assert self.candidate is not None and self.outcome is not None and self.outcome.runtime_ms is not None
+        return CandidateView(
+            self.candidate.label, self.candidate.files, self.candidate.entry, self.outcome.runtime_ms,
+            self.outcome.speedups,
+        )

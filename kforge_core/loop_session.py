@@ -1,0 +1,181 @@
+"""Starting and resuming runs: everything ``kforge run`` puts together around the :class:`~kforge_core.loop.AgentLoop`:
+the checks before a run starts, the store, the backend's lowering, the LLMs, the harness, and the outputs at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from .agents import AnalysisAgent, GenerationAgent
+from .app import App
+from .backends import RegisteredBackend
+from .errors import KForgeError
+from .llm import ChatClient, build_agent_llms, parse_model_spec
+from .loop import AgentLoop
+from .loop_budget import Budget, RunClock
+from .loop_evaluator import EvaluatorFactory, open_harness
+from .loop_journal import Journal
+from .loop_plan import RunPlan, plan_run
+from .loop_progress import Progress
+from .loop_records import Attempt, Place
+from .loop_steps import LoopSteps
+from .problem import load_problem
+from .prompts import PromptTemplates
+from .records import Lowering, Problem
+from .report import RunOutputs, write_outputs
+from .store import RunDirectory, RunInfo, RunStore
+from .store.codec import record_from_json, to_jsonable
+
+__all__ = ["RunPlan", "RunResult", "plan_run", "resume_run", "start_run"]
+
+
+@dataclass(frozen=True)
+class RunResult:
+    run_id: str
+    stop_reason: str
+    outputs: RunOutputs
+
+    @property
+    def found_correct(self) -> bool:
+        return self.outputs.report.best is not None
+
+
+def new_run_id() -> str:
+    """The start time and a few random characters: sortable, and unique enough for one runs directory."""
+    return f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
+
+
+# --------------------------------------------------------------------------------------------- start / resume
+
+
+@dataclass(frozen=True)
+class _Ready:
+    """What is checked before a run is created or claimed, so a mistake (a missing key, an unavailable backend)
+    is reported without leaving a failed run behind."""
+
+    problem: Problem
+    backend: RegisteredBackend
+    options: Any
+    generation_llm: Any
+    analysis_llm: Any
+
+
+def _get_ready(app: App, plan: RunPlan, replies_received: dict[str, int] | None = None) -> _Ready:
+    problem = load_problem(plan.problem_path)
+    registered = app.backend(plan.backend)
+    options = plan.settings.backend_options(registered.backend)
+    availability = app.registry.availability(plan.backend, options)
+    if not availability.available:
+        raise KForgeError(f"backend {plan.backend!r} is not available here: {availability.reason}")
+    generation_llm, analysis_llm = build_agent_llms(
+        parse_model_spec(plan.model), parse_model_spec(plan.analyst_model), plan.settings.llm,
+        replies_received=replies_received,
+    )
+    return _Ready(problem, registered, options, generation_llm, analysis_llm)
+
+
+def start_run(
+    app: App, plan: RunPlan, store: RunStore, progress: Progress, *, evaluator_factory: EvaluatorFactory = open_harness
+) -> RunResult:
+    ready = _get_ready(app, plan)
+    problem = ready.problem
+    run = store.create_run(
+        new_run_id(), problem_name=problem.name, problem_path=str(problem.path),
+        problem_digest=problem.digest, backend=plan.backend, model=plan.model, analyst_model=plan.analyst_model,
+        config=plan.to_json(),
+    )
+    return _execute(app, store, run, plan, ready, progress, evaluator_factory)
+
+
+def resume_run(
+    app: App, store: RunStore, run_id: str, progress: Progress, *, budget: dict[str, Any] | None = None,
+    evaluator_factory: EvaluatorFactory = open_harness,
+) -> RunResult:
+    run = store.get_run(run_id)
+    if run.alive:
+        raise KForgeError(f"run {run_id} is still running (process {run.pid})")
+    plan = RunPlan.from_json(run.config, source=f"run {run_id}", budget=budget or {})
+    ready = _get_ready(app, plan, store.replies_received(run_id))
+    if ready.problem.digest != run.problem_digest:
+        raise KForgeError(f"the problem file {plan.problem_path} changed since run {run_id} started")
+    store.claim(run_id)
+    return _execute(app, store, store.get_run(run_id), plan, ready, progress, evaluator_factory)
+
+
+def _execute(
+    app: App, store: RunStore, run: RunInfo, plan: RunPlan, ready: _Ready, progress: Progress,
+    evaluator_factory: EvaluatorFactory,
+) -> RunResult:
+    journal = Journal(store, run.id, RunDirectory(run.run_dir), RunClock())
+    _announce(run, plan, journal, progress)
+    try:
+        stop_reason = _work(app, store, run, plan, ready, journal, progress, evaluator_factory)
+    except KeyboardInterrupt:
+        store.finish(run.id, "interrupted", "interrupted by the user")
+        write_outputs(store, run.id)
+        raise
+    except Exception as exc:
+        store.finish(run.id, "failed", str(exc) if isinstance(exc, KForgeError) else f"{type(exc).__name__}: {exc}")
+        write_outputs(store, run.id)
+        raise
+    store.finish(run.id, "finished", stop_reason)
+    return RunResult(run.id, stop_reason, write_outputs(store, run.id))
+
+
+def _announce(run: RunInfo, plan: RunPlan, journal: Journal, progress: Progress) -> None:
+    progress.event(f"run {run.id}: {run.problem_name} on {plan.backend}; artifacts in {run.run_dir}")
+    models = {"generation": plan.model, "analysis": plan.analyst_model}
+    for agent, spec in models.items():
+        if spec.startswith("replay:"):
+            progress.event(f"{agent} agent: REPLAY of {spec[len('replay:'):]} (scripted replies; no model is called)")
+        else:
+            progress.event(f"{agent} agent: {spec}")
+    if journal.recorded_steps:
+        progress.event(f"resuming: {journal.recorded_steps} recorded steps are replayed from the store, not redone")
+
+
+def _work(
+    app: App, store: RunStore, run: RunInfo, plan: RunPlan, ready: _Ready, journal: Journal, progress: Progress,
+    evaluator_factory: EvaluatorFactory,
+) -> str:
+    settings, problem = plan.settings, ready.problem
+    lowering = _lowering(app, journal, ready.backend, problem, ready.options)
+    templates = PromptTemplates(settings.prompts_dir)
+    budget = Budget(settings.budget, journal.clock)
+    factory_args = (ready.backend, problem, settings, ready.options, app.plugin_selection, None)
+    with evaluator_factory(*factory_args) as evaluator:
+        steps = LoopSteps(
+            journal=journal, run_dir=journal.run_dir,
+            generation=GenerationAgent(templates, problem, lowering, plan.reference),
+            analysis=AnalysisAgent(templates, problem, lowering),
+            generation_client=ChatClient(ready.generation_llm, parse_model_spec(plan.model), settings.llm),
+            analysis_client=ChatClient(ready.analysis_llm, parse_model_spec(plan.analyst_model), settings.llm),
+            evaluator=evaluator, budget=budget,
+        )
+        loop = AgentLoop(steps, settings.budget, progress, on_new_best=lambda a: _record_best(store, run.id, a))
+        result = loop.run()
+    progress.event(f"stopped: {result.stop_reason}")
+    return result.stop_reason
+
+
+def _lowering(app: App, journal: Journal, registered: Any, problem: Problem, options: Any) -> Lowering:
+    """The backend's lowering, asked once per run and kept, so a resumed run prompts exactly as before."""
+    def work(artifact_dir: str) -> tuple[dict[str, Any], None]:
+        lowering = app.plugins.hook.kforge_lower(backend=registered.backend, problem=problem, options=options)
+        if lowering is None:
+            raise KForgeError(f"backend {registered.name!r} ({registered.distribution}) provides no kforge_lower")
+        journal.run_dir.write(f"{artifact_dir}/lowering.json", json.dumps(to_jsonable(lowering), indent=2))
+        return to_jsonable(lowering), None
+
+    step = journal.step("lowering", registered.name, Place("setup"), "lowering", work)
+    return record_from_json(Lowering, step.data)
+
+
+def _record_best(store: RunStore, run_id: str, attempt: Attempt) -> None:
+    outcome = attempt.outcome
+    assert outcome is not None and outcome.runtime_ms is not None
+    store.set_best(run_id, attempt.place.label, outcome.runtime_ms, outcome.best_speedup)

@@ -1,0 +1,84 @@
+"""Printing a run on the terminal (``kforge show``, and the summary at the end of ``kforge run``)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from ..llm.redact import redact
+from .outputs import BEST, PLOT, REPORT
+from .run_report import RunReport
+
+
+def print_summary(report: RunReport, console: Console) -> None:
+    """The result in a few lines: best candidate, speedups, usage, where the files are."""
+    run, best = report.run, report.best
+    if best is None or best.outcome is None:
+        console.print(f"[red]No correct candidate[/] in run {run.id} ({escape(run.stop_reason or run.display_status)}).")
+    else:
+        speedups = ", ".join(f"{v:.2f}x vs {n}" for n, v in best.outcome.speedups)
+        console.print(f"[green]Best: {best.label}[/] — {best.outcome.runtime_ms:.3f} ms, {speedups}")
+    calls = sum(u.calls for u in report.usage)
+    tokens = sum(u.input_tokens + u.output_tokens for u in report.usage)
+    costs = [u.cost_usd for u in report.usage]
+    priced = [c for c in costs if c is not None]
+    if not priced:
+        cost = "cost unknown (no [llm] prices for these models)" if costs else "no cost"
+    else:
+        cost = f"${sum(priced):.4f}" + ("" if len(priced) == len(costs) else " (some models have no price)")
+    console.print(f"LLM: {calls} calls, {tokens:,} tokens, {cost}", markup=False)
+    for name in (BEST, REPORT, PLOT):
+        if (report.run_dir / name).exists():
+            console.print(f"  {report.run_dir / name}", markup=False)
+
+
+def print_run(report: RunReport, console: Console) -> None:
+    """The whole run: what was asked, every attempt, each round's recommendations, usage."""
+    run = report.run
+    started = dt.datetime.fromtimestamp(run.created_at).strftime("%Y-%m-%d %H:%M:%S")
+    console.print(f"[bold]{run.id}[/]  {run.problem_name} on {run.backend}, started {started}")
+    console.print(f"status: {run.display_status}" + (f" ({run.stop_reason})" if run.stop_reason else ""), markup=False)
+    console.print(f"models: generation {run.model}, analysis {run.analyst_model}", markup=False)
+    console.print("baselines: " + (", ".join(f"{n} {ms:.3f} ms" for n, ms in report.baselines) or "not measured"))
+    table = Table(show_header=True)
+    for column in ("#", "attempt", "verdict", "runtime ms", "speedups", "files"):
+        table.add_column(column, overflow="fold")
+    best = report.best
+    for row in report.attempts:
+        outcome = row.outcome
+        runtime = f"{outcome.runtime_ms:.3f}" if outcome is not None and outcome.runtime_ms is not None else "-"
+        speedups = ", ".join(f"{v:.2f}x {n}" for n, v in outcome.speedups) if outcome is not None else ""
+        table.add_row(str(row.number), row.label, escape(row.verdict) + (" [green](best)[/]" if row is best else ""),
+                      runtime, speedups, row.step_dir)
+    console.print(table)
+    for r in report.rounds:
+        console.print(f"[bold]round {r.round}[/] (profile of {r.profiled or 'the best'}):")
+        console.print(redact(r.recommendations.strip()), markup=False)
+    print_summary(report, console)
+
+
+def report_json(report: RunReport) -> dict[str, Any]:
+    """``kforge show --json``."""
+    run, best = report.run, report.best
+    return {
+        "id": run.id, "status": run.display_status, "stop_reason": run.stop_reason, "problem": run.problem_path,
+        "backend": run.backend, "model": run.model, "analyst_model": run.analyst_model,
+        "run_dir": str(run.run_dir), "baselines_ms": dict(report.baselines),
+        "best": None if best is None or best.outcome is None else {
+            "label": best.label, "runtime_ms": best.outcome.runtime_ms, "speedups": dict(best.outcome.speedups),
+        },
+        "attempts": [
+            {"number": a.number, "pass": a.pass_kind, "round": a.round, "attempt": a.attempt, "label": a.label,
+             "verdict": a.verdict, "failure": a.outcome.failure if a.outcome else None,
+             "runtime_ms": a.outcome.runtime_ms if a.outcome else None,
+             "speedups": dict(a.outcome.speedups) if a.outcome else {}, "files": a.step_dir}
+            for a in report.attempts
+        ],
+        "rounds": [{"round": r.round, "profiled": r.profiled, "recommendations": r.recommendations}
+                   for r in report.rounds],
+        "usage": [u.__dict__ for u in report.usage],
+    }

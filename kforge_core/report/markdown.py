@@ -1,0 +1,112 @@
+"""``report.md``: each attempt with its verdict and speedup, the analyst's recommendations, the final speedups."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from .run_report import AttemptRow, RunReport
+
+
+def _ms(value: float | None) -> str:
+    return f"{value:.3f}" if value is not None else "-"
+
+
+def _speedup(row: AttemptRow, baseline: str) -> str:
+    if row.outcome is None:
+        return "-"
+    return next((f"{v:.2f}x" for name, v in row.outcome.speedups if name == baseline), "-")
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(report: RunReport, *, plot_file: str | None, best_file: str | None) -> str:
+    run = report.run
+    started = dt.datetime.fromtimestamp(run.created_at).strftime("%Y-%m-%d %H:%M:%S")
+    lines = [
+        f"# KForge run {run.id}", "",
+        "| | |", "| --- | --- |",
+        f"| problem | {run.problem_name} (`{run.problem_path}`) |",
+        f"| backend | {run.backend} |",
+        f"| generation model | `{run.model}` |",
+        f"| analysis model | `{run.analyst_model}` |",
+        f"| status | {run.display_status}{': ' + _cell(run.stop_reason) if run.stop_reason else ''} |",
+        f"| started | {started} |", "",
+        "## Result", "",
+    ]
+    lines += _result(report, best_file)
+    if plot_file:
+        lines += ["", f"![speedup by attempt]({plot_file})"]
+    lines += ["", "## Attempts", ""] + _attempts(report)
+    if report.rounds:
+        lines += ["", "## Optimization rounds"] + _rounds(report)
+    lines += ["", "## LLM usage", ""] + _usage(report)
+    return "\n".join(lines) + "\n"
+
+
+def _result(report: RunReport, best_file: str | None) -> list[str]:
+    baselines = ", ".join(f"PyTorch {name} {ms:.3f} ms" for name, ms in report.baselines) or "not measured"
+    best = report.best
+    if best is None or best.outcome is None:
+        return ["No correct candidate was found.", "", f"Baselines: {baselines}."]
+    speedups = ", ".join(f"**{v:.2f}x** against {name}" for name, v in best.outcome.speedups)
+    where = f" — [{best_file}]({best_file})" if best_file else ""
+    return [
+        f"Best candidate: **{best.label}** ({best.pass_kind}), median {best.outcome.runtime_ms:.3f} ms: "
+        f"{speedups}{where}.", "", f"Baselines: {baselines}.",
+    ]
+
+
+def _attempts(report: RunReport) -> list[str]:
+    names = [name for name, _ in report.baselines] or ["eager", "compile"]
+    head = "| # | pass | attempt | verdict | runtime (ms) | " + " | ".join(f"vs {n}" for n in names) + " | flags | files |"
+    lines = [head, "|" + " --- |" * (7 + len(names))]
+    best = report.best
+    for row in report.attempts:
+        verdict = row.verdict + (" (best)" if row is best else "")
+        flags = ", ".join(f.code for f in row.outcome.flags) if row.outcome is not None else ""
+        runtime = row.outcome.runtime_ms if row.outcome is not None else None
+        where = "functional" if row.pass_kind == "functional" else f"optimization {row.round}"
+        speedups = " | ".join(_speedup(row, n) for n in names)
+        lines.append(f"| {row.number} | {where} | {row.label} | {_cell(verdict)} | {_ms(runtime)} | {speedups} | "
+                     f"{flags} | [{row.step_dir}]({row.step_dir}) |")
+    for row in report.attempts:
+        if row.outcome is not None and not row.outcome.correct and row.outcome.message:
+            text = "\n".join(_without_prefix(row.outcome.message, row.outcome.failure).splitlines()[:20])
+            lines += ["", f"**{row.label}** ({row.outcome.failure}):", "", "```text", text, "```"]
+        elif row.candidate is None:
+            lines += ["", f"**{row.label}**: {row.no_code}"]
+    return lines
+
+
+def _without_prefix(message: str, failure: str | None) -> str:
+    """The harness's message, without the failure class it may start with (it is shown next to it)."""
+    return message[len(failure) + 1:].lstrip() if failure and message.startswith(f"{failure}:") else message
+
+
+def _rounds(report: RunReport) -> list[str]:
+    lines: list[str] = []
+    for r in report.rounds:
+        lines += ["", f"### Round {r.round} (profile of {r.profiled or 'the best candidate'})", ""]
+        if r.summary:
+            lines += ["Profile summary:", "", "```text", r.summary.rstrip(), "```", ""]
+        lines += [f"![profile image]({image})" for image in r.images]
+        lines += ["Recommendations:", "", r.recommendations.rstrip()]
+    return lines
+
+
+def _usage(report: RunReport) -> list[str]:
+    lines = ["| agent | model | calls | requests | input tokens | output tokens | cost (USD) |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    for u in report.usage:
+        cost = f"{u.cost_usd:.4f}" if u.cost_usd is not None else "no price in [llm] prices"
+        lines.append(f"| {u.agent} | `{u.model}` | {u.calls} | {u.requests} | {u.input_tokens:,} | "
+                     f"{u.output_tokens:,} | {cost} |")
+    total_in = sum(u.input_tokens for u in report.usage)
+    total_out = sum(u.output_tokens for u in report.usage)
+    costs = [u.cost_usd for u in report.usage]
+    total_cost = f"{sum(c for c in costs if c is not None):.4f}" + ("" if all(c is not None for c in costs) else "+")
+    lines.append(f"| **total** | | {sum(u.calls for u in report.usage)} | {sum(u.requests for u in report.usage)} "
+                 f"| {total_in:,} | {total_out:,} | {total_cost} |")
+    return lines

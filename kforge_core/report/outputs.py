@@ -1,0 +1,57 @@
+"""What a run leaves at the top of its directory: ``best.py`` (and the best candidate's other files),
+``report.md`` and ``speedup.png``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..llm.redact import redact
+from ..store import RunStore
+from .markdown import render_markdown
+from .plot import plot_speedups
+from .run_report import RunReport
+
+BEST = "best.py"
+REPORT = "report.md"
+PLOT = "speedup.png"
+_RESERVED = {BEST, REPORT, PLOT, "steps"}
+
+
+@dataclass(frozen=True)
+class RunOutputs:
+    report: RunReport
+    report_path: Path
+    best_path: Path | None
+    plot_path: Path | None
+
+
+def write_outputs(store: RunStore, run_id: str) -> RunOutputs:
+    report = RunReport.from_store(store, run_id)
+    run_dir = report.run_dir
+    run_dir.mkdir(parents=True, exist_ok=True)
+    best_path = _write_best(report, run_dir)
+    plot_path = run_dir / PLOT
+    if not plot_speedups(report, plot_path):
+        plot_path = None
+    text = render_markdown(report, plot_file=PLOT if plot_path else None, best_file=BEST if best_path else None)
+    report_path = run_dir / REPORT
+    report_path.write_text(redact(text))
+    return RunOutputs(report, report_path, best_path, plot_path)
+
+
+def _write_best(report: RunReport, run_dir: Path) -> Path | None:
+    """The best candidate's entry module as ``best.py``, its other files next to it (under their own names)."""
+    best = report.best
+    if best is None or best.candidate is None:
+        (run_dir / BEST).unlink(missing_ok=True)
+        return None
+    candidate = best.candidate
+    for f in candidate.files:
+        name = BEST if f.name == candidate.entry else f.name
+        if name != BEST and name.split("/")[0] in _RESERVED:
+            name = f"best_files/{name}"  # never let a candidate's file overwrite the run's own outputs
+        target = run_dir / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(redact(f.text))
+    return run_dir / BEST

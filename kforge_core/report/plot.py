@@ -1,0 +1,50 @@
+"""``speedup.png``: the speedup of each attempt against the faster baseline, and the best so far."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .run_report import RunReport
+
+
+def plot_speedups(report: RunReport, target: Path) -> bool:
+    """Draw the plot into ``target``; False when matplotlib is not installed (``pip install 'kforge[plot]'``)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    xs, ys, failed, best_x, best_y = [], [], [], [], []
+    best = None
+    for row in report.attempts:
+        speedup = row.outcome.best_speedup if row.rankable and row.outcome is not None else None
+        if speedup is None:
+            failed.append(row.number)
+        else:
+            xs.append(row.number)
+            ys.append(speedup)
+            best = speedup if best is None else max(best, speedup)
+        if best is not None:
+            best_x.append(row.number)
+            best_y.append(best)
+    fig, ax = plt.subplots(figsize=(7, 4), dpi=110)
+    ax.axhline(1.0, color="grey", linestyle=":", linewidth=1, label="faster baseline")
+    if best_x:
+        ax.step(best_x, best_y, where="post", color="tab:green", label="best so far")
+    ax.scatter(xs, ys, color="tab:blue", zorder=3, label="correct attempt")
+    if failed:
+        ax.scatter(failed, [0.0] * len(failed), color="tab:red", marker="x", zorder=3, label="failed / no code")
+    ax.set_xlabel("attempt (f: functional pass, oR.A: optimization round R, attempt A)")
+    ax.set_ylabel("speedup vs the faster baseline")
+    ax.set_title(f"{report.run.problem_name} on {report.run.backend} ({report.run.id})", fontsize=9)
+    ax.set_xticks([row.number for row in report.attempts] or [1])
+    if report.attempts:
+        ax.set_xticklabels([row.label for row in report.attempts], fontsize=8)
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=8, loc="best")
+    fig.tight_layout()
+    fig.savefig(target)
+    plt.close(fig)
+    return True
