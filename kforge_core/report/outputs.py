@@ -23,7 +23,7 @@ class RunOutputs:
     report: RunReport
     report_path: Path
     best_path: Path | None
-    plot_path: Path | None
+    plot_path: Path
 
 
 def write_outputs(store: RunStore, run_id: str) -> RunOutputs:
@@ -32,9 +32,8 @@ def write_outputs(store: RunStore, run_id: str) -> RunOutputs:
     run_dir.mkdir(parents=True, exist_ok=True)
     best_path = _write_best(report, run_dir)
     plot_path = run_dir / PLOT
-    if not plot_speedups(report, plot_path):
-        plot_path = None
-    text = render_markdown(report, plot_file=PLOT if plot_path else None, best_file=BEST if best_path else None)
+    plot_speedups(report, plot_path)
+    text = render_markdown(report, plot_file=PLOT, best_file=BEST if best_path else None)
     report_path = run_dir / REPORT
     report_path.write_text(redact(text))
     return RunOutputs(report, report_path, best_path, plot_path)

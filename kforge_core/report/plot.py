@@ -7,15 +7,13 @@ from pathlib import Path
 from .run_report import RunReport
 
 
-def plot_speedups(report: RunReport, target: Path) -> bool:
-    """Draw the plot into ``target``; False when matplotlib is not installed (``pip install 'kforge[plot]'``)."""
-    try:
-        import matplotlib
+def plot_speedups(report: RunReport, target: Path) -> None:
+    """Draw the plot into ``target``."""
+    import matplotlib
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return False
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
     xs, ys, failed, best_x, best_y = [], [], [], [], []
     best = None
     for row in report.attempts:
@@ -47,4 +45,3 @@ def plot_speedups(report: RunReport, target: Path) -> bool:
     fig.tight_layout()
     fig.savefig(target)
     plt.close(fig)
-    return True
