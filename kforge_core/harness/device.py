@@ -31,6 +31,13 @@ class DeviceOps:
         self._driver = _CudaDriver.load() if device.type == "cuda" else None
         self._l2_limit_at_start: int | None = None
 
+    @property
+    def name(self) -> str:
+        """The device with its index ("cuda:0"), as the timing method records it."""
+        if self.is_cpu or self.device.index is not None:
+            return str(self.device)
+        return f"{self.device.type}:{self._module.current_device()}"
+
     # -------------------------------------------------------------------------------------- waiting
 
     def synchronize(self) -> None:

@@ -39,7 +39,7 @@ class TimedRuns:
 def timing_method(device: DeviceOps, settings: HarnessSettings, reference: ReferenceData) -> TimingMethod:
     checked = checked_timed_runs(settings)
     return TimingMethod(
-        device=str(device.device),
+        device=device.name,
         warmup=settings.warmup,
         repetitions=settings.repetitions,
         l2_flush_bytes=device.flush_bytes,

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 import signal
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -249,13 +251,20 @@ def test_the_free_blocks_of_the_cuda_caching_allocator_are_found_for_poisoning(m
 
 
 def test_poisoned_memory_is_what_an_unwritten_cpu_output_holds():
-    from kforge_core.harness.device import DeviceOps, configure_host_allocator, poisoned_fraction
+    # In a fresh process, as in a worker: the heap of a long test session is not the heap a worker has.
+    code = """
+import torch
+from kforge_core.harness.device import DeviceOps, configure_host_allocator, poisoned_fraction
 
-    configure_host_allocator()  # as workers do
-    ops = DeviceOps(torch.device("cpu"))
-    for size in range(64):  # whatever else the heap holds, freed and in use
-        clutter = [torch.randn(100 + size * 7) for _ in range(10)] + [torch.randn(1000 + size, 100)]
-        ops.poison([256 * 256 * 4])
-        assert poisoned_fraction(torch.empty(256, 256)) > 0.9
-        del clutter
-    assert poisoned_fraction(torch.zeros(256, 256)) == 0.0
+configure_host_allocator()  # as workers do, first thing
+ops = DeviceOps(torch.device("cpu"))
+for size in range(64):  # whatever else the heap holds, freed and in use
+    clutter = [torch.randn(100 + size * 7) for _ in range(10)] + [torch.randn(1000 + size, 100)]
+    ops.poison([256 * 256 * 4])
+    assert poisoned_fraction(torch.empty(256, 256)) > 0.9, size
+    del clutter
+assert poisoned_fraction(torch.zeros(256, 256)) == 0.0
+print("ok")
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.stdout.strip() == "ok", result.stderr
