@@ -15,6 +15,7 @@ must not import candidate code.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 import pluggy
@@ -76,13 +77,14 @@ def kforge_backend_availability(backend: Backend, options: Any) -> Availability 
 
 
 @hookspec(firstresult=True)
-def kforge_lower(backend: Backend, problem: Problem, options: Any) -> Lowering | None:
+def kforge_lower(backend: Backend, problem: Problem, options: Any, cache_dir: Path) -> Lowering | None:
     """Describe how to write a candidate for ``problem`` on ``backend``: the programming model, the hardware,
     the single-shot example and the reply format. The generation agent's prompt is built from it.
 
     :param backend: the target backend (return None for backends this plugin did not register).
     :param problem: the validated problem.
     :param options: the backend's options, or None.
+    :param cache_dir: a directory that persists across runs, for facts measured once per machine.
     :return: a :class:`~kforge_core.records.Lowering`.
 
     Stops at the first non-None result.

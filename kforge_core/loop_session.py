@@ -8,6 +8,7 @@ import json
 import secrets
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from .agents import AnalysisAgent, GenerationAgent
@@ -143,7 +144,7 @@ def _work(
     evaluator_factory: EvaluatorFactory,
 ) -> str:
     settings, problem = plan.settings, ready.problem
-    lowering = _lowering(app, journal, ready.backend, problem, ready.options)
+    lowering = _lowering(app, journal, ready.backend, problem, ready.options, settings.cache_dir)
     templates = PromptTemplates(settings.prompts_dir)
     budget = Budget(settings.budget, journal.clock)
     factory_args = (ready.backend, problem, settings, ready.options, app.plugin_selection, None)
@@ -162,10 +163,14 @@ def _work(
     return result.stop_reason
 
 
-def _lowering(app: App, journal: Journal, registered: Any, problem: Problem, options: Any) -> Lowering:
+def _lowering(
+    app: App, journal: Journal, registered: Any, problem: Problem, options: Any, cache_dir: Path
+) -> Lowering:
     """The backend's lowering, asked once per run and kept, so a resumed run prompts exactly as before."""
     def work(artifact_dir: str) -> tuple[dict[str, Any], None]:
-        lowering = app.plugins.hook.kforge_lower(backend=registered.backend, problem=problem, options=options)
+        lowering = app.plugins.hook.kforge_lower(
+            backend=registered.backend, problem=problem, options=options, cache_dir=cache_dir
+        )
         if lowering is None:
             raise KForgeError(f"backend {registered.name!r} ({registered.distribution}) provides no kforge_lower")
         journal.run_dir.write(f"{artifact_dir}/lowering.json", json.dumps(to_jsonable(lowering), indent=2))

@@ -47,7 +47,9 @@ def test_stage_hooks_of_the_installed_plugin_are_called(plugin_path, tmp_path, m
     hook = app.plugins.hook
     problem = load_problem(write_problem(tmp_path))
 
-    lowering = hook.kforge_lower(backend=backend, problem=problem, options=backend.default_options())
+    lowering = hook.kforge_lower(
+        backend=backend, problem=problem, options=backend.default_options(), cache_dir=tmp_path
+    )
     assert lowering.programming_model == f"Write ModelNew with PyTorch operators for {problem.name}."
 
     workdir = tmp_path / "work"
@@ -71,7 +73,8 @@ def test_a_plugin_answers_only_for_its_own_backends(plugin_path, monkeypatch, tm
 
     other = Backend(name="other", programming_model="x", device="cpu")
     problem = load_problem(write_problem(tmp_path))
-    assert App().plugins.hook.kforge_lower(backend=other, problem=problem, options=None) is None
+    hook = App().plugins.hook
+    assert hook.kforge_lower(backend=other, problem=problem, options=None, cache_dir=tmp_path) is None
 
 
 def test_plugin_selection_travels_as_plain_data(plugin_path, monkeypatch):
@@ -111,5 +114,6 @@ def test_the_readme_plugin_works_as_written(tmp_path, monkeypatch):
     assert registry.availability("mybackend").detail == "runs on any CPU"
     backend = registry.get("mybackend").backend
     problem = load_problem(write_problem(tmp_path))
-    assert loaded.hook.kforge_lower(backend=backend, problem=problem, options=None).backend == "mybackend"
+    lowering = loaded.hook.kforge_lower(backend=backend, problem=problem, options=None, cache_dir=tmp_path)
+    assert lowering.backend == "mybackend"
     sys.modules.pop("kforge_mybackend", None)

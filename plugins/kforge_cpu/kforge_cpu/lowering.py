@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 from importlib import resources
+from pathlib import Path
 from string import Template
 from typing import Any
 
@@ -12,7 +13,7 @@ from kforge_core.records import Backend, Example, Lowering, Problem
 
 from .backend import CpuOptions, cpu_options, is_cpu
 from .machine import read_machine_facts
-from .peaks import default_cache_dir, machine_peaks
+from .peaks import machine_peaks
 from .workload import problem_bytes
 
 EXAMPLE_PROBLEM = "add_rmsnorm.py"
@@ -60,12 +61,12 @@ def programming_model_text(options: CpuOptions, threads: int, svml: bool) -> str
     )
 
 
-def hardware_text(problem: Problem, threads: int) -> str:
+def hardware_text(problem: Problem, threads: int, cache_dir: Path) -> str:
     import numba
     import numpy
 
     facts = read_machine_facts()
-    peaks = machine_peaks(default_cache_dir())
+    peaks = machine_peaks(cache_dir)
     moved = problem_bytes(problem)
     floor_ms = moved / (peaks.bandwidth_gbs * 1e9) * 1e3
     return "\n".join([
@@ -79,7 +80,7 @@ def hardware_text(problem: Problem, threads: int) -> str:
 
 
 @hookimpl
-def kforge_lower(backend: Backend, problem: Problem, options: Any) -> Lowering | None:
+def kforge_lower(backend: Backend, problem: Problem, options: Any, cache_dir: Path) -> Lowering | None:
     if not is_cpu(backend):
         return None
     import numba
@@ -89,6 +90,6 @@ def kforge_lower(backend: Backend, problem: Problem, options: Any) -> Lowering |
     return Lowering(
         backend=backend.name,
         programming_model=programming_model_text(options, threads, numba.config.USING_SVML),
-        hardware=hardware_text(problem, threads),
+        hardware=hardware_text(problem, threads, cache_dir),
         example=shipped_example(),
     )

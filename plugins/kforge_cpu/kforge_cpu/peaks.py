@@ -200,10 +200,3 @@ def machine_peaks(cache_dir: Path | None) -> MachinePeaks:
             pass  # a cache that cannot be written only means measuring again next time
     return peaks
 
-
-def default_cache_dir() -> Path:
-    """The cache directory for hooks that get none (``kforge_lower``): ``KFORGE_CACHE_DIR`` or the default."""
-    from kforge_core.settings import Settings
-
-    configured = os.environ.get("KFORGE_CACHE_DIR")
-    return Path(configured).expanduser() if configured else Settings().cache_dir

@@ -19,12 +19,13 @@ from kforge_cpu.peaks import machine_peaks, peaks_cache_file
 
 
 @pytest.fixture
-def lower(monkeypatch, peaks_cache):
-    monkeypatch.setenv("KFORGE_CACHE_DIR", str(peaks_cache))
+def lower(peaks_cache):
     loaded = build_plugin_manager(PluginSelection(only=("cpu",)))
     backend = BackendRegistry(loaded).get("cpu").backend
     problem = load_problem(EXAMPLE_PROBLEM)
-    return lambda options=None: loaded.hook.kforge_lower(backend=backend, problem=problem, options=options)
+    return lambda options=None: loaded.hook.kforge_lower(
+        backend=backend, problem=problem, options=options, cache_dir=peaks_cache
+    )
 
 
 def test_the_lowering_explains_the_numba_model(lower):
@@ -100,4 +101,4 @@ def test_kforge_lower_answers_only_for_cpu():
     loaded = build_plugin_manager(PluginSelection(only=("cpu",)))
     other = dataclasses.replace(CPU_BACKEND, name="metal", device="mps")
     problem = load_problem(EXAMPLE_PROBLEM)
-    assert loaded.hook.kforge_lower(backend=other, problem=problem, options=None) is None
+    assert loaded.hook.kforge_lower(backend=other, problem=problem, options=None, cache_dir=None) is None
