@@ -16,6 +16,19 @@ from .records import Candidate
 _imported: dict[tuple[str, str], ModuleType] = {}
 
 
+def syntax_error(candidate: Candidate) -> str | None:
+    """The first syntax error in the candidate's Python files, as ``file:line: SyntaxError: ...`` with the line;
+    None when every file compiles. Runs nothing."""
+    for f in candidate.files:
+        if not f.name.endswith(".py"):
+            continue
+        try:
+            compile(f.text, f.name, "exec")
+        except SyntaxError as exc:
+            return f"{f.name}:{exc.lineno}: SyntaxError: {exc.msg}\n    {(exc.text or '').rstrip()}"
+    return None
+
+
 def candidate_module_name(candidate: Candidate) -> str:
     return f"kforge_candidate_{candidate.digest}"
 

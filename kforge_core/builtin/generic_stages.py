@@ -9,7 +9,7 @@ import subprocess
 import time
 import traceback
 
-from ..candidate_module import import_candidate
+from ..candidate_module import import_candidate, syntax_error
 from ..hookspecs import hookimpl
 from ..records import (
     Backend, Candidate, CompileResult, Failure, Problem, ProfileResult, ProfileSummary, StageContext, VerifyResult,
@@ -19,18 +19,6 @@ from .build_log import trim_build_log
 # Bound at import, before any candidate is imported: a candidate that replaces time.perf_counter cannot
 # change what this module measures.
 _clock = time.perf_counter
-
-
-def _syntax_error(candidate: Candidate) -> str | None:
-    for f in candidate.files:
-        if not f.name.endswith(".py"):
-            continue
-        try:
-            compile(f.text, f.name, "exec")
-        except SyntaxError as exc:
-            line = (exc.text or "").rstrip()
-            return f"{f.name}:{exc.lineno}: SyntaxError: {exc.msg}\n    {line}"
-    return None
 
 
 def _is_build_failure(exc: BaseException) -> bool:
@@ -45,7 +33,7 @@ def kforge_compile(backend: Backend, candidate: Candidate, context: StageContext
     """Check the syntax of every Python file, import the entry module (building what it builds when it is
     imported, as KernelBench's ``load_inline`` candidates do) and find ``ModelNew``."""
     start = _clock()
-    error = _syntax_error(candidate)
+    error = syntax_error(candidate)
     if error is not None:
         return CompileResult(ok=False, log=error, seconds=_clock() - start, failure=Failure.SYNTAX)
     try:

@@ -24,7 +24,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from kforge_core.candidate_module import import_candidate
+from kforge_core.candidate_module import import_candidate, syntax_error
 from kforge_core.hookspecs import hookimpl
 from kforge_core.records import Backend, Candidate, CompileResult, Failure, StageContext
 
@@ -48,16 +48,6 @@ class BuildFailed(Exception):
 class Built:
     log: str
     cached: bool
-
-
-def syntax_error(candidate: Candidate) -> str | None:
-    for f in candidate.files:
-        if f.name.endswith(".py"):
-            try:
-                compile(f.text, f.name, "exec")
-            except SyntaxError as exc:
-                return f"{f.name}:{exc.lineno}: SyntaxError: {exc.msg}\n    {(exc.text or '').rstrip()}"
-    return None
 
 
 def forget_cached_source(candidate: Candidate, workdir: Path) -> None:

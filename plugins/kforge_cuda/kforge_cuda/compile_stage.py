@@ -18,7 +18,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Iterator
 
-from kforge_core.candidate_module import import_candidate
+from kforge_core.candidate_module import import_candidate, syntax_error
 from kforge_core.records import Backend, Candidate, CompileResult, Failure, StageContext
 
 from . import runtime
@@ -92,7 +92,7 @@ def compile_candidate(backend: Backend, candidate: Candidate, context: StageCont
     def result(ok: bool, log: str = "", failure: Failure | None = None, cached: bool = False) -> CompileResult:
         return CompileResult(ok=ok, log=log, seconds=time.perf_counter() - start, cached=cached, failure=failure)
 
-    syntax = _syntax_error(candidate)
+    syntax = syntax_error(candidate)
     if syntax:
         return result(False, syntax, Failure.SYNTAX)
     notes: list[str] = []
@@ -163,16 +163,6 @@ def _is_triton_build_error(exc: BaseException) -> bool:
     return kind.__module__.startswith("triton") and kind.__name__ in (
         "CompilationError", "CompileTimeAssertionFailure", "OutOfResources", "PTXASError", "UnsupportedLanguageConstruct",
     )
-
-
-def _syntax_error(candidate: Candidate) -> str | None:
-    for f in candidate.files:
-        if f.name.endswith(".py"):
-            try:
-                compile(f.text, f.name, "exec")
-            except SyntaxError as exc:
-                return f"{f.name}:{exc.lineno}: SyntaxError: {exc.msg}\n    {(exc.text or '').rstrip()}"
-    return None
 
 
 def describe_exception(exc: BaseException, workdir: Path) -> str:
