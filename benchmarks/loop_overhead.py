@@ -1,6 +1,6 @@
 """The agent loop's own overhead per attempt, without LLM, compile and measurement time (goal: <= 50 ms).
 
-It runs the real loop (`kforge_core.loop_session.start_run`: prompts rendered from the shipped templates with the
+It runs the real loop (`kforge_core.loop.session.start_run`: prompts rendered from the shipped templates with the
 cpu backend's real lowering, replies parsed, every step committed to the SQLite store, artifacts written, progress
 reported, report.md/best.py/plot at the end) with a replay script of realistic replies and an evaluator that answers
 at once with real `Verdict` records. The time spent inside that evaluator and inside the LLM calls is measured and
@@ -25,7 +25,7 @@ from typing import Any, Iterator
 
 from kforge_core.app import App
 from kforge_core.harness import RuntimeStats, TimingMethod, Verdict
-from kforge_core.loop_session import plan_run, resume_run, start_run
+from kforge_core.loop.session import plan_run, resume_run, start_run
 from kforge_core.records import CompileResult, KernelMetrics, ProfileResult, ProfileSummary, TrialError, VerifyResult
 from kforge_core.settings import BudgetSettings, LLMSettings, Settings
 from kforge_core.store import RunStore

@@ -9,8 +9,8 @@ from rich.console import Console
 
 from ..app import App
 from ..errors import KForgeError
-from ..loop_progress import RichProgress
-from ..loop_session import plan_run, resume_run, start_run
+from ..loop.progress import RichProgress
+from ..loop.session import plan_run, resume_run, start_run
 from ..report.console import print_summary
 from ..store import RunStore
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..loop_records import Outcome
+from ..loop.records import Outcome
 from ..records import Candidate
 from ..store import RunInfo, RunStore, StepRecord
 from ..store.codec import record_from_json

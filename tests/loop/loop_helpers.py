@@ -178,7 +178,7 @@ def toy_settings(tmp_path: Path, script: Path, **budget: Any):
 
 def run_toy(tmp_path: Path, script: Path, evaluator: ScriptedEvaluator, **budget: Any):
     """A whole run on the toy backend; returns (result, progress)."""
-    from kforge_core.loop_session import plan_run, start_run
+    from kforge_core.loop.session import plan_run, start_run
     from kforge_core.store import RunStore
 
     settings = toy_settings(tmp_path, script, **budget)

@@ -88,7 +88,7 @@ def test_budgets_stop_the_run_before_the_next_call(tmp_path, scripted, budget, r
 def test_the_cost_budget_uses_the_configured_prices(tmp_path, scripted):
     import dataclasses
 
-    from kforge_core.loop_session import plan_run, start_run
+    from kforge_core.loop.session import plan_run, start_run
     from kforge_core.store import RunStore
     from loop_helpers import PROBLEM, RecordingProgress, toy_app, toy_settings
 

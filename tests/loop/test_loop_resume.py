@@ -10,7 +10,7 @@ from loop_helpers import PROBLEM, RecordingProgress, ScriptedEvaluator, code_rep
 from test_loop_flow import analysis, gen
 
 from kforge_core.errors import KForgeError
-from kforge_core.loop_session import plan_run, resume_run, start_run
+from kforge_core.loop.session import plan_run, resume_run, start_run
 from kforge_core.store import RunStore
 
 ENTRIES = [

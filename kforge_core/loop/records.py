@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .agents.views import CandidateView, Feedback
-from .records import Candidate, Flag
+from ..agents.views import CandidateView, Feedback
+from ..records import Candidate, Flag
 
 
 @dataclass(frozen=True)

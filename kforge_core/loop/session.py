@@ -11,25 +11,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .agents import AnalysisAgent, GenerationAgent
-from .app import App
-from .backends import RegisteredBackend
-from .errors import KForgeError
-from .llm import ChatClient, build_agent_llms, parse_model_spec
-from .loop import AgentLoop
-from .loop_budget import Budget, RunClock
-from .loop_evaluator import EvaluatorFactory, open_harness
-from .loop_journal import Journal
-from .loop_plan import RunPlan, plan_run
-from .loop_progress import Progress
-from .loop_records import Attempt, Place
-from .loop_steps import LoopSteps
-from .problem import load_problem
-from .prompts import PromptTemplates
-from .records import Lowering, Problem
-from .report import RunOutputs, write_outputs
-from .store import RunDirectory, RunInfo, RunStore
-from .store.codec import record_from_json, to_jsonable
+from ..agents import AnalysisAgent, GenerationAgent
+from ..app import App
+from ..backends import RegisteredBackend
+from ..errors import KForgeError
+from ..llm import ChatClient, build_agent_llms, parse_model_spec
+from ..problem import load_problem
+from ..prompts import PromptTemplates
+from ..records import Lowering, Problem
+from ..report import RunOutputs, write_outputs
+from ..store import RunDirectory, RunInfo, RunStore
+from ..store.codec import record_from_json, to_jsonable
+from .agent_loop import AgentLoop
+from .budget import Budget, RunClock
+from .evaluator import EvaluatorFactory, open_harness
+from .journal import Journal
+from .plan import RunPlan, plan_run
+from .progress import Progress
+from .records import Attempt, Place
+from .steps import LoopSteps
 
 __all__ = ["RunPlan", "RunResult", "plan_run", "resume_run", "start_run"]
 

@@ -9,15 +9,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .agents import Reference
-from .config import parse_table
-from .errors import KForgeError
-from .llm import ModelSpec, parse_model_spec
-from .records import SourceFile
-from .report import RunReport
-from .settings import Settings
-from .store import RunStore
-from .store.codec import record_from_json, to_jsonable
+from ..agents import Reference
+from ..config import parse_table
+from ..errors import KForgeError
+from ..llm import ModelSpec, parse_model_spec
+from ..records import SourceFile
+from ..report import RunReport
+from ..settings import Settings
+from ..store import RunStore
+from ..store.codec import record_from_json, to_jsonable
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from .settings import BudgetSettings
-from .store import LLMCall
+from ..settings import BudgetSettings
+from ..store import LLMCall
 
 
 class BudgetExhausted(Exception):

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .errors import KForgeError
-from .loop_budget import RunClock
-from .loop_records import Place
-from .store import LLMCall, RunDirectory, RunStore, StepRecord
+from ..errors import KForgeError
+from ..store import LLMCall, RunDirectory, RunStore, StepRecord
+from .budget import RunClock
+from .records import Place
 
 # given the step's artifact directory (relative to the run directory), do the work: (data, LLM call or None)
 StepWork = Callable[[str], "tuple[dict[str, Any], LLMCall | None]"]

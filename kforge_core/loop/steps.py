@@ -8,15 +8,15 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from .agents import AnalysisAgent, AnalysisRequest, GenerationAgent, GenerationRequest, Prompt
-from .llm import ChatClient, LLMReply
-from .loop_budget import Budget
-from .loop_evaluator import Evaluator
-from .loop_journal import Journal
-from .loop_records import Attempt, Outcome, Place
-from .records import Candidate, Image, ProfileSummary
-from .store import LLMCall, RunDirectory
-from .store.codec import record_from_json, to_jsonable
+from ..agents import AnalysisAgent, AnalysisRequest, GenerationAgent, GenerationRequest, Prompt
+from ..llm import ChatClient, LLMReply
+from ..records import Candidate, Image, ProfileSummary
+from ..store import LLMCall, RunDirectory
+from ..store.codec import record_from_json, to_jsonable
+from .budget import Budget
+from .evaluator import Evaluator
+from .journal import Journal
+from .records import Attempt, Outcome, Place
 
 Stage = Callable[[str, Place], None]  # the loop's way of saying what it is doing now
 

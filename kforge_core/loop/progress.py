@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
-from .loop_budget import Spent
+from .budget import Spent
 
 
 @dataclass(frozen=True)

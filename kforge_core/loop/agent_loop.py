@@ -14,15 +14,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .agents import AnalysisRequest, GenerationRequest, RoundNote
-from .agents.views import Feedback
-from .llm import NoMoreReplies
-from .loop_budget import BudgetExhausted
-from .loop_progress import LoopStatus, Progress
-from .loop_records import Attempt, Place
-from .loop_steps import LoopSteps
-from .records import ProfileSummary
-from .settings import BudgetSettings
+from ..agents import AnalysisRequest, GenerationRequest, RoundNote
+from ..agents.views import Feedback
+from ..llm import NoMoreReplies
+from ..records import ProfileSummary
+from ..settings import BudgetSettings
+from .budget import BudgetExhausted
+from .progress import LoopStatus, Progress
+from .records import Attempt, Place
+from .steps import LoopSteps
 
 
 @dataclass
@@ -33,7 +33,7 @@ class LoopResult:
 
 
 class AgentLoop:
-    """Decides what happens next; :class:`~kforge_core.loop_steps.LoopSteps` does each step and persists it."""
+    """Decides what happens next; :class:`~kforge_core.loop.steps.LoopSteps` does each step and persists it."""
 
     def __init__(
         self, steps: LoopSteps, budget: BudgetSettings, progress: Progress,

@@ -6,12 +6,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterator, Mapping, Protocol
 
-from .records import Candidate, Problem, ProfileResult, ProfileSummary
+from ..records import Candidate, Problem, ProfileResult, ProfileSummary
 
 if TYPE_CHECKING:
-    from .backends import RegisteredBackend
-    from .plugins import PluginSelection
-    from .settings import Settings
+    from ..backends import RegisteredBackend
+    from ..plugins import PluginSelection
+    from ..settings import Settings
 
 
 class Evaluator(Protocol):
@@ -39,7 +39,7 @@ def open_harness(
     scratch_root: Path | None,
 ) -> Iterator[Evaluator]:
     """The production evaluator: one :class:`kforge_core.harness.Harness` (warm workers) for the whole run."""
-    from .harness import Harness
+    from ..harness import Harness
 
     with Harness(
         backend=backend.backend, problem=problem, settings=settings, plugins=plugins, options=options,
