@@ -80,6 +80,8 @@ def _run_trial(model: Any, trial: Trial, reference: ReferenceData, device: Devic
         run.fail(classify_exception(exc), f"trial seed {trial.seed}: forward raised:\n"
                  + candidate_traceback(exc, context.workdir))
         return False
+    finally:
+        device.stop_poisoning()
     structural = check_structure(outputs, trial.outputs)
     if structural is not None:
         if any(isinstance(o, torch.Tensor) and type(o) not in (torch.Tensor, torch.nn.Parameter) for o in outputs):

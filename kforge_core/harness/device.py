@@ -11,6 +11,8 @@ from typing import Any
 import torch
 
 POISON_WORD = 0x7FC0DEAD  # a float32 NaN with a payload nothing computes by accident
+_HOST_PERTURB_BYTE = 0x80  # glibc fills allocations with its complement, 0x7F
+HOST_POISON_WORD = 0x7F7F7F7F  # 3.39e38 as float32: no computation here lands on it
 _CU_LIMIT_PERSISTING_L2_CACHE_SIZE = 0x06
 _FALLBACK_FLUSH_BYTES = 256 * 1024 * 1024
 
@@ -102,32 +104,31 @@ class DeviceOps:
     # -------------------------------------------------------------------------------------- poison
 
     def poison(self, nbytes: list[int]) -> None:
-        """Fill freed memory with :data:`POISON_WORD`, then free it again, so that a candidate that returns
-        memory it never wrote (``torch.empty_like(x)``) holds the poison, not what the last computation left.
+        """Make memory a candidate never wrote recognisable, so that one returning such memory
+        (``torch.empty_like(x)``) holds the poison, not what the last computation left there.
 
-        Every free block that an allocation of an output's size could be served from is claimed and filled:
-        on CUDA the caching allocator's free blocks (largest first, each by its exact size, which best-fit
-        allocation hands back); on the CPU as many blocks of each output size as glibc's heap has free bytes
-        (its best-fit search serves them from every free chunk large enough before it grows the heap).
+        On CUDA, every free block of the caching allocator (largest first, each by its exact size, which
+        best-fit allocation hands back) and a block of each output size are claimed, filled with
+        :data:`POISON_WORD` and freed again. On the CPU, glibc fills every allocation with
+        :data:`HOST_POISON_WORD` until :meth:`stop_poisoning`, wherever in the heap it comes from.
         """
-        if self.device.type == "cuda":
-            sizes = _free_cuda_blocks(self.device) + list(nbytes)
-        else:
-            free = _free_host_bytes()
-            sizes = [n for n in nbytes for _ in range(_host_blocks(free, n))]
+        if self.device.type != "cuda":
+            _set_host_perturb(_HOST_PERTURB_BYTE)
+            return
+        sizes = _free_cuda_blocks(self.device) + list(nbytes)
         blocks = [torch.empty(max(n // 4, 1), dtype=torch.int32, device=self.device) for n in sizes]
         for block in blocks:
             block.fill_(POISON_WORD)
         self.synchronize()
         del blocks
 
+    def stop_poisoning(self) -> None:
+        """End what :meth:`poison` started where it lasts (the CPU's filled allocations), before anything timed."""
+        if self.device.type != "cuda":
+            _set_host_perturb(0)
+
 
 _POISON_LIMIT_BYTES = 8 << 30
-
-
-class _MallInfo2(ctypes.Structure):
-    _fields_ = [(name, ctypes.c_size_t) for name in (
-        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
 
 
 def _libc() -> Any:
@@ -139,30 +140,18 @@ def _libc() -> Any:
 
 def configure_host_allocator() -> None:
     """Keep freed heap memory in the heap (glibc): no trimming, and a fixed mmap threshold of 32 MiB, so that
-    poisoning reaches the chunks the next allocation will get. Larger blocks are fresh mappings, which the
-    kernel zeroes: nothing stale survives in them."""
+    an allocation's cost does not swing between a reused chunk and a fresh mapping from one call to the next."""
     libc = _libc()
     if libc is not None and hasattr(libc, "mallopt"):
         libc.mallopt(-1, 1 << 30)  # M_TRIM_THRESHOLD
         libc.mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD
 
 
-def _host_blocks(free: int, size: int) -> int:
-    """How many blocks of ``size`` claim ``free`` bytes of the heap (bounded)."""
-    size = max(size, 1)
-    return max(1, min(free // size + 1, _HOST_POISON_LIMIT_BYTES // size, 4096))
-
-
-_HOST_POISON_LIMIT_BYTES = 256 << 20
-
-
-def _free_host_bytes() -> int:
-    """Free bytes in glibc's main heap (0 where it cannot tell: then one block per size is poisoned)."""
+def _set_host_perturb(byte: int) -> None:
+    """glibc's M_PERTURB: while non-zero, every allocation (but calloc's) is filled with ``byte ^ 0xff``."""
     libc = _libc()
-    if libc is None or not hasattr(libc, "mallinfo2"):
-        return 0
-    libc.mallinfo2.restype = _MallInfo2
-    return int(libc.mallinfo2().fordblks)
+    if libc is not None and hasattr(libc, "mallopt"):
+        libc.mallopt(-6, byte)
 
 
 def _free_cuda_blocks(device: torch.device) -> list[int]:
@@ -184,11 +173,12 @@ def _free_cuda_blocks(device: torch.device) -> list[int]:
 
 
 def poisoned_fraction(tensor: torch.Tensor) -> float:
-    """The fraction of ``tensor``'s 32-bit words that hold :data:`POISON_WORD` (0 when it cannot tell)."""
+    """The fraction of ``tensor``'s 32-bit words that hold a poison word (0 when it cannot tell)."""
     if tensor.numel() == 0 or (tensor.numel() * tensor.element_size()) % 4 or not tensor.is_contiguous():
         return 0.0
     words = tensor.detach().reshape(-1).view(torch.uint8).view(torch.int32)
-    return float((words == POISON_WORD).sum().item()) / words.numel()
+    poisoned = (words == POISON_WORD) | (words == HOST_POISON_WORD)
+    return float(poisoned.sum().item()) / words.numel()
 
 
 def new_threads(before: set[threading.Thread]) -> list[threading.Thread]:

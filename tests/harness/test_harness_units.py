@@ -251,18 +251,20 @@ def test_the_free_blocks_of_the_cuda_caching_allocator_are_found_for_poisoning(m
 
 
 def test_poisoned_memory_is_what_an_unwritten_cpu_output_holds():
-    # In a fresh process, as in a worker: the heap of a long test session is not the heap a worker has.
+    # In a fresh process, as in a worker (configured the same way), with a heap cluttered by earlier work.
     code = """
 import torch
 from kforge_core.harness.device import DeviceOps, configure_host_allocator, poisoned_fraction
 
-configure_host_allocator()  # as workers do, first thing
+configure_host_allocator()
 ops = DeviceOps(torch.device("cpu"))
-for size in range(64):  # whatever else the heap holds, freed and in use
+for size in range(64):
     clutter = [torch.randn(100 + size * 7) for _ in range(10)] + [torch.randn(1000 + size, 100)]
     ops.poison([256 * 256 * 4])
-    assert poisoned_fraction(torch.empty(256, 256)) > 0.9, size
-    del clutter
+    unwritten = [torch.empty(256, 256), torch.empty(64 << 20 // 4)]  # from the heap, and a fresh mapping
+    ops.stop_poisoning()
+    assert min(poisoned_fraction(t) for t in unwritten) == 1.0, size
+    del clutter, unwritten
 assert poisoned_fraction(torch.zeros(256, 256)) == 0.0
 print("ok")
 """
