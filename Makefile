@@ -26,9 +26,10 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
-# On a machine with an NVIDIA GPU, where torch with CUDA is already installed.
+# On a machine with an NVIDIA GPU, into the Python that already has torch with CUDA (nothing is downloaded).
 gpu-test:
-	$(PYTHON) -m pytest -q -m gpu
+	$(PYTHON) -m pip install -q --no-deps --no-build-isolation -e . $(foreach p,$(PLUGINS),-e $(p))
+	$(PYTHON) -m pytest -q -m gpu tests plugins
 
 clean:
 	rm -rf $(VENV) kforge-runs .pytest_cache
