@@ -117,3 +117,24 @@ def test_the_readme_plugin_works_as_written(tmp_path, monkeypatch):
     lowering = loaded.hook.kforge_lower(backend=backend, problem=problem, options=None, cache_dir=tmp_path)
     assert lowering.backend == "mybackend"
     sys.modules.pop("kforge_mybackend", None)
+
+
+def test_the_plugins_compile_hook_runs_in_the_harness_worker(kforge, tmp_path):
+    """``kforge eval`` with the third-party backend: its compile hook runs in the isolated worker (it leaves its
+    mark in the candidate's kept scratch directory) and the core's generic verify judges the result."""
+    problem = write_problem(tmp_path)
+    candidate = tmp_path / "model_new.py"
+    candidate.write_text(
+        "import torch\n\n\nclass ModelNew(torch.nn.Module):\n"
+        "    def __init__(self, scale):\n        super().__init__()\n"
+        "        self.scale = scale\n        self.linear = torch.nn.Linear(8, 4)\n\n"
+        "    def forward(self, x):\n        return torch.addmm(self.linear.bias, x, self.linear.weight.t()) * self.scale\n"
+    )
+    keep = tmp_path / "kept"
+    result = kforge("eval", str(problem), str(candidate), "--backend", "echo", "--json", "--no-timing",
+                    "--policy", "report", "--keep", str(keep))
+    verdict = json.loads(result.stdout)
+    assert verdict["correct"] is True, result.stdout + result.stderr
+    assert verdict["compile"]["log"] == "echo: built"
+    marks = list(keep.rglob("echo-compiled.txt"))
+    assert len(marks) == 1
