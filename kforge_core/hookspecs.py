@@ -8,7 +8,9 @@ implementation (in the end the core's generic one) answers instead.
 The data flows one way: ``lower`` -> (the agent writes a candidate) -> ``compile`` -> ``verify`` -> ``profile``
 -> ``summarize_profile`` -> (the analyst recommends) -> ``lower``'s output plus the recommendations -> ...
 
-``compile``, ``verify`` and ``profile`` run inside an isolated worker process, never in the KForge process;
+``prebuild`` may run ahead of ``compile``, in a child process of its own, for candidates waiting their turn.
+
+``prebuild``, ``compile``, ``verify`` and ``profile`` run inside isolated child processes, never in the KForge process;
 ``register_backends``, ``backend_availability``, ``lower`` and ``summarize_profile`` run in the KForge process and
 must not import candidate code.
 """
@@ -96,6 +98,35 @@ def kforge_lower(backend: Backend, problem: Problem, options: Any, cache_dir: Pa
             if backend.name == "metal":
                 return Lowering(backend="metal", programming_model=MODEL_TEXT, hardware=gpu_facts(),
                                 example=Example(problem=EXAMPLE_PROBLEM, solution=EXAMPLE_SOLUTION))
+    """
+
+
+@hookspec(firstresult=True)
+def kforge_prebuild(backend: Backend, candidate: Candidate, context: StageContext) -> CompileResult | None:
+    """Build ahead what ``candidate`` will need, without running it, so that its :func:`kforge_compile` later
+    finds every build in the cache.
+
+    When several candidates wait to be evaluated, the harness calls this for the waiting ones, each in a child
+    process of its own (in a scratch directory, ``context.workdir``, with the candidate's files written there),
+    while the device times another candidate. So it must neither import nor execute the candidate's code (read
+    its sources instead) nor put work on the device. Return None for a backend with nothing to build ahead (a JIT
+    that compiles on the first call): after the first None the harness starts no more of these processes for it.
+
+    :param backend: the target backend (return None for others).
+    :param candidate: the candidate's files.
+    :param context: as for :func:`kforge_compile`; builds go under ``context.cache_dir``.
+    :return: a :class:`~kforge_core.records.CompileResult`: ``cached`` when everything was built before, ``ok``
+        False with the log when a build failed. It only informs: :func:`kforge_compile` gives the verdict.
+
+    Stops at the first non-None result.
+
+    Example::
+
+        @hookimpl
+        def kforge_prebuild(backend, candidate, context):
+            if backend.name == "metal":
+                sources = shader_sources(candidate)  # string literals found in the candidate's files
+                return build_into_cache(sources, context.cache_dir)
     """
 
 

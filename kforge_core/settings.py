@@ -60,12 +60,14 @@ class HarnessSettings:
     timing_checks: int = 3  # timed runs whose outputs are checked against the reference again
     input_pool_mb: int = 1024  # device memory for the distinct input sets the timed runs cycle through
     l2_flush_bytes: int = 0  # 0: twice the device's L2 cache (256 MiB when the device does not say); CPU: none
+    prebuild_jobs: int = 4  # candidates built ahead at once while another is timed; 0: no building ahead
 
     def __post_init__(self) -> None:
         for name in ("trials", "repetitions"):
             if getattr(self, name) < 1:
                 raise ValueError(f"harness.{name} must be >= 1")
-        for name in ("warmup", "timing_checks", "spare_workers", "memory_limit_mb", "l2_flush_bytes"):
+        for name in ("warmup", "timing_checks", "spare_workers", "memory_limit_mb", "l2_flush_bytes",
+                     "prebuild_jobs"):
             if getattr(self, name) < 0:
                 raise ValueError(f"harness.{name} must be >= 0")
         for name in ("compile_timeout_s", "verify_timeout_s", "profile_timeout_s", "timing_timeout_s",

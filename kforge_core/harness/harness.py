@@ -8,7 +8,7 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable, Iterator
 
 from ..backends import BackendRegistry
 from ..errors import KForgeError
@@ -17,6 +17,8 @@ from ..records import Backend, Candidate, CompileResult, Failure, Problem, Profi
 from ..settings import Settings
 from .evaluation import captured_output, decide, message_for_agent, run_stages, runtime_of
 from .pool import WorkerPool
+from .prebuild import PrebuildOutcome, Prebuilder
+from .prebuild_child import PrebuildRequest
 from .process import WorkerFault
 from .protocol import BaselineResults, MeasureBaselines, WorkerInit
 from .runs import checked_timed_runs
@@ -54,6 +56,11 @@ class Harness:
         self.root = Path(tempfile.mkdtemp(prefix="kforge-harness-")) if scratch_root is None else scratch_root
         self.root.mkdir(parents=True, exist_ok=True)
         self._pool = WorkerPool(self._worker_init, self.root / "workers", settings.harness)
+        self._prebuilder = Prebuilder(
+            self._prebuild_request, self.root / "prebuilds", settings.harness, device=backend.device,
+            cache_dir=settings.cache_dir.resolve(),
+            enabled=bool(self._loaded.pm.hook.kforge_prebuild.get_hookimpls()),
+        )
         self._numbers = itertools.count(1)
         self._baselines: BaselineResults | None = None
         self._closed = False
@@ -68,9 +75,10 @@ class Harness:
         self._check_open()
         static_flags = check_source(candidate, self.problem)
         workdir = self._scratch_dir(candidate)
+        self._prebuilder.wait(candidate)  # its compile stage then finds what was built ahead
         worker = self._pool.acquire()
         out = run_stages(worker, candidate, workdir, self.settings.harness, measure=measure, profile=profile,
-                         before_timing=self._pool.wait_idle)
+                         before_timing=self._before_timing)
         flags, failure, message = decide(out, static_flags)
         replaced = self._pool.release(worker, reusable=failure is None and out.clean)
         stdout, stderr = captured_output(workdir, self.settings.harness.output_limit_kb)
@@ -91,6 +99,25 @@ class Harness:
             profile=out.profile, stdout=stdout, stderr=stderr, worker_replaced=replaced,
             baseline_errors=self._baselines.errors if self._baselines is not None and baselines else (),
         )
+
+    def evaluate_all(self, candidates: Iterable[Candidate], *, profile: bool = False,
+                     measure: bool = True) -> Iterator[Verdict]:
+        """Evaluate ``candidates`` in order, building the later ones ahead while the earlier ones are timed."""
+        queue = list(candidates)
+        self.prebuild(queue[1:])  # the first one's worker builds it at once
+        for candidate in queue:
+            yield self.evaluate(candidate, profile=profile, measure=measure)
+
+    def prebuild(self, candidates: Iterable[Candidate]) -> None:
+        """Start building ``candidates`` ahead, in child processes, when the backend's plugin can (see
+        ``kforge_prebuild``); a later :meth:`evaluate` of one of them waits for its build and finds it cached."""
+        self._check_open()
+        self._prebuilder.start(candidates)
+
+    @property
+    def prebuilds(self) -> list[PrebuildOutcome]:
+        """What building ahead did so far, one record per finished build."""
+        return list(self._prebuilder.outcomes)
 
     def baselines(self) -> dict[str, RuntimeStats]:
         """The baselines' runtimes, measured once per Harness in a worker of their own, like candidates."""
@@ -117,6 +144,7 @@ class Harness:
         if self._closed:
             return
         self._closed = True
+        self._prebuilder.close()
         self._pool.close()
         if self._own_root:
             shutil.rmtree(self.root, ignore_errors=True)
@@ -141,6 +169,18 @@ class Harness:
             selection=self.plugins, backend=self.backend.name, device=self.backend.device, options=self.options,
             problem=self.problem, settings=self.settings.harness, cache_dir=self.settings.cache_dir.resolve(),
         )
+
+    def _prebuild_request(self, candidate: Candidate) -> PrebuildRequest:
+        init = self._worker_init()
+        return PrebuildRequest(sys_path=init.sys_path, selection=init.selection, backend=init.backend,
+                               options=init.options, problem=init.problem, settings=init.settings,
+                               cache_dir=init.cache_dir, candidate=candidate)
+
+    def _before_timing(self) -> None:
+        """No worker starting beside a timed run; on the host CPU, no build either (they would share the cores)."""
+        self._pool.wait_idle()
+        if self.backend.device == "cpu":
+            self._prebuilder.wait_all()
 
     def _scratch_dir(self, candidate: Candidate) -> Path:
         label = re.sub(r"[^A-Za-z0-9_.-]+", "-", candidate.label)[:40] or "candidate"

@@ -24,6 +24,7 @@ def test_the_contract_has_the_hooks_the_core_calls():
         "kforge_backend_availability",
         "kforge_compile",
         "kforge_lower",
+        "kforge_prebuild",
         "kforge_profile",
         "kforge_register_backends",
         "kforge_summarize_profile",

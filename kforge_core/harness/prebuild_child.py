@@ -1,0 +1,79 @@
+"""The child process that builds one candidate ahead: ``python -m kforge_core.harness.prebuild_child DIR``.
+
+``DIR/request.pickle`` (written by the KForge process) says what to build; the child writes the candidate's files
+into ``DIR/files``, calls ``kforge_prebuild`` there and writes its answer to ``DIR/result.json``. The candidate's
+code is never imported here: the hook reads its sources.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..plugins import PluginSelection
+from ..records import Candidate, Problem
+from ..settings import HarnessSettings
+
+REQUEST_FILE = "request.pickle"
+RESULT_FILE = "result.json"
+FILES_DIR = "files"
+
+
+@dataclass(frozen=True)
+class PrebuildRequest:
+    """Everything the child needs: where to import plugins from, which backend, and the candidate."""
+
+    sys_path: tuple[str, ...]
+    selection: PluginSelection
+    backend: str
+    options: Any
+    problem: Problem
+    settings: HarnessSettings
+    cache_dir: Path
+    candidate: Candidate
+
+
+def run(directory: Path) -> dict[str, Any]:
+    """Build the request in ``directory``; the answer as plain data (``{"answered": False}`` for None)."""
+    request: PrebuildRequest = pickle.loads((directory / REQUEST_FILE).read_bytes())
+    for entry in request.sys_path:
+        if entry not in sys.path:
+            sys.path.append(entry)
+    from ..backends import BackendRegistry
+    from ..plugins import build_plugin_manager
+    from ..records import StageContext
+
+    loaded = build_plugin_manager(request.selection)
+    backend = BackendRegistry(loaded).get(request.backend).backend
+    workdir = directory / FILES_DIR
+    request.candidate.write_to(workdir)
+    os.chdir(workdir)
+    context = StageContext(problem=request.problem, workdir=workdir, options=request.options,
+                           cache_dir=request.cache_dir, settings=request.settings)
+    start = time.perf_counter()
+    result = loaded.pm.hook.kforge_prebuild(backend=backend, candidate=request.candidate, context=context)
+    if result is None:
+        return {"answered": False, "seconds": time.perf_counter() - start}
+    return {"answered": True, "ok": result.ok, "log": result.log, "seconds": result.seconds,
+            "cached": result.cached, "failure": result.failure.value if result.failure is not None else None}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m kforge_core.harness.prebuild_child DIR", file=sys.stderr)
+        return 2
+    directory = Path(args[0]).resolve()
+    answer = run(directory)
+    (directory / RESULT_FILE).write_text(json.dumps(answer))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

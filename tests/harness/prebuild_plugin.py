@@ -1,0 +1,61 @@
+"""A test plugin whose backends build ahead, to show what the harness does with ``kforge_prebuild``.
+
+``torch-cpu-ahead`` builds ahead: its prebuild leaves a mark (the building process's id) in the cache directory,
+and its compile says whether it found the mark. A candidate whose source contains ``PREBUILD_HANG`` hangs its
+build. ``torch-cpu-jit`` answers None: it has nothing to build ahead. Both are served by the core's generic
+verify and timing.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from kforge_core import Availability, Backend, CompileResult, hookimpl
+from kforge_core.candidate_module import import_candidate
+
+AHEAD = Backend(name="torch-cpu-ahead", programming_model="PyTorch", device="cpu",
+                description="builds candidates ahead")
+JIT = Backend(name="torch-cpu-jit", programming_model="PyTorch", device="cpu",
+              description="nothing to build ahead")
+NAMES = (AHEAD.name, JIT.name)
+
+
+def mark(cache_dir: Path, digest: str) -> Path:
+    return Path(cache_dir) / "prebuilt" / digest
+
+
+@hookimpl
+def kforge_register_backends(register):
+    register(AHEAD)
+    register(JIT)
+
+
+@hookimpl
+def kforge_backend_availability(backend):
+    return Availability.yes("the host CPU") if backend.name in NAMES else None
+
+
+@hookimpl
+def kforge_prebuild(backend, candidate, context):
+    if backend.name != AHEAD.name:
+        return None
+    path = mark(context.cache_dir, candidate.digest)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if "PREBUILD_HANG" in candidate.files[0].text:
+        path.with_suffix(".hanging").write_text(str(os.getpid()))
+        time.sleep(3600)
+    path.write_text(str(os.getpid()))
+    return CompileResult(ok=True, log="built ahead")
+
+
+@hookimpl
+def kforge_compile(backend, candidate, context):
+    if backend.name not in NAMES:
+        return None
+    start = time.perf_counter()
+    found = mark(context.cache_dir, candidate.digest).is_file()
+    import_candidate(candidate, context.workdir)
+    log = f"{'found built ahead' if found else 'built now'} (pid {os.getpid()})"
+    return CompileResult(ok=True, log=log, cached=found, seconds=time.perf_counter() - start)
