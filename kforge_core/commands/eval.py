@@ -1,4 +1,4 @@
-"""``kforge eval PROBLEM CANDIDATE --backend NAME``: compile, verify, time (and profile) one candidate."""
+"""``kforge eval PROBLEM CANDIDATE... --backend NAME``: compile, verify, time (and profile) candidates."""
 
 from __future__ import annotations
 
@@ -20,9 +20,10 @@ EXIT_INCORRECT = 3
 
 @click.command(name="eval")
 @click.argument("problem_path", metavar="PROBLEM", type=click.Path(path_type=Path))
-@click.argument("candidate_path", metavar="CANDIDATE", type=click.Path(path_type=Path))
+@click.argument("candidate_paths", metavar="CANDIDATE...", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--backend", "backend_name", help="The backend to evaluate on (default: the configured one).")
-@click.option("--json", "as_json", is_flag=True, help="Print the verdict as one JSON document.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the verdict as one JSON document (several candidates: a JSON array of them).")
 @click.option("--profile", is_flag=True, help="Also profile a correct candidate, and summarize the profile.")
 @click.option("--no-timing", is_flag=True, help="Check correctness only.")
 @click.option("--trials", type=click.IntRange(min=1), help="Correctness trials (harness.trials).")
@@ -38,13 +39,15 @@ EXIT_INCORRECT = 3
 @click.option("--keep", "keep_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Keep the scratch directories (captured output, profiler files) under this directory.")
 @click.pass_obj
-def eval_command(app: App, problem_path: Path, candidate_path: Path, backend_name: str | None, as_json: bool,
+def eval_command(app: App, problem_path: Path, candidate_paths: tuple[Path, ...], backend_name: str | None, as_json: bool,
                  profile: bool, no_timing: bool, trials: int | None, warmup: int | None, repetitions: int | None,
                  policy: str | None, precision_policy: str | None, baselines: str | None, entry: str,
                  keep_dir: Path | None) -> None:
-    """Compile, verify and time CANDIDATE (a file defining ModelNew, or a directory) against PROBLEM.
+    """Compile, verify and time each CANDIDATE (a file defining ModelNew, or a directory) against PROBLEM.
 
-    Exit status: 0 when the candidate is correct, 3 when it is not, 1 for a mistake in the command itself.
+    Several candidates are evaluated one after another; where the backend can build ahead, the later ones build
+    while the earlier ones are timed. Exit status: 0 when every candidate is correct, 3 when one is not, 1 for a
+    mistake in the command itself.
     """
     settings = app.settings(**{
         "backend": backend_name, "harness.trials": trials, "harness.warmup": warmup,
@@ -53,20 +56,26 @@ def eval_command(app: App, problem_path: Path, candidate_path: Path, backend_nam
         "harness.baselines": [b.strip() for b in baselines.split(",") if b.strip()] if baselines else None,
     })
     problem = load_problem(problem_path)
-    candidate = read_candidate(candidate_path, entry)
+    candidates = [read_candidate(path, entry) for path in candidate_paths]
     backend = app.backend(settings.backend).backend
+    documents, console, all_correct = [], Console(), True
     with Harness(backend=backend, problem=problem, settings=settings, plugins=app.plugin_selection,
                  scratch_root=keep_dir) as harness:
-        verdict = harness.evaluate(candidate, profile=profile, measure=not no_timing)
-        summary = harness.summarize(verdict.profile).text if verdict.profile is not None else None
+        for verdict in harness.evaluate_all(candidates, profile=profile, measure=not no_timing):
+            summary = harness.summarize(verdict.profile).text if verdict.profile is not None else None
+            all_correct = all_correct and verdict.correct
+            if as_json:
+                document = verdict.to_json()
+                if summary is not None:
+                    document["profile_summary"] = summary
+                documents.append(document)
+            else:
+                if len(candidates) > 1:
+                    console.rule(verdict.candidate)
+                print_verdict(console, verdict, summary)
     if as_json:
-        document = verdict.to_json()
-        if summary is not None:
-            document["profile_summary"] = summary
-        click.echo(json.dumps(document, indent=2, allow_nan=False))
-    else:
-        print_verdict(Console(), verdict, summary)
-    if not verdict.correct:
+        click.echo(json.dumps(documents[0] if len(documents) == 1 else documents, indent=2, allow_nan=False))
+    if not all_correct:
         click.get_current_context().exit(EXIT_INCORRECT)
 
 
