@@ -1,7 +1,7 @@
 """KForge backends for NVIDIA GPUs: ``cuda`` (CUDA C++) and ``triton`` (Triton).
 
 The hook implementations below are thin: each answers only for the two backends this plugin registers and hands
-the work to a module with one job (availability, lowering, compile_stage, sanitize, profile_stage, summary).
+the work to a module with one job (availability, lowering, compile_stage, prebuild, sanitize, profile_stage, summary).
 Importing this package imports neither Triton nor any candidate code.
 """
 
@@ -52,6 +52,15 @@ def kforge_compile(backend: Backend, candidate: Candidate, context: StageContext
     from .compile_stage import compile_candidate
 
     return compile_candidate(backend, candidate, context)
+
+
+@hookimpl
+def kforge_prebuild(backend: Backend, candidate: Candidate, context: StageContext) -> CompileResult | None:
+    if backend.name != CUDA.name:
+        return None  # triton compiles on the first call: nothing to build ahead
+    from .prebuild import prebuild_candidate
+
+    return prebuild_candidate(backend, candidate, context)
 
 
 @hookimpl(wrapper=True)

@@ -2,7 +2,8 @@
 
 Both single-shot examples compile, verify and beat eager PyTorch; a faulting candidate is classified and the next
 candidate still evaluates (with its compute-sanitizer report when asked); a KernelBench load_inline candidate
-evaluates and its second build is a cached load; ncu's profile of a correct candidate is summarised.
+evaluates and its second build is a cached load; candidates waiting their turn are built ahead while an earlier one
+is timed, and are then cache hits; ncu's profile of a correct candidate is summarised.
 """
 
 from __future__ import annotations
@@ -54,6 +55,23 @@ def test_example_compiles_verifies_and_beats_eager(backend, settings):
     print(f"{backend}: build {verdict.compile.seconds:.2f} s, again {again.compile.seconds:.2f} s; "
           f"{verdict.runtime.median:.4f} ms vs eager {dict(verdict.baselines)['eager'].median:.4f} ms "
           f"= {verdict.speedup('eager'):.2f}x")
+
+
+def test_later_candidates_are_built_ahead_while_the_first_is_evaluated(settings, tmp_path):
+    fresh = dataclasses.replace(settings, cache_dir=tmp_path / "cache")
+    source = (EXAMPLES / "cuda_solution.py").read_text()
+    candidates = [Candidate.from_source(source.replace("#include <cuda_runtime.h>",
+                                                       f"// variant {i}\n#include <cuda_runtime.h>", 1),
+                                        label=f"variant-{i}") for i in range(3)]
+    with _harness("cuda", "cuda_problem.py", fresh) as harness:
+        verdicts = list(harness.evaluate_all(candidates))
+        prebuilds = harness.prebuilds
+    assert all(v.correct for v in verdicts), [v.message for v in verdicts]
+    assert not verdicts[0].compile.cached and all(v.compile.cached for v in verdicts[1:])
+    assert len(prebuilds) == 2 and all(p.result is not None and p.result.ok and not p.result.cached
+                                       for p in prebuilds)
+    print("built ahead: " + ", ".join(f"{p.seconds:.2f} s" for p in prebuilds) + "; compile stages: "
+          + ", ".join(f"{v.compile.seconds:.3f} s" for v in verdicts))
 
 
 def test_faulting_candidate_is_classified_and_the_next_still_evaluates(settings):

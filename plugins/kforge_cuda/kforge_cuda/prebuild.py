@@ -1,0 +1,123 @@
+"""Building a ``cuda`` candidate ahead, from its sources alone (the ``kforge_prebuild`` hook).
+
+The candidate is read, never imported: every ``load_cuda(...)`` call whose source is a string literal, a
+module-level name bound to one, or ``Path("x.cu")`` naming one of the candidate's files, is built through the same
+content-hash cache that ``load_cuda`` uses when the candidate is imported; the compile stage then finds each
+library built. Sources made at run time (and ``load_inline`` candidates) are built by the compile stage as before.
+``triton`` has nothing to build ahead: Triton compiles on the first call.
+"""
+
+from __future__ import annotations
+
+import ast
+import time
+from dataclasses import dataclass
+
+from kforge_core.records import Backend, Candidate, CompileResult, Failure, StageContext
+
+from .build_cache import CudaBuildError, build_library
+from .compile_stage import build_config, cache_root
+
+
+@dataclass(frozen=True)
+class CudaSource:
+    """A CUDA source found in a candidate's files, and the ``name`` its ``load_cuda`` call gives it."""
+
+    text: str
+    name: str
+    where: str  # file:line of the call
+
+
+def find_cuda_sources(candidate: Candidate) -> list[CudaSource]:
+    """Each distinct CUDA source the candidate's ``load_cuda`` calls build, where it can be read statically."""
+    files = {f.name: f.text for f in candidate.files}
+    found: dict[str, CudaSource] = {}
+    for file in candidate.files:
+        if not file.name.endswith(".py"):
+            continue
+        try:
+            tree = ast.parse(file.text)
+        except SyntaxError:
+            continue  # the compile stage reports it
+        constants = _module_strings(tree)
+        for call in ast.walk(tree):
+            if not (isinstance(call, ast.Call) and _called_name(call.func) == "load_cuda"):
+                continue
+            argument = call.args[0] if call.args else _keyword(call, "source")
+            text, default_name = _source_text(argument, constants, files)
+            if text is None:
+                continue
+            name_node = _keyword(call, "name")
+            name = _string(name_node, constants) or default_name or "kernels"
+            found.setdefault(text, CudaSource(text, name, f"{file.name}:{call.lineno}"))
+    return list(found.values())
+
+
+def prebuild_candidate(backend: Backend, candidate: Candidate, context: StageContext) -> CompileResult:
+    """Build every source :func:`find_cuda_sources` finds; a failure carries nvcc's trimmed log."""
+    start = time.perf_counter()
+    sources = find_cuda_sources(candidate)
+    if not sources:
+        return CompileResult(ok=True, log="no load_cuda source to build ahead (the compile stage builds it)",
+                             seconds=time.perf_counter() - start)
+    options = context.options if context.options is not None else backend.default_options()
+    config = build_config(options, cache_root(context))
+    built: list[str] = []
+    all_cached = True
+    for source in sources:
+        try:
+            outcome = build_library(source.text, source.name, config)
+        except CudaBuildError as exc:
+            return CompileResult(ok=False, log=f"{source.where}: {exc.log}", failure=Failure.COMPILE,
+                                 seconds=time.perf_counter() - start, cached=exc.cached)
+        all_cached = all_cached and outcome.cached
+        built.append(f"{source.where}: {'cached' if outcome.cached else 'built'} in {outcome.seconds:.2f} s")
+    return CompileResult(ok=True, log="\n".join(built), seconds=time.perf_counter() - start, cached=all_cached)
+
+
+# ------------------------------------------------------------------------------------------------ reading the AST
+
+
+def _called_name(func: ast.expr) -> str | None:
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return None
+
+
+def _keyword(call: ast.Call, name: str) -> ast.expr | None:
+    return next((k.value for k in call.keywords if k.arg == name), None)
+
+
+def _module_strings(tree: ast.Module) -> dict[str, str]:
+    """Module-level names bound exactly once, to a string literal."""
+    bound: dict[str, list[ast.expr]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    bound.setdefault(target.id, []).append(node.value)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            bound.setdefault(node.target.id, []).append(node.value)
+    return {name: values[0].value for name, values in bound.items()
+            if len(values) == 1 and isinstance(values[0], ast.Constant) and isinstance(values[0].value, str)}
+
+
+def _string(node: ast.expr | None, constants: dict[str, str]) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.Name):
+        return constants.get(node.id)
+    return None
+
+
+def _source_text(node: ast.expr | None, constants: dict[str, str],
+                 files: dict[str, str]) -> tuple[str | None, str | None]:
+    """The CUDA text ``node`` stands for, and the name a ``.cu`` path gives it; (None, None) when not static."""
+    if isinstance(node, ast.Call) and _called_name(node.func) == "Path" and len(node.args) == 1:
+        path = _string(node.args[0], constants)
+        if path is not None and path in files and path.endswith(".cu"):
+            return files[path], path.rsplit("/", 1)[-1][:-3]
+        return None, None
+    return _string(node, constants), None
