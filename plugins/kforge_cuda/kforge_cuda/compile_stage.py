@@ -24,6 +24,7 @@ from kforge_core.records import Backend, Candidate, CompileResult, Failure, Stag
 from . import runtime
 from .build_cache import BuildConfig, BuildOutcome, CudaBuildError
 from .compile_log import trim_triton_error
+from .device_facts import driver_capability
 from .inline_cache import cached_load_inline
 from .options import CudaOptions, NvidiaOptions, TritonOptions
 from .toolchain import find_tool, nvcc_version
@@ -46,13 +47,17 @@ def cache_root(context: StageContext) -> Path:
 
 
 def build_config(options: CudaOptions, root: Path) -> BuildConfig:
-    import torch
-
+    """How ``load_cuda`` builds: the options' flags, for the options' arch or else the device's (read from the
+    driver, so the process that builds ahead does not import PyTorch)."""
     nvcc = find_tool("nvcc", options.nvcc) or "nvcc"
     arch = options.arch
     if not arch:
-        major, minor = torch.cuda.get_device_capability()
-        arch = f"sm_{major}{minor}"
+        capability = driver_capability()
+        if capability is None:
+            import torch
+
+            capability = torch.cuda.get_device_capability()
+        arch = f"sm_{capability[0]}{capability[1]}"
     return BuildConfig(nvcc=nvcc, arch=arch, cache_dir=root / "nvcc", opt_level=options.opt_level,
                        extra_flags=options.extra_nvcc_flags, options_hash=options.hash(),
                        timeout_s=options.build_timeout_s)

@@ -36,6 +36,7 @@ KNOWN_PARTS: dict[str, tuple[float, float]] = {
 
 # CUdevice_attribute values of the driver API.
 _CLOCK_RATE_KHZ, _MEMORY_CLOCK_KHZ, _MEMORY_BUS_BITS = 13, 36, 37
+_CAPABILITY_MAJOR, _CAPABILITY_MINOR = 75, 76
 
 
 @dataclass(frozen=True)
@@ -116,21 +117,31 @@ def derive_rates(
     return clock_ghz, bandwidth, peaks, tuple(sources)
 
 
-def _driver_attributes(ordinal: int) -> tuple[int, int, int]:
-    """(SM clock kHz, memory clock kHz, bus width bits) from the driver API; zeros where it does not say."""
+def driver_attributes(ordinal: int, attributes: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The values of CUdevice_attribute ``attributes`` of device ``ordinal``, from the driver API (no PyTorch, so
+    a process that only builds need not import it); None without a driver or device, 0 where one is not said."""
     try:
         cuda = ctypes.CDLL("libcuda.so.1")
-        device = ctypes.c_int()
-        if cuda.cuInit(0) != 0 or cuda.cuDeviceGet(ctypes.byref(device), ordinal) != 0:
-            return 0, 0, 0
-        values = []
-        for attribute in (_CLOCK_RATE_KHZ, _MEMORY_CLOCK_KHZ, _MEMORY_BUS_BITS):
-            value = ctypes.c_int()
-            ok = cuda.cuDeviceGetAttribute(ctypes.byref(value), attribute, device) == 0
-            values.append(value.value if ok else 0)
-        return values[0], values[1], values[2]
     except OSError:
-        return 0, 0, 0
+        return None
+    device = ctypes.c_int()
+    if cuda.cuInit(0) != 0 or cuda.cuDeviceGet(ctypes.byref(device), ordinal) != 0:
+        return None
+    values = []
+    for attribute in attributes:
+        value = ctypes.c_int()
+        ok = cuda.cuDeviceGetAttribute(ctypes.byref(value), attribute, device) == 0
+        values.append(value.value if ok else 0)
+    return tuple(values)
+
+
+def driver_capability(ordinal: int = 0) -> tuple[int, int] | None:
+    """Device ``ordinal``'s compute capability from the driver, as ``torch.cuda.get_device_capability`` gives it
+    (the same ordinals, under the same ``CUDA_VISIBLE_DEVICES``); None without a driver or device."""
+    values = driver_attributes(ordinal, (_CAPABILITY_MAJOR, _CAPABILITY_MINOR))
+    if values is None or values[0] == 0:
+        return None
+    return values[0], values[1]
 
 
 def read_gpu_facts(ordinal: int = 0) -> GpuFacts:
@@ -139,7 +150,8 @@ def read_gpu_facts(ordinal: int = 0) -> GpuFacts:
 
     props = torch.cuda.get_device_properties(ordinal)
     capability = (props.major, props.minor)
-    clock_khz, memory_khz, bus_bits = _driver_attributes(ordinal)
+    clock_khz, memory_khz, bus_bits = driver_attributes(
+        ordinal, (_CLOCK_RATE_KHZ, _MEMORY_CLOCK_KHZ, _MEMORY_BUS_BITS)) or (0, 0, 0)
     clock_khz = clock_khz or int(getattr(props, "clock_rate", 0) or 0)
     memory_khz = memory_khz or int(getattr(props, "memory_clock_rate", 0) or 0)
     bus_bits = bus_bits or int(getattr(props, "memory_bus_width", 0) or 0)

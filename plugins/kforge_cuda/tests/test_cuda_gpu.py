@@ -3,7 +3,8 @@
 Both single-shot examples compile, verify and beat eager PyTorch; a faulting candidate is classified and the next
 candidate still evaluates (with its compute-sanitizer report when asked); a KernelBench load_inline candidate
 evaluates and its second build is a cached load; candidates waiting their turn are built ahead while an earlier one
-is timed, and are then cache hits; ncu's profile of a correct candidate is summarised.
+is timed, and are then cache hits (the process that builds ahead reads the arch from the driver and never imports
+PyTorch); ncu's profile of a correct candidate is summarised.
 """
 
 from __future__ import annotations
@@ -72,6 +73,20 @@ def test_later_candidates_are_built_ahead_while_the_first_is_evaluated(settings,
                                        for p in prebuilds)
     print("built ahead: " + ", ".join(f"{p.seconds:.2f} s" for p in prebuilds) + "; compile stages: "
           + ", ".join(f"{v.compile.seconds:.3f} s" for v in verdicts))
+
+
+def test_the_build_ahead_process_learns_the_arch_without_importing_pytorch(tmp_path):
+    import subprocess
+    import sys
+
+    import torch
+
+    code = ("import sys; from pathlib import Path; from kforge_cuda.compile_stage import build_config; "
+            "from kforge_cuda.options import CudaOptions; "
+            f"print(build_config(CudaOptions(), Path({str(tmp_path)!r})).arch, 'torch' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    major, minor = torch.cuda.get_device_capability()
+    assert done.stdout.split() == [f"sm_{major}{minor}", "False"], done.stdout + done.stderr
 
 
 def test_faulting_candidate_is_classified_and_the_next_still_evaluates(settings):

@@ -85,3 +85,42 @@ def test_the_hook_answers_for_cuda_and_not_for_triton(cuda_problem, tmp_path):
     assert loaded.hook.kforge_prebuild(backend=TRITON, candidate=candidate, context=context) is None
     answer = loaded.hook.kforge_prebuild(backend=CUDA, candidate=candidate, context=context)
     assert answer.ok and "no load_cuda source to build ahead" in answer.log
+
+
+class _FakeDriver:
+    """libcuda's three calls that ``driver_capability`` makes, answering for one device of capability 9.0."""
+
+    def __init__(self, devices: int) -> None:
+        self.devices = devices
+
+    def cuInit(self, flags):
+        return 0
+
+    def cuDeviceGet(self, device, ordinal):
+        return 0 if ordinal < self.devices else 101  # CUDA_ERROR_INVALID_DEVICE
+
+    def cuDeviceGetAttribute(self, value, attribute, device):
+        value._obj.value = {75: 9, 76: 0}.get(attribute, 0)
+        return 0
+
+
+@pytest.mark.parametrize("devices, expected", [(1, (9, 0)), (0, None)])
+def test_the_arch_comes_from_the_driver_without_pytorch(monkeypatch, devices, expected):
+    import ctypes
+
+    from kforge_cuda import device_facts
+
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: _FakeDriver(devices))
+    assert device_facts.driver_capability() == expected
+
+
+def test_without_a_driver_there_is_no_capability(monkeypatch):
+    import ctypes
+
+    from kforge_cuda import device_facts
+
+    def missing(name):
+        raise OSError(f"{name}: cannot open shared object file")
+
+    monkeypatch.setattr(ctypes, "CDLL", missing)
+    assert device_facts.driver_capability() is None
