@@ -60,7 +60,8 @@ class HarnessSettings:
     timing_checks: int = 3  # timed runs whose outputs are checked against the reference again
     input_pool_mb: int = 1024  # device memory for the distinct input sets the timed runs cycle through
     l2_flush_bytes: int = 0  # 0: twice the device's L2 cache (256 MiB when the device does not say); CPU: none
-    prebuild_jobs: int = 4  # candidates built ahead at once while another is timed; 0: no building ahead
+    prebuild_jobs: int = 4  # candidates built ahead at once while another is evaluated; 0: no building ahead
+    prebuild_during_timing: bool = True  # builds go on while another candidate is timed (never on the host CPU)
 
     def __post_init__(self) -> None:
         for name in ("trials", "repetitions"):

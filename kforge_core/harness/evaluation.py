@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, ContextManager
 
 from ..records import Candidate, CompileResult, Failure, Flag, ProfileResult, VerifyResult
 from ..settings import HarnessSettings
@@ -44,13 +44,13 @@ class StageOutcomes:
 
 
 def run_stages(worker: WorkerProcess, candidate: Candidate, workdir: Path, settings: HarnessSettings, *,
-               measure: bool, profile: bool, before_timing: Callable[[], None]) -> StageOutcomes:
+               measure: bool, profile: bool, timing_guard: Callable[[], ContextManager[None]]) -> StageOutcomes:
     """Drive the worker through the candidate's stages; a dead or hung worker ends them with its fault."""
     out = StageOutcomes()
     try:
         _expect(worker.call(Begin(candidate, workdir), _BEGIN_TIMEOUT_S, "preparing the scratch directory"), out)
         if out.failure is None:
-            _stages(worker, settings, out, measure=measure, profile=profile, before_timing=before_timing)
+            _stages(worker, settings, out, measure=measure, profile=profile, timing_guard=timing_guard)
         if worker.alive:
             out.finish = _expect(worker.call(Finish(), _FINISH_TIMEOUT_S, "checking the process"), out)
     except WorkerFault as fault:
@@ -66,7 +66,7 @@ def run_stages(worker: WorkerProcess, candidate: Candidate, workdir: Path, setti
 
 
 def _stages(worker: WorkerProcess, settings: HarnessSettings, out: StageOutcomes, *, measure: bool,
-            profile: bool, before_timing: Callable[[], None]) -> None:
+            profile: bool, timing_guard: Callable[[], ContextManager[None]]) -> None:
     out.compile = _expect(worker.call(RunStage("compile"), settings.compile_timeout_s, "compile"), out)
     if out.compile is None or not out.compile.ok:
         return
@@ -77,8 +77,8 @@ def _stages(worker: WorkerProcess, settings: HarnessSettings, out: StageOutcomes
     if not out.verify.correct:
         return
     if measure:
-        before_timing()
-        out.timing = _expect(worker.call(Time(), settings.timing_timeout_s, "timing"), out)
+        with timing_guard():  # what else the harness runs stays quiet while the candidate is timed
+            out.timing = _expect(worker.call(Time(), settings.timing_timeout_s, "timing"), out)
         if out.timing is not None:
             out.flags.extend(out.timing.flags)
     if profile and out.failure is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import re
 import shutil
@@ -78,7 +79,7 @@ class Harness:
         self._prebuilder.wait(candidate)  # its compile stage then finds what was built ahead
         worker = self._pool.acquire()
         out = run_stages(worker, candidate, workdir, self.settings.harness, measure=measure, profile=profile,
-                         before_timing=self._before_timing)
+                         timing_guard=self._quiet_for_timing)
         flags, failure, message = decide(out, static_flags)
         replaced = self._pool.release(worker, reusable=failure is None and out.clean)
         stdout, stderr = captured_output(workdir, self.settings.harness.output_limit_kb)
@@ -176,11 +177,16 @@ class Harness:
                                options=init.options, problem=init.problem, settings=init.settings,
                                cache_dir=init.cache_dir, candidate=candidate)
 
-    def _before_timing(self) -> None:
-        """No worker starting beside a timed run; on the host CPU, no build either (they would share the cores)."""
+    @contextlib.contextmanager
+    def _quiet_for_timing(self) -> Iterator[None]:
+        """No worker starting beside a timed run; no build either where ``prebuild_during_timing`` is off, and
+        never on the host CPU (the builds would share its cores): running builds finish first, queued ones wait."""
         self._pool.wait_idle()
-        if self.backend.device == "cpu":
-            self._prebuilder.wait_all()
+        if self.backend.device == "cpu" or not self.settings.harness.prebuild_during_timing:
+            with self._prebuilder.held():
+                yield
+        else:
+            yield
 
     def _scratch_dir(self, candidate: Candidate) -> Path:
         label = re.sub(r"[^A-Za-z0-9_.-]+", "-", candidate.label)[:40] or "candidate"

@@ -2,12 +2,14 @@
 
 Each build calls the backend's ``kforge_prebuild`` in a child process of its own (``prebuild_child``), contained
 like a worker (an environment without secrets, resource limits, a session of its own, killed at the compile
-timeout). At most ``harness.prebuild_jobs`` run at once. A build only fills the backend's build cache: the
-candidate's verdict still comes from its compile stage in a worker, which then finds its builds done.
+timeout) and at a lower scheduling priority. At most ``harness.prebuild_jobs`` run at once; while the harness
+holds them (a timed run they would disturb) none runs. A build only fills the backend's build cache: the candidate's
+verdict still comes from its compile stage in a worker, which then finds its builds done.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -20,13 +22,15 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 from ..records import Candidate, CompileResult, Failure
 from ..settings import HarnessSettings
 from .captured import tail_lines
 from .prebuild_child import REQUEST_FILE, RESULT_FILE, PrebuildRequest
 from .sandbox import limits_setter, worker_environment
+
+_BUILD_NICENESS = 10  # builds are background work: the timed runs and the KForge process come first
 
 
 @dataclass(frozen=True)
@@ -67,6 +71,8 @@ class Prebuilder:
         self._futures: dict[str, Future[PrebuildOutcome | None]] = {}
         self._running: set[subprocess.Popen[bytes]] = set()
         self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)  # a build started or ended, or a hold began or ended
+        self._holds = 0  # while > 0 no build starts (see held)
         self._numbers = itertools.count(1)
         self._nothing_to_build = False  # the backend's plugin answered None: stop starting children
         self._executor = ThreadPoolExecutor(max_workers=max(1, settings.prebuild_jobs),
@@ -92,11 +98,20 @@ class Prebuilder:
             return None
         return future.result()
 
-    def wait_all(self) -> None:
-        """Wait until no build is running or queued (before timing on the host, which the builds would share)."""
-        for future in list(self._futures.values()):
-            if not future.cancelled():
-                future.result()
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """Within the block no build runs: running ones are waited for, queued ones start after it (for timed
+        runs that builds would disturb)."""
+        with self._changed:
+            self._holds += 1
+            while self._running:
+                self._changed.wait()
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._holds -= 1
+                self._changed.notify_all()
 
     def close(self) -> None:
         """Drop queued builds and kill running ones."""
@@ -104,10 +119,11 @@ class Prebuilder:
             return
         for future in self._futures.values():
             future.cancel()
-        with self._lock:
+        with self._changed:
             self._nothing_to_build = True
             for process in self._running:
                 _kill_group(process)
+            self._changed.notify_all()
         self._executor.shutdown(wait=True)
         self._futures.clear()
 
@@ -122,16 +138,18 @@ class Prebuilder:
         start = time.perf_counter()
         env = worker_environment(os.environ, self._cache_dir)
         with open(directory / "stdout.txt", "wb") as out, open(directory / "stderr.txt", "wb") as err:
-            with self._lock:
+            with self._changed:
+                while self._holds and not self._nothing_to_build:
+                    self._changed.wait()
                 if self._nothing_to_build:
                     return None
                 process = subprocess.Popen(
                     [sys.executable, "-m", "kforge_core.harness.prebuild_child", str(directory)],
                     cwd=directory, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                     start_new_session=True,
-                    preexec_fn=limits_setter(memory_limit_mb=self._settings.memory_limit_mb,
-                                             file_size_limit_mb=self._settings.file_size_limit_mb,
-                                             device=self._device),
+                    preexec_fn=_background(limits_setter(memory_limit_mb=self._settings.memory_limit_mb,
+                                                         file_size_limit_mb=self._settings.file_size_limit_mb,
+                                                         device=self._device)),
                 )
                 self._running.add(process)
             try:
@@ -142,8 +160,9 @@ class Prebuilder:
                 process.wait()
                 error = f"the build process ran past the compile timeout ({self._settings.compile_timeout_s:g} s)"
             finally:
-                with self._lock:
+                with self._changed:
                     self._running.discard(process)
+                    self._changed.notify_all()
         outcome = self._outcome(candidate, directory, time.perf_counter() - start, error)
         with self._lock:
             self.outcomes.append(outcome)
@@ -164,6 +183,16 @@ class Prebuilder:
         except (OSError, ValueError, KeyError, TypeError) as exc:
             return PrebuildOutcome(candidate.digest, seconds, error=f"the build process gave no answer: {exc}")
         return PrebuildOutcome(candidate.digest, seconds, result=result)
+
+
+def _background(set_limits: Callable[[], None]) -> Callable[[], None]:
+    """The build's ``preexec_fn``: the worker's limits, at a lower scheduling priority than the timed runs."""
+
+    def set_up() -> None:
+        set_limits()
+        os.nice(_BUILD_NICENESS)
+
+    return set_up
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:

@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from kforge_core.app import App
 from kforge_core.cli import cli
 from kforge_core.harness import Harness
+from kforge_core.harness.prebuild import Prebuilder
 from kforge_core.plugins import PluginSelection
 from kforge_core.records import Candidate
 
@@ -98,6 +99,50 @@ def test_a_candidate_evaluated_before_its_build_started_is_not_built_twice(harne
     verdict = harness.evaluate(second, measure=False)  # waits for its own build, or takes it off the queue
     assert verdict.correct
     assert [o.digest for o in harness.prebuilds].count(second.digest) <= 1
+
+
+def _prebuilder(harness: Harness, root) -> Prebuilder:
+    """A Prebuilder as the harness makes it, for the tests of holding builds."""
+    return Prebuilder(harness._prebuild_request, root, harness.settings.harness, device="cpu",
+                      cache_dir=harness.settings.cache_dir, enabled=True)
+
+
+def test_while_held_no_build_starts_and_queued_builds_start_after(harness_for, tmp_path):
+    harness = harness_for(AHEAD)
+    prebuilder = _prebuilder(harness, tmp_path / "builds")
+    (candidate,) = variants(1)
+    with prebuilder.held():
+        prebuilder.start([candidate])
+        time.sleep(1.0)  # long enough for a build process to start and finish, were it let
+        released = time.time()
+    outcome = prebuilder.wait(candidate)
+    prebuilder.close()
+    assert outcome is not None and outcome.result is not None and outcome.result.ok, outcome
+    ended = float(mark(tmp_path / "cache", candidate.digest).with_suffix(".ended").read_text())
+    assert ended > released
+
+
+def test_a_hold_waits_for_the_running_build_to_finish(harness_for, tmp_path):
+    harness = harness_for(AHEAD)
+    prebuilder = _prebuilder(harness, tmp_path / "builds")
+    (slow,) = variants(1, " PREBUILD_SLOW")
+    prebuilder.start([slow])
+    started = mark(tmp_path / "cache", slow.digest).with_suffix(".started")
+    deadline = time.monotonic() + 60
+    while not started.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert started.exists(), "the slow build did not start"
+    with prebuilder.held():
+        assert mark(tmp_path / "cache", slow.digest).with_suffix(".ended").exists()
+    prebuilder.close()
+
+
+def test_on_the_host_cpu_timed_runs_are_held_apart_from_builds(harness_for, tmp_path):
+    harness = harness_for(AHEAD, prebuild_jobs=2)
+    candidates = variants(1) + variants(2, " PREBUILD_SLOW")
+    verdicts = list(harness.evaluate_all(candidates))
+    assert all(v.correct and v.runtime is not None for v in verdicts), [v.message for v in verdicts]
+    assert all(v.compile.cached for v in verdicts[1:])
 
 
 def test_kforge_eval_takes_several_candidates(tmp_path, monkeypatch):
