@@ -1,7 +1,8 @@
 """Building ahead on the GPU machine: several `cuda` candidates evaluated in one harness, with their builds started
-ahead in child processes (`harness.prebuild_jobs` 4) against one after another (`prebuild_jobs` 0), side by side.
+ahead in child processes (`harness.prebuild_jobs` 4), going on while another candidate is timed or held apart from
+the timed runs (`prebuild_during_timing`), against one after another (`prebuild_jobs` 0), side by side.
 
-    python benchmarks/cuda_prebuild.py [--candidates 8] [--rounds 2]
+    python benchmarks/cuda_prebuild.py [--candidates 8] [--rounds 3]
 
 Each candidate is the shipped softmax example with a different comment in its CUDA source, so every one needs a
 cold nvcc build (each mode starts from an empty build cache). Printed per mode: the wall time from the first
@@ -36,10 +37,19 @@ def variants(count: int, salt: str) -> list[Candidate]:
             for i in range(count)]
 
 
-def run_mode(jobs: int, count: int, salt: str, root: Path) -> dict[str, object]:
+MODES = {  # name: (prebuild_jobs, prebuild_during_timing)
+    "one after another": (0, True),
+    "built ahead (4 jobs)": (4, True),
+    "built ahead, held in timing": (4, False),
+}
+
+
+def run_mode(mode: str, count: int, salt: str, root: Path) -> dict[str, object]:
     from kforge_cuda.backends import CUDA
 
-    settings = Settings(harness=HarnessSettings(baselines=(), prebuild_jobs=jobs, spare_workers=1),
+    jobs, during_timing = MODES[mode]
+    settings = Settings(harness=HarnessSettings(baselines=(), prebuild_jobs=jobs, spare_workers=1,
+                                                prebuild_during_timing=during_timing),
                         cache_dir=root / f"cache-{salt}")
     problem = load_problem(EXAMPLES / "cuda_problem.py")
     with Harness(backend=CUDA, problem=problem, settings=settings,
@@ -60,29 +70,27 @@ def run_mode(jobs: int, count: int, salt: str, root: Path) -> dict[str, object]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--candidates", type=int, default=8)
-    parser.add_argument("--rounds", type=int, default=2, help="each mode runs this many times, alternating")
+    parser.add_argument("--rounds", type=int, default=3, help="each mode runs this many times, alternating")
     args = parser.parse_args()
-    results: dict[int, list[dict[str, object]]] = {0: [], 4: []}
+    results: dict[str, list[dict[str, object]]] = {mode: [] for mode in MODES}
     with tempfile.TemporaryDirectory(prefix="kforge-bench-prebuild-") as tmp:
         for round_number in range(args.rounds):
-            for jobs in (0, 4):
-                results[jobs].append(run_mode(jobs, args.candidates, f"r{round_number}j{jobs}", Path(tmp)))
+            for number, mode in enumerate(MODES):
+                results[mode].append(run_mode(mode, args.candidates, f"r{round_number}m{number}", Path(tmp)))
     print(f"{args.candidates} cuda candidates, each a cold nvcc build; {args.rounds} rounds per mode")
-    print(f"{'mode':<28}{'wall (s)':>10}{'compile median (s)':>20}{'cache hits':>12}{'timed median (ms)':>19}")
-    for jobs, rows in results.items():
-        mode = "one after another" if jobs == 0 else f"built ahead ({jobs} jobs)"
-        wall = statistics.median(r["wall"] for r in rows)
+    print(f"{'mode':<30}{'wall (s)':>10}{'compile median (s)':>20}{'cache hits':>12}{'timed median (ms)':>19}  per round (ms)")
+    walls, timed = {}, {}
+    for mode, rows in results.items():
+        walls[mode] = statistics.median(r["wall"] for r in rows)
+        timed[mode] = statistics.median(m for r in rows for m in r["median_ms"])
         compile_s = statistics.median(s for r in rows for s in r["compile"])
         hits = statistics.median(r["cached"] for r in rows)
-        timed = statistics.median(m for r in rows for m in r["median_ms"])
-        print(f"{mode:<28}{wall:>10.2f}{compile_s:>20.3f}{hits:>12g}{timed:>19.4f}")
-    sequential = statistics.median(r["wall"] for r in results[0])
-    ahead = statistics.median(r["wall"] for r in results[4])
-    seq_timed = statistics.median(m for r in results[0] for m in r["median_ms"])
-    ahead_timed = statistics.median(m for r in results[4] for m in r["median_ms"])
-    print(f"wall time ratio (one after another / built ahead): {sequential / ahead:.2f}x; "
-          f"timed medians ratio (built ahead / one after another): {ahead_timed / seq_timed:.3f}")
-
+        print(f"{mode:<30}{walls[mode]:>10.2f}{compile_s:>20.3f}{hits:>12g}{timed[mode]:>19.4f}  "
+              + " ".join(f"{statistics.median(r['median_ms']):.4f}" for r in rows))
+    first = next(iter(MODES))
+    for mode in list(MODES)[1:]:
+        print(f"{mode}: wall time {walls[first] / walls[mode]:.2f}x faster than {first}; "
+              f"timed medians ratio {timed[mode] / timed[first]:.3f}")
 
 if __name__ == "__main__":
     main()
