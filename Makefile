@@ -26,10 +26,11 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
-# On a machine with an NVIDIA GPU, into the Python that already has torch with CUDA (nothing is downloaded).
+# On a machine with an NVIDIA GPU, into the Python that already has torch with CUDA (nothing is downloaded). The GPU
+# tests live in tests/harness and the plugins; the loop's tests need the llm extras and hold no GPU test.
 gpu-test:
 	$(PYTHON) -m pip install -q --no-deps --no-build-isolation -e . $(foreach p,$(PLUGINS),-e $(p))
-	$(PYTHON) -m pytest -q -m gpu tests plugins
+	$(PYTHON) -m pytest -q -m gpu tests/harness plugins
 
 clean:
 	rm -rf $(VENV) kforge-runs .pytest_cache
