@@ -155,10 +155,11 @@ def _env_value(tp: Any, text: str) -> Any:
         return text
     if typing.get_origin(tp) is tuple and "[" not in text:
         return [part.strip() for part in text.split(",") if part.strip()]
-    return _toml_or_text(text)  # convert() reports a wrong type
+    return parse_value(text)  # convert() reports a wrong type
 
 
-def _toml_or_text(text: str) -> Any:
+def parse_value(text: str) -> Any:
+    """``text`` read as a TOML value (``true``, ``3``, ``[1, 2]``, ``"x"``), or as itself when it is not one."""
     try:
         return tomllib.loads(f"v = {text}")["v"]
     except tomllib.TOMLDecodeError:
@@ -176,7 +177,7 @@ def read_environment(environ: Mapping[str, str]) -> dict[str, Any]:
             # a backend's own options are checked against its options type when the backend is chosen
             if len(path) != 3:
                 raise ConfigError(f"environment variable {name}: use KFORGE_BACKENDS__<BACKEND>__<KEY>")
-            table.setdefault("backends", {}).setdefault(path[1], {})[path[2]] = _toml_or_text(text)
+            table.setdefault("backends", {}).setdefault(path[1], {})[path[2]] = parse_value(text)
             continue
         cls: Any = Settings
         node = table

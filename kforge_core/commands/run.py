@@ -13,6 +13,7 @@ from ..loop.progress import RichProgress
 from ..loop.session import plan_run, resume_run, start_run
 from ..report.console import print_summary
 from ..store import RunStore
+from .backend_flags import backend_option_flags, settings_with_backend_options
 
 NO_CORRECT_CANDIDATE = 2  # exit code when the run ended without a correct candidate
 
@@ -47,24 +48,27 @@ _BUDGET_FLAGS = {
 @click.option("--max-tokens", type=int, help="Most tokens (input plus output) in the run.")
 @click.option("--max-cost", type=float, help="Most USD in the run (needs [llm] prices).")
 @click.option("--max-wall", type=float, help="Most seconds of wall time in the run.")
+@backend_option_flags
 @click.pass_context
 def run(ctx: click.Context, problem_path: Path | None, backend: str | None, model: str | None,
         analyst_model: str | None, base_url: str | None, runs_dir: Path | None, prompts_dir: Path | None,
-        reference_file: Path | None, reference_run: str | None, resume_id: str | None, **budget_flags: object) -> None:
+        reference_file: Path | None, reference_run: str | None, resume_id: str | None,
+        backend_options: tuple[str, ...], sanitize: bool, **budget_flags: object) -> None:
     """Turn PROBLEM (a PyTorch reference, KernelBench format) into the fastest correct kernel KForge can find."""
     app: App = ctx.obj
     budget = {_BUDGET_FLAGS[k]: v for k, v in budget_flags.items() if v is not None}
     if resume_id is not None:
-        if problem_path is not None or backend or model or analyst_model or reference_file or reference_run:
+        if (problem_path is not None or backend or model or analyst_model or reference_file or reference_run
+                or backend_options or sanitize):
             raise KForgeError("--resume continues a run as it was started; give only RUN_ID, --runs-dir and budgets")
         settings = app.settings(runs_dir=runs_dir)
     elif problem_path is None:
         raise KForgeError("give a PROBLEM file to start a run, or --resume RUN_ID to continue one")
     else:
-        settings = app.settings(**{
+        settings = settings_with_backend_options(app, {
             "backend": backend, "runs_dir": runs_dir, "prompts_dir": prompts_dir, "llm.model": model,
             "llm.analyst_model": analyst_model, "llm.base_url": base_url, **budget,
-        })
+        }, backend_options, sanitize)
     console = Console(highlight=False)
     with RunStore(settings.runs_dir) as store, RichProgress(console) as progress:
         if resume_id is not None:

@@ -45,3 +45,14 @@ def test_config_errors_name_the_key():
 def test_only_triton_warms_up_by_default():
     # load_cuda builds at import; Triton compiles on the first call, which the compile stage must make
     assert CudaOptions().warmup_forward is False and TritonOptions().warmup_forward is True
+
+
+def test_the_sanitize_flag_turns_on_the_cuda_option(tmp_path, monkeypatch):
+    from kforge_core.app import App
+    from kforge_core.commands.backend_flags import settings_with_backend_options
+    from kforge_cuda.backends import CUDA
+
+    monkeypatch.chdir(tmp_path)
+    app = App(load_plugins=False, plugin_modules=("kforge_cuda",))
+    settings = settings_with_backend_options(app, {"backend": "cuda"}, ("arch=sm_90a",), sanitize=True)
+    assert settings.backend_options(CUDA) == CudaOptions(arch="sm_90a", sanitize=True)
