@@ -172,10 +172,7 @@ class Harness:
         )
 
     def _prebuild_request(self, candidate: Candidate) -> PrebuildRequest:
-        init = self._worker_init()
-        return PrebuildRequest(sys_path=init.sys_path, selection=init.selection, backend=init.backend,
-                               options=init.options, problem=init.problem, settings=init.settings,
-                               cache_dir=init.cache_dir, candidate=candidate)
+        return PrebuildRequest(self._worker_init(), candidate)
 
     @contextlib.contextmanager
     def _quiet_for_timing(self) -> Iterator[None]:

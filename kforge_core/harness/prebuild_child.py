@@ -16,9 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..plugins import PluginSelection
-from ..records import Candidate, Problem
-from ..settings import HarnessSettings
+from ..records import Candidate
+from .protocol import WorkerInit
 
 REQUEST_FILE = "request.pickle"
 RESULT_FILE = "result.json"
@@ -27,35 +26,31 @@ FILES_DIR = "files"
 
 @dataclass(frozen=True)
 class PrebuildRequest:
-    """Everything the child needs: where to import plugins from, which backend, and the candidate."""
+    """Everything the child needs: what a worker is told (plugins, backend, options, problem, cache) and the
+    candidate to build."""
 
-    sys_path: tuple[str, ...]
-    selection: PluginSelection
-    backend: str
-    options: Any
-    problem: Problem
-    settings: HarnessSettings
-    cache_dir: Path
+    init: WorkerInit
     candidate: Candidate
 
 
 def run(directory: Path) -> dict[str, Any]:
     """Build the request in ``directory``; the answer as plain data (``{"answered": False}`` for None)."""
     request: PrebuildRequest = pickle.loads((directory / REQUEST_FILE).read_bytes())
-    for entry in request.sys_path:
+    init = request.init
+    for entry in init.sys_path:
         if entry not in sys.path:
             sys.path.append(entry)
     from ..backends import BackendRegistry
     from ..plugins import build_plugin_manager
     from ..records import StageContext
 
-    loaded = build_plugin_manager(request.selection)
-    backend = BackendRegistry(loaded).get(request.backend).backend
+    loaded = build_plugin_manager(init.selection)
+    backend = BackendRegistry(loaded).get(init.backend).backend
     workdir = directory / FILES_DIR
     request.candidate.write_to(workdir)
     os.chdir(workdir)
-    context = StageContext(problem=request.problem, workdir=workdir, options=request.options,
-                           cache_dir=request.cache_dir, settings=request.settings)
+    context = StageContext(problem=init.problem, workdir=workdir, options=init.options, cache_dir=init.cache_dir,
+                           settings=init.settings)
     start = time.perf_counter()
     result = loaded.pm.hook.kforge_prebuild(backend=backend, candidate=request.candidate, context=context)
     if result is None:
