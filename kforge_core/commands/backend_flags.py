@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable
 
 import click
@@ -23,7 +24,7 @@ def backend_option_flags(command: Callable[..., Any]) -> Callable[..., Any]:
              "the verdict (the backend's `sanitize` option).")(command)
     return click.option(
         "--option", "-o", "backend_options", multiple=True, metavar="KEY=VALUE",
-        help="Set one of the backend's options (see its [backends.NAME] table), e.g. -o arch=sm_90a.")(command)
+        help="Set one of the backend's options (see its [backends.NAME] table), e.g. -o sanitize=true.")(command)
 
 
 def settings_with_backend_options(app: App, flags: dict[str, Any], assignments: tuple[str, ...],
@@ -58,8 +59,6 @@ def _parse(assignments: tuple[str, ...]) -> list[tuple[str, Any]]:
 
 
 def _option_names(backend: Any) -> list[str]:
-    import dataclasses
-
     if backend.options_type is None:
         return []
     return [f.name for f in dataclasses.fields(backend.options_type) if f.init]
