@@ -67,7 +67,6 @@ class Prebuilder:
         self._settings = settings
         self._device = device
         self._cache_dir = cache_dir
-        self._enabled = enabled and settings.prebuild_jobs > 0
         self._futures: dict[str, Future[PrebuildOutcome | None]] = {}
         self._running: set[subprocess.Popen[bytes]] = set()
         self._lock = threading.Lock()
@@ -75,13 +74,9 @@ class Prebuilder:
         self._holds = 0  # while > 0 no build starts (see held)
         self._numbers = itertools.count(1)
         self._nothing_to_build = False  # the backend's plugin answered None: stop starting children
-        self._executor = ThreadPoolExecutor(max_workers=max(1, settings.prebuild_jobs),
-                                            thread_name_prefix="kforge-prebuild") if self._enabled else None
+        jobs = settings.prebuild_jobs if enabled else 0
+        self._executor = ThreadPoolExecutor(jobs, thread_name_prefix="kforge-prebuild") if jobs else None
         self.outcomes: list[PrebuildOutcome] = []
-
-    @property
-    def enabled(self) -> bool:
-        return self._enabled and not self._nothing_to_build
 
     def start(self, candidates: Iterable[Candidate]) -> None:
         """Queue ``candidates`` for building ahead (each digest once)."""

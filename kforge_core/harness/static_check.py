@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import re
 
+from ..candidate_source import parsed_python_files
 from ..records import Candidate, Flag, Problem
 from . import flags as F
 from .op_trace import NON_COMPUTE_OPS
@@ -169,12 +170,7 @@ def check_source(candidate: Candidate, problem: Problem) -> tuple[Flag, ...]:
     for file in candidate.files:
         if _L2_PERSISTENCE.search(file.text):
             found.setdefault(F.L2_PERSISTENCE, []).append(f"{file.name} names the persisting-L2 APIs")
-        if not file.name.endswith(".py"):
-            continue
-        try:
-            tree = ast.parse(file.text)
-        except SyntaxError:
-            continue  # the compile stage reports it
+    for file, tree in parsed_python_files(candidate):
         aliases = _Aliases()
         aliases.visit(tree)
         finder = _Finder(aliases, wide_outputs)

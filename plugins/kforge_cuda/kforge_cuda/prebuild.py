@@ -13,6 +13,7 @@ import ast
 import time
 from dataclasses import dataclass
 
+from kforge_core.candidate_source import parsed_python_files
 from kforge_core.records import Backend, Candidate, CompileResult, Failure, StageContext
 
 from .build_cache import CudaBuildError, build_library
@@ -32,13 +33,7 @@ def find_cuda_sources(candidate: Candidate) -> list[CudaSource]:
     """Each distinct CUDA source the candidate's ``load_cuda`` calls build, where it can be read statically."""
     files = {f.name: f.text for f in candidate.files}
     found: dict[str, CudaSource] = {}
-    for file in candidate.files:
-        if not file.name.endswith(".py"):
-            continue
-        try:
-            tree = ast.parse(file.text)
-        except SyntaxError:
-            continue  # the compile stage reports it
+    for file, tree in parsed_python_files(candidate):
         constants = _module_strings(tree)
         for call in ast.walk(tree):
             if not (isinstance(call, ast.Call) and _called_name(call.func) == "load_cuda"):
