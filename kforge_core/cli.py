@@ -27,7 +27,7 @@ class KForgeGroup(click.Group):
 
 
 @click.group(cls=KForgeGroup)
-@click.version_option(package_name="kforge")
+@click.version_option(package_name="kforge-core")
 @click.option("--debug", is_flag=True, help="Show tracebacks and plugin import failures in full.")
 @click.option("--no-plugins", is_flag=True, help="Load no installed plugin (only the core's own).")
 @click.option(

@@ -20,6 +20,9 @@ from .errors import KForgeError
 
 ENTRY_POINT_GROUP = "kforge"
 PLUGINS_ENV = "KFORGE_PLUGINS"
+# The core's distribution: the command is `kforge` and the import `kforge_core`, but the name `kforge` on PyPI
+# belongs to an unrelated project, so plugins depend on this one.
+CORE_DISTRIBUTION = "kforge-core"
 
 log = logging.getLogger("kforge")
 
@@ -69,7 +72,7 @@ class LoadedPlugins:
 
     def provider(self, plugin: object) -> tuple[str, str]:
         """(distribution, version) of a registered plugin; the core's own are ``kforge`` at its version."""
-        return self.provenance.get(id(plugin), ("kforge", _core_version()))
+        return self.provenance.get(id(plugin), (CORE_DISTRIBUTION, _core_version()))
 
     def failure_for(self, name: str) -> PluginFailure | None:
         return next((f for f in self.failures if f.name == name), None)
@@ -77,7 +80,7 @@ class LoadedPlugins:
 
 def _core_version() -> str:
     try:
-        return md.version("kforge")
+        return md.version(CORE_DISTRIBUTION)
     except md.PackageNotFoundError:
         return "0+unknown"
 

@@ -98,4 +98,4 @@ def test_inline_plugins_register_with_the_core_as_provider():
 
     loaded = build_plugin_manager(PluginSelection(entry_points=False), extra_plugins=[("inline", Inline())])
     entry = BackendRegistry(loaded).get("inline")
-    assert (entry.plugin, entry.distribution) == ("inline", "kforge")
+    assert (entry.plugin, entry.distribution) == ("inline", "kforge-core")
