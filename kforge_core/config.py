@@ -11,6 +11,7 @@ Environment variables name a key by its path, upper case, with ``__`` between ta
 from __future__ import annotations
 
 import dataclasses
+import logging
 import sys
 import types
 import typing
@@ -27,6 +28,8 @@ else:  # pragma: no cover
 
 ENV_PREFIX = "KFORGE_"
 NOT_SETTINGS = {"KFORGE_PLUGINS"}
+log = logging.getLogger("kforge.config")
+_warned: set[str] = set()  # unknown variables already named, so each is named once per process
 
 
 class ConfigError(KForgeError):
@@ -167,7 +170,12 @@ def parse_value(text: str) -> Any:
 
 
 def read_environment(environ: Mapping[str, str]) -> dict[str, Any]:
-    """Settings from ``KFORGE_*`` variables, as a nested table; an unknown variable is a ConfigError."""
+    """Settings from ``KFORGE_*`` variables, as a nested table.
+
+    A variable that names no setting (a plugin's own ``KFORGE_CUDA_CACHE``, a typo) is not an error: it is named
+    in one warning and otherwise ignored. A variable that names a setting with a value of the wrong type is a
+    ConfigError.
+    """
     table: dict[str, Any] = {}
     for name, text in sorted(environ.items()):
         if not name.startswith(ENV_PREFIX) or name in NOT_SETTINGS:
@@ -176,7 +184,8 @@ def read_environment(environ: Mapping[str, str]) -> dict[str, Any]:
         if path[0] == "backends":
             # a backend's own options are checked against its options type when the backend is chosen
             if len(path) != 3:
-                raise ConfigError(f"environment variable {name}: use KFORGE_BACKENDS__<BACKEND>__<KEY>")
+                _unknown(name, "use KFORGE_BACKENDS__<BACKEND>__<KEY> for a backend's option")
+                continue
             table.setdefault("backends", {}).setdefault(path[1], {})[path[2]] = parse_value(text)
             continue
         cls: Any = Settings
@@ -184,7 +193,8 @@ def read_environment(environ: Mapping[str, str]) -> dict[str, Any]:
         for depth, part in enumerate(path):
             hints = _settable(cls)
             if part not in hints:
-                raise ConfigError(f"environment variable {name}: unknown setting {'.'.join(path)!r}")
+                _unknown(name, f"no setting is called {'.'.join(path)!r}")
+                break
             if depth == len(path) - 1:
                 node[part] = _env_value(hints[part], text)
             elif dataclasses.is_dataclass(hints[part]):
@@ -192,13 +202,24 @@ def read_environment(environ: Mapping[str, str]) -> dict[str, Any]:
                 cls = hints[part]
             else:
                 raise ConfigError(f"environment variable {name}: {part!r} is not a table")
-    return table
+    return _without_empty_tables(table)
+
+
+def _unknown(name: str, why: str) -> None:
+    if name not in _warned:
+        _warned.add(name)
+        log.warning("ignoring the environment variable %s: %s", name, why)
+
+
+def _without_empty_tables(table: dict[str, Any]) -> dict[str, Any]:
+    return {key: _without_empty_tables(value) if isinstance(value, dict) else value for key, value in table.items()
+            if not (isinstance(value, dict) and not value)}
 
 
 def _merge(base: dict[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
     merged = dict(base)
     for key, value in top.items():
-        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping) and key != "tolerances":
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
             merged[key] = _merge(dict(merged[key]), value)
         else:
             merged[key] = value

@@ -9,14 +9,17 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from ..app import App
 from ..problem import load_problem, time_reference_forward
 
 
 @click.command()
 @click.argument("problem_path", metavar="PROBLEM", type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print the description as JSON.")
-def check(problem_path: Path, as_json: bool) -> None:
+@click.pass_obj
+def check(app: App, problem_path: Path, as_json: bool) -> None:
     """Validate PROBLEM (a KernelBench-format file) and print its inputs, outputs and reference time."""
+    app.settings()  # a broken --config, kforge.toml or KFORGE_* setting is reported here too
     problem = load_problem(problem_path)
     seconds = time_reference_forward(problem)
     if as_json:

@@ -14,6 +14,7 @@ from ..app import App
 @click.pass_obj
 def plugins(app: App, show_all: bool) -> None:
     """Print the installed plugins as JSON: name, distribution, version, hooks (and load failures)."""
+    app.settings()  # a broken --config, kforge.toml or KFORGE_* setting is reported here too
     pm = app.plugins.pm
     out = []
     for plugin in pm.get_plugins():

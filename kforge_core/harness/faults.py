@@ -7,6 +7,7 @@ status or the signal that killed it).
 from __future__ import annotations
 
 import os
+import re
 import signal
 import traceback
 from pathlib import Path
@@ -39,10 +40,28 @@ _CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE, s
                   signal.SIGTRAP, signal.SIGXCPU, signal.SIGXFSZ}
 
 
+ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+MESSAGE_HEAD_LINES = 60  # of a long exception message, these first lines and the last few are kept
+MESSAGE_TAIL_LINES = 10
+
+
 def exception_line(exc: BaseException) -> str:
     """``TypeError: message`` on one line (the last line of Python's own rendering)."""
-    lines = "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()
+    lines = exception_text(exc).splitlines()
     return lines[-1] if lines else type(exc).__name__
+
+
+def exception_text(exc: BaseException) -> str:
+    """The exception as Python renders it without the traceback: its type and its whole message, every line of a
+    multi-line one (a Numba typing error, notes), without terminal colour codes; a very long one keeps its head
+    and tail."""
+    text = ANSI_ESCAPE.sub("", "".join(traceback.format_exception_only(type(exc), exc))).strip()
+    lines = text.splitlines()
+    if len(lines) <= MESSAGE_HEAD_LINES + MESSAGE_TAIL_LINES:
+        return text or type(exc).__name__
+    omitted = len(lines) - MESSAGE_HEAD_LINES - MESSAGE_TAIL_LINES
+    return "\n".join([*lines[:MESSAGE_HEAD_LINES], f"[{omitted} lines of the message omitted]",
+                      *lines[-MESSAGE_TAIL_LINES:]])
 
 
 def classify_exception(exc: BaseException) -> Failure:
@@ -72,7 +91,7 @@ def candidate_traceback(exc: BaseException, workdir: Path, limit: int = 6) -> st
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if _inside(f.filename, workdir)]
     lines = [f'  File "{Path(f.filename).name}", line {f.lineno}, in {f.name}\n    {f.line or ""}'.rstrip()
              for f in frames[-limit:]]
-    return "\n".join([*lines, exception_line(exc)])
+    return "\n".join([*lines, exception_text(exc)])
 
 
 def _inside(filename: str, directory: Path) -> bool:
