@@ -25,9 +25,10 @@ from .records import (
     ValueSpec,
     VerifyResult,
 )
+from .stage_timer import StageTimer
 
 __all__ = [
     "Availability", "Backend", "Candidate", "CompileResult", "Example", "Failure", "Flag", "Image",
     "KForgeError", "KernelMetrics", "Lowering", "Problem", "ProfileResult", "ProfileSummary", "SourceFile",
-    "StageContext", "TrialError", "ValueSpec", "VerifyResult", "hookimpl",
+    "StageContext", "StageTimer", "TrialError", "ValueSpec", "VerifyResult", "hookimpl",
 ]

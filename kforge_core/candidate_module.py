@@ -8,10 +8,15 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from .records import Candidate
+
+DEFAULT_CLASS = "ModelNew"
+FALLBACK_CLASS = "Model"  # what solutions that kept the reference's class name call it
 
 _imported: dict[tuple[str, str], ModuleType] = {}
 
@@ -60,3 +65,35 @@ def import_candidate(candidate: Candidate, workdir: Path) -> ModuleType:
         raise
     _imported[key] = module
     return module
+
+
+class NoCandidateClass(Exception):
+    """The candidate's module defines no class of the name asked for (nor the fallback)."""
+
+
+@dataclass(frozen=True)
+class CandidateClass:
+    """The class a candidate is evaluated as, and a note when it is not the one asked for."""
+
+    cls: type
+    note: str = ""
+
+
+def candidate_class_name(context: Any) -> str:
+    """The class name a stage looks for: ``harness.candidate_class`` from the stage's settings (``ModelNew``)."""
+    settings = getattr(context, "settings", None)
+    settings = getattr(settings, "harness", settings)
+    return getattr(settings, "candidate_class", DEFAULT_CLASS) or DEFAULT_CLASS
+
+
+def candidate_class(module: ModuleType, name: str = DEFAULT_CLASS) -> CandidateClass:
+    """The class ``name`` of the candidate's module; for ``ModelNew``, a module without one that defines ``Model``
+    gets its ``Model`` (with a note saying so). Raises :class:`NoCandidateClass`."""
+    found = getattr(module, name, None)
+    if isinstance(found, type):
+        return CandidateClass(found)
+    if name == DEFAULT_CLASS and isinstance(getattr(module, FALLBACK_CLASS, None), type):
+        return CandidateClass(getattr(module, FALLBACK_CLASS), (
+            f"the candidate defines no {DEFAULT_CLASS}: its class {FALLBACK_CLASS} was evaluated as the candidate"))
+    also = f" (nor a class {FALLBACK_CLASS})" if name == DEFAULT_CLASS else ""
+    raise NoCandidateClass(f"defines no class {name}{also}")

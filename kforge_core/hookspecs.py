@@ -138,7 +138,10 @@ def kforge_compile(backend: Backend, candidate: Candidate, context: StageContext
     Do whatever the toolchain needs (run ``nvcc``, force a JIT on the problem's first inputs) and turn the
     toolchain's failure into ``CompileResult(ok=False, failure=Failure.COMPILE, log=...)`` with a log trimmed to
     what a model needs. Import the candidate with
-    :func:`kforge_core.candidate_module.import_candidate`, which the later stages share.
+    :func:`kforge_core.candidate_module.import_candidate`, which the later stages share, and find its class with
+    :func:`~kforge_core.candidate_module.candidate_class` (``ModelNew``, ``Model``, or ``harness.candidate_class``).
+    A call of ``forward`` goes inside ``context.timer.calling(...)`` and a JIT build inside
+    ``context.timer.building(...)``, so a forward that never returns times out at the call's limit, not the build's.
 
     :param backend: the target backend (return None for others).
     :param candidate: the candidate's files.
@@ -164,8 +167,8 @@ def kforge_verify(backend: Backend, candidate: Candidate, context: StageContext)
     after :func:`kforge_compile` succeeded in the same process.
 
     The core's generic implementation works on any torch device (``backend.device``): seeded trials with fresh
-    inputs, dtype tolerances, weight copying and the cheat checks. Override it only for what a device needs
-    differently.
+    inputs, dtype tolerances, the candidate's parameters initialised as KernelBench does (then copied from the
+    reference where that fails) and the cheat checks. Override it only for what a device needs differently.
 
     :param backend: the target backend (return None for others).
     :param candidate: the candidate.

@@ -17,6 +17,7 @@ from typing import Any
 
 from .errors import KForgeError
 from .records import Problem, ValueSpec
+from .values import UnsupportedValue, describe_value, flatten_output, output_labels
 
 
 class ProblemError(KForgeError):
@@ -50,19 +51,7 @@ def _one_line(exc: BaseException) -> str:
     return "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()[-1]
 
 
-def describe_value(value: Any) -> ValueSpec | None:
-    """A ValueSpec for a tensor or a plain number; None for anything else."""
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        return ValueSpec("tensor", tuple(value.shape), str(value.dtype).removeprefix("torch."))
-    if isinstance(value, bool):
-        return ValueSpec("bool")
-    if isinstance(value, int):
-        return ValueSpec("int")
-    if isinstance(value, float):
-        return ValueSpec("float")
-    return None
+ACCEPTED = "a tensor, number, bool, string, None, torch.dtype, torch.Size, or a tuple, list or dict of these"
 
 
 def _call_getter(module: ModuleType, path: Path, name: str) -> tuple[list[Any], tuple[ValueSpec, ...]]:
@@ -77,20 +66,29 @@ def _call_getter(module: ModuleType, path: Path, name: str) -> tuple[list[Any], 
         raise ProblemError(f"{path}: {name}() raised {_one_line(exc)}") from None
     if not isinstance(values, (list, tuple)):
         raise ProblemError(f"{path}: {name}() returned {type(values).__name__}, expected a list")
-    specs = []
-    for i, value in enumerate(values):
-        spec = describe_value(value)
-        if spec is None:
-            raise ProblemError(
-                f"{path}: {name}()[{i}] is a {type(value).__name__}, expected a tensor or a number"
-            )
-        specs.append(spec)
-    return list(values), tuple(specs)
+    try:
+        specs = tuple(describe_value(value, f"[{i}]") for i, value in enumerate(values))
+    except UnsupportedValue as exc:
+        raise ProblemError(f"{path}: {name}(){exc.path} is a {type(exc.value).__name__}, expected {ACCEPTED}") \
+            from None
+    return list(values), specs
 
 
 def as_output_tuple(output: Any) -> tuple[Any, ...]:
     """A forward's result as a tuple (one tensor becomes a 1-tuple)."""
     return tuple(output) if isinstance(output, (tuple, list)) else (output,)
+
+
+def _describe_outputs(path: Path, output: Any) -> tuple[ValueSpec, ...]:
+    import torch
+
+    leaves, structure = flatten_output(output)
+    for label, leaf in zip(output_labels(structure), leaves):
+        if not isinstance(leaf, torch.Tensor):
+            where = "Model's forward" if structure == (None,) else f"{label} of Model's forward"
+            raise ProblemError(f"{path}: {where} is a {type(leaf).__name__}; outputs must be tensors "
+                               "(or tuples and lists of tensors)")
+    return tuple(describe_value(value) for value in as_output_tuple(output))
 
 
 def load_problem(path: Path | str) -> Problem:
@@ -116,20 +114,13 @@ def load_problem(path: Path | str) -> Problem:
             output = model(*inputs)
     except Exception as exc:
         raise ProblemError(f"{path}: Model's forward raised {_one_line(exc)} on the problem's own inputs") from None
-    outputs = as_output_tuple(output)
-    output_specs = []
-    for i, value in enumerate(outputs):
-        if not isinstance(value, torch.Tensor):
-            where = "Model's forward" if len(outputs) == 1 else f"output {i} of Model's forward"
-            raise ProblemError(f"{path}: {where} is a {type(value).__name__}; outputs must be tensors")
-        output_specs.append(describe_value(value))
     return Problem(
         name=path.stem,
         path=path,
         source=path.read_text(),
         inputs=input_specs,
         init_inputs=init_specs,
-        outputs=tuple(output_specs),
+        outputs=_describe_outputs(path, output),
         parameter_count=sum(p.numel() for p in model.parameters()),
     )
 

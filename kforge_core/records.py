@@ -16,6 +16,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from .stage_timer import StageTimer
+
 _NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
 
 
@@ -102,22 +104,57 @@ class Availability:
 # ------------------------------------------------------------------------------------------------------ problems
 
 
+VALUE_KINDS = ("tensor", "int", "float", "bool", "str", "none", "dtype", "size", "tuple", "list", "dict")
+
+
 @dataclass(frozen=True)
 class ValueSpec:
-    """The shape of one input or output: a tensor (shape and dtype) or a plain number."""
+    """What one input, init input or output is: a tensor (shape and dtype), a plain value, or a container.
 
-    kind: str  # "tensor" or a Python type name ("int", "float", "bool")
+    :param kind: one of :data:`VALUE_KINDS`.
+    :param shape: a tensor's shape, or a ``torch.Size``'s sizes.
+    :param dtype: a tensor's dtype ("float32").
+    :param items: a tuple's, list's or dict's entries, described the same way.
+    :param keys: a dict's keys, in the order of ``items``.
+    :param value: a plain value as Python writes it ("3", "True", "'mean'"), or a dtype's name.
+    """
+
+    kind: str
     shape: tuple[int, ...] = ()
     dtype: str = ""
+    items: tuple[ValueSpec, ...] = ()
+    keys: tuple[str, ...] = ()
+    value: str = ""
 
     def __post_init__(self) -> None:
-        _check(self.kind in ("tensor", "int", "float", "bool"), self, f"unknown kind {self.kind!r}")
+        _check(self.kind in VALUE_KINDS, self, f"unknown kind {self.kind!r}")
         _check(self.kind != "tensor" or bool(self.dtype), self, "a tensor needs a dtype")
+        _check(not self.keys or len(self.keys) == len(self.items), self, "a dict needs one key per item")
 
     def describe(self) -> str:
         if self.kind == "tensor":
             return f"tensor{list(self.shape)} {self.dtype}"
-        return self.kind
+        if self.kind == "size":
+            return f"torch.Size({list(self.shape)})"
+        if self.kind == "dtype":
+            return f"torch.{self.value}"
+        if self.kind == "none":
+            return "None"
+        if self.kind in ("tuple", "list"):
+            return f"{self.kind}(" + ", ".join(item.describe() for item in self.items) + ")"
+        if self.kind == "dict":
+            return "dict(" + ", ".join(f"{k}: {v.describe()}" for k, v in zip(self.keys, self.items)) + ")"
+        return f"{self.kind} {self.value}" if self.value else self.kind
+
+    def leaves(self) -> tuple[ValueSpec, ...]:
+        """Every value inside this one that is not a container (itself when it is not one)."""
+        if self.kind in ("tuple", "list", "dict"):
+            return tuple(leaf for item in self.items for leaf in item.leaves())
+        return (self,)
+
+    def tensors(self) -> tuple[ValueSpec, ...]:
+        """The tensors inside this value."""
+        return tuple(leaf for leaf in self.leaves() if leaf.kind == "tensor")
 
 
 @dataclass(frozen=True)
@@ -129,7 +166,8 @@ class Problem:
     :param source: the file's text, as read when it was validated.
     :param inputs: what ``get_inputs()`` returns.
     :param init_inputs: what ``get_init_inputs()`` returns.
-    :param outputs: what ``Model(*init_inputs)(*inputs)`` returns, as a tuple even for one tensor.
+    :param outputs: what ``Model(*init_inputs)(*inputs)`` returns, as a tuple even for one tensor; an output may
+        be a tuple or list of tensors, nested.
     :param parameter_count: number of elements in the model's parameters.
     """
 
@@ -144,7 +182,8 @@ class Problem:
     def __post_init__(self) -> None:
         _check(self.path.is_absolute(), self, f"path {self.path} must be absolute")
         _check(bool(self.outputs), self, "a problem has at least one output")
-        _check(all(o.kind == "tensor" for o in self.outputs), self, "outputs must be tensors")
+        _check(all(leaf.kind == "tensor" for o in self.outputs for leaf in o.leaves()), self,
+               "outputs must be tensors (or tuples and lists of them)")
 
     @property
     def digest(self) -> str:
@@ -427,6 +466,9 @@ class StageContext:
     :param workdir: the candidate's scratch directory; its files are written there and the process runs there.
     :param options: the backend's options (an instance of ``Backend.options_type``) or None.
     :param cache_dir: a directory that persists across candidates and runs, for build caches.
+    :param settings: the harness's settings (``HarnessSettings``).
+    :param timer: where a stage marks its calls of ``forward`` and its builds, so each gets its own time limit
+        (see :mod:`kforge_core.stage_timer`).
     """
 
     problem: Problem
@@ -434,3 +476,4 @@ class StageContext:
     options: Any = None
     cache_dir: Path | None = None
     settings: Any = field(default=None, compare=False)
+    timer: StageTimer = field(default_factory=StageTimer, compare=False)

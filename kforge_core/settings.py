@@ -22,13 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-# dtype name -> (atol, rtol)
-DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
-    "float64": (1e-7, 1e-7),
-    "float32": (1e-4, 1e-4),
-    "float16": (1e-2, 1e-2),
-    "bfloat16": (2e-2, 2e-2),
-}
+from .tolerances import DEFAULT_TOLERANCES  # noqa: F401 - where callers have found it
 
 
 def _default_cache_dir() -> Path:
@@ -41,13 +35,18 @@ class HarnessSettings:
 
     trials: int = 5
     seed: int = 42
-    tolerances: dict[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
+    # dtype -> (atol, rtol), over the backend's and the harness's defaults (kforge_core.tolerances)
+    tolerances: dict[str, tuple[float, float]] = field(default_factory=dict)
+    atol: float | None = None  # for every dtype, over everything else (--atol)
+    rtol: float | None = None  # (--rtol)
+    candidate_class: str = "ModelNew"  # the class a candidate defines (ModelNew falls back to Model)
     warmup: int = 3
     repetitions: int = 20
-    compile_timeout_s: float = 600.0
-    verify_timeout_s: float = 300.0
+    compile_timeout_s: float = 600.0  # one build: importing a candidate, a JIT, load_inline
+    call_timeout_s: float = 0.0  # one call of forward; 0: follows the reference's time (harness.stage_timeouts)
+    verify_timeout_s: float = 0.0  # 0: follows the problem, like timing_timeout_s
     profile_timeout_s: float = 600.0
-    timing_timeout_s: float = 300.0
+    timing_timeout_s: float = 0.0
     startup_timeout_s: float = 300.0  # starting a worker: Python, torch, the device, the reference's outputs
     memory_limit_mb: int = 0  # 0: the worker's address space is not limited (only applied on the CPU device)
     file_size_limit_mb: int = 1024  # the largest file a worker may write (a flood of output stops here)
@@ -71,22 +70,22 @@ class HarnessSettings:
                      "prebuild_jobs"):
             if getattr(self, name) < 0:
                 raise ValueError(f"harness.{name} must be >= 0")
-        for name in ("compile_timeout_s", "verify_timeout_s", "profile_timeout_s", "timing_timeout_s",
-                     "startup_timeout_s"):
+        for name in ("compile_timeout_s", "profile_timeout_s", "startup_timeout_s"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"harness.{name} must be > 0")
+        for name in ("call_timeout_s", "verify_timeout_s", "timing_timeout_s"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"harness.{name} must be >= 0 (0: follows the problem)")
+        for name in ("atol", "rtol"):
+            if getattr(self, name) is not None and getattr(self, name) < 0:
+                raise ValueError(f"harness.{name} must be >= 0")
+        if not self.candidate_class.isidentifier():
+            raise ValueError(f"harness.candidate_class {self.candidate_class!r} is not a Python class name")
         if self.output_limit_kb < 1 or self.file_size_limit_mb < 1 or self.input_pool_mb < 1:
             raise ValueError("harness.output_limit_kb, file_size_limit_mb and input_pool_mb must be >= 1")
         unknown = set(self.baselines) - {"eager", "compile"}
         if unknown:
             raise ValueError(f"harness.baselines: unknown baseline(s) {sorted(unknown)}; use eager and/or compile")
-
-    def tolerance(self, dtype: str, backend_overrides: tuple[tuple[str, float, float], ...] = ()) -> tuple[float, float]:
-        """``(atol, rtol)`` for ``dtype`` ("float32"): the backend's override, else this table, else exact."""
-        for name, atol, rtol in backend_overrides:
-            if name == dtype:
-                return atol, rtol
-        return tuple(self.tolerances.get(dtype, (0.0, 0.0)))  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)

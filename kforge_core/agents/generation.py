@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..candidate_module import DEFAULT_CLASS
 from ..prompts import PromptTemplates
 from ..records import Lowering, Problem, SourceFile
 from .prompt import Prompt
@@ -36,18 +37,20 @@ class GenerationRequest:
 
 class GenerationAgent:
     def __init__(
-        self, templates: PromptTemplates, problem: Problem, lowering: Lowering, reference: Reference | None = None
+        self, templates: PromptTemplates, problem: Problem, lowering: Lowering, reference: Reference | None = None,
+        candidate_class: str = DEFAULT_CLASS,
     ) -> None:
         self.templates = templates
         self.problem = problem
         self.lowering = lowering
         self.reference = reference
+        self.candidate_class = candidate_class  # the class the candidate defines (harness.candidate_class)
 
     def prompt(self, request: GenerationRequest) -> Prompt:
         context = dict(
             problem=self.problem, lowering=self.lowering, reference=self.reference, pass_kind=request.pass_kind,
             round=request.round, attempt=request.attempt, feedback=request.feedback, best=request.best,
-            recommendations=request.recommendations,
+            recommendations=request.recommendations, candidate_class=self.candidate_class,
         )
         return Prompt(
             agent="generation",
@@ -56,4 +59,4 @@ class GenerationAgent:
         )
 
     def read(self, reply: str, *, label: str) -> ParsedReply:
-        return parse_reply(reply, label=label)
+        return parse_reply(reply, label=label, class_name=self.candidate_class)

@@ -3,7 +3,7 @@
 A reply holds fenced code blocks (```` ``` ```` or ``~~~``). A block names its file on its opening line
 (```` ```cuda kernel.cu ````, ```` ```python title="model_new.py" ````), on its first line (``# file: kernel.cu``,
 ``// file: kernel.cu``), or on the line just before it (``**kernel.cu**``, ``File: `kernel.cu```). The entry is the
-last Python block that defines ``class ModelNew``; every other named block is one more file of the candidate, and
+last Python block that defines ``class ModelNew`` (or the class ``harness.candidate_class`` names); every other named block is one more file of the candidate, and
 unnamed blocks that are not the entry (shell commands, excerpts) are left out.
 """
 
@@ -21,7 +21,6 @@ _FIRST_LINE_NAME = re.compile(rf"^\s*(?:#|//|/\*|--|;)\s*file(?:name)?\s*:\s*(?P
 _LEAD_IN_NAME = re.compile(
     rf"^\s*(?:#+\s*)?(?:(?:file(?:name)?|path)\s*:?\s*)?[*_`\"']*(?P<name>{_FILE_NAME})[*_`\"']*\s*:?\s*$", re.I
 )
-_MODEL_NEW = re.compile(r"^class\s+ModelNew\b", re.M)
 _PYTHON = {"python", "py", "python3"}
 DEFAULT_ENTRY = "model_new.py"
 
@@ -38,9 +37,8 @@ class CodeBlock:
     def is_python(self) -> bool:
         return self.language.lower() in _PYTHON or self.name.endswith(".py")
 
-    @property
-    def defines_model_new(self) -> bool:
-        return bool(_MODEL_NEW.search(self.text))
+    def defines(self, class_name: str) -> bool:
+        return bool(_class_pattern(class_name).search(self.text))
 
 
 @dataclass(frozen=True)
@@ -101,20 +99,25 @@ def _lead_in_name(before: list[str]) -> str:
     return ""
 
 
-def parse_reply(reply: str, *, label: str) -> ParsedReply:
-    """The candidate in ``reply`` (labelled ``label``), or the reason there is none."""
+def _class_pattern(class_name: str) -> re.Pattern[str]:
+    return re.compile(rf"^class\s+{re.escape(class_name)}\b", re.M)
+
+
+def parse_reply(reply: str, *, label: str, class_name: str = "ModelNew") -> ParsedReply:
+    """The candidate in ``reply`` (labelled ``label``) whose entry defines ``class_name``, or the reason there is
+    none."""
     if not reply.strip():
         return ParsedReply(None, "the reply was empty.")
     blocks = code_blocks(reply)
     if not blocks:
-        if _MODEL_NEW.search(reply) and _compiles(reply):
+        if _class_pattern(class_name).search(reply) and _compiles(reply):
             blocks = [CodeBlock("python", "", reply)]  # a bare module without fences
         else:
             return ParsedReply(None, "the reply has no fenced code block.")
-    entries = [b for b in blocks if b.is_python and b.defines_model_new]
+    entries = [b for b in blocks if b.is_python and b.defines(class_name)]
     if not entries:
         kinds = ", ".join(sorted({b.name or b.language or "unlabelled" for b in blocks}))
-        return ParsedReply(None, f"no Python code block defines `class ModelNew` (blocks found: {kinds}).")
+        return ParsedReply(None, f"no Python code block defines `class {class_name}` (blocks found: {kinds}).")
     entry = entries[-1]
     entry_name = entry.name if entry.name.endswith(".py") else DEFAULT_ENTRY
     files = {entry_name: entry.text}

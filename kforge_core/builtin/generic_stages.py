@@ -9,7 +9,7 @@ import subprocess
 import time
 import traceback
 
-from ..candidate_module import import_candidate, syntax_error
+from ..candidate_module import NoCandidateClass, candidate_class, candidate_class_name, import_candidate, syntax_error
 from ..hookspecs import hookimpl
 from ..records import (
     Backend, Candidate, CompileResult, Failure, Problem, ProfileResult, ProfileSummary, StageContext, VerifyResult,
@@ -31,7 +31,7 @@ def _is_build_failure(exc: BaseException) -> bool:
 @hookimpl(trylast=True)
 def kforge_compile(backend: Backend, candidate: Candidate, context: StageContext) -> CompileResult:
     """Check the syntax of every Python file, import the entry module (building what it builds when it is
-    imported, as KernelBench's ``load_inline`` candidates do) and find ``ModelNew``."""
+    imported, as KernelBench's ``load_inline`` candidates do) and find ``ModelNew`` (``harness.candidate_class``)."""
     start = _clock()
     error = syntax_error(candidate)
     if error is not None:
@@ -44,14 +44,12 @@ def kforge_compile(backend: Backend, candidate: Candidate, context: StageContext
             return CompileResult(ok=False, log=trim_build_log(str(exc)), seconds=seconds, failure=Failure.COMPILE)
         log = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         return CompileResult(ok=False, log=log, seconds=seconds, failure=Failure.IMPORT)
-    if not isinstance(getattr(module, "ModelNew", None), type):
-        return CompileResult(
-            ok=False,
-            log=f"{candidate.entry} defines no class ModelNew",
-            seconds=_clock() - start,
-            failure=Failure.NO_MODEL_NEW,
-        )
-    return CompileResult(ok=True, seconds=_clock() - start)
+    try:
+        found = candidate_class(module, candidate_class_name(context))
+    except NoCandidateClass as missing:
+        return CompileResult(ok=False, log=f"{candidate.entry} {missing}", seconds=_clock() - start,
+                             failure=Failure.NO_MODEL_NEW)
+    return CompileResult(ok=True, log=found.note, seconds=_clock() - start)
 
 
 @hookimpl(trylast=True)

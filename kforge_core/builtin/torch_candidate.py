@@ -1,22 +1,24 @@
-"""The candidate's ``ModelNew``, built once per candidate in a worker and shared by verify, timing and profile.
+"""The candidate's model, built in a worker and shared by verify, timing and profile.
 
-``ModelNew`` is built from the same seed and constructor arguments as the reference's ``Model``; then the
-reference's parameters and buffers are copied into it wherever a name and a shape match, so that a candidate that
-keeps the reference's layers (``self.linear = nn.Linear(...)``) gets the same weights. The notes say what was
-copied and what was not.
+The class is ``harness.candidate_class`` (``ModelNew``; a candidate that defines none but a ``Model`` is
+evaluated as that ``Model``, and the verdict's notes say so). Its parameters are initialised as
+:mod:`~kforge_core.builtin.parameter_init` says: verification decides which initialisation the candidate keeps
+(:func:`keep_instance`), and timing and profile use that instance; before verification has run, the seeded
+construction is what they get.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
 import torch
 
-from ..candidate_module import import_candidate
-from ..harness.reference import ReferenceData, build_model, reference_data
+from ..candidate_module import candidate_class, candidate_class_name, import_candidate
+from ..harness.reference import ReferenceData, reference_data
 from ..records import Backend, Candidate, StageContext
 from ..settings import HarnessSettings
+from .parameter_init import FALLBACKS, Initialised, seeded
 
 
 @dataclass
@@ -37,44 +39,43 @@ def harness_settings(context: StageContext) -> HarnessSettings:
 
 def reference_for(backend: Backend, context: StageContext) -> ReferenceData:
     """The problem's reference data on ``backend.device`` (computed once per worker)."""
-    return reference_data(context.problem, torch.device(backend.device), harness_settings(context),
-                          backend.default_tolerance)
+    return reference_data(context.problem, torch.device(backend.device), harness_settings(context), backend)
+
+
+def initialisations(backend: Backend, candidate: Candidate, context: StageContext
+                    ) -> tuple[str, Iterator[Initialised]]:
+    """The note on which class is evaluated, and the candidate built under each initialisation in turn (seeded
+    construction first, then the fallbacks that change something), each built only when asked for. Building
+    raises what the candidate's constructor raises."""
+    reference = reference_for(backend, context)
+    found = candidate_class(import_candidate(candidate, context.workdir), candidate_class_name(context))
+
+    def built() -> Iterator[Initialised]:
+        what = f"{found.cls.__name__}(*get_init_inputs())"
+        with context.timer.building(what):  # a constructor may build (load_inline in __init__)
+            first = seeded(found.cls, reference)
+        yield first
+        for fallback in FALLBACKS:
+            with context.timer.building(what):
+                other = fallback(found.cls, reference)
+            if other is not None:
+                yield other
+
+    return found.note, built()
+
+
+def keep_instance(candidate: Candidate, context: StageContext, model: Any, notes: tuple[str, ...]) -> None:
+    """What verification decided: timing and profile use this model."""
+    _instances[(str(context.workdir), candidate.digest)] = CandidateInstance(model, notes)
 
 
 def candidate_instance(backend: Backend, candidate: Candidate, context: StageContext) -> CandidateInstance:
-    """``ModelNew(*init_inputs)`` for this candidate with the reference's weights; raises what its code raises."""
+    """The candidate's model as verification kept it (the seeded construction before that); raises what its
+    code raises."""
     key = (str(context.workdir), candidate.digest)
     if key not in _instances:
-        reference = reference_for(backend, context)
-        module = import_candidate(candidate, context.workdir)
-        model = build_model(module.ModelNew, reference.init_inputs, reference.seed, reference.device)
-        _instances[key] = CandidateInstance(model, copy_reference_weights(reference, model))
+        note, attempts = initialisations(backend, candidate, context)
+        first = next(attempts)
+        notes = (note, f"parameters: {first.how} ({first.detail})")
+        _instances[key] = CandidateInstance(first.model, tuple(n for n in notes if n))
     return _instances[key]
-
-
-def copy_reference_weights(reference: ReferenceData, model: Any) -> tuple[str, ...]:
-    """Copy the reference's parameters and buffers into ``model`` where names and shapes match; say so."""
-    if not isinstance(model, torch.nn.Module):
-        return ("ModelNew is not an nn.Module: no weights were copied from Model",)
-    own_parameters = dict(model.named_parameters())
-    own_buffers = dict(model.named_buffers())
-    lines = []
-    for kind, theirs, ours in (("parameters", reference.fresh_parameters, own_parameters),
-                               ("buffers", reference.fresh_buffers, own_buffers)):
-        copied, skipped = [], []
-        with torch.no_grad():
-            for name, value in theirs.items():
-                target = ours.get(name)
-                if target is not None and tuple(target.shape) == tuple(value.shape):
-                    target.copy_(value)
-                    copied.append(name)
-                else:
-                    skipped.append(name)
-        if theirs:
-            line = f"copied {len(copied)} of {len(theirs)} {kind} from Model into ModelNew (same name and shape)"
-            if skipped:
-                line += f"; not copied: {', '.join(skipped[:8])}{' ...' if len(skipped) > 8 else ''}"
-            lines.append(line)
-    if not lines:
-        lines.append("Model has no parameters or buffers: nothing to copy into ModelNew")
-    return tuple(lines)

@@ -14,8 +14,8 @@ RANGE_NAME = "ModelNew.forward"
 def minimum_traffic_bytes(problem: Problem) -> int:
     """Bytes every implementation must move at least: read each input tensor once, write each output once."""
     total = 0
-    for spec in (*problem.inputs, *problem.outputs):
-        total += _tensor_bytes(spec)
+    for value in (*problem.inputs, *problem.outputs):
+        total += sum(_tensor_bytes(spec) for spec in value.tensors())
     return total
 
 

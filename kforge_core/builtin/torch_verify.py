@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 import torch
 
 from ..harness import flags as F
-from ..harness.compare import Comparison, as_outputs, check_structure, compare_outputs, max_difference
+from ..candidate_module import candidate_class_name
+from ..harness.compare import Comparison, check_structure, compare_outputs, max_difference
 from ..harness.device import DeviceOps, join_threads, new_threads, poisoned_fraction
 from ..harness.faults import candidate_traceback, classify_exception
 from ..harness.op_trace import compute_ops, describe_ops, trace_ops
@@ -25,7 +26,9 @@ from ..harness.precision import precision_report
 from ..harness.reference import ReferenceData, Trial, clone_values
 from ..records import Backend, Candidate, Failure, Flag, StageContext, TrialError, VerifyResult
 from ..settings import HarnessSettings
-from .torch_candidate import candidate_instance, harness_settings, reference_for
+from ..values import flatten_output, tensor_leaves
+from .parameter_init import Initialised
+from .torch_candidate import harness_settings, initialisations, keep_instance, reference_for
 
 THREAD_JOIN_S = 30.0
 
@@ -49,22 +52,60 @@ class _Run:
 def verify_with_torch(backend: Backend, candidate: Candidate, context: StageContext) -> VerifyResult:
     settings = harness_settings(context)
     reference = reference_for(backend, context)
-    run = _Run()
     try:
-        instance = candidate_instance(backend, candidate, context)
+        class_note, attempts = initialisations(backend, candidate, context)
+        chosen = next(attempts)
     except Exception as exc:
-        message = "ModelNew(*get_init_inputs()) raised:\n" + candidate_traceback(exc, context.workdir)
+        message = f"{candidate_class_name(context)}(*get_init_inputs()) raised:\n" + \
+            candidate_traceback(exc, context.workdir)
         return VerifyResult(correct=False, failure=classify_exception(exc), message=message)
-    run.notes.extend(instance.notes)
     device = DeviceOps(reference.device)
-    for trial in reference.trials:
-        if not _run_trial(instance.model, trial, reference, device, settings, context, run):
-            break
+    run, chosen, parameters_note = _first_trial(chosen, attempts, reference, device, settings, context)
+    instance_notes = tuple(n for n in (class_note, parameters_note) if n)
+    keep_instance(candidate, context, chosen.model, instance_notes)
+    run.notes[:0] = [*instance_notes, *reference.tolerance_notes]
+    if run.outputs:  # the first trial ran to its comparison: the others run too
+        for trial in reference.trials[1:]:
+            if not _run_trial(chosen.model, trial, reference, device, settings, context, run):
+                break
     if run.failure not in (Failure.RUNTIME, Failure.OUT_OF_MEMORY, Failure.DEVICE_FAULT, Failure.OUTPUT_TYPE):
         _check_across_trials(reference, settings, run)
     if run.failure is None:  # the operator check decides nothing for a candidate that failed already
-        _check_operators(instance.model, reference, settings, context, run)
+        _check_operators(chosen.model, reference, settings, context, run)
     return _result(run)
+
+
+def _first_trial(first: Initialised, others: Iterator[Initialised], reference: ReferenceData, device: DeviceOps,
+                 settings: HarnessSettings, context: StageContext) -> tuple[_Run, Initialised, str]:
+    """The first trial under the seeded construction; when its outputs are numerically wrong, again under each
+    other initialisation of the parameters (``parameter_init``) until one passes. Returns the run kept (the first
+    that passes, else the seeded construction's), its initialisation and the verdict's note on the parameters.
+    Flags raised under any of them are kept."""
+    run = _Run()
+    _run_trial(first.model, reference.trials[0], reference, device, settings, context, run)
+    note = f"parameters: {first.how} ({first.detail})"
+    if run.failure is not Failure.MISMATCH:
+        return run, first, note
+    failed, flags = [], list(run.flags)
+    while True:
+        try:
+            other = next(others)
+        except StopIteration:
+            break
+        except Exception:  # noqa: BLE001 - it was built once already; a constructor failing now changes nothing
+            break
+        retry = _Run()
+        _run_trial(other.model, reference.trials[0], reference, device, settings, context, retry)
+        flags.extend(retry.flags)
+        if retry.trials and retry.trials[0].passed:
+            retry.flags = flags
+            return retry, other, (f"parameters: {other.how} ({other.detail}), after trial seed {reference.seed} "
+                                  f"failed with {', then '.join([first.how, *failed])}")
+        failed.append(f"{other.how} ({other.detail})")
+    run.flags = flags
+    if failed:
+        note += f"; trial seed {reference.seed} failed with {' and with '.join(failed)} too"
+    return run, first, note
 
 
 def _run_trial(model: Any, trial: Trial, reference: ReferenceData, device: DeviceOps, settings: HarnessSettings,
@@ -74,15 +115,16 @@ def _run_trial(model: Any, trial: Trial, reference: ReferenceData, device: Devic
     device.poison(reference.output_bytes)
     threads_before = set(threading.enumerate())
     try:
-        with torch.no_grad():
-            outputs = as_outputs(model(*inputs))
+        with torch.no_grad(), context.timer.calling(f"forward (trial seed {trial.seed})"):
+            outputs, structure = flatten_output(model(*inputs))
     except Exception as exc:
         run.fail(classify_exception(exc), f"trial seed {trial.seed}: forward raised:\n"
                  + candidate_traceback(exc, context.workdir))
         return False
     finally:
         device.stop_poisoning()
-    structural = check_structure(outputs, trial.outputs)
+    structural = check_structure(outputs, trial.outputs, structure=structure,
+                                 reference_structure=reference.structure)
     if structural is not None:
         if any(isinstance(o, torch.Tensor) and type(o) not in (torch.Tensor, torch.nn.Parameter) for o in outputs):
             run.flags.append(F.raise_flag(F.TENSOR_SUBCLASS, structural.message, settings))
@@ -93,7 +135,7 @@ def _run_trial(model: Any, trial: Trial, reference: ReferenceData, device: Devic
     still_running = join_threads(new_threads(threads_before), THREAD_JOIN_S)
     if still_running:
         run.notes.append(f"forward left {len(still_running)} thread(s) running")
-    comparison = compare_outputs(outputs, trial.outputs, reference.tolerances)
+    comparison = compare_outputs(outputs, trial.outputs, reference.tolerances, structure)
     _record(run, trial, comparison)
     _check_single_call(outputs, at_return, inputs, trial, settings, run)
     run.outputs.append([o.detach().clone() for o in outputs])
@@ -107,7 +149,7 @@ def _record(run: _Run, trial: Trial, comparison: Comparison) -> None:
         run.fail(comparison.failure or Failure.MISMATCH, f"trial seed {trial.seed}: {comparison.message}")
 
 
-def _check_single_call(outputs: tuple[torch.Tensor, ...], at_return: list[torch.Tensor], inputs: list[Any],
+def _check_single_call(outputs: list[torch.Tensor], at_return: list[torch.Tensor], inputs: list[Any],
                        trial: Trial, settings: HarnessSettings, run: _Run) -> None:
     """Cheats one call shows: unwritten (stale) output, work finishing after return, changed inputs."""
     poisoned = max(poisoned_fraction(o) for o in outputs)
@@ -121,17 +163,32 @@ def _check_single_call(outputs: tuple[torch.Tensor, ...], at_return: list[torch.
         run.flags.append(F.raise_flag(F.ASYNC_OUTPUT, (
             "the output changed after forward returned: work continued on a side stream or thread that the "
             "caller's stream does not wait for, so a timer would miss it"), settings))
-    changed = [i for i, (now, pristine) in enumerate(zip(inputs, trial.inputs))
-               if isinstance(now, torch.Tensor) and not _same_bits(now, pristine)]
+    changed = _changed_inputs(inputs, trial.inputs)
     if changed:
-        expected = [i for i, (after, pristine) in enumerate(zip(trial.inputs_after_reference, trial.inputs))
-                    if isinstance(after, torch.Tensor) and not _same_bits(after.to(pristine.device), pristine)]
-        unexpected = [i for i in changed if i not in expected or not _same_bits(
-            inputs[i], trial.inputs_after_reference[i].to(inputs[i].device))]
+        expected = _changed_inputs(trial.inputs_after_reference, trial.inputs)
+        after_reference = dict(tensor_leaves(trial.inputs_after_reference))
+        now = dict(tensor_leaves(inputs))
+        unexpected = [path for path in changed if path not in expected or path not in after_reference
+                      or not _same_bits(now[path], after_reference[path].to(now[path].device))]
         if unexpected:
             run.flags.append(F.raise_flag(F.INPUT_MUTATION, (
-                f"forward changed input(s) {unexpected} in place"
-                + ("" if not expected else f" (the reference changes {expected}, differently)")), settings))
+                f"forward changed input(s) {_paths(unexpected)} in place"
+                + ("" if not expected else f" (the reference changes {_paths(expected)}, differently)")), settings))
+
+
+def _changed_inputs(now: list[Any], pristine: list[Any]) -> list[str]:
+    """Where the tensors in ``now`` differ from those in ``pristine`` (their paths, ``[1][0]``), a tensor that is
+    gone or new included."""
+    before = dict(tensor_leaves(pristine))
+    after = dict(tensor_leaves(now))
+    return [path for path in dict.fromkeys([*before, *after])
+            if path not in before or path not in after
+            or not _same_bits(after[path], before[path].to(after[path].device))]
+
+
+def _paths(paths: list[str]) -> str:
+    """``[0], [2][1]``: where the inputs are, as indexing them would read."""
+    return ", ".join(paths)
 
 
 def _same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -173,9 +230,14 @@ def _check_operators(model: Any, reference: ReferenceData, settings: HarnessSett
                      run: _Run) -> None:
     """Which PyTorch compute operators one extra call of forward runs (reference_call)."""
     inputs = clone_values(reference.trials[0].inputs)
+
+    def call() -> Any:
+        with context.timer.calling("forward (traced for the operators it runs)"):  # not the tracer's own start-up
+            return model(*inputs)
+
     try:
         with torch.no_grad():
-            _, names = trace_ops(lambda: model(*inputs))
+            _, names = trace_ops(call)
     except Exception as exc:
         run.notes.append(f"the operator trace could not run forward: {type(exc).__name__}: {exc}")
         return

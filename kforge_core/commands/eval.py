@@ -15,8 +15,8 @@ from ..harness import Harness, Verdict
 from ..problem import load_problem
 from ..records import Candidate, SourceFile
 from .backend_flags import backend_option_flags, settings_with_backend_options
-
-EXIT_INCORRECT = 3
+from .evaluation_flags import evaluation_flags, evaluation_settings
+from .exit_codes import EXIT_INCORRECT
 
 
 @click.command(name="eval")
@@ -39,23 +39,26 @@ EXIT_INCORRECT = 3
               help="The file defining ModelNew when CANDIDATE is a directory.")
 @click.option("--keep", "keep_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Keep the scratch directories (captured output, profiler files) under this directory.")
+@evaluation_flags
 @backend_option_flags
 @click.pass_obj
 def eval_command(app: App, problem_path: Path, candidate_paths: tuple[Path, ...], backend_name: str | None, as_json: bool,
                  profile: bool, no_timing: bool, trials: int | None, warmup: int | None, repetitions: int | None,
                  policy: str | None, precision_policy: str | None, baselines: str | None, entry: str,
-                 keep_dir: Path | None, backend_options: tuple[str, ...], sanitize: bool) -> None:
+                 keep_dir: Path | None, backend_options: tuple[str, ...], sanitize: bool, atol: float | None,
+                 rtol: float | None, candidate_class: str | None) -> None:
     """Compile, verify and time each CANDIDATE (a file defining ModelNew, or a directory) against PROBLEM.
 
     Several candidates are evaluated one after another; where the backend can build ahead, the later ones build
     while the earlier ones are timed. Exit status: 0 when every candidate is correct, 3 when one is not, 1 for a
-    mistake in the command itself.
+    mistake you can act on (a bad problem, setting or backend), 2 for a command line click cannot parse.
     """
     settings = settings_with_backend_options(app, {
         "backend": backend_name, "harness.trials": trials, "harness.warmup": warmup,
         "harness.repetitions": repetitions, "harness.cheat_policy": policy,
         "harness.precision_policy": precision_policy,
         "harness.baselines": [b.strip() for b in baselines.split(",") if b.strip()] if baselines else None,
+        **evaluation_settings(atol, rtol, candidate_class),
     }, backend_options, sanitize)
     problem = load_problem(problem_path)
     candidates = [read_candidate(path, entry) for path in candidate_paths]

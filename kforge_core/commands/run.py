@@ -14,8 +14,8 @@ from ..loop.session import plan_run, resume_run, start_run
 from ..report.console import print_summary
 from ..store import RunStore
 from .backend_flags import backend_option_flags, settings_with_backend_options
-
-NO_CORRECT_CANDIDATE = 2  # exit code when the run ended without a correct candidate
+from .evaluation_flags import evaluation_flags, evaluation_settings
+from .exit_codes import EXIT_INCORRECT
 
 _BUDGET_FLAGS = {
     "functional_attempts": "budget.functional_attempts",
@@ -48,18 +48,25 @@ _BUDGET_FLAGS = {
 @click.option("--max-tokens", type=int, help="Most tokens (input plus output) in the run.")
 @click.option("--max-cost", type=float, help="Most USD in the run (needs [llm] prices).")
 @click.option("--max-wall", type=float, help="Most seconds of wall time in the run.")
+@evaluation_flags
 @backend_option_flags
 @click.pass_context
 def run(ctx: click.Context, problem_path: Path | None, backend: str | None, model: str | None,
         analyst_model: str | None, base_url: str | None, runs_dir: Path | None, prompts_dir: Path | None,
         reference_file: Path | None, reference_run: str | None, resume_id: str | None,
-        backend_options: tuple[str, ...], sanitize: bool, **budget_flags: object) -> None:
-    """Turn PROBLEM (a PyTorch reference, KernelBench format) into the fastest correct kernel KForge can find."""
+        backend_options: tuple[str, ...], sanitize: bool, atol: float | None, rtol: float | None,
+        candidate_class: str | None, **budget_flags: object) -> None:
+    """Turn PROBLEM (a PyTorch reference, KernelBench format) into the fastest correct kernel KForge can find.
+
+    Exit status: 0 when the run found a correct candidate, 3 when it found none, 1 for a mistake you can act on,
+    2 for a command line click cannot parse.
+    """
     app: App = ctx.obj
     budget = {_BUDGET_FLAGS[k]: v for k, v in budget_flags.items() if v is not None}
+    evaluation = evaluation_settings(atol, rtol, candidate_class)
     if resume_id is not None:
         if (problem_path is not None or backend or model or analyst_model or reference_file or reference_run
-                or backend_options or sanitize):
+                or backend_options or sanitize or any(v is not None for v in evaluation.values())):
             raise KForgeError("--resume continues a run as it was started; give only RUN_ID, --runs-dir and budgets")
         settings = app.settings(runs_dir=runs_dir)
     elif problem_path is None:
@@ -67,7 +74,7 @@ def run(ctx: click.Context, problem_path: Path | None, backend: str | None, mode
     else:
         settings = settings_with_backend_options(app, {
             "backend": backend, "runs_dir": runs_dir, "prompts_dir": prompts_dir, "llm.model": model,
-            "llm.analyst_model": analyst_model, "llm.base_url": base_url, **budget,
+            "llm.analyst_model": analyst_model, "llm.base_url": base_url, **budget, **evaluation,
         }, backend_options, sanitize)
     console = Console(highlight=False)
     with RunStore(settings.runs_dir) as store, RichProgress(console) as progress:
@@ -81,4 +88,4 @@ def run(ctx: click.Context, problem_path: Path | None, backend: str | None, mode
     print_summary(result.outputs.report, console)
     console.print(f"details: kforge show {result.run_id}" + (f" --runs-dir {runs_dir}" if runs_dir else ""))
     if not result.found_correct:
-        ctx.exit(NO_CORRECT_CANDIDATE)
+        ctx.exit(EXIT_INCORRECT)

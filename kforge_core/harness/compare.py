@@ -15,6 +15,7 @@ from typing import Any, Sequence
 import torch
 
 from ..records import Failure
+from ..values import describe_structure, output_labels
 
 
 @dataclass(frozen=True)
@@ -28,31 +29,38 @@ class Comparison:
     message: str = ""
 
 
-def as_outputs(result: Any) -> tuple[Any, ...]:
-    return tuple(result) if isinstance(result, (tuple, list)) else (result,)
-
-
-def check_structure(outputs: Sequence[Any], reference: Sequence[torch.Tensor]) -> Comparison | None:
-    """A failed Comparison when the outputs are not plain tensors like the reference's; None when they are.
+def check_structure(outputs: Sequence[Any], reference: Sequence[torch.Tensor], *,
+                    structure: tuple[Any, ...] | None = None,
+                    reference_structure: tuple[Any, ...] | None = None) -> Comparison | None:
+    """A failed Comparison when the outputs (the leaves of a result, nested as ``structure`` says: see
+    :func:`kforge_core.values.flatten_output`; flat when not given) are not plain tensors nested like the
+    reference's; None when they are.
 
     Runs before any tensor operation touches the outputs: a tensor subclass must not get to run its own code
     inside the comparison.
     """
-    for i, out in enumerate(outputs):
+    structure = structure if structure is not None else (None,) * len(outputs)
+    reference_structure = reference_structure if reference_structure is not None else (None,) * len(reference)
+    for label, out in zip(output_labels(structure), outputs):
         if not isinstance(out, torch.Tensor):
-            return _failed(Failure.OUTPUT_TYPE, f"output {i} is a {type(out).__name__}, expected a torch.Tensor")
+            return _failed(Failure.OUTPUT_TYPE, f"{label} is a {type(out).__name__}, expected a torch.Tensor")
         if type(out) not in (torch.Tensor, torch.nn.Parameter):
-            return _failed(Failure.OUTPUT_TYPE, f"output {i} is a {type(out).__qualname__}, a tensor subclass")
-    if len(outputs) != len(reference):
-        return _failed(Failure.OUTPUT_TYPE, f"forward returned {len(outputs)} outputs, the reference {len(reference)}")
-    for i, (out, ref) in enumerate(zip(outputs, reference)):
+            return _failed(Failure.OUTPUT_TYPE, f"{label} is a {type(out).__qualname__}, a tensor subclass")
+    flat = all(node is None for node in (*structure, *reference_structure))
+    if flat and len(structure) != len(reference_structure):
+        return _failed(Failure.OUTPUT_TYPE, f"forward returned {len(structure)} outputs, the reference "
+                                            f"{len(reference_structure)}")
+    if structure != reference_structure:
+        return _failed(Failure.OUTPUT_TYPE, f"forward returned {describe_structure(structure)}, the reference "
+                                            f"{describe_structure(reference_structure)}")
+    for label, out, ref in zip(output_labels(structure), outputs, reference):
         if out.device.type != ref.device.type:
-            return _failed(Failure.OUTPUT_TYPE, f"output {i} is on {out.device}, the reference's on {ref.device}")
+            return _failed(Failure.OUTPUT_TYPE, f"{label} is on {out.device}, the reference's on {ref.device}")
         if tuple(out.shape) != tuple(ref.shape):
-            return _failed(Failure.SHAPE, f"output {i} has shape {list(out.shape)}, expected {list(ref.shape)}")
+            return _failed(Failure.SHAPE, f"{label} has shape {list(out.shape)}, expected {list(ref.shape)}")
         if out.dtype != ref.dtype:
             dtype, expected = str(out.dtype).removeprefix("torch."), str(ref.dtype).removeprefix("torch.")
-            return _failed(Failure.DTYPE, f"output {i} has dtype {dtype}, expected {expected}")
+            return _failed(Failure.DTYPE, f"{label} has dtype {dtype}, expected {expected}")
     return None
 
 
@@ -61,17 +69,20 @@ def _failed(failure: Failure, message: str) -> Comparison:
 
 
 def compare_outputs(
-    outputs: Sequence[torch.Tensor], reference: Sequence[torch.Tensor], tolerances: Sequence[tuple[float, float]]
+    outputs: Sequence[torch.Tensor], reference: Sequence[torch.Tensor], tolerances: Sequence[tuple[float, float]],
+    structure: tuple[Any, ...] = (),
 ) -> Comparison:
-    """Compare structurally checked outputs with the reference, one (atol, rtol) per output."""
+    """Compare structurally checked outputs (leaves) with the reference's, one (atol, rtol) per leaf; the
+    ``structure`` names them in messages."""
     worst_abs = worst_rel = 0.0
     problems: list[str] = []
     failure: Failure | None = None
-    for i, (out, ref, (atol, rtol)) in enumerate(zip(outputs, reference, tolerances)):
+    labels = output_labels(structure) if structure else [f"output {i}" for i in range(len(outputs))]
+    for label, out, ref, (atol, rtol) in zip(labels, outputs, reference, tolerances):
         result = _compare_one(out, ref.to(out.device), atol, rtol)
         worst_abs, worst_rel = max(worst_abs, result.max_abs_error), max(worst_rel, result.max_rel_error)
         if not result.passed:
-            prefix = f"output {i}: " if len(outputs) > 1 else ""
+            prefix = f"{label}: " if len(outputs) > 1 else ""
             problems.append(prefix + result.message)
             if failure is None or result.failure is Failure.NAN_INF:
                 failure = result.failure

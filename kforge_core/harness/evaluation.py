@@ -14,6 +14,7 @@ from ..records import Candidate, CompileResult, Failure, Flag, ProfileResult, Ve
 from ..settings import HarnessSettings
 from . import flags as F
 from .captured import STDERR_FILE, STDOUT_FILE, read_truncated, tail_lines
+from .deadline import StageTimeouts
 from .op_trace import compute_ops, describe_ops
 from .process import WorkerFault, WorkerProcess
 from .protocol import Begin, Finish, FinishReport, Reply, RunStage, Time, TimingOutcome
@@ -43,14 +44,15 @@ class StageOutcomes:
         self.clean = False
 
 
-def run_stages(worker: WorkerProcess, candidate: Candidate, workdir: Path, settings: HarnessSettings, *,
-               measure: bool, profile: bool, timing_guard: Callable[[], ContextManager[None]]) -> StageOutcomes:
+def run_stages(worker: WorkerProcess, candidate: Candidate, workdir: Path, settings: HarnessSettings,
+               timeouts: StageTimeouts, *, measure: bool, profile: bool,
+               timing_guard: Callable[[], ContextManager[None]]) -> StageOutcomes:
     """Drive the worker through the candidate's stages; a dead or hung worker ends them with its fault."""
     out = StageOutcomes()
     try:
         _expect(worker.call(Begin(candidate, workdir), _BEGIN_TIMEOUT_S, "preparing the scratch directory"), out)
         if out.failure is None:
-            _stages(worker, settings, out, measure=measure, profile=profile, timing_guard=timing_guard)
+            _stages(worker, settings, timeouts, out, measure=measure, profile=profile, timing_guard=timing_guard)
         if worker.alive:
             out.finish = _expect(worker.call(Finish(), _FINISH_TIMEOUT_S, "checking the process"), out)
     except WorkerFault as fault:
@@ -65,12 +67,13 @@ def run_stages(worker: WorkerProcess, candidate: Candidate, workdir: Path, setti
     return out
 
 
-def _stages(worker: WorkerProcess, settings: HarnessSettings, out: StageOutcomes, *, measure: bool,
-            profile: bool, timing_guard: Callable[[], ContextManager[None]]) -> None:
-    out.compile = _expect(worker.call(RunStage("compile"), settings.compile_timeout_s, "compile"), out)
+def _stages(worker: WorkerProcess, settings: HarnessSettings, timeouts: StageTimeouts, out: StageOutcomes, *,
+            measure: bool, profile: bool, timing_guard: Callable[[], ContextManager[None]]) -> None:
+    waits = timeouts.waits
+    out.compile = _expect(worker.call(RunStage("compile"), timeouts.compile_s, "compile", waits), out)
     if out.compile is None or not out.compile.ok:
         return
-    out.verify = _expect(worker.call(RunStage("verify"), settings.verify_timeout_s, "verify"), out)
+    out.verify = _expect(worker.call(RunStage("verify"), timeouts.verify_s, "verify", waits), out)
     if out.verify is None:
         return
     out.flags.extend(out.verify.flags)
@@ -78,11 +81,11 @@ def _stages(worker: WorkerProcess, settings: HarnessSettings, out: StageOutcomes
         return
     if measure:
         with timing_guard():  # what else the harness runs stays quiet while the candidate is timed
-            out.timing = _expect(worker.call(Time(), settings.timing_timeout_s, "timing"), out)
+            out.timing = _expect(worker.call(Time(), timeouts.timing_s, "timing", waits), out)
         if out.timing is not None:
             out.flags.extend(out.timing.flags)
     if profile and out.failure is None:
-        out.profile = _expect(worker.call(RunStage("profile"), settings.profile_timeout_s, "profile"), out)
+        out.profile = _expect(worker.call(RunStage("profile"), timeouts.profile_s, "profile", waits), out)
         if out.profile is not None:
             out.flags.extend(_profile_flags(out.profile, settings))
 

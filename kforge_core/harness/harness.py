@@ -20,6 +20,7 @@ from .evaluation import captured_output, decide, message_for_agent, run_stages, 
 from .pool import WorkerPool
 from .prebuild import PrebuildOutcome, Prebuilder
 from .prebuild_child import PrebuildRequest
+from .deadline import StageTimeouts
 from .process import WorkerFault
 from .protocol import BaselineResults, MeasureBaselines, WorkerInit
 from .runs import checked_timed_runs
@@ -78,8 +79,8 @@ class Harness:
         workdir = self._scratch_dir(candidate)
         self._prebuilder.wait(candidate)  # its compile stage then finds what was built ahead
         worker = self._pool.acquire()
-        out = run_stages(worker, candidate, workdir, self.settings.harness, measure=measure, profile=profile,
-                         timing_guard=self._quiet_for_timing)
+        out = run_stages(worker, candidate, workdir, self.settings.harness, self.timeouts, measure=measure,
+                         profile=profile, timing_guard=self._quiet_for_timing)
         flags, failure, message = decide(out, static_flags)
         replaced = self._pool.release(worker, reusable=failure is None and out.clean)
         stdout, stderr = captured_output(workdir, self.settings.harness.output_limit_kb)
@@ -126,6 +127,14 @@ class Harness:
         if self._baselines is None:
             self._baselines = self._measure_baselines()
         return {name: RuntimeStats.from_samples(samples) for name, samples in self._baselines.samples_ms}
+
+    @property
+    def timeouts(self) -> StageTimeouts:
+        """The limits of a candidate's stages, derived from the settings and the reference's time on the device
+        (measured by the first worker; starts one when none has started yet)."""
+        if self._pool.reference_s is None:
+            self._pool.release(self._pool.acquire(), reusable=True)
+        return StageTimeouts.derive(self.settings.harness, self._pool.reference_s or 0.0)
 
     @property
     def baseline_errors(self) -> dict[str, str]:
@@ -198,7 +207,7 @@ class Harness:
         self._pool.wait_idle()  # no worker starting up beside the timed runs
         try:
             for name in harness.baselines:  # one request each: a hang in one does not lose the other
-                reply = worker.call(MeasureBaselines((name,)), harness.compile_timeout_s + harness.timing_timeout_s,
+                reply = worker.call(MeasureBaselines((name,)), self.timeouts.build_s + self.timeouts.timing_s,
                                     f"the {name} baseline")
                 if reply.failure is not None:
                     errors.append((name, f"{name} baseline failed: {reply.message}"))

@@ -14,7 +14,7 @@ from typing import Callable
 from ..errors import KForgeError
 from ..settings import HarnessSettings
 from .process import WorkerFault, WorkerProcess
-from .protocol import DeviceFacts, Prepare, WorkerInit
+from .protocol import DeviceFacts, Prepare, Prepared, WorkerInit
 
 
 class WorkerStartError(KForgeError):
@@ -30,6 +30,7 @@ class WorkerPool:
         self._numbers = itertools.count(1)
         self.started = 0
         self.facts: DeviceFacts | None = None
+        self.reference_s: float | None = None  # the reference's forward time on the device, once a worker said
 
     def acquire(self, *, fresh: bool = False) -> WorkerProcess:
         """A ready worker: the warmest idle one (unless ``fresh``), else a new one. Raises WorkerStartError."""
@@ -95,6 +96,8 @@ class WorkerPool:
             if isinstance(reply.value, DeviceFacts):
                 worker.facts = reply.value
                 self.facts = reply.value
+            elif isinstance(reply.value, Prepared):
+                self.reference_s = reply.value.reference_s
 
 
 def _last_lines(text: str, count: int = 8) -> str | None:

@@ -18,6 +18,7 @@ import torch
 from . import flags as F
 from ..records import Flag
 from ..settings import HarnessSettings
+from ..values import output_labels
 
 if TYPE_CHECKING:
     from .reference import ReferenceData
@@ -51,12 +52,13 @@ def precision_report(outputs: list[torch.Tensor], reference: ReferenceData, sett
     if reference.float64_outputs is None:
         return PrecisionReport((f"precision not estimated: {reference.float64_note}",), ())
     notes, flags = [], []
-    for i, (out, ref32, ref64) in enumerate(zip(outputs, reference.trials[0].outputs, reference.float64_outputs)):
+    labels = output_labels(reference.structure)
+    for label, out, ref32, ref64 in zip(labels, outputs, reference.trials[0].outputs, reference.float64_outputs):
         nominal = MANTISSA_BITS.get(ref32.dtype)
         if nominal is None or out.shape != ref32.shape:
             continue
         theirs, ours = agreement_bits(out, ref64), agreement_bits(ref32, ref64)
-        label = f"output {i}" if len(outputs) > 1 else "the output"
+        label = label if len(outputs) > 1 else "the output"
         dtype = str(ref32.dtype).removeprefix("torch.")
         notes.append(f"precision: {label} agrees with a float64 reference to {theirs:.1f} bits "
                      f"(the {dtype} reference: {ours:.1f} bits)")

@@ -17,7 +17,8 @@ from typing import Any
 from ..records import Failure
 from .captured import read_truncated, tail_lines
 from .faults import classify_exit, memory_total_kb, oom_kill_count
-from .protocol import Channel, ChannelClosed, ChannelTimeout, DeviceFacts, Reply, WorkerInit
+from .deadline import StageDeadline, WaitLimits
+from .protocol import Channel, ChannelClosed, ChannelTimeout, DeviceFacts, Reply, Wait, WorkerInit
 from .sandbox import limits_setter, worker_environment
 
 _REAP_S = 10.0
@@ -90,33 +91,48 @@ class WorkerProcess:
             raise self._fault_from_exit() from None
         self._awaited.append(request_id)
 
-    def receive(self, timeout_s: float, what: str) -> Reply:
-        """The next reply; a WorkerFault when the worker dies, hangs past ``timeout_s`` or sends garbage."""
-        deadline = time.monotonic() + timeout_s
-        try:
-            message = self.channel.receive(deadline=deadline)
-        except ChannelTimeout:
-            self.kill()
-            raise WorkerFault(Failure.TIMEOUT, f"{what} did not finish within {timeout_s:g} s; the worker was "
-                                               "killed (an endless loop, a deadlock or a hung kernel)") from None
-        except ChannelClosed:
-            raise self._fault_from_exit() from None
-        except Exception as exc:  # not a message the worker wrote: something else wrote into the private pipe
-            raise self._forged(what, f"it could not be read: {exc}") from None
-        expected = self._awaited.popleft()
-        if not (isinstance(message, tuple) and len(message) == 2 and message[0] == expected
-                and isinstance(message[1], Reply)):
-            raise self._forged(what, "it did not answer the request that was sent")
-        return message[1]
+    def receive(self, timeout_s: float, what: str, waits: WaitLimits | None = None) -> Reply:
+        """The next reply; a WorkerFault when the worker dies, hangs past its deadline or sends garbage.
+
+        ``timeout_s`` limits the request; with ``waits``, the calls and builds the worker reports while serving it
+        get their own limits (see :mod:`kforge_core.harness.deadline`).
+        """
+        deadline = StageDeadline(what, timeout_s, waits, time.monotonic())
+        while True:
+            expires, late = deadline.expires()
+            try:
+                message = self.channel.receive(deadline=expires)
+            except ChannelTimeout:
+                self.kill()
+                raise WorkerFault(Failure.TIMEOUT, f"{late}; the worker was killed (an endless loop, a deadlock or "
+                                                   "a hung kernel)") from None
+            except ChannelClosed:
+                raise self._fault_from_exit() from None
+            except Exception as exc:  # not a message the worker wrote: something else wrote into the private pipe
+                raise self._forged(what, f"it could not be read: {exc}") from None
+            expected = self._awaited[0]
+            if not (isinstance(message, tuple) and len(message) == 2 and message[0] == expected):
+                raise self._forged(what, "it did not answer the request that was sent")
+            if isinstance(message[1], Wait):
+                wait = message[1]
+                if wait.entering:
+                    deadline.enter(wait.kind, wait.what, time.monotonic())
+                else:
+                    deadline.leave(time.monotonic())
+                continue
+            self._awaited.popleft()
+            if not isinstance(message[1], Reply):
+                raise self._forged(what, "it did not answer the request that was sent")
+            return message[1]
 
     def _forged(self, what: str, why: str) -> WorkerFault:
         self.kill()
         return WorkerFault(Failure.CHEAT, f"the reply to {what} was not the worker's ({why}): code in the worker "
                                           "wrote into the harness's private pipe")
 
-    def call(self, request: Any, timeout_s: float, what: str) -> Reply:
+    def call(self, request: Any, timeout_s: float, what: str, waits: WaitLimits | None = None) -> Reply:
         self.send(request)
-        return self.receive(timeout_s, what)
+        return self.receive(timeout_s, what, waits)
 
     def drain(self, timeout_s: float, what: str) -> list[Reply]:
         """Read every pending reply."""

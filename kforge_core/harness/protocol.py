@@ -15,6 +15,7 @@ import os
 import pickle
 import select
 import struct
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -94,6 +95,25 @@ class MeasureBaselines:
 
 
 @dataclass(frozen=True)
+class Wait:
+    """Sent by a worker in the middle of a request, tagged with the request's id: a wait of ``kind`` ("call" or
+    "build") begins (``entering``) or ends, so the KForge process applies that wait's time limit
+    (``harness.deadline``)."""
+
+    kind: str
+    what: str
+    entering: bool
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """The reply to :class:`Prepare`: what was prepared, and the reference's median forward time on the device."""
+
+    summary: str
+    reference_s: float
+
+
+@dataclass(frozen=True)
 class DeviceFacts:
     """What a worker found out about its device when it started."""
 
@@ -151,13 +171,15 @@ class Channel:
     def __init__(self, read_fd: int, write_fd: int) -> None:
         self.read_fd = read_fd
         self.write_fd = write_fd
+        self._sending = threading.Lock()  # a Wait sent from another thread (a JIT's hook) never splits a message
 
     def send(self, message: Any) -> None:
         data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
         view = memoryview(_HEADER.pack(len(data)) + data)
-        while view:
-            written = os.write(self.write_fd, view)
-            view = view[written:]
+        with self._sending:
+            while view:
+                written = os.write(self.write_fd, view)
+                view = view[written:]
 
     def receive(self, *, deadline: float | None = None, trusted: bool = False) -> Any:
         """The next message; ``trusted`` False (the KForge side) restricts what may be unpickled."""

@@ -11,15 +11,19 @@ from __future__ import annotations
 
 import copy
 import functools
+import statistics
+import time
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
 import torch
 
-from ..problem import as_output_tuple, import_problem_module
-from ..records import Problem
+from ..problem import import_problem_module
+from ..records import Backend, Problem
 from ..settings import HarnessSettings
+from ..tolerances import tolerance_in_effect
+from ..values import flatten_output, map_tensors, tensor_bytes
 from .compare import max_difference, within_tolerance
 from .op_trace import compute_ops, trace_ops
 from .runs import checked_timed_runs, pool_index
@@ -34,7 +38,7 @@ class Trial:
 
     seed: int
     inputs: list[Any]
-    outputs: list[torch.Tensor]
+    outputs: list[torch.Tensor]  # the leaves of the reference's result (values.flatten_output)
     inputs_after_reference: list[Any]  # what the reference left in its own copy of the inputs
 
 
@@ -48,10 +52,13 @@ class ReferenceData:
     fresh_parameters: dict[str, torch.Tensor]  # Model's parameters before any forward
     fresh_buffers: dict[str, torch.Tensor]  # and its buffers
     trials: list[Trial]
-    tolerances: list[tuple[float, float]]  # per output
+    structure: tuple[Any, ...]  # how the reference's outputs nest (values.flatten_output)
+    tolerances: list[tuple[float, float]]  # per output leaf
+    tolerance_notes: list[str]  # per output dtype: the tolerance in effect and where it came from
     fresh_model: Any  # a copy of Model before any forward, for the operator trace
     float64_outputs: list[torch.Tensor] | None  # trial 0 computed in float64, for the precision estimate
     float64_note: str
+    forward_s: float = 0.0  # the median time of the reference's forward over the trials, on the device
     pool: list[list[Any]] = field(default_factory=list)  # distinct input sets for warm-up and timed runs
     pool_seeds: list[int] = field(default_factory=list)
     checked_runs: dict[int, list[torch.Tensor]] = field(default_factory=dict)  # timed run -> reference outputs
@@ -93,11 +100,13 @@ _cache: dict[tuple[Any, ...], ReferenceData] = {}
 
 
 def reference_data(problem: Problem, device: torch.device, settings: HarnessSettings,
-                   backend_tolerance: tuple[tuple[str, float, float], ...] = ()) -> ReferenceData:
-    """The reference data for ``problem`` on ``device``, computed on first use in this process."""
-    key = (problem.digest, str(device), repr(settings), backend_tolerance)
+                   backend: Backend | None = None) -> ReferenceData:
+    """The reference data for ``problem`` on ``device``, computed on first use in this process; ``backend``'s
+    default tolerances apply where the settings give none."""
+    key = (problem.digest, str(device), repr(settings), backend.name if backend else "",
+           backend.default_tolerance if backend else ())
     if key not in _cache:
-        _cache[key] = _compute(problem, device, settings, backend_tolerance)
+        _cache[key] = _compute(problem, device, settings, backend)
     return _cache[key]
 
 
@@ -107,12 +116,14 @@ def seeded_inputs(module: ModuleType, seed: int, device: torch.device) -> list[A
 
 
 def to_device(value: Any, device: torch.device) -> Any:
-    return value.to(device) if isinstance(value, torch.Tensor) else value
+    """``value`` with every tensor inside it on ``device``."""
+    return map_tensors(value, lambda t: t.to(device))
 
 
 def clone_values(values: list[Any]) -> list[Any]:
-    """Fresh copies of the tensors (numbers are immutable): the reference and the candidate never share one."""
-    return [v.clone() if isinstance(v, torch.Tensor) else v for v in values]
+    """Fresh copies of every tensor and container (the rest is immutable): the reference and the candidate never
+    share one."""
+    return [map_tensors(v, torch.Tensor.clone) for v in values]
 
 
 def build_model(cls: type, init_inputs: list[Any], seed: int, device: torch.device) -> Any:
@@ -123,30 +134,52 @@ def build_model(cls: type, init_inputs: list[Any], seed: int, device: torch.devi
 
 
 def _compute(problem: Problem, device: torch.device, settings: HarnessSettings,
-             backend_tolerance: tuple[tuple[str, float, float], ...]) -> ReferenceData:
+             backend: Backend | None) -> ReferenceData:
     module = import_problem_module(problem.path)
     torch.manual_seed(settings.seed)
     init_inputs = list(module.get_init_inputs())
     model = build_model(module.Model, init_inputs, settings.seed, device)
     parameters, buffers = _named_state(model)
     fresh_model = copy.deepcopy(model)
-    trials = []
+    trials, seconds, structure = [], [], ()
     with torch.no_grad():
         for t in range(settings.trials):
             seed = settings.seed + t
             inputs = seeded_inputs(module, seed, device)
             own = clone_values(inputs)
-            outputs = [o.detach().clone() for o in as_output_tuple(model(*own))]
-            trials.append(Trial(seed, inputs, outputs, own))
+            start = time.perf_counter()
+            result = model(*own)
+            _synchronize(device)
+            seconds.append(time.perf_counter() - start)
+            leaves, structure = flatten_output(result)
+            trials.append(Trial(seed, inputs, [o.detach().clone() for o in leaves], own))
         float64_outputs, float64_note = _float64_reference(fresh_model, trials[0].inputs)
-    tolerances = [settings.tolerance(str(o.dtype).removeprefix("torch."), backend_tolerance) for o in trials[0].outputs]
-    data = ReferenceData(problem, module, device, settings.seed, init_inputs, parameters, buffers, trials,
-                         tolerances, fresh_model, float64_outputs, float64_note)
+    tolerances, notes = _tolerances(trials[0].outputs, settings, backend)
+    data = ReferenceData(problem, module, device, settings.seed, init_inputs, parameters, buffers, trials, structure,
+                         tolerances, notes, fresh_model, float64_outputs, float64_note,
+                         forward_s=statistics.median(seconds))
     data.sensitivity = max((max_difference(t.outputs, trials[0].outputs) for t in trials[1:]), default=0.0)
     _prepare_timing(data, model, settings)
+    _synchronize(device)
+    return data
+
+
+def _synchronize(device: torch.device) -> None:
     if device.type != "cpu":
         getattr(torch, device.type).synchronize()
-    return data
+
+
+def _tolerances(outputs: list[torch.Tensor], settings: HarnessSettings, backend: Backend | None
+                ) -> tuple[list[tuple[float, float]], list[str]]:
+    """``(atol, rtol)`` per output leaf, and a note per dtype saying which tolerance is in effect and why."""
+    pairs, notes = [], {}
+    for output in outputs:
+        dtype = str(output.dtype).removeprefix("torch.")
+        tolerance = tolerance_in_effect(dtype, settings, backend.name if backend else "",
+                                        backend.default_tolerance if backend else ())
+        pairs.append((tolerance.atol, tolerance.rtol))
+        notes[dtype] = f"tolerance for {dtype} outputs: {tolerance.describe()}"
+    return pairs, list(notes.values())
 
 
 def _named_state(model: Any) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
@@ -163,12 +196,15 @@ def _float64_reference(model: torch.nn.Module, inputs: list[Any]) -> tuple[list[
         model64 = copy.deepcopy(model).to(torch.float64) if isinstance(model, torch.nn.Module) else None
         if model64 is None:
             return None, "the reference is not an nn.Module"
-        args = [v.to(torch.float64) if isinstance(v, torch.Tensor) and v.is_floating_point() else
-                (v.clone() if isinstance(v, torch.Tensor) else v) for v in inputs]
-        outputs = [o.detach().clone() for o in as_output_tuple(model64(*args))]
+        args = [map_tensors(v, _as_float64) for v in inputs]
+        outputs = [o.detach().clone() for o in flatten_output(model64(*args))[0]]
         return outputs, ""
     except Exception as exc:  # a model that does not run in float64 has no precision estimate
         return None, f"the reference does not run in float64 ({type(exc).__name__}: {exc})"
+
+
+def _as_float64(tensor: torch.Tensor) -> torch.Tensor:
+    return tensor.to(torch.float64) if tensor.is_floating_point() else tensor.clone()
 
 
 def _prepare_timing(data: ReferenceData, model: Any, settings: HarnessSettings) -> None:
@@ -176,12 +212,12 @@ def _prepare_timing(data: ReferenceData, model: Any, settings: HarnessSettings) 
     outputs for the timed runs whose outputs are checked again."""
     runs = settings.warmup + settings.repetitions
     first = data.trials[0].inputs
-    set_bytes = sum(v.numel() * v.element_size() for v in first if isinstance(v, torch.Tensor)) or 1
+    set_bytes = tensor_bytes(first) or 1
     size = max(2, min(runs, settings.input_pool_mb * 1024 * 1024 // set_bytes))
     data.pool_seeds = [settings.seed + TIMING_SEED_OFFSET + i for i in range(size)]
     data.pool = [seeded_inputs(data.module, s, data.device) for s in data.pool_seeds]
     with torch.no_grad():
         for run in checked_timed_runs(settings):
             inputs = clone_values(data.pool[pool_index(run, settings, size)])
-            data.checked_runs[run] = [o.detach().clone() for o in as_output_tuple(model(*inputs))]
+            data.checked_runs[run] = [o.detach().clone() for o in flatten_output(model(*inputs))[0]]
 

@@ -165,7 +165,7 @@ class _Finder(ast.NodeVisitor):
 
 def check_source(candidate: Candidate, problem: Problem) -> tuple[Flag, ...]:
     """Non-blocking flags for what the candidate's files show."""
-    wide_outputs = any(o.dtype in ("float32", "float64") for o in problem.outputs)
+    wide_outputs = any(t.dtype in ("float32", "float64") for o in problem.outputs for t in o.tensors())
     found: dict[str, list[str]] = {}
     for file in candidate.files:
         if _L2_PERSISTENCE.search(file.text):

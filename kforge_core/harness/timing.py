@@ -17,8 +17,10 @@ import torch
 
 from ..records import Flag
 from ..settings import HarnessSettings
+from ..stage_timer import StageTimer
+from ..values import flatten_output
 from . import flags as F
-from .compare import as_outputs, check_structure, compare_outputs
+from .compare import check_structure, compare_outputs
 from .device import DeviceOps, join_threads, new_threads
 from .reference import ReferenceData, clone_values
 from .runs import checked_timed_runs, pool_index
@@ -32,7 +34,7 @@ THREAD_JOIN_S = 60.0
 @dataclass
 class TimedRuns:
     samples_ms: list[float]
-    outputs: dict[int, list[torch.Tensor]]  # timed run -> copies of its outputs, for the runs checked
+    outputs: dict[int, tuple[list[Any], tuple[Any, ...]]]  # timed run -> copies of its output leaves, structure
     flags: list[Flag]
 
 
@@ -53,25 +55,29 @@ def timing_method(device: DeviceOps, settings: HarnessSettings, reference: Refer
 
 
 def time_runs(call: Callable[..., Any], reference: ReferenceData, device: DeviceOps, settings: HarnessSettings,
-              keep: tuple[int, ...] = ()) -> TimedRuns:
-    """Warm up, then time ``settings.repetitions`` runs of ``call``; keep the outputs of the runs in ``keep``."""
+              keep: tuple[int, ...] = (), timer: StageTimer | None = None) -> TimedRuns:
+    """Warm up, then time ``settings.repetitions`` runs of ``call``; keep the outputs of the runs in ``keep``.
+    With a ``timer``, each run is marked as a call of forward (the mark is sent before the clock starts)."""
+    timer = timer or StageTimer()
     size = len(reference.pool)
     with torch.no_grad():
         for run in range(settings.warmup):
             args = clone_values(reference.pool[run % size])
-            threads_before = set(threading.enumerate())
-            call(*args)
-            _wait(device, threads_before)
+            with timer.calling(f"warm-up run {run}"):
+                threads_before = set(threading.enumerate())
+                call(*args)
+                _wait(device, threads_before)
         samples, kept, flags = [], {}, []
         for run in range(settings.repetitions):
             args = clone_values(reference.pool[pool_index(run, settings, size)])
-            device.flush_l2()
-            device.synchronize()
-            threads_before = set(threading.enumerate())
-            start = _perf_counter()
-            result = call(*args)
-            _wait(device, threads_before)
-            samples.append((_perf_counter() - start) * 1e3)
+            with timer.calling(f"timed run {run}"):
+                device.flush_l2()
+                device.synchronize()
+                threads_before = set(threading.enumerate())
+                start = _perf_counter()
+                result = call(*args)
+                _wait(device, threads_before)
+                samples.append((_perf_counter() - start) * 1e3)
             if run in keep:
                 kept[run] = _copies(result)
             flags.extend(_persisting_l2(device, settings, run))
@@ -84,9 +90,11 @@ def _wait(device: DeviceOps, threads_before: set[threading.Thread]) -> None:
     join_threads(new_threads(threads_before), THREAD_JOIN_S)
 
 
-def _copies(result: Any) -> list[Any]:
-    """Copies of the outputs, taken after the clock stopped (a candidate may hand back the same tensor again)."""
-    return [o.detach().clone() if type(o) is torch.Tensor else o for o in as_outputs(result)]
+def _copies(result: Any) -> tuple[list[Any], tuple[Any, ...]]:
+    """Copies of the output leaves, taken after the clock stopped (a candidate may hand back the same tensor
+    again), and how they nest."""
+    leaves, structure = flatten_output(result)
+    return [o.detach().clone() if type(o) is torch.Tensor else o for o in leaves], structure
 
 
 def _persisting_l2(device: DeviceOps, settings: HarnessSettings, run: int) -> list[Flag]:
@@ -105,10 +113,10 @@ def _persisting_l2(device: DeviceOps, settings: HarnessSettings, run: int) -> li
 def check_timed_outputs(runs: TimedRuns, reference: ReferenceData, settings: HarnessSettings) -> list[Flag]:
     """Outputs of timed runs compared with the reference for the same inputs (cheat 3: cached outputs)."""
     flags = []
-    for run, outputs in sorted(runs.outputs.items()):
+    for run, (outputs, structure) in sorted(runs.outputs.items()):
         expected = reference.checked_runs[run]
-        problem = check_structure(outputs, expected)
-        result = problem or compare_outputs(outputs, expected, reference.tolerances)
+        problem = check_structure(outputs, expected, structure=structure, reference_structure=reference.structure)
+        result = problem or compare_outputs(outputs, expected, reference.tolerances, structure)
         if not result.passed:
             flags.append(F.raise_flag(F.CACHED_OUTPUT, (
                 f"timed run {run} returned an output that is wrong for its inputs ({result.message}): the outputs "

@@ -20,18 +20,37 @@ from pathlib import Path
 from typing import Any
 
 from ..records import Candidate, Failure, StageContext
+from ..stage_timer import StageTimer
 from .captured import STDERR_FILE, STDOUT_FILE
-from .faults import classify_exception, classify_text, exception_line
+from .faults import classify_exception, classify_text, exception_line, exception_text
 from .protocol import (
-    Begin, Channel, ChannelClosed, DeviceFacts, Finish, MeasureBaselines, Prepare, Reply, RunStage, Time,
-    WorkerInit,
+    Begin, Channel, ChannelClosed, DeviceFacts, Finish, MeasureBaselines, Prepare, Prepared, Reply, RunStage, Time,
+    Wait, WorkerInit,
 )
+
+
+class ChannelTimer(StageTimer):
+    """Sends the stage's marks to the KForge process as :class:`Wait` messages of the request being served."""
+
+    def __init__(self, channel: Channel) -> None:
+        self.channel = channel
+        self.request_id: int | None = None
+
+    def enter(self, kind: str, what: str) -> None:
+        self._send(Wait(kind, what, True))
+
+    def leave(self, kind: str, what: str) -> None:
+        self._send(Wait(kind, what, False))
+
+    def _send(self, wait: Wait) -> None:
+        if self.request_id is not None:
+            self.channel.send((self.request_id, wait))
 
 
 class Worker:
     """The worker's state: plugins, device, the reference, and the candidate being served."""
 
-    def __init__(self, init: WorkerInit) -> None:
+    def __init__(self, init: WorkerInit, timer: StageTimer | None = None) -> None:
         for entry in init.sys_path:
             if entry not in sys.path:
                 sys.path.append(entry)
@@ -44,6 +63,7 @@ class Worker:
         configure_host_allocator()
 
         self.init = init
+        self.timer = timer or StageTimer()
         self.plugins = build_plugin_manager(init.selection)
         self.backend = BackendRegistry(self.plugins).get(init.backend).backend
         self.device = torch.device(self.backend.device)
@@ -71,7 +91,7 @@ class Worker:
     def reference(self):  # noqa: ANN201
         from .reference import reference_data
 
-        return reference_data(self.init.problem, self.device, self.init.settings, self.backend.default_tolerance)
+        return reference_data(self.init.problem, self.device, self.init.settings, self.backend)
 
     # ------------------------------------------------------------------------------------------ requests
 
@@ -88,7 +108,8 @@ class Worker:
     def _dispatch(self, request: Any) -> Any:
         if isinstance(request, Prepare):
             reference = self.reference()
-            return f"{len(reference.trials)} trials and {len(reference.pool)} timing input sets prepared"
+            return Prepared(f"{len(reference.trials)} trials and {len(reference.pool)} timing input sets prepared",
+                            reference.forward_s)
         if isinstance(request, Begin):
             return self._begin(request)
         if isinstance(request, RunStage):
@@ -116,7 +137,7 @@ class Worker:
         _redirect_output(workdir / STDOUT_FILE, workdir / STDERR_FILE)
         self.candidate = request.candidate
         self.context = StageContext(problem=self.init.problem, workdir=workdir, options=self.init.options,
-                                    cache_dir=self.init.cache_dir, settings=self.init.settings)
+                                    cache_dir=self.init.cache_dir, settings=self.init.settings, timer=self.timer)
         self.snapshot = ProcessSnapshot.take(reference.known_ops)
 
     def _stage(self, stage: str) -> Any:
@@ -147,11 +168,11 @@ class Worker:
             return Reply(failure=classify_exception(exc), message=candidate_traceback(exc, workdir), detail=detail)
         failure = classify_text(str(exc))
         if failure is Failure.DEVICE_FAULT:
-            message = f"the device failed after the candidate ran: {exception_line(exc)}"
+            message = f"the device failed after the candidate ran: {exception_text(exc)}"
         elif failure is Failure.OUT_OF_MEMORY:
-            message = f"out of memory: {exception_line(exc)}"
+            message = f"out of memory: {exception_text(exc)}"
         else:
-            failure, message = Failure.HARNESS, f"the harness failed: {exception_line(exc)}"
+            failure, message = Failure.HARNESS, f"the harness failed: {exception_text(exc)}"
         return Reply(failure=failure, message=message, detail=detail)
 
 
@@ -193,8 +214,9 @@ def main(argv: list[str] | None = None) -> int:
     _watch_lifeline(lifeline_fd)
     channel = Channel(read_fd, write_fd)
     init_id, init = channel.receive(trusted=True)
+    timer = ChannelTimer(channel)
     try:
-        worker = Worker(init)
+        worker = Worker(init, timer)
     except BaseException as exc:  # noqa: BLE001 - the KForge process needs to know why we could not start
         channel.send((init_id, Reply(failure=Failure.HARNESS, message=f"the worker could not start: "
                                      f"{exception_line(exc)}", detail=traceback.format_exc())))
@@ -205,7 +227,10 @@ def main(argv: list[str] | None = None) -> int:
             request_id, request = channel.receive(trusted=True)
         except ChannelClosed:
             return 0
-        channel.send((request_id, worker.handle(request)))
+        timer.request_id = request_id
+        reply = worker.handle(request)
+        timer.request_id = None
+        channel.send((request_id, reply))
         if worker.must_exit:
             os._exit(0)
 

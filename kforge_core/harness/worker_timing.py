@@ -20,7 +20,7 @@ def time_candidate(backend: Backend, candidate: Candidate, context: StageContext
     """Time the candidate's ``ModelNew`` and check the outputs of some timed runs against the reference."""
     settings: HarnessSettings = context.settings
     model = candidate_instance(backend, candidate, context).model
-    runs = time_runs(model, reference, device, settings, keep=tuple(checked_timed_runs(settings)))
+    runs = time_runs(model, reference, device, settings, keep=tuple(checked_timed_runs(settings)), timer=context.timer)
     flags = [*runs.flags, *check_timed_outputs(runs, reference, settings)]
     return TimingOutcome(tuple(runs.samples_ms), timing_method(device, settings, reference), tuple(flags))
 

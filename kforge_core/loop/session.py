@@ -151,7 +151,8 @@ def _work(
     with evaluator_factory(*factory_args) as evaluator:
         steps = LoopSteps(
             journal=journal, run_dir=journal.run_dir,
-            generation=GenerationAgent(templates, problem, lowering, plan.reference),
+            generation=GenerationAgent(templates, problem, lowering, plan.reference,
+                                       settings.harness.candidate_class),
             analysis=AnalysisAgent(templates, problem, lowering),
             generation_client=ChatClient(ready.generation_llm, parse_model_spec(plan.model), settings.llm),
             analysis_client=ChatClient(ready.analysis_llm, parse_model_spec(plan.analyst_model), settings.llm),

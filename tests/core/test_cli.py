@@ -11,6 +11,8 @@ from kforge_core import Backend, KForgeError, hookimpl
 from kforge_core.app import App
 from kforge_core.cli import cli
 
+from .helpers import GOOD_PROBLEM
+
 
 class Silent:
     """A plugin that registers a backend but never answers the availability check."""
@@ -59,3 +61,33 @@ def test_importing_the_core_loads_no_plugin_and_no_torch():
 def test_version():
     result = CliRunner().invoke(cli, ["--version"])
     assert result.exit_code == 0 and "0.1.0" in result.output
+
+
+def test_check_and_plugins_refuse_a_broken_config_file(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[harness]\ntrails = 3\n")
+    problem = tmp_path / "problem.py"
+    problem.write_text(GOOD_PROBLEM)
+    for command in (["plugins"], ["check", str(problem)]):
+        result = CliRunner().invoke(cli, ["--no-plugins", "--config", str(bad), *command])
+        assert result.exit_code == 1, (command, result.output)
+        assert result.output.startswith(f"Error: {bad}: unknown key 'harness.trails'"), result.output
+    missing = CliRunner().invoke(cli, ["--no-plugins", "--config", str(tmp_path / "none.toml"), "plugins"])
+    assert missing.exit_code == 1 and "config file not found" in missing.output
+
+
+def test_run_without_a_correct_candidate_exits_3_not_clicks_usage_code_2(tmp_path, monkeypatch):
+    from kforge_core.commands import run as run_command
+
+    class Ended:
+        run_id, found_correct = "r1", False
+        outputs = type("Outputs", (), {"report": None})()
+
+    monkeypatch.setattr(run_command, "plan_run", lambda *args, **kwargs: None)
+    monkeypatch.setattr(run_command, "start_run", lambda *args, **kwargs: Ended())
+    monkeypatch.setattr(run_command, "print_summary", lambda *args, **kwargs: None)
+    problem = tmp_path / "problem.py"
+    problem.write_text(GOOD_PROBLEM)
+    result = CliRunner().invoke(cli, ["run", str(problem), "--llm", "replay:x.jsonl", "--runs-dir",
+                                      str(tmp_path / "runs")], obj=App(load_plugins=False))
+    assert result.exit_code == 3, result.output

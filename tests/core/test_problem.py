@@ -25,7 +25,7 @@ def test_a_good_problem_is_described(tmp_path):
     problem = load_problem(write_problem(tmp_path))
     assert problem.name == "tiny_linear"
     assert [s.describe() for s in problem.inputs] == ["tensor[2, 8] float32"]
-    assert [s.describe() for s in problem.init_inputs] == ["float"]
+    assert [s.describe() for s in problem.init_inputs] == ["float 2.0"]
     assert [s.describe() for s in problem.outputs] == ["tensor[2, 4] float32"]
     assert problem.parameter_count == 8 * 4 + 4
     assert problem.source == GOOD_PROBLEM and problem.path.is_absolute()
@@ -54,9 +54,9 @@ BAD_PROBLEMS = {
                                r"get_init_inputs\(\) raised ZeroDivisionError"),
     "inputs_not_a_list": (HEADER + MODEL + "def get_inputs():\n    return torch.randn(3)\n"
                           "def get_init_inputs():\n    return []\n", r"get_inputs\(\) returned Tensor, expected a list"),
-    "input_is_a_string": (HEADER + MODEL + "def get_inputs():\n    return [torch.randn(3), 'x']\n"
-                          "def get_init_inputs():\n    return []\n",
-                          r"get_inputs\(\)\[1\] is a str, expected a tensor or a number"),
+    "input_is_an_object": (HEADER + MODEL + "def get_inputs():\n    return [torch.randn(3), (1, [object()])]\n"
+                           "def get_init_inputs():\n    return []\n",
+                           r"get_inputs\(\)\[1\]\[1\]\[0\] is a object, expected a tensor, number, bool, string, None"),
     "init_raises": (HEADER + "class Model(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
                     "        raise RuntimeError('bad init')\n" + GETTERS,
                     r"Model\(\*get_init_inputs\(\)\) raised RuntimeError: bad init"),
@@ -67,6 +67,9 @@ BAD_PROBLEMS = {
     "second_output_not_tensor": (HEADER + "class Model(nn.Module):\n    def forward(self, x):\n"
                                  "        return x, 3\n" + GETTERS,
                                  r"output 1 of Model's forward is a int; outputs must be tensors"),
+    "nested_output_not_tensor": (HEADER + "class Model(nn.Module):\n    def forward(self, x):\n"
+                                 "        return x, [x, 'y']\n" + GETTERS,
+                                 r"output 1\[1\] of Model's forward is a str; outputs must be tensors"),
 }
 
 

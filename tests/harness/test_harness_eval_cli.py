@@ -31,9 +31,12 @@ def kforge_eval(cache_dir, monkeypatch, tmp_path):
 
 
 def test_json_document_of_a_correct_candidate(kforge_eval):
-    result = kforge_eval("relu_scale", "relu_scale_numpy.py", "--json")
+    result = kforge_eval("relu_scale", "relu_scale_numpy.py", "--json", "--atol", "0.001", "--candidate-class",
+                         "ModelNew")
     assert result.exit_code == 0, result.output
     document = json.loads(result.output)
+    assert "tolerance for float32 outputs: atol=0.001, rtol=0.0001 (--atol/--rtol; rtol the harness's default)" \
+        in document["verify"]["notes"]
     assert document["correct"] is True and document["failure"] is None and document["flags"] == []
     assert len(document["trials"]) == 2 and all(t["passed"] for t in document["trials"])
     assert document["runtime"]["count"] == 3

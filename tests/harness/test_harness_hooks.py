@@ -32,14 +32,14 @@ def test_generic_compile(loaded, context):
     assert bad.failure is Failure.SYNTAX and "syntax_error.py:5" in bad.log
 
 
-def test_generic_verify_copies_weights_and_says_so(loaded, context):
+def test_generic_verify_builds_the_candidate_under_the_references_seed_and_says_so(loaded, context):
     ctx = context("linear_relu")
     good = candidate("linear_relu_numpy")
     assert loaded.hook.kforge_compile(backend=TORCH_CPU, candidate=good, context=ctx).ok
     result = loaded.hook.kforge_verify(backend=TORCH_CPU, candidate=good, context=ctx)
     assert result.correct, result.message
     assert len(result.trials) == 2 and all(t.passed for t in result.trials)
-    assert "copied 2 of 2 parameters from Model into ModelNew (same name and shape)" in result.notes
+    assert "parameters: seeded construction (built under seed 42 as Model was; nothing copied)" in result.notes
 
 
 def test_generic_verify_reports_where_outputs_differ(loaded, context):
@@ -76,3 +76,25 @@ def test_a_plugins_own_stage_hook_answers_before_the_generic_one(context):
     loaded = build_plugin_manager(SELECTION, extra_plugins=[("own-verify", OwnVerify())])
     result = loaded.hook.kforge_verify(backend=TORCH_CPU, candidate=candidate("relu_scale_numpy"), context=context())
     assert result.message == "the plugin's own verify"
+
+
+def test_generic_verify_keeps_the_type_and_the_whole_message_of_an_error_without_colours(loaded, context):
+    ctx = context()
+    raising = candidate("forward_raises_multiline")
+    assert loaded.hook.kforge_compile(backend=TORCH_CPU, candidate=raising, context=ctx).ok
+    result = loaded.hook.kforge_verify(backend=TORCH_CPU, candidate=raising, context=ctx)
+    assert result.failure is Failure.RUNTIME
+    assert "TypeError: Failed in nopython mode pipeline (step: nopython frontend)\n" \
+           "No implementation of function add found for signature:\n\n >>> add(float32, unicode_type)" \
+           in result.message
+    assert "\x1b" not in result.message
+
+
+def test_the_candidate_class_is_a_setting(loaded, tmp_path):
+    settings = dataclasses.replace(QUICK, trials=2, candidate_class="ReluKernel")
+    ctx = StageContext(problem=problem("relu_scale"), workdir=tmp_path, settings=settings)
+    named = candidate("relu_kernel_class")
+    assert loaded.hook.kforge_compile(backend=TORCH_CPU, candidate=named, context=ctx).ok
+    assert loaded.hook.kforge_verify(backend=TORCH_CPU, candidate=named, context=ctx).correct
+    other = loaded.hook.kforge_compile(backend=TORCH_CPU, candidate=candidate("relu_scale_numpy"), context=ctx)
+    assert other.failure is Failure.NO_MODEL_NEW and other.log == "relu_scale_numpy.py defines no class ReluKernel"

@@ -15,6 +15,9 @@ from kforge_core.config import load_settings
 from kforge_core.harness import flags as F
 from kforge_core.harness.captured import read_truncated
 from kforge_core.harness.compare import check_structure, compare_outputs
+from kforge_core.harness.deadline import (
+    CALL_FLOOR_S, CALL_MULTIPLE, STAGE_ALLOWANCE_S, StageDeadline, StageTimeouts, WaitLimits,
+)
 from kforge_core.harness.faults import classify_exception, classify_exit
 from kforge_core.harness.op_trace import compute_ops, is_compute_op, op_name, trace_ops
 from kforge_core.harness.precision import agreement_bits
@@ -23,6 +26,7 @@ from kforge_core.harness.sandbox import is_secret, worker_environment
 from kforge_core.harness.static_check import check_source
 from kforge_core.records import Candidate, Failure
 from kforge_core.settings import HarnessSettings
+from kforge_core.tolerances import tolerance_in_effect
 
 from .helpers import problem
 
@@ -60,6 +64,18 @@ def test_compare_integers_exactly_and_structure_first():
         pass
 
     assert "tensor subclass" in check_structure([ref.as_subclass(Sub)], [ref]).message
+
+
+def test_nested_outputs_must_nest_as_the_reference_does_and_are_compared_leaf_by_leaf():
+    ref = torch.ones(2)
+    nested = ((None, (None, None)))  # output 0 is a tensor, output 1 a pair of tensors
+    assert check_structure([ref, ref, ref], [ref, ref, ref], structure=((None, (None, None))),
+                           reference_structure=nested) is None
+    flat = check_structure([ref, ref, ref], [ref, ref, ref], structure=(None, None, None),
+                           reference_structure=nested)
+    assert flat.failure is Failure.OUTPUT_TYPE and "the reference (tensor, (tensor, tensor))" in flat.message
+    wrong = compare_outputs([ref, ref, ref * 2], [ref, ref, ref], [(1e-4, 1e-4)] * 3, nested)
+    assert wrong.failure is Failure.MISMATCH and wrong.message.startswith("output 1[1]: ")
 
 
 # ------------------------------------------------------------------------------------------------ static check
@@ -226,11 +242,24 @@ def test_harness_settings_from_a_config_file(tmp_path):
     harness = settings.harness
     assert (harness.trials, harness.cheat_policy, harness.memory_limit_mb, harness.timing_checks) == \
         (2, "report", 2048, 1)
-    assert harness.tolerance("float32") == (1e-3, 1e-3)
-    assert harness.tolerance("float32", (("float32", 5e-2, 5e-2),)) == (5e-2, 5e-2)  # the backend's override
-    assert harness.tolerance("int64") == (0.0, 0.0)
+    backend = (("float32", 5e-2, 5e-2), ("float16", 3e-2, 3e-2))
+    user = tolerance_in_effect("float32", harness, "cpu", backend)  # the user's table wins over the backend's
+    assert (user.atol, user.rtol, user.atol_from) == (1e-3, 1e-3, "[harness.tolerances]")
+    backends = tolerance_in_effect("float16", harness, "cpu", backend)  # where the user says nothing
+    assert (backends.atol, backends.atol_from) == (3e-2, "the cpu backend's default")
+    assert tolerance_in_effect("bfloat16", harness).atol_from == "the harness's default"
+    assert (tolerance_in_effect("int64", harness).atol, tolerance_in_effect("int64", harness).rtol) == (0.0, 0.0)
     with pytest.raises(ValueError, match="verify_timeout_s"):
-        HarnessSettings(verify_timeout_s=0)
+        HarnessSettings(verify_timeout_s=-1)
+
+
+def test_explicit_atol_and_rtol_win_over_every_table_each_on_its_own():
+    settings = HarnessSettings(tolerances={"float32": (1e-3, 1e-3)}, atol=0.5)
+    tolerance = tolerance_in_effect("float32", settings, "cpu", (("float32", 5e-2, 5e-2),))
+    assert (tolerance.atol, tolerance.rtol) == (0.5, 1e-3)  # --atol over the table; the table's rtol stays
+    assert tolerance.describe() == "atol=0.5, rtol=0.001 (--atol/--rtol; rtol [harness.tolerances])"
+    exact = tolerance_in_effect("int32", HarnessSettings(rtol=0.25))
+    assert (exact.atol, exact.rtol) == (0.0, 0.25)
 
 
 # ------------------------------------------------------------------------------------------------ device
@@ -270,3 +299,44 @@ print("ok")
 """
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.stdout.strip() == "ok", result.stderr
+
+
+# ------------------------------------------------------------------------------------------------ deadlines
+
+
+def test_stage_timeouts_follow_the_reference_unless_set():
+    derived = StageTimeouts.derive(HarnessSettings(trials=5, warmup=3, repetitions=20), reference_s=0.002)
+    assert derived.call_s == CALL_FLOOR_S and derived.build_s == derived.compile_s == 600
+    assert derived.verify_s == STAGE_ALLOWANCE_S + 9 * CALL_FLOOR_S
+    assert derived.timing_s == STAGE_ALLOWANCE_S + 23 * CALL_FLOOR_S
+    slow = StageTimeouts.derive(HarnessSettings(), reference_s=3.0)
+    assert slow.call_s == CALL_MULTIPLE * 3.0
+    fixed = StageTimeouts.derive(HarnessSettings(call_timeout_s=2, verify_timeout_s=7, timing_timeout_s=8), 3.0)
+    assert (fixed.call_s, fixed.verify_s, fixed.timing_s) == (2, 7, 8)
+
+
+def test_a_call_has_its_own_limit_and_builds_inside_it_do_not_count():
+    deadline = StageDeadline("compile", 600, WaitLimits(call_s=10, build_s=100), start=0.0)
+    assert deadline.expires() == (600, "compile did not finish within 600 s")
+    deadline.enter("call", "the first forward", now=5)
+    at, message = deadline.expires()
+    assert at == 15 and message.startswith("the first forward did not return within 10 s")
+    deadline.enter("build", "Numba compiling k(float32)", now=7)
+    at, message = deadline.expires()
+    assert at == 107 and message.startswith("Numba compiling k(float32) did not finish within 100 s")
+    deadline.leave(now=37)  # 30 s of JIT: the call's limit moves by as much
+    assert deadline.expires()[0] == 45
+    deadline.leave(now=40)
+    assert deadline.expires() == (630, "compile did not finish within 600 s")  # the stage's, moved by the build
+
+
+def test_the_builds_of_a_request_share_one_budget_and_waits_without_limits_change_nothing():
+    deadline = StageDeadline("verify", 60, WaitLimits(call_s=10, build_s=100), start=0.0)
+    deadline.enter("build", "load_inline of a", now=0)
+    deadline.leave(now=80)
+    deadline.enter("build", "load_inline of b", now=81)
+    at, message = deadline.expires()
+    assert at == 101 and "with the builds before it, building took more than 100 s" in message
+    plain = StageDeadline("verify", 60, None, start=0.0)
+    plain.enter("build", "x", now=1)
+    assert plain.expires() == (60, "verify did not finish within 60 s")

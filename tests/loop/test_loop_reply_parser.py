@@ -63,3 +63,11 @@ def test_an_unsafe_file_name_is_refused_not_written():
 def test_a_reply_cut_off_inside_a_block_keeps_what_there_is():
     candidate = parse_reply(f"```python\n{MODEL}    def forward(self, x):\n        return", label="a").candidate
     assert candidate is not None and candidate.source.endswith("return\n")
+
+
+def test_the_entry_defines_the_class_the_harness_looks_for():
+    reply = "```python\nclass ModelNew:\n    pass\n```\n```python\nclass Kernel:\n    pass\n```\n"
+    parsed = parse_reply(reply, label="a", class_name="Kernel")
+    assert parsed.candidate is not None and "class Kernel" in parsed.candidate.source
+    missing = parse_reply("```python\nclass ModelNew:\n    pass\n```\n", label="a", class_name="Kernel")
+    assert missing.candidate is None and "defines `class Kernel`" in missing.problem

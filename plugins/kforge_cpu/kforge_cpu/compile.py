@@ -24,7 +24,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from kforge_core.candidate_module import import_candidate, syntax_error
+from kforge_core.candidate_module import (
+    CandidateClass, NoCandidateClass, candidate_class, candidate_class_name, import_candidate, syntax_error,
+)
 from kforge_core.hookspecs import hookimpl
 from kforge_core.records import Backend, Candidate, CompileResult, Failure, StageContext
 
@@ -76,30 +78,35 @@ def _classify(exc: Exception, workdir: Path, jit: Any, during: str, otherwise: F
     return BuildFailed(failure, describe_exception(exc, workdir, during))
 
 
-def _import(candidate: Candidate, workdir: Path, jit: Any) -> ModuleType:
+def _import(candidate: Candidate, context: StageContext, jit: Any) -> tuple[ModuleType, CandidateClass]:
     try:
-        module = import_candidate(candidate, workdir)
+        module = import_candidate(candidate, context.workdir)
     except Exception as exc:
-        raise _classify(exc, workdir, jit, f"importing {candidate.entry}", Failure.IMPORT) from None
-    if not isinstance(getattr(module, "ModelNew", None), type):
-        raise BuildFailed(Failure.NO_MODEL_NEW, f"{candidate.entry} defines no class ModelNew")
-    return module
+        raise _classify(exc, context.workdir, jit, f"importing {candidate.entry}", Failure.IMPORT) from None
+    try:
+        return module, candidate_class(module, candidate_class_name(context))
+    except NoCandidateClass as missing:
+        raise BuildFailed(Failure.NO_MODEL_NEW, f"{candidate.entry} {missing}") from None
 
 
-def _first_forward(module: ModuleType, context: StageContext, jit: Any) -> float:
-    """Instantiate ModelNew and run it once on the problem's inputs; returns the forward's seconds."""
+def _first_forward(found: CandidateClass, context: StageContext, jit: Any) -> float:
+    """Instantiate the candidate's class and run it once on the problem's inputs; returns the forward's seconds.
+    The call is marked as a call of forward and each Numba compilation in it as a build (``context.timer``), so a
+    forward that never returns times out at the call's limit while JIT time does not count against it."""
     import torch
 
     problem = problem_module(context.problem)
     with private_rng():
         init_inputs, inputs = problem.get_init_inputs(), problem.get_inputs()
+        construct = f"{found.cls.__name__}(*get_init_inputs())"
         try:
-            model = module.ModelNew(*init_inputs)
+            with context.timer.building(construct):
+                model = found.cls(*init_inputs)
         except Exception as exc:
-            raise _classify(exc, context.workdir, jit, "ModelNew(*get_init_inputs())", Failure.RUNTIME) from None
+            raise _classify(exc, context.workdir, jit, construct, Failure.RUNTIME) from None
         start = clock()
         try:
-            with torch.no_grad():
+            with torch.no_grad(), context.timer.calling("the first forward (Numba compiles its kernels)"):
                 model(*inputs)
         except Exception as exc:
             raise _classify(exc, context.workdir, jit, "the first forward", Failure.RUNTIME) from None
@@ -124,14 +131,16 @@ def build(candidate: Candidate, context: StageContext, options: CpuOptions) -> B
         raise BuildFailed(Failure.SYNTAX, error)
     threads = apply_threads(options)
     forget_cached_source(candidate, context.workdir)
-    with recording_jit() as jit:
-        module = _import(candidate, context.workdir, jit)
-        forward_seconds = _first_forward(module, context, jit)
+    with recording_jit(context.timer) as jit:
+        module, found = _import(candidate, context, jit)
+        forward_seconds = _first_forward(found, context, jit)
     kernels = numba_kernels(module)
     _check_fastmath(kernels, options)
     lines = [f"Numba compiled {len(jit.compiles)} signature(s) in {jit.seconds:.2f} s; first forward "
              f"{forward_seconds:.2f} s (JIT included); {threads} Numba threads"]
     lines += [f"  {c.describe()}: {c.seconds:.2f} s" for c in jit.compiles]
+    if found.note:
+        lines.append(f"note: {found.note}")
     if not kernels:
         lines.append(f"note: {candidate.entry} has no module-level Numba kernel (@njit function)")
     return Built("\n".join(lines), cached=bool(kernels) and not jit.compiles)

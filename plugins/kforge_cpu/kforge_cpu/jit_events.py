@@ -9,6 +9,8 @@ from typing import Iterator
 
 from numba.core import event
 
+from kforge_core.stage_timer import StageTimer
+
 from .clock import clock
 
 
@@ -26,10 +28,11 @@ class JitCompile:
 
 
 class _Recorder(event.Listener):
-    def __init__(self) -> None:
+    def __init__(self, timer: StageTimer) -> None:
         self.compiles: list[JitCompile] = []
         self._depth = 0
         self._started: tuple[str, str, float] | None = None
+        self._timer = timer
 
     def on_start(self, ev: event.Event) -> None:
         if self._depth == 0:
@@ -39,6 +42,7 @@ class _Recorder(event.Listener):
             signature = "(" + ", ".join(str(t) for t in data.get("args", ())) + ")"
             self._started = (name, signature, clock())
             self.compiles.append(JitCompile(name, signature, 0.0))
+            self._timer.enter("build", f"Numba compiling {name}{signature}")
         self._depth += 1
 
     def on_end(self, ev: event.Event) -> None:
@@ -47,6 +51,7 @@ class _Recorder(event.Listener):
             name, signature, start = self._started
             self.compiles[-1] = JitCompile(name, signature, clock() - start)
             self._started = None
+            self._timer.leave("build", f"Numba compiling {name}{signature}")
 
 
 @dataclass
@@ -64,9 +69,10 @@ class JitLog:
 
 
 @contextmanager
-def recording_jit() -> Iterator[JitLog]:
-    """Record every top-level Numba compilation inside the ``with`` block."""
-    recorder = _Recorder()
+def recording_jit(timer: StageTimer | None = None) -> Iterator[JitLog]:
+    """Record every top-level Numba compilation inside the ``with`` block, and mark each as a build on ``timer``
+    (its time then does not count against the call of forward it happens in)."""
+    recorder = _Recorder(timer or StageTimer())
     log = JitLog(recorder.compiles)
     with event.install_listener("numba:compile", recorder):
         yield log

@@ -21,10 +21,11 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Callable, TypeVar
 
-from kforge_core.candidate_module import import_candidate
+from kforge_core.candidate_module import candidate_class, candidate_class_name, import_candidate
 from kforge_core.hookspecs import hookimpl
 from kforge_core.problem import as_output_tuple
 from kforge_core.records import Backend, Candidate, KernelMetrics, ProfileResult, StageContext
+from kforge_core.values import tensor_bytes
 
 from .backend import CpuOptions, cpu_options, is_cpu
 from .diagnostics import ParallelReport, parallel_report
@@ -35,7 +36,7 @@ from .peaks import MachinePeaks, machine_peaks
 from .problem_instance import private_rng, problem_module
 from .timing import clocked_kernels, median_seconds, page_faults_per_call, thread_scaling, torch_ops
 from .vectorization import Vectorization, kernel_vectorization, supported
-from .workload import reference_flops, tensor_bytes
+from .workload import reference_flops
 
 FORWARD = "ModelNew.forward"
 
@@ -76,10 +77,11 @@ def _setup(candidate: Candidate, context: StageContext) -> tuple[ModuleType, Cal
     import torch
 
     module = import_candidate(candidate, context.workdir)
+    found = candidate_class(module, candidate_class_name(context))
     problem = problem_module(context.problem)
     with private_rng():
         init_inputs, inputs = problem.get_init_inputs(), problem.get_inputs()
-        model, reference = module.ModelNew(*init_inputs), problem.Model(*init_inputs)
+        model, reference = found.cls(*init_inputs), problem.Model(*init_inputs)
 
     def forward() -> Any:
         with torch.no_grad():

@@ -21,18 +21,12 @@ def itemsize(dtype: str) -> int:
 
 
 def spec_bytes(specs: Iterable[ValueSpec]) -> int:
-    return sum(math.prod(s.shape) * itemsize(s.dtype) for s in specs if s.kind == "tensor")
+    return sum(math.prod(t.shape) * itemsize(t.dtype) for s in specs for t in s.tensors())
 
 
 def problem_bytes(problem: Problem) -> int:
     """Inputs and outputs from the problem's description (parameters are not described there)."""
     return spec_bytes(problem.inputs) + spec_bytes(problem.outputs)
-
-
-def tensor_bytes(values: Iterable[Any]) -> int:
-    import torch
-
-    return sum(v.numel() * v.element_size() for v in values if isinstance(v, torch.Tensor))
 
 
 def reference_flops(model: Any, inputs: list[Any]) -> int:

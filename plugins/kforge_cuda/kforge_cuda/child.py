@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
+from kforge_core.candidate_module import DEFAULT_CLASS
+
 from .backends import BACKENDS
 
 
@@ -32,13 +34,14 @@ def options_from_json(backend: str, text: str) -> Any:
 
 def child_command(
     *, workdir: Path, entry: str, problem: Path, cache_root: Path, backend: str, options: Any, mode: str,
-    calls: int = 1,
+    calls: int = 1, candidate_class: str = DEFAULT_CLASS,
 ) -> list[str]:
     """The command line of this program for one candidate."""
     return [
         sys.executable, "-m", "kforge_cuda.child", "--workdir", str(workdir), "--entry", entry,
         "--problem", str(problem), "--cache-root", str(cache_root), "--backend", backend,
         "--options", options_to_json(options), "--mode", mode, "--calls", str(calls),
+        "--candidate-class", candidate_class,
     ]
 
 
@@ -58,6 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.add_argument(flag, required=True)
     parser.add_argument("--mode", choices=("profile", "sanitize"), required=True)
     parser.add_argument("--calls", type=int, default=1)
+    parser.add_argument("--candidate-class", default=DEFAULT_CLASS)
     args = parser.parse_args(argv)
 
     import torch
@@ -70,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     options = options_from_json(args.backend, args.options)
     with building(options, Path(args.cache_root)):
         module = _import_entry(workdir, args.entry)
-        model, inputs = build_model_and_inputs(module, Path(args.problem))
+        model, inputs = build_model_and_inputs(module, Path(args.problem), class_name=args.candidate_class)
         with torch.no_grad():
             if args.mode == "profile":
                 for _ in range(2):  # JIT, caches and allocator settle outside the profiled range

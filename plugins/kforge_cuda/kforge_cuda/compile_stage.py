@@ -2,7 +2,8 @@
 
 Steps: check the syntax; import the candidate while ``load_cuda`` builds through the content-hash cache and
 ``load_inline`` is content-addressed; find ``ModelNew``; with ``warmup_forward`` (triton's default) run it once on
-the problem's inputs so JIT builds happen here. Build failures (nvcc, the PyTorch extension builder, Triton) become ``Failure.COMPILE`` with a trimmed log.
+the problem's inputs so JIT builds happen here (the call is a call of forward on the stage's timer, each Triton
+compilation in it a build, so a forward that never returns times out at the call's limit). Build failures (nvcc, the PyTorch extension builder, Triton) become ``Failure.COMPILE`` with a trimmed log.
 A device fault in the warm-up call (the CUDA context fails every call after it) is reported as
 ``Failure.DEVICE_FAULT`` with the candidate's line; anything else it raises is left for verification to classify.
 """
@@ -18,8 +19,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Iterator
 
-from kforge_core.candidate_module import import_candidate, syntax_error
+from kforge_core.candidate_module import (
+    NoCandidateClass, candidate_class, candidate_class_name, import_candidate, syntax_error,
+)
 from kforge_core.records import Backend, Candidate, CompileResult, Failure, StageContext
+from kforge_core.stage_timer import StageTimer
 
 from . import runtime
 from .build_cache import BuildConfig, BuildOutcome, CudaBuildError
@@ -64,8 +68,9 @@ def build_config(options: CudaOptions, root: Path) -> BuildConfig:
 
 
 @contextlib.contextmanager
-def building(options: NvidiaOptions, root: Path) -> Iterator[_Builds]:
-    """Route every build the candidate starts through the caches under ``root``, and record them."""
+def building(options: NvidiaOptions, root: Path, timer: StageTimer | None = None) -> Iterator[_Builds]:
+    """Route every build the candidate starts through the caches under ``root``, and record them (a
+    ``load_inline`` is a build on ``timer``)."""
     builds = _Builds()
     triton_cache = Path(os.environ.setdefault("TRITON_CACHE_DIR", str(root / "triton")))
     triton_before = _entries(triton_cache)
@@ -75,7 +80,7 @@ def building(options: NvidiaOptions, root: Path) -> Iterator[_Builds]:
         toolchain = nvcc_version(nvcc) if nvcc else "no nvcc"
         if isinstance(options, CudaOptions):
             stack.enter_context(runtime.build_session(build_config(options, root), builds.record))
-        stack.enter_context(cached_load_inline(root / "inline", toolchain, builds.record))
+        stack.enter_context(cached_load_inline(root / "inline", toolchain, builds.record, timer))
         yield builds
     if isinstance(options, TritonOptions) and "triton" in sys.modules and options.warmup_forward:
         # Triton compiled on the first call, or found every kernel in its cache
@@ -101,7 +106,7 @@ def compile_candidate(backend: Backend, candidate: Candidate, context: StageCont
     if syntax:
         return result(False, syntax, Failure.SYNTAX)
     notes: list[str] = []
-    with building(options, cache_root(context)) as builds:
+    with building(options, cache_root(context), context.timer) as builds:
         try:
             module = import_candidate(candidate, context.workdir)
         except Exception as exc:
@@ -109,8 +114,12 @@ def compile_candidate(backend: Backend, candidate: Candidate, context: StageCont
             if build_log is not None:
                 return result(False, build_log, Failure.COMPILE)
             return result(False, describe_exception(exc, context.workdir), Failure.IMPORT)
-        if not isinstance(getattr(module, "ModelNew", None), type):
-            return result(False, f"{candidate.entry} defines no class ModelNew", Failure.NO_MODEL_NEW)
+        try:
+            found = candidate_class(module, candidate_class_name(context))
+        except NoCandidateClass as missing:
+            return result(False, f"{candidate.entry} {missing}", Failure.NO_MODEL_NEW)
+        if found.note:
+            notes.append(f"note: {found.note}")
         if options.warmup_forward:
             warm_failure = _warm_up(backend, candidate, module, context, builds, notes)
             if warm_failure is not None:
@@ -128,7 +137,7 @@ def _warm_up(backend: Backend, candidate: Candidate, module: ModuleType, context
     and its log: a build that failed (a JIT), or a device fault. A fault poisons the CUDA context, so it is
     reported here, with the candidate's line that faulted (and the memcheck report when ``sanitize`` is on)."""
     try:
-        run_forward(module, context.problem.path)
+        run_forward(module, context.problem.path, class_name=candidate_class_name(context), timer=context.timer)
     except Exception as exc:
         build_log = _build_failure_log(exc, builds)
         if build_log is not None:

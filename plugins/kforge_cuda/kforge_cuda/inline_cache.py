@@ -18,6 +18,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from kforge_core.stage_timer import StageTimer
+
 from .build_cache import BuildOutcome, CudaBuildError
 from .compile_log import trim_compile_log
 
@@ -39,8 +41,11 @@ def content_addressed(
     cache_root: Path,
     toolchain: str,
     record: Callable[[BuildOutcome | CudaBuildError], None],
+    timer: StageTimer | None = None,
 ) -> Callable[..., Any]:
-    """Wrap ``original`` (``load_inline``) so its name and build directory come from the content hash."""
+    """Wrap ``original`` (``load_inline``) so its name and build directory come from the content hash; each call
+    is a build on ``timer`` (it may come in the middle of a call of forward)."""
+    timer = timer or StageTimer()
     signature = inspect.signature(original)
 
     def load_inline(*args: Any, **kwargs: Any) -> Any:
@@ -60,7 +65,8 @@ def content_addressed(
         built_before = any(directory.glob("*.so"))
         start = time.perf_counter()
         try:
-            module = original(*bound.args, **bound.kwargs)
+            with timer.building(f"load_inline of {given_name}"):
+                module = original(*bound.args, **bound.kwargs)
         except RuntimeError as raised:
             if "Error building extension" not in str(raised):
                 raise
@@ -78,13 +84,15 @@ def content_addressed(
 
 @contextlib.contextmanager
 def cached_load_inline(
-    cache_root: Path, toolchain: str, record: Callable[[BuildOutcome | CudaBuildError], None]
+    cache_root: Path, toolchain: str, record: Callable[[BuildOutcome | CudaBuildError], None],
+    timer: StageTimer | None = None,
 ) -> Iterator[None]:
-    """Within the block, ``torch.utils.cpp_extension.load_inline`` is content-addressed."""
+    """Within the block, ``torch.utils.cpp_extension.load_inline`` is content-addressed (and a build on
+    ``timer``)."""
     import torch.utils.cpp_extension as cpp_extension
 
     original = cpp_extension.load_inline
-    cpp_extension.load_inline = content_addressed(original, cache_root, toolchain, record)
+    cpp_extension.load_inline = content_addressed(original, cache_root, toolchain, record, timer)
     try:
         yield
     finally:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kforge_core.records import Problem, ValueSpec
+from kforge_core.values import map_tensors
 
 
 @dataclass(frozen=True)
@@ -50,8 +51,7 @@ def _reference_flops(path: str, digest: str) -> int | None:
         init_inputs = module.get_init_inputs()
         with torch.device("meta"):
             model = module.Model(*init_inputs)
-        inputs = [torch.empty_like(x, device="meta") if isinstance(x, torch.Tensor) else x
-                  for x in module.get_inputs()]
+        inputs = [map_tensors(x, lambda t: torch.empty_like(t, device="meta")) for x in module.get_inputs()]
         with FlopCounterMode(display=False) as counter, torch.no_grad():
             model(*inputs)
         return int(counter.get_total_flops())
@@ -60,7 +60,9 @@ def _reference_flops(path: str, digest: str) -> int | None:
 
 
 def problem_floor(problem: Problem) -> ProblemFloor:
-    first_tensor = next((s for s in problem.inputs if s.kind == "tensor"), problem.outputs[0])
-    moved = sum(_tensor_bytes(s) for s in (*problem.inputs, *problem.outputs))
+    tensors = [t for value in (*problem.inputs, *problem.outputs) for t in value.tensors()]
+    first_output = problem.outputs[0].tensors()[0]
+    first_tensor = next((t for value in problem.inputs for t in value.tensors()), first_output)
+    moved = sum(_tensor_bytes(t) for t in tensors)
     moved += problem.parameter_count * _element_size(first_tensor.dtype)
-    return ProblemFloor(moved, _reference_flops(str(problem.path), problem.digest), problem.outputs[0].dtype)
+    return ProblemFloor(moved, _reference_flops(str(problem.path), problem.digest), first_output.dtype)

@@ -10,6 +10,7 @@ import logging
 import re
 from pathlib import Path
 
+from kforge_core.candidate_module import candidate_class_name
 from kforge_core.records import Backend, Candidate, ProfileResult, StageContext
 
 from .child import child_command
@@ -31,7 +32,8 @@ def profile_candidate(backend: Backend, candidate: Candidate, context: StageCont
         return None
     workdir = Path(context.workdir)
     program = child_command(workdir=workdir, entry=candidate.entry, problem=context.problem.path,
-                            cache_root=cache_root(context), backend=backend.name, options=options, mode="profile")
+                            cache_root=cache_root(context), backend=backend.name, options=options, mode="profile",
+                            candidate_class=candidate_class_name(context))
     try:
         run = run_ncu(ncu, program, workdir / "ncu", options.tool_timeout_s, workdir)
     except NcuError as exc:

@@ -13,6 +13,7 @@ import re
 import subprocess
 from pathlib import Path
 
+from kforge_core.candidate_module import candidate_class_name
 from kforge_core.records import Backend, Candidate, Failure, StageContext
 
 from .child import child_command
@@ -85,6 +86,7 @@ def run_memcheck(backend: Backend, candidate: Candidate, context: StageContext, 
     command = [tool, "--tool", "memcheck", "--show-backtrace", "device", "--print-limit", "20", *child_command(
         workdir=Path(context.workdir), entry=candidate.entry, problem=context.problem.path,
         cache_root=cache_root(context), backend=backend.name, options=options, mode="sanitize",
+        candidate_class=candidate_class_name(context),
     )]
     # Without PyTorch's caching allocator every tensor is its own allocation, so memcheck sees an access past
     # the end of a tensor even where the cache would have put another tensor right behind it.

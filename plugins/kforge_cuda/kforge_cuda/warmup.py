@@ -13,13 +13,17 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from kforge_core.candidate_module import DEFAULT_CLASS, candidate_class
 from kforge_core.problem import import_problem_module
+from kforge_core.stage_timer import StageTimer
+from kforge_core.values import map_tensors
+
+from .triton_builds import triton_builds_marked
 
 
 def to_device(value: Any, device: str) -> Any:
-    import torch
-
-    return value.to(device) if isinstance(value, torch.Tensor) else value
+    """``value`` with every tensor inside it on ``device``."""
+    return map_tensors(value, lambda tensor: tensor.to(device))
 
 
 def _problem_module(problem_path: Path) -> ModuleType:
@@ -30,29 +34,38 @@ def _problem_module(problem_path: Path) -> ModuleType:
     return sys.modules.get(name) or import_problem_module(problem_path, name)
 
 
-def build_model_and_inputs(module: ModuleType, problem_path: Path, device: str = "cuda", seed: int = 0):
-    """``ModelNew(*get_init_inputs())`` on ``device`` and ``get_inputs()`` moved there, from ``seed``."""
+def build_model_and_inputs(module: ModuleType, problem_path: Path, device: str = "cuda", seed: int = 0,
+                           class_name: str = DEFAULT_CLASS, timer: StageTimer | None = None):
+    """The candidate's class (``class_name``, see ``candidate_class``) built from ``get_init_inputs()`` on
+    ``device``, and ``get_inputs()`` moved there, from ``seed``."""
     import torch
 
+    timer = timer or StageTimer()
     problem_module = _problem_module(problem_path)
     torch.manual_seed(seed)
     init_inputs = problem_module.get_init_inputs()
-    model = module.ModelNew(*init_inputs).to(device)
+    cls = candidate_class(module, class_name).cls
+    with timer.building(f"{cls.__name__}(*get_init_inputs())"):
+        model = cls(*init_inputs).to(device)
     inputs = [to_device(value, device) for value in problem_module.get_inputs()]
     return model, inputs
 
 
-def run_forward(module: ModuleType, problem_path: Path, *, device: str = "cuda", calls: int = 1) -> None:
+def run_forward(module: ModuleType, problem_path: Path, *, device: str = "cuda", calls: int = 1,
+                class_name: str = DEFAULT_CLASS, timer: StageTimer | None = None) -> None:
     """Build the model and call it ``calls`` times, then wait for the device. The random generators' state is
-    put back afterwards: this call must not change what the harness draws next."""
+    put back afterwards: this call must not change what the harness draws next. Each call is marked on
+    ``timer`` as a call of forward, and Triton's compilations in it as builds."""
     import torch
 
+    timer = timer or StageTimer()
     devices = [torch.cuda.current_device()] if torch.cuda.is_available() else []
-    with torch.random.fork_rng(devices=devices), torch.no_grad():
-        model, inputs = build_model_and_inputs(module, problem_path, device)
-        for _ in range(calls):
-            model(*inputs)
-        torch.cuda.synchronize()
+    with torch.random.fork_rng(devices=devices), torch.no_grad(), triton_builds_marked(timer):
+        model, inputs = build_model_and_inputs(module, problem_path, device, class_name=class_name, timer=timer)
+        for call in range(calls):
+            with timer.calling("the first forward" if call == 0 else f"forward call {call + 1}"):
+                model(*inputs)
+                torch.cuda.synchronize()
 
 
 def context_poisoned() -> bool:

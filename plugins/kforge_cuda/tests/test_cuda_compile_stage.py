@@ -51,7 +51,7 @@ def test_swallowed_build_error_still_fails(nvcc, cuda_problem, tmp_path):
 @pytest.mark.parametrize("source, failure, text", [
     ("def broken(:\n", Failure.SYNTAX, "model_new.py:1: SyntaxError"),
     ("import torch\nx = 1\nraise ValueError('bad constant')\n", Failure.IMPORT, "model_new.py:3"),
-    ("import torch\nclass Model: pass\n", Failure.NO_MODEL_NEW, "no class ModelNew"),
+    ("import torch\nclass Kernel: pass\n", Failure.NO_MODEL_NEW, "no class ModelNew (nor a class Model)"),
 ])
 def test_python_mistakes_are_classified(cuda_problem, tmp_path, source, failure, text):
     result = _compile(source, cuda_problem, tmp_path)

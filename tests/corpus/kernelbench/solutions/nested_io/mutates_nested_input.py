@@ -1,0 +1,17 @@
+"""Right values, but it doubles the tensor nested deepest in its inputs in place (the reference does not)."""
+
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self, sizes, activation, dtype, extra):
+        super().__init__()
+        self.proj = nn.Linear(sizes[0], sizes[1], dtype=dtype)
+        self.gate = nn.Linear(sizes[0], sizes[1], bias=False, dtype=dtype)
+        self.activation = getattr(torch, activation)
+
+    def forward(self, x, pair, extras):
+        y, (z,) = pair
+        h = self.activation(self.proj(x)) * torch.sigmoid(self.gate(y))
+        return h * extras["gain"], [h.sum(dim=1), z.mul_(2)]
