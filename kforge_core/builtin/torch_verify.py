@@ -112,15 +112,32 @@ def _run_trial(model: Any, trial: Trial, reference: ReferenceData, device: Devic
                context: StageContext, run: _Run) -> bool:
     """One trial; False when verification cannot go on (an exception, outputs of the wrong kind)."""
     inputs = clone_values(trial.inputs)
+    with context.timer.calling(f"forward (trial seed {trial.seed})"):  # until the device and its threads are done
+        called = _call(model, inputs, trial, reference, device, settings, context, run)
+    if called is None:
+        return False
+    outputs, structure, at_return = called
+    comparison = compare_outputs(outputs, trial.outputs, reference.tolerances, structure)
+    _record(run, trial, comparison)
+    _check_single_call(outputs, at_return, inputs, trial, settings, run)
+    run.outputs.append([o.detach().clone() for o in outputs])
+    return True
+
+
+def _call(model: Any, inputs: list[Any], trial: Trial, reference: ReferenceData, device: DeviceOps,
+          settings: HarnessSettings, context: StageContext, run: _Run
+          ) -> tuple[list[torch.Tensor], tuple[Any, ...], list[torch.Tensor]] | None:
+    """Call forward on poisoned memory and wait for all it started; its outputs, how they nest, and a copy taken
+    the moment it returned. None, with the failure recorded, when it raised or returned the wrong kind."""
     device.poison(reference.output_bytes)
     threads_before = set(threading.enumerate())
     try:
-        with torch.no_grad(), context.timer.calling(f"forward (trial seed {trial.seed})"):
+        with torch.no_grad():
             outputs, structure = flatten_output(model(*inputs))
     except Exception as exc:
         run.fail(classify_exception(exc), f"trial seed {trial.seed}: forward raised:\n"
                  + candidate_traceback(exc, context.workdir))
-        return False
+        return None
     finally:
         device.stop_poisoning()
     structural = check_structure(outputs, trial.outputs, structure=structure,
@@ -129,17 +146,13 @@ def _run_trial(model: Any, trial: Trial, reference: ReferenceData, device: Devic
         if any(isinstance(o, torch.Tensor) and type(o) not in (torch.Tensor, torch.nn.Parameter) for o in outputs):
             run.flags.append(F.raise_flag(F.TENSOR_SUBCLASS, structural.message, settings))
         _record(run, trial, structural)
-        return False
+        return None
     at_return = [o.detach().clone() for o in outputs]  # before waiting: what was ready when forward returned
     device.synchronize()
     still_running = join_threads(new_threads(threads_before), THREAD_JOIN_S)
     if still_running:
         run.notes.append(f"forward left {len(still_running)} thread(s) running")
-    comparison = compare_outputs(outputs, trial.outputs, reference.tolerances, structure)
-    _record(run, trial, comparison)
-    _check_single_call(outputs, at_return, inputs, trial, settings, run)
-    run.outputs.append([o.detach().clone() for o in outputs])
-    return True
+    return outputs, structure, at_return
 
 
 def _record(run: _Run, trial: Trial, comparison: Comparison) -> None:
