@@ -22,23 +22,21 @@ class StageTimer:
     """Marks for the waits of a stage. This base does nothing; the harness's worker sends each mark to the
     KForge process, which enforces the limits."""
 
-    @contextlib.contextmanager
-    def calling(self, what: str) -> Iterator[None]:
+    def calling(self, what: str) -> contextlib.AbstractContextManager[None]:
         """A call of the candidate's ``forward`` (``what`` names it in a timeout's message)."""
-        self.enter("call", what)
-        try:
-            yield
-        finally:
-            self.leave("call", what)
+        return self._waiting("call", what)
+
+    def building(self, what: str) -> contextlib.AbstractContextManager[None]:
+        """A build: compiling, a JIT, constructing a model that builds an extension."""
+        return self._waiting("build", what)
 
     @contextlib.contextmanager
-    def building(self, what: str) -> Iterator[None]:
-        """A build: compiling, a JIT, constructing a model that builds an extension."""
-        self.enter("build", what)
+    def _waiting(self, kind: str, what: str) -> Iterator[None]:
+        self.enter(kind, what)
         try:
             yield
         finally:
-            self.leave("build", what)
+            self.leave(kind, what)
 
     def enter(self, kind: str, what: str) -> None:
         """A wait of ``kind`` ("call" or "build") begins; for marks that cannot be a ``with`` block (a JIT's

@@ -45,43 +45,37 @@ def seeded(cls: type, reference: ReferenceData) -> Initialised:
 
 
 def copied_by_name(cls: type, reference: ReferenceData) -> Initialised | None:
+    return _copied(cls, reference, BY_NAME, _paired_by_name, "with the same name and shape")
+
+
+def matched_by_shape(cls: type, reference: ReferenceData) -> Initialised | None:
+    return _copied(cls, reference, BY_SHAPE, _paired_by_shape, "onto the candidate's by shape, in order")
+
+
+FALLBACKS: tuple[Callable[[type, ReferenceData], Initialised | None], ...] = (copied_by_name, matched_by_shape)
+
+
+def _copied(cls: type, reference: ReferenceData, how: str, pair: Callable[[dict[str, torch.Tensor], dict[
+        str, torch.Tensor]], list[tuple[torch.Tensor, torch.Tensor]] | None], where: str) -> Initialised | None:
+    """The candidate built under the seed, then the reference's parameters and buffers copied into it as ``pair``
+    pairs them; None when it is no module, when ``pair`` finds no pairing of the parameters, or when no value
+    changed (this initialisation would be the seeded construction again)."""
     model = build_model(cls, reference.init_inputs, reference.seed, reference.device)
     if not isinstance(model, torch.nn.Module):
         return None
-    counts = []
-    changed = False
+    counts, changed = [], False
     for kind, theirs, ours in _tables(reference, model):
-        pairs = [(ours[name], value) for name, value in theirs.items()
-                 if name in ours and tuple(ours[name].shape) == tuple(value.shape)]
+        pairs = pair(theirs, ours)
+        if pairs is None:
+            if kind == "parameters":
+                return None
+            continue
         changed = _copy(pairs) or changed
         if theirs:
             counts.append(f"{len(pairs)} of {len(theirs)} {kind}")
     if not changed:
         return None
-    return Initialised(model, BY_NAME, f"copied {' and '.join(counts)} with the same name and shape")
-
-
-def matched_by_shape(cls: type, reference: ReferenceData) -> Initialised | None:
-    model = build_model(cls, reference.init_inputs, reference.seed, reference.device)
-    if not isinstance(model, torch.nn.Module):
-        return None
-    counts = []
-    changed = False
-    for kind, theirs, ours in _tables(reference, model):
-        pairs = _paired_by_shape(list(theirs.values()), list(ours.values()))
-        if pairs is None:
-            if kind == "parameters":
-                return None  # not the same parameters: nothing to pair them by
-            continue
-        changed = _copy(pairs) or changed
-        if pairs:
-            counts.append(f"{len(pairs)} {kind}")
-    if not changed:
-        return None
-    return Initialised(model, BY_SHAPE, f"paired {' and '.join(counts)} with the reference's by shape, in order")
-
-
-FALLBACKS: tuple[Callable[[type, ReferenceData], Initialised | None], ...] = (copied_by_name, matched_by_shape)
+    return Initialised(model, how, f"copied {' and '.join(counts)} {where}")
 
 
 def _tables(reference: ReferenceData, model: torch.nn.Module) -> list[tuple[str, dict[str, torch.Tensor],
@@ -90,16 +84,23 @@ def _tables(reference: ReferenceData, model: torch.nn.Module) -> list[tuple[str,
             ("buffers", reference.fresh_buffers, dict(model.named_buffers()))]
 
 
-def _paired_by_shape(theirs: list[torch.Tensor], ours: list[torch.Tensor]
+def _paired_by_name(theirs: dict[str, torch.Tensor], ours: dict[str, torch.Tensor]
+                    ) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """``(ours, theirs)`` pairs wherever a name and a shape match."""
+    return [(ours[name], value) for name, value in theirs.items()
+            if name in ours and tuple(ours[name].shape) == tuple(value.shape)]
+
+
+def _paired_by_shape(theirs: dict[str, torch.Tensor], ours: dict[str, torch.Tensor]
                      ) -> list[tuple[torch.Tensor, torch.Tensor]] | None:
-    """``(ours, theirs)`` pairs: the k-th tensor of each shape with the k-th of that shape; None unless both sides
-    hold exactly the same shapes, as many of each."""
-    if sorted(tuple(t.shape) for t in theirs) != sorted(tuple(t.shape) for t in ours):
+    """``(ours, theirs)`` pairs: the k-th tensor of each shape with the k-th of that shape, in the order the tables
+    list them; None unless both sides hold exactly the same shapes, as many of each."""
+    if sorted(tuple(t.shape) for t in theirs.values()) != sorted(tuple(t.shape) for t in ours.values()):
         return None
     by_shape: dict[tuple[int, ...], list[torch.Tensor]] = defaultdict(list)
-    for tensor in theirs:
+    for tensor in theirs.values():
         by_shape[tuple(tensor.shape)].append(tensor)
-    return [(target, by_shape[tuple(target.shape)].pop(0)) for target in ours]
+    return [(target, by_shape[tuple(target.shape)].pop(0)) for target in ours.values()]
 
 
 def _copy(pairs: Iterable[tuple[torch.Tensor, torch.Tensor]]) -> bool:
