@@ -1,0 +1,15 @@
+"""The backend this plugin registers."""
+
+from __future__ import annotations
+
+from kforge_core.records import Backend
+
+from .options import CuteOptions
+
+CUTE = Backend(
+    name="cute",
+    programming_model="CuTe DSL",
+    device="cuda",
+    description="CuTe DSL kernels (@cute.kernel, cute.compile) launched from ModelNew (NVIDIA Hopper and Blackwell)",
+    options_type=CuteOptions,
+)
