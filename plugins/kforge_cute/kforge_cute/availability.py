@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from kforge_core.records import Availability
 
-from .dsl_info import INSTALL_HINT, MIN_CAPABILITY, dsl_version, supports
+from .dsl_info import INSTALL_HINT, MIN_CAPABILITY, dsl_version, supports, tvm_ffi_version
 
 
 @dataclass(frozen=True)
@@ -23,9 +23,10 @@ class DeviceSeen:
         return f"sm_{self.capability[0]}{self.capability[1]}"
 
 
-def judge(version: str | None, device: DeviceSeen | None) -> Availability:
-    """The answer for a DSL version (None: not installed) and the device found (None: none). Every reason that
-    applies is given, so one look says all that is missing."""
+def judge(version: str | None, device: DeviceSeen | None, tvm_ffi: str | None = None) -> Availability:
+    """The answer for a DSL version (None: not installed), the device found (None: none) and the TVM-FFI version
+    (None: not installed, which leaves kernels callable, only slower to call). Every reason that applies is given,
+    so one look says all that is missing."""
     reasons = []
     if version is None:
         reasons.append(f"the CuTe DSL is not installed ({INSTALL_HINT})")
@@ -37,7 +38,8 @@ def judge(version: str | None, device: DeviceSeen | None) -> Availability:
     if reasons:
         return Availability.no("; ".join(reasons))
     assert device is not None
-    return Availability.yes(f"{device.name}, {device.arch}, CuTe DSL {version}")
+    calls = f"TVM-FFI {tvm_ffi}" if tvm_ffi else "no TVM-FFI (kernels are called through DLPack)"
+    return Availability.yes(f"{device.name}, {device.arch}, CuTe DSL {version}, {calls}")
 
 
 def device_seen() -> DeviceSeen | None:
@@ -54,4 +56,4 @@ def device_seen() -> DeviceSeen | None:
 
 
 def cute_availability() -> Availability:
-    return judge(dsl_version(), device_seen())
+    return judge(dsl_version(), device_seen(), tvm_ffi_version())

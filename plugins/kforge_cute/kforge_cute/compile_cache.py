@@ -145,29 +145,39 @@ class CuteCompileCache:
             envar.loc_tracebacks = previous
         return None
 
-    def _path(self, key: str) -> Path | None:
-        return self.directory / f"{key}.o" if self.directory is not None else None
+    def _paths(self, key: str) -> tuple[Path, Path] | None:
+        """Where a compiled function is kept: the DSL's own object form, and the TVM-FFI one."""
+        if self.directory is None:
+            return None
+        return self.directory / f"{key}.o", self.directory / f"{key}.tvm.o"
 
     def _load(self, key: str) -> tuple[Any, str]:
-        path = self._path(key)
-        if path is None or not path.is_file():
+        paths = self._paths(key)
+        found = [(path, tvm) for path, tvm in zip(paths or (), (False, True)) if path.is_file()]
+        if not found:
             return None, ""
         import cutlass.cute as cute
 
+        path, tvm = found[0]
         try:
-            return cute.runtime.load_module(str(path))[_symbol_prefix(key)], ""
+            return cute.runtime.load_module(str(path), enable_tvm_ffi=tvm)[_symbol_prefix(key)], ""
         except Exception as exc:  # an entry from a broken write or another DSL build: compile instead
             return None, f"the disk entry could not be loaded ({type(exc).__name__}), so it was compiled again"
 
     def _store(self, key: str, compiled: Any) -> str:
-        """Export ``compiled`` as an object file; a note when it could not be."""
-        path = self._path(key)
-        if path is None:
+        """Export ``compiled`` as an object file; a note when it could not be. A function compiled for TVM-FFI
+        (``options="--enable-tvm-ffi"``) is exported in TVM-FFI's form, and loaded back as a TVM-FFI function."""
+        paths = self._paths(key)
+        if paths is None:
             return ""
+        tvm = type(compiled).__name__.startswith("TVMFFI")
         try:
-            with tempfile.TemporaryDirectory(dir=path.parent) as scratch:
-                compiled.export_to_c(scratch, "kernel", function_prefix=_symbol_prefix(key))
-                os.replace(Path(scratch) / "kernel.o", path)
+            with tempfile.TemporaryDirectory(dir=paths[0].parent) as scratch:
+                if tvm:
+                    compiled.export_to_c(str(Path(scratch) / "kernel.o"), function_name=_symbol_prefix(key))
+                else:
+                    compiled.export_to_c(scratch, "kernel", function_prefix=_symbol_prefix(key))
+                os.replace(Path(scratch) / "kernel.o", paths[tvm])
         except Exception as exc:
             return f"not kept on disk: {type(exc).__name__}: {str(exc).strip().splitlines()[0][:200]}"
         return ""

@@ -82,8 +82,9 @@ def argument_key(value: Any, depth: int = 0) -> Any:
         return ("stream", _type_name(value))  # which stream is a run-time value, not a compile-time one
     if module.startswith("cutlass") and hasattr(value, "value") and isinstance(value.value, (bool, int, float)):
         return ("numeric", _type_name(value), value.value)  # cutlass.Float32(1e-6) and the like
-    if hasattr(value, "__dict__") and not module.startswith(("cutlass", "torch", "cuda")):
-        # an object of the candidate's own (a @cute.jit method's self): its state is what it compiles for
+    if hasattr(value, "__dict__") and not module.startswith(("torch", "cuda")):
+        # an object of the candidate's own (a @cute.jit method's self), or a DSL placeholder without a key of its
+        # own (a fake stream): its state is what it compiles for
         return ("object", _type_name(value), argument_key(vars(value), depth + 1))
     raise Unkeyable(_type_name(value))
 

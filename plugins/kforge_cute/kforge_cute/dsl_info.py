@@ -30,5 +30,15 @@ def dsl_version() -> str | None:
     return match.group(1) if match else "unknown"
 
 
+def tvm_ffi_version() -> str | None:
+    """The installed TVM-FFI (``apache-tvm-ffi``), through which compiled kernels take PyTorch tensors directly."""
+    if importlib.util.find_spec("tvm_ffi") is None:
+        return None
+    try:
+        return importlib.metadata.version("apache-tvm-ffi")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
 def supports(capability: tuple[int, int]) -> bool:
     return capability >= MIN_CAPABILITY

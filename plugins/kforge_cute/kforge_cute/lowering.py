@@ -10,7 +10,7 @@ from kforge_core.records import Backend, Example, Lowering, Problem
 from kforge_cuda.device_facts import driver_capability
 from kforge_cuda.lowering import hardware_text
 
-from .dsl_info import dsl_version
+from .dsl_info import INSTALL_HINT, dsl_version, tvm_ffi_version
 
 REPLY_FORMAT = ("Answer with one fenced ```python block holding the complete module that defines ModelNew and its "
                 "@cute.kernel and @cute.jit functions.")
@@ -39,8 +39,10 @@ def target_arch() -> str:
 
 
 def programming_model() -> str:
+    tvm = tvm_ffi_version()
     return Template(_package_text("prompts", "cute.md")).substitute(
-        arch=target_arch(), dsl_version=dsl_version() or "4.8 (not installed here)")
+        arch=target_arch(), dsl_version=dsl_version() or "4.8 (not installed here)",
+        tvm_ffi=f"apache-tvm-ffi {tvm} is installed here" if tvm else f"not installed here: {INSTALL_HINT} brings it")
 
 
 def lower(backend: Backend, problem: Problem) -> Lowering:

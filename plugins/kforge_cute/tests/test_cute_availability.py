@@ -9,8 +9,9 @@ H100 = DeviceSeen("NVIDIA H100 80GB HBM3", (9, 0))
 
 
 def test_available_on_hopper_and_blackwell_with_the_dsl():
-    answer = judge("4.8.1", H100)
-    assert answer.available and answer.detail == "NVIDIA H100 80GB HBM3, sm_90, CuTe DSL 4.8.1"
+    answer = judge("4.8.1", H100, "0.1.15")
+    assert answer.available and answer.detail == "NVIDIA H100 80GB HBM3, sm_90, CuTe DSL 4.8.1, TVM-FFI 0.1.15"
+    assert judge("4.8.1", H100).detail.endswith("no TVM-FFI (kernels are called through DLPack)")
     assert judge("4.8.1", DeviceSeen("NVIDIA B200", (10, 0))).available
 
 

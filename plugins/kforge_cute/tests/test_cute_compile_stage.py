@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from cute_testing import CANDIDATES, HERE, needs_dsl
+from cute_testing import CANDIDATES, EXAMPLES, HERE, needs_dsl
 
 pytestmark = needs_dsl
 GOOD = CANDIDATES / "compiles_at_import.py"
@@ -45,6 +45,17 @@ def test_a_changed_source_compiles_again(tmp_path):
     changed.write_text(GOOD.read_text() + "\n# a comment is a change of source\n")
     first, other = _stage(tmp_path, GOOD, changed)
     assert not first["cached"] and not other["cached"] and other["ok"]
+
+
+def test_a_tvm_ffi_kernel_is_kept_on_disk_in_tvm_ffis_form(tmp_path):
+    pytest.importorskip("tvm_ffi", reason="apache-tvm-ffi is not installed")
+    example = tmp_path / "example.py"
+    example.write_text((EXAMPLES / "cute_solution.py").read_text() + "\nCOMPILED = compile_for(64, 4096)\n")
+    (first,) = _stage(tmp_path, example)
+    (elsewhere,) = _stage(tmp_path, example)
+    assert first["ok"] and "cute.compile add_layernorm: compiled" in first["log"], first
+    assert elsewhere["cached"] and "loaded from the disk cache" in elsewhere["log"]
+    assert len(list((tmp_path / "cache" / "cute" / "kernels").glob("*.tvm.o"))) == 1
 
 
 def test_a_dsl_error_is_a_compile_error_with_the_candidates_line(tmp_path, broken):

@@ -26,7 +26,8 @@ def test_the_lowering_teaches_the_dsl_and_how_modelnew_calls_it():
     lowering = lower(CUTE, load_problem(EXAMPLES / "cute_problem.py"))
     model = lowering.programming_model
     for must in ("@cute.kernel", "@cute.jit", "cute.compile", "from_dlpack(t.detach(), assumed_align=16)",
-                 "torch.cuda.current_stream().cuda_stream", "cutlass.const_expr", "cutlass.range_constexpr",
+                 "torch.cuda.current_stream().cuda_stream", "--enable-tvm-ffi",
+                 "make_fake_stream(use_tvm_ffi_env_stream=True)", "cutlass.const_expr", "cutlass.range_constexpr",
                  "make_tiled_copy_tv", "warpgroup.MmaF16BF16Op", "make_tiled_tma_atom", "What the DSL cannot do"):
         assert must in model, must
     assert "$" not in model  # every placeholder filled
@@ -41,8 +42,9 @@ def test_the_example_is_a_valid_problem_and_a_cute_solution():
     solution = lowering.example.solution
     tree = ast.parse(solution)
     names = {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
-    assert {"ModelNew", "add_layernorm", "add_layernorm_kernel"} <= names
+    assert {"ModelNew", "add_layernorm", "add_layernorm_kernel", "compile_for"} <= names
     assert "@cute.kernel" in solution and "cute.compile(add_layernorm" in solution and ".launch(" in solution
+    assert 'options="--enable-tvm-ffi"' in solution
 
 
 def test_a_reply_with_cute_code_becomes_a_candidate():

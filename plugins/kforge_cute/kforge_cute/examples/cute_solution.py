@@ -1,13 +1,14 @@
 """Fused residual add + LayerNorm in the CuTe DSL: one CTA per row holds the row in registers (128-bit loads),
 reduces the sum and then the squared deviations across the CTA (warp shuffles, then shared memory) and writes
-the normalised row: three passes over memory (x, residual, y) instead of five."""
+the normalised row: three passes over memory (x, residual, y) instead of five. Compiled once per shape through
+TVM-FFI, so each call takes the PyTorch tensors as they are and launches on PyTorch's current stream."""
 
 import cuda.bindings.driver as cuda
 import cutlass
 import cutlass.cute as cute
 import torch
 import torch.nn as nn
-from cutlass.cute.runtime import from_dlpack
+from cutlass.cute.runtime import make_fake_compact_tensor, make_fake_stream
 
 THREADS = 256  # 8 warps per CTA
 WARPS = THREADS // 32
@@ -72,13 +73,23 @@ def add_layernorm_kernel(mX: cute.Tensor, mR: cute.Tensor, mW: cute.Tensor, mB: 
 @cute.jit
 def add_layernorm(mX: cute.Tensor, mR: cute.Tensor, mW: cute.Tensor, mB: cute.Tensor, mY: cute.Tensor,
                   eps: cutlass.Float32, stream: cuda.CUstream):
-    rows, n_cols = mX.shape  # static: the tensors were passed with their layouts fixed
+    rows, n_cols = mX.shape  # static: compiled for one shape
     if cutlass.const_expr(n_cols % (THREADS * VECTOR) != 0):
         raise ValueError(f"this kernel needs the row length to be a multiple of {THREADS * VECTOR}, got {n_cols}")
     atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), mX.element_type, num_bits_per_copy=128)
     tiled_copy = cute.make_tiled_copy_tv(atom, cute.make_layout(THREADS), cute.make_layout(VECTOR))
     add_layernorm_kernel(mX, mR, mW, mB, mY, eps, tiled_copy, n_cols).launch(
         grid=[rows, 1, 1], block=[THREADS, 1, 1], stream=stream)
+
+
+def compile_for(rows: int, cols: int):
+    """``add_layernorm`` compiled for contiguous fp32 inputs of this shape, called as
+    ``compiled(x, residual, weight, bias, y, eps)`` with PyTorch tensors (checked against these shapes)."""
+    matrix = make_fake_compact_tensor(cutlass.Float32, (rows, cols), stride_order=(1, 0), assumed_align=16)
+    vector = make_fake_compact_tensor(cutlass.Float32, (cols,), assumed_align=16)
+    stream = make_fake_stream(use_tvm_ffi_env_stream=True)  # PyTorch's current stream, read at each call
+    return cute.compile(add_layernorm, matrix, matrix, vector, vector, matrix, cutlass.Float32(0.0), stream,
+                        options="--enable-tvm-ffi")
 
 
 class ModelNew(nn.Module):
@@ -92,12 +103,8 @@ class ModelNew(nn.Module):
     def forward(self, x: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
         x, residual = x.contiguous(), residual.contiguous()
         y = torch.empty_like(x)
-        # DLPack views of the tensors (no copy); parameters are detached, as DLPack refuses tensors that need grad
-        tensors = [from_dlpack(t.detach(), assumed_align=16) for t in (x, residual, self.weight, self.bias, y)]
-        stream = cuda.CUstream(torch.cuda.current_stream().cuda_stream)  # PyTorch's current stream
-        eps = cutlass.Float32(self.eps)
         compiled = self._compiled.get(x.shape)
         if compiled is None:
-            compiled = self._compiled[x.shape] = cute.compile(add_layernorm, *tensors, eps, stream)
-        compiled(*tensors, eps, stream)
+            compiled = self._compiled[x.shape] = compile_for(*x.shape)
+        compiled(x, residual, self.weight.detach(), self.bias.detach(), y, self.eps)
         return y
