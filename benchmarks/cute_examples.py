@@ -43,7 +43,9 @@ def one_round(cache: Path, with_compile: bool) -> dict:
         again = harness.evaluate(Candidate.from_source(source, label="again"))
     with Harness(backend=CUTE, problem=problem, settings=settings, plugins=PLUGINS) as harness:
         fresh = harness.evaluate(Candidate.from_source(source, label="new worker"), measure=False)
-    assert first.correct and again.correct and fresh.correct, first.message or again.message or fresh.message
+    wrong = [v for v in (first, again, fresh) if not v.correct]
+    if wrong:
+        raise SystemExit(f"{wrong[0].candidate}: {wrong[0].failure}: {wrong[0].message}")
     return {
         "compile_first": _compile(first), "compile_again": _compile(again), "compile_new_worker": _compile(fresh),
         "runtime_ms": {"cute": first.runtime.median, "cute_again": again.runtime.median,

@@ -1,14 +1,15 @@
 """KForge backend for NVIDIA Hopper and Blackwell GPUs in the CuTe DSL: ``cute``.
 
-The hook implementations below are thin: each answers only for the backend this plugin registers and hands the
-work to a module with one job (availability, lowering, compile_stage, profile_stage). Verification is the core's
-generic one; the profile is Nsight Compute through the cuda backend's runner, parser and summary. Importing this
-package imports neither the DSL nor any candidate code.
+The hook implementations below are thin: the core calls them only for the backend this plugin registers, and each
+hands the work to a module with one job (availability, lowering, compile_stage, profile_stage). The device is the
+cuda backend's (``kforge_cuda.device.CudaDevice``) and verification the core's generic one; the profile is Nsight
+Compute through the cuda backend's runner, parser and summary. Importing this package imports neither the DSL nor
+any candidate code.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable
 
 from kforge_core.hookspecs import hookimpl
 from kforge_core.records import (
@@ -20,19 +21,13 @@ from .backend import CUTE
 __all__ = ["CUTE"]
 
 
-def _ours(backend: Backend) -> bool:
-    return backend.name == CUTE.name
-
-
 @hookimpl
 def kforge_register_backends(register: Callable[[Backend], None]) -> None:
     register(CUTE)
 
 
 @hookimpl
-def kforge_backend_availability(backend: Backend, options: Any) -> Availability | None:
-    if not _ours(backend):
-        return None
+def kforge_backend_availability(backend: Backend) -> Availability | None:
     from .availability import cute_availability
 
     return cute_availability()
@@ -40,8 +35,6 @@ def kforge_backend_availability(backend: Backend, options: Any) -> Availability 
 
 @hookimpl
 def kforge_lower(backend: Backend, problem: Problem) -> Lowering | None:
-    if not _ours(backend):
-        return None
     from .lowering import lower
 
     return lower(backend, problem)
@@ -49,8 +42,6 @@ def kforge_lower(backend: Backend, problem: Problem) -> Lowering | None:
 
 @hookimpl
 def kforge_compile(backend: Backend, candidate: Candidate, context: StageContext) -> CompileResult | None:
-    if not _ours(backend):
-        return None
     from .compile_stage import compile_candidate
 
     return compile_candidate(backend, candidate, context)
@@ -58,8 +49,6 @@ def kforge_compile(backend: Backend, candidate: Candidate, context: StageContext
 
 @hookimpl
 def kforge_profile(backend: Backend, candidate: Candidate, context: StageContext) -> ProfileResult | None:
-    if not _ours(backend):
-        return None
     from .profile_stage import profile_candidate
 
     return profile_candidate(backend, candidate, context)
@@ -67,11 +56,6 @@ def kforge_profile(backend: Backend, candidate: Candidate, context: StageContext
 
 @hookimpl
 def kforge_summarize_profile(backend: Backend, problem: Problem, profile: ProfileResult) -> ProfileSummary | None:
-    if not _ours(backend) or profile.tool != "ncu":
-        return None
-    from kforge_cuda.problem_floor import problem_floor
-    from kforge_cuda.profile_stage import dropped_metrics
-    from kforge_cuda.summary import summarize_kernels
+    from kforge_cuda.profile_stage import summarize_ncu
 
-    floor = problem_floor(problem) if problem is not None else None
-    return ProfileSummary(text=summarize_kernels(profile.kernels, dropped=dropped_metrics(profile), floor=floor))
+    return summarize_ncu(problem, profile)

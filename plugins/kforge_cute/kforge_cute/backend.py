@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kforge_core.records import Backend
+from kforge_cuda.device import CudaDevice
 
 from .options import CuteOptions
 
@@ -12,4 +13,5 @@ CUTE = Backend(
     device="cuda",
     description="CuTe DSL kernels (@cute.kernel, cute.compile) launched from ModelNew (NVIDIA Hopper and Blackwell)",
     options_type=CuteOptions,
+    device_class=CudaDevice,  # the cuda backend's device: timing, L2 flush, poisoning, CUDA faults
 )

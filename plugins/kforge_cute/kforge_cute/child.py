@@ -36,7 +36,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     import torch
 
-    from kforge_cuda.warmup import build_model_and_inputs
+    from kforge_core.languages.triton import build_model_and_inputs
 
     from .compile_stage import start_session
 
@@ -49,7 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
-    model, inputs = build_model_and_inputs(module, Path(args.problem))
+    model, inputs = build_model_and_inputs(module, Path(args.problem), torch.device("cuda"))
     with torch.no_grad():
         for _ in range(2):  # compiles (or cache loads) and the allocator settle outside the profiled range
             model(*inputs)

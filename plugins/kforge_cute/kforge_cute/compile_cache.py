@@ -128,7 +128,7 @@ class CuteCompileCache:
             return original(func, *args, **kwargs)
         except Exception as exc:
             located = None
-            if not names_candidate(error_chain(exc), self.workdir):
+            if self.workdir is None or not names_candidate(error_chain(exc, self.workdir), self.workdir):
                 located = self._compile_with_locations(original, func, args, kwargs)
             self.session.failures.append(CompileFailure(function_name(func), exc, located))
             raise

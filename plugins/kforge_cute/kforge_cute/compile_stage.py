@@ -1,7 +1,7 @@
 """The cute backend's compile stage, run inside the harness's worker.
 
-Steps: check the syntax; route ``cute.compile`` through the compile cache (:mod:`compile_cache`); import the
-candidate; find ``ModelNew``; with ``warmup_forward`` (the default) call it once on the problem's inputs, since
+Steps: route ``cute.compile`` through the compile cache (:mod:`compile_cache`); the core's preamble (syntax, import,
+``ModelNew``); with ``warmup_forward`` (the default) one call of ``ModelNew`` on the problem's inputs, since
 candidates compile in their first forward. A ``cute.compile`` that raised, or a DSL error out of a ``@cute.jit``
 function called directly, is ``Failure.COMPILE`` with the DSL's message trimmed to the candidate's lines
 (:mod:`dsl_errors`). A device fault in that first call is ``Failure.DEVICE_FAULT``; anything else it raises is left
@@ -14,10 +14,12 @@ import os
 import time
 from pathlib import Path
 
-from kforge_core.candidate_module import import_candidate, syntax_error
+from kforge_core.candidate_module import NotBuilt, import_for_compile
+from kforge_core.device import make_device
+from kforge_core.languages.triton import run_forward
 from kforge_core.records import Backend, Candidate, CompileResult, Failure, StageContext
 from kforge_cuda.compile_stage import describe_exception
-from kforge_cuda.warmup import context_poisoned, run_forward
+from kforge_cuda.warmup import context_poisoned
 
 from .compile_cache import CompileSession, install
 from .dsl_errors import describe_dsl_error, error_chain, is_dsl_error
@@ -40,10 +42,10 @@ def _failure_log(session: CompileSession, exc: BaseException | None, workdir: Pa
     """The trimmed log when the candidate failed to compile, else None."""
     if session.failures:
         first = session.failures[0]
-        located = error_chain(first.located) if first.located is not None else ()
-        return describe_dsl_error(error_chain(first.error), workdir, located)
-    if exc is not None and is_dsl_error(error_chain(exc)):
-        return describe_dsl_error(error_chain(exc), workdir)
+        located = error_chain(first.located, workdir) if first.located is not None else ()
+        return describe_dsl_error(error_chain(first.error, workdir), workdir, located)
+    if exc is not None and is_dsl_error(error_chain(exc, workdir)):
+        return describe_dsl_error(error_chain(exc, workdir), workdir)
     return None
 
 
@@ -54,27 +56,26 @@ def compile_candidate(backend: Backend, candidate: Candidate, context: StageCont
     def result(ok: bool, log: str = "", failure: Failure | None = None, cached: bool = False) -> CompileResult:
         return CompileResult(ok=ok, log=log, seconds=time.perf_counter() - start, cached=cached, failure=failure)
 
-    syntax = syntax_error(candidate)
-    if syntax:
-        return result(False, syntax, Failure.SYNTAX)
     workdir = Path(context.workdir)
     try:
         session = start_session(candidate.digest, workdir, cache_root(context), options)
     except ImportError as exc:
         return result(False, f"the CuTe DSL cannot be imported in the worker: {exc}", Failure.IMPORT)
-    try:
-        module = import_candidate(candidate, workdir)
-    except Exception as exc:
+
+    def import_failure(exc: Exception) -> NotBuilt:
         log = _failure_log(session, exc, workdir)
         if log is not None:
-            return result(False, log, Failure.COMPILE)
-        return result(False, describe_exception(exc, workdir), Failure.IMPORT)
-    if not isinstance(getattr(module, "ModelNew", None), type):
-        return result(False, f"{candidate.entry} defines no class ModelNew", Failure.NO_MODEL_NEW)
+            return NotBuilt(Failure.COMPILE, log)
+        return NotBuilt(Failure.IMPORT, describe_exception(exc, workdir))
+
+    try:
+        module = import_for_compile(candidate, workdir, import_failure)
+    except NotBuilt as failed:
+        return result(False, failed.log, failed.failure)
     notes: list[str] = []
     if options.warmup_forward:
         try:
-            run_forward(module, context.problem.path)
+            run_forward(module, context.problem.path, context.device or make_device(backend))
         except Exception as exc:
             log = _failure_log(session, exc, workdir)
             if log is not None:
@@ -84,7 +85,7 @@ def compile_candidate(backend: Backend, candidate: Candidate, context: StageCont
                               + describe_exception(exc, workdir), Failure.DEVICE_FAULT)
             notes.append(f"note: the first forward raised {type(exc).__name__}; verification reports it")
     for failure in session.failures:  # the candidate caught it and went on, with another configuration
-        first_line = describe_dsl_error(error_chain(failure.error), workdir).splitlines()[0][:200]
+        first_line = describe_dsl_error(error_chain(failure.error, workdir), workdir).splitlines()[0][:200]
         notes.append(f"note: cute.compile {failure.function} failed and the candidate went on: {first_line}")
     log = "\n".join([event.line() for event in session.events] + notes)
     cached = bool(session.events) and all(event.cached for event in session.events)

@@ -12,9 +12,10 @@ candidate's frames. Works on recorded text too: an exception is first turned int
 from __future__ import annotations
 
 import re
-import traceback
 from dataclasses import dataclass
 from pathlib import Path
+
+from kforge_core.tracebacks import CandidateLine, candidate_lines
 
 MAX_CHARS = 4000
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -25,36 +26,29 @@ _NOISE_LINES = ("Re-run with CUTE_DSL_SHOW_STACKTRACE", "see current operation:"
 
 
 @dataclass(frozen=True)
-class Frame:
-    path: str
-    line: int
-    function: str
-    source: str = ""
-
-
-@dataclass(frozen=True)
 class ErrorPart:
-    """One exception of a chain (outermost first): its type's qualified name, message and traceback frames."""
+    """One exception of a chain (outermost first): its type's qualified name, its message and the candidate's
+    frames in its traceback (outermost first)."""
 
     kind: str
     message: str
-    frames: tuple[Frame, ...] = ()
+    frames: tuple[CandidateLine, ...] = ()
 
     @property
     def short_kind(self) -> str:
         return self.kind.rsplit(".", 1)[-1]
 
 
-def error_chain(exc: BaseException) -> tuple[ErrorPart, ...]:
-    """``exc`` and the exceptions it came from (``__cause__``, else ``__context__``), outermost first."""
+def error_chain(exc: BaseException, workdir: Path) -> tuple[ErrorPart, ...]:
+    """``exc`` and the exceptions it came from (``__cause__``, else ``__context__``), outermost first, each with
+    its frames in the candidate's files (under ``workdir``)."""
     parts, seen = [], set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
         seen.add(id(current))
         kind = type(current)
-        frames = tuple(Frame(f.filename, f.lineno or 0, f.name, (f.line or "").strip())
-                       for f in traceback.extract_tb(current.__traceback__))
-        parts.append(ErrorPart(f"{kind.__module__}.{kind.__qualname__}", str(current), frames))
+        parts.append(ErrorPart(f"{kind.__module__}.{kind.__qualname__}", str(current),
+                               tuple(candidate_lines(current, workdir))))
         current = current.__cause__ or current.__context__
     return tuple(parts)
 
@@ -111,7 +105,7 @@ def _verifier_diagnostics(message: str) -> list[tuple[str, str]]:
     return found
 
 
-def _candidate_frames(location: str, workdir: str) -> list[Frame]:
+def _candidate_frames(location: str, workdir: str) -> list[CandidateLine]:
     """The candidate's frames named in an MLIR call-site location, innermost first."""
     frames = []
     for match in _FRAME_LOCATION.finditer(location):
@@ -119,15 +113,16 @@ def _candidate_frames(location: str, workdir: str) -> list[Frame]:
         if workdir and path.startswith(workdir.rstrip("/") + "/"):
             relative = path[len(workdir.rstrip("/")) + 1:]
             line = int(match.group("line"))
-            frames.append(Frame(relative, line, match.group("name"), _source_line(workdir, relative, line)))
+            frames.append(CandidateLine(relative, line, match.group("name"), _source_line(workdir, relative, line)))
     return frames
 
 
-def _frame_lines(frames: list[Frame]) -> list[str]:
+def _frame_lines(frames: list[CandidateLine]) -> list[str]:
+    """Innermost first: ``at file:line in function: text``, then the lines it was called from."""
     lines = []
     for i, frame in enumerate(frames):
         lead = "  at" if i == 0 else "  called from"
-        lines.append(f"{lead} {frame.path}:{frame.line} in {frame.function}" + (f": {frame.source}" if frame.source
+        lines.append(f"{lead} {frame.file}:{frame.line} in {frame.function}" + (f": {frame.text}" if frame.text
                                                                                  else ""))
     return lines
 
@@ -170,14 +165,11 @@ def _rendered(part: ErrorPart, workdir: str) -> tuple[str, bool]:
     return "\n".join(kept), located
 
 
-def _python_frames(chain: tuple[ErrorPart, ...], workdir: str) -> list[Frame]:
+def _python_frames(chain: tuple[ErrorPart, ...]) -> list[CandidateLine]:
     """The candidate's own frames of the innermost exception that has any, innermost first."""
-    root = workdir.rstrip("/") + "/" if workdir else None
     for part in reversed(chain):
-        own = [Frame(f.path[len(root):], f.line, f.function, f.source) for f in part.frames
-               if root and f.path.startswith(root)]
-        if own:
-            return list(reversed(own))
+        if part.frames:
+            return list(reversed(part.frames))
     return []
 
 
@@ -193,11 +185,11 @@ def describe_dsl_error(chain: tuple[ErrorPart, ...], workdir: Path | str | None,
     if outer.kind.startswith("cutlass."):
         text, located = _rendered(outer, root)
         if not located:
-            text += "\n" + "\n".join(_frame_lines(_python_frames(chain, root)))
+            text += "\n" + "\n".join(_frame_lines(_python_frames(chain)))
         return _clip(text.strip())
     # a plain Python exception out of the traced code
     text = f"{outer.short_kind}: {_clean(outer.message, root)}"
-    return _clip("\n".join([text, *_frame_lines(_python_frames(chain, root))]))
+    return _clip("\n".join([text, *_frame_lines(_python_frames(chain))]))
 
 
 def _clip(text: str) -> str:

@@ -1,5 +1,6 @@
 """The cute backend's profile stage: Nsight Compute on the candidate's forward, inside the worker, through the
-cuda backend's runner and CSV parser (the summary is the cuda backend's too).
+cuda backend's runner and CSV parser (the summary is the cuda backend's too); the child it profiles is this
+plugin's, so that the candidate's kernels come from the compile cache.
 
 When ncu is missing, switched off (``use_ncu = false``) or cannot profile (no permission for the GPU's counters),
 this returns None and the core's generic PyTorch-profiler implementation answers instead.
@@ -7,20 +8,15 @@ this returns None and the core's generic PyTorch-profiler implementation answers
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 
 from kforge_core.records import Backend, Candidate, ProfileResult, StageContext
-from kforge_cuda.ncu import NcuError, run_ncu
-from kforge_cuda.ncu_csv import parse_ncu_csv
-from kforge_cuda.profile_stage import DROPPED_PREFIX, MAX_RAW_CHARS
+from kforge_cuda.profile_stage import ncu_profile
 from kforge_cuda.toolchain import find_tool
 
 from .child import child_command
 from .compile_stage import cache_root
 from .options import CuteOptions
-
-log = logging.getLogger("kforge.cute")
 
 
 def profile_candidate(backend: Backend, candidate: Candidate, context: StageContext) -> ProfileResult | None:
@@ -31,12 +27,4 @@ def profile_candidate(backend: Backend, candidate: Candidate, context: StageCont
     workdir = Path(context.workdir)
     program = child_command(workdir=workdir, entry=candidate.entry, problem=context.problem.path,
                             cache_root=cache_root(context), digest=candidate.digest, options=options)
-    try:
-        run = run_ncu(ncu, program, workdir / "ncu", options.tool_timeout_s, workdir)
-    except NcuError as exc:
-        log.warning("ncu could not profile %s (%s); using the PyTorch profiler", candidate.label, exc)
-        return None
-    raw = run.csv[:MAX_RAW_CHARS]
-    if run.dropped_metrics:
-        raw = DROPPED_PREFIX + ", ".join(run.dropped_metrics) + "\n" + raw
-    return ProfileResult(tool="ncu", kernels=parse_ncu_csv(run.csv), raw=raw, files=(run.report,))
+    return ncu_profile(ncu, program, workdir, options.tool_timeout_s, candidate.label)

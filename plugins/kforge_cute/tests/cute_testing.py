@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from kforge_cute.dsl_errors import ErrorPart, Frame
+from kforge_core.tracebacks import CandidateLine
+from kforge_cute.dsl_errors import ErrorPart
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "fixtures"
@@ -21,7 +22,7 @@ needs_dsl = pytest.mark.skipif(importlib.util.find_spec("cutlass") is None,
 
 
 def _parts(records: list[dict]) -> tuple[ErrorPart, ...]:
-    return tuple(ErrorPart(r["kind"], r["message"], tuple(Frame(**f) for f in r["frames"])) for r in records)
+    return tuple(ErrorPart(r["kind"], r["message"], tuple(CandidateLine(**f) for f in r["frames"])) for r in records)
 
 
 def recorded_error(name: str, workdir: Path) -> tuple[tuple[ErrorPart, ...], tuple[ErrorPart, ...]]:

@@ -57,8 +57,8 @@ def record(snippet: Path, scratch: Path) -> dict:
                     f"CUTE_DSL_ARCH={os.environ.get('CUTE_DSL_ARCH', '(device)')}, Python {platform.python_version()}, "
                     f"{datetime.date.today().isoformat()}",
         "snippet": snippet.name,
-        "chain": _chain_json(error_chain(failure.error), str(workdir)),
-        "located": _chain_json(error_chain(failure.located), str(workdir)) if failure.located else [],
+        "chain": _chain_json(error_chain(failure.error, workdir), str(workdir)),
+        "located": _chain_json(error_chain(failure.located, workdir), str(workdir)) if failure.located else [],
     }
 
 

@@ -1,8 +1,9 @@
 """Trimming DSL and MLIR errors, on what the CuTe DSL 4.8.1 really raised for the kernels in dsl_errors/
 (recorded by record_dsl_errors.py into fixtures/dsl_*.json; each fixture says how)."""
 
+from kforge_core.tracebacks import CandidateLine
 from kforge_cute.dsl_errors import (
-    MAX_CHARS, ErrorPart, Frame, describe_dsl_error, error_chain, is_dsl_error, names_candidate, split_location,
+    MAX_CHARS, ErrorPart, describe_dsl_error, error_chain, is_dsl_error, names_candidate, split_location,
 )
 
 from cute_testing import recorded_error
@@ -45,7 +46,7 @@ def test_name_error_in_a_kernel_points_at_its_line(tmp_path):
 def test_an_excerpt_of_code_outside_the_candidate_is_replaced_by_the_candidates_frames(tmp_path):
     chain, _ = recorded_error("missing_jit", tmp_path)
     assert "compile_cache.py" in chain[0].message  # the DSL took KForge's frame for the author's
-    own = Frame(str(tmp_path / "model_new.py"), 31, "forward", "compiled = cute.compile(launch, x, y)")
+    own = CandidateLine("model_new.py", 31, "forward", "compiled = cute.compile(launch, x, y)")
     chain = (ErrorPart(chain[0].kind, chain[0].message, (own,)), *chain[1:])
     text = describe_dsl_error(chain, tmp_path)
     assert text.startswith("error[CALL_MISSING_JIT_DECORATOR]") and "compile_cache.py" not in text
@@ -60,10 +61,12 @@ def test_split_location_handles_nested_callsites_and_quotes():
 
 
 def test_a_python_exception_from_traced_code_shows_the_candidate_frames(tmp_path):
+    source = tmp_path / "model_new.py"
+    source.write_text("def kernel():\n    return 1 + 'x'\nkernel()\n")
     try:
-        exec(compile("def kernel():\n    return 1 + 'x'\nkernel()\n", str(tmp_path / "model_new.py"), "exec"), {})
+        exec(compile(source.read_text(), str(source), "exec"), {})
     except TypeError as exc:
-        chain = error_chain(exc)
+        chain = error_chain(exc, tmp_path)
     text = describe_dsl_error(chain, tmp_path)
     assert text.splitlines()[0].startswith("TypeError: unsupported operand")
     assert "  at model_new.py:2 in kernel" in text and "called from model_new.py:3" in text

@@ -8,6 +8,7 @@ from kforge_core.backends import BackendRegistry
 from kforge_core.plugins import PluginSelection, build_plugin_manager
 from kforge_core.problem import load_problem
 from kforge_cute import CUTE
+from kforge_cute.availability import cute_availability
 from kforge_cute.lowering import lower
 from kforge_cute.options import CuteOptions
 
@@ -55,10 +56,13 @@ def test_a_reply_with_cute_code_becomes_a_candidate():
     assert parsed.candidate.entry == "model_new.py"
 
 
-def test_hooks_answer_only_for_the_cute_backend():
-    import kforge_cute
-    from kforge_core.records import Backend
-
-    other = Backend(name="cuda", programming_model="CUDA C++", device="cuda")
-    assert kforge_cute.kforge_lower(other, None) is None
-    assert kforge_cute.kforge_backend_availability(other, None) is None
+def test_the_core_routes_the_cute_stages_to_this_plugin_and_no_other():
+    registry = BackendRegistry(build_plugin_manager(PluginSelection(only=("cute", "cuda"))))
+    problem = load_problem(EXAMPLES / "cute_problem.py")
+    cute = registry.hooks("cute")
+    lowering = cute.caller("lower")(backend=CUTE, problem=problem, options=None, cache_dir=None)
+    assert "@cute.kernel" in lowering.programming_model
+    assert cute.implements("compile") and cute.implements("profile") and not cute.builds_ahead
+    assert "@cute.kernel" not in registry.hooks("cuda").caller("lower")(
+        backend=registry.get("cuda").backend, problem=problem, options=None, cache_dir=None).programming_model
+    assert registry.availability("cute") == cute_availability()
