@@ -1,0 +1,13 @@
+"""KForge's ``xpu`` backend: Triton kernels on Intel GPUs (Arc B-series, Data Center GPU Max) through PyTorch's
+XPU build.
+
+Every hook lives in its own module; this package only gathers them so that the ``kforge`` entry point
+(``xpu = "kforge_xpu"``) registers them all. Importing it imports neither Triton nor ``torch.xpu``'s runtime: a
+machine without an Intel GPU still loads the plugin, and ``kforge backends`` says why the backend is unavailable.
+"""
+
+from .availability import kforge_backend_availability
+from .backend import XPU, XpuOptions, kforge_register_backends
+from .lowering import kforge_lower
+
+__all__ = ["XPU", "XpuOptions", "kforge_backend_availability", "kforge_lower", "kforge_register_backends"]
