@@ -9,5 +9,15 @@ machine without an Intel GPU still loads the plugin, and ``kforge backends`` say
 from .availability import kforge_backend_availability
 from .backend import XPU, XpuOptions, kforge_register_backends
 from .lowering import kforge_lower
+from .profile_stage import kforge_profile
+from .summary import kforge_summarize_profile
 
-__all__ = ["XPU", "XpuOptions", "kforge_backend_availability", "kforge_lower", "kforge_register_backends"]
+__all__ = [
+    "XPU",
+    "XpuOptions",
+    "kforge_backend_availability",
+    "kforge_lower",
+    "kforge_profile",
+    "kforge_register_backends",
+    "kforge_summarize_profile",
+]

@@ -98,3 +98,13 @@ def read_xpu_facts(xpu: Any, index: int = 0) -> XpuFacts:
         driver_version=str(getattr(props, "driver_version", "") or ""),
         bandwidth=stated_bandwidth(name, memory),
     )
+
+
+def device_facts_here() -> XpuFacts | None:
+    """Facts of XPU device 0, or None when this process sees none."""
+    import torch
+
+    xpu = getattr(torch, "xpu", None)
+    if xpu is None or not getattr(torch._C, "_has_xpu", False) or not xpu.is_available():
+        return None
+    return read_xpu_facts(xpu, 0)

@@ -11,7 +11,7 @@ from kforge_core.hookspecs import hookimpl
 from kforge_core.records import Backend, Example, Lowering, Problem
 
 from .backend import XPU
-from .device_facts import XpuFacts, read_xpu_facts
+from .device_facts import XpuFacts, device_facts_here
 from .grf_option import grf_option, intel_compiler_source
 
 REPLY_FORMAT = ("Answer with one fenced ```python block holding the complete module that defines ModelNew and its "
@@ -44,16 +44,6 @@ def programming_model(facts: XpuFacts | None, compiler_source: str | None) -> st
                   "tf32_note": ", and tf32 on this device" if facts.has_dpas_tf32 else "; this device has no tf32 DPAS"}
     values["grf_option"] = f"`{grf_option(compiler_source)}`"
     return Template(_package_text("programming_model.md")).substitute(values)
-
-
-def device_facts_here() -> XpuFacts | None:
-    """Facts of XPU device 0, or None when this process sees none."""
-    import torch
-
-    xpu = getattr(torch, "xpu", None)
-    if xpu is None or not getattr(torch._C, "_has_xpu", False) or not xpu.is_available():
-        return None
-    return read_xpu_facts(xpu, 0)
 
 
 def hardware_text(facts: XpuFacts | None) -> str:
