@@ -1,9 +1,10 @@
-"""The single-shot example is real Triton: run by Triton's interpreter on the CPU (TRITON_INTERPRET=1), its
-ModelNew computes what the problem's Model computes, for fp32 (the problem's dtype) and fp16 inputs, with tiles
-that do and do not divide the shapes. (The interpreter of Triton 3.9 gets bf16 tl.dot wrong for any kernel, so
-bf16 is not checked here.) The same example runs through NVIDIA's Triton in test_xpu_gpu.py."""
+"""The single-shot example and the test candidates are real Triton: run by Triton's interpreter on the CPU
+(TRITON_INTERPRET=1) against the problem's Model, for fp32 (the problem's dtype) and fp16 inputs, with shapes that
+the tiles do and do not divide. The wrong candidate must be found wrong. (The interpreter of Triton 3.9 gets bf16
+tl.dot wrong for any kernel, so bf16 is not checked here.) test_xpu_gpu.py runs the same on NVIDIA's Triton."""
 
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -12,37 +13,32 @@ import pytest
 
 from kforge_core.problem import load_problem
 
-from xpu_testing import EXAMPLE
+from xpu_testing import CANDIDATES, EXAMPLE, HERE
 
-needs_triton = pytest.mark.skipif(importlib.util.find_spec("triton") is None,
-                                  reason="triton not installed (pip install 'kforge-xpu[test]')")
-
-SCRIPT = f"""
-import sys, torch
-sys.path.insert(0, {str(EXAMPLE)!r})
-import gemm_epilogue as problem, gemm_epilogue_triton as solution
-torch.manual_seed(0)
-cases = [((64, 96, 80), torch.float32, 1e-5), ((37, 52, 72), torch.float32, 1e-5),  # 37 rows: partial tiles
-         ((40, 64, 48), torch.float16, 2e-2)]
-for (batch, k, n), dtype, tolerance in cases:
-    reference = problem.Model(k, n, 2.0).to(dtype)
-    model = solution.ModelNew(k, n, 2.0).to(dtype)
-    model.load_state_dict(reference.state_dict())
-    x = torch.randn(batch, k).to(dtype)
-    out, expected = model(x), reference(x)
-    assert out.dtype == expected.dtype and out.shape == expected.shape, (out.dtype, out.shape)
-    error = (out.float() - expected.float()).abs().max().item()
-    assert error < tolerance * max(1.0, expected.float().abs().max().item()), (batch, k, n, dtype, error)
-print("ok")
-"""
+TOLERANCE = {0: 1e-5, 1: 1e-5, 2: 2e-3}  # per case of candidate_check.SMALL_CASES: fp32, fp32, fp16
 
 
-@needs_triton
-def test_example_matches_its_reference_in_the_interpreter():
+@pytest.fixture(scope="module")
+def interpreted() -> dict[str, list[float]]:
+    if importlib.util.find_spec("triton") is None:
+        pytest.skip("triton not installed (pip install 'kforge-xpu[test]')")
+    files = [EXAMPLE / "gemm_epilogue_triton.py", CANDIDATES / "gemm_then_epilogue.py",
+             CANDIDATES / "epilogue_without_residual.py"]
     env = {**os.environ, "TRITON_INTERPRET": "1"}
-    done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, timeout=300)
+    done = subprocess.run([sys.executable, str(HERE / "candidate_check.py"), "cpu", *map(str, files)],
+                          capture_output=True, text=True, env=env, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.strip().endswith("ok")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("name", ["gemm_epilogue_triton.py", "gemm_then_epilogue.py"])
+def test_correct_kernels_match_the_reference_in_the_interpreter(interpreted, name):
+    for case, error in enumerate(interpreted[name]):
+        assert error < TOLERANCE[case], (name, case, error)
+
+
+def test_the_wrong_candidate_is_wrong_in_the_interpreter(interpreted):
+    assert all(error > 0.1 for error in interpreted["epilogue_without_residual.py"])
 
 
 def test_example_problem_is_a_valid_problem():
