@@ -24,6 +24,8 @@ from .warmup import build_model_and_inputs, run_forward
 
 REPLY_FORMAT = ("Answer with one fenced ```python block holding the complete module that defines ModelNew and its "
                 "@triton.jit kernels.")
+# PyTorch's wheels bring Triton under distribution names of their own (the package is always ``triton``).
+DISTRIBUTIONS = ("triton", "pytorch-triton-xpu", "pytorch-triton-rocm", "pytorch-triton")
 EXAMPLE_NOTE = "One program per row; the residual add, the reduction and the scaling fused into a single kernel."
 
 __all__ = ["EXAMPLE_NOTE", "REPLY_FORMAT", "build_model_and_inputs", "example", "installed_version",
@@ -50,7 +52,9 @@ def installed_version() -> str | None:
         return None
     from importlib.metadata import PackageNotFoundError, version
 
-    try:
-        return version("triton")
-    except PackageNotFoundError:  # a build of Triton without metadata (pytorch-triton-xpu and kin)
-        return "unknown version"
+    for distribution in DISTRIBUTIONS:
+        try:
+            return version(distribution)
+        except PackageNotFoundError:
+            continue
+    return "unknown version"  # a build of Triton without metadata

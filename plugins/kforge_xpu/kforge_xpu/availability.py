@@ -9,16 +9,12 @@ from __future__ import annotations
 
 import importlib.util
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from kforge_core.hookspecs import hookimpl
+from kforge_core.languages import triton as triton_language
 from kforge_core.records import Availability, Backend
-
-from .backend import XPU
-
-TRITON_DISTRIBUTIONS = ("pytorch-triton-xpu", "triton", "triton-xpu")
 
 
 @dataclass(frozen=True)
@@ -46,20 +42,9 @@ class Platform:
             torch_version=torch.__version__,
             xpu=getattr(torch, "xpu", None),
             xpu_built=bool(getattr(torch._C, "_has_xpu", False)),
-            triton_version=_triton_version(),
+            triton_version=triton_language.installed_version(),
             triton_backends=_triton_backends(),
         )
-
-
-def _triton_version() -> str | None:
-    if importlib.util.find_spec("triton") is None:
-        return None
-    for name in TRITON_DISTRIBUTIONS:
-        try:
-            return metadata.version(name)
-        except metadata.PackageNotFoundError:
-            continue
-    return "unknown version"
 
 
 def _triton_backends() -> tuple[str, ...]:
@@ -102,7 +87,5 @@ def xpu_availability(platform: Platform) -> Availability:
 
 
 @hookimpl
-def kforge_backend_availability(backend: Backend, options: Any) -> Availability | None:
-    if backend.name != XPU.name:
-        return None
+def kforge_backend_availability(backend: Backend, options: Any) -> Availability:
     return xpu_availability(Platform.here())

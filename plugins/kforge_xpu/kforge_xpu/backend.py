@@ -9,6 +9,8 @@ from typing import Callable
 from kforge_core.hookspecs import hookimpl
 from kforge_core.records import Backend, options_hash
 
+from .device import XpuDevice
+
 _METRIC_GROUP = re.compile(r"^[A-Za-z0-9_]+$")
 
 
@@ -54,6 +56,7 @@ XPU = Backend(
     device="xpu",
     description="@triton.jit kernels launched from ModelNew (Intel GPUs: Arc B-series, Data Center GPU Max)",
     options_type=XpuOptions,
+    device_class=XpuDevice,
 )
 
 

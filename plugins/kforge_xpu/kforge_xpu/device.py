@@ -1,123 +1,107 @@
-"""What the harness does to an Intel GPU, through ``torch.xpu``: wait for it, time on it, flush its last-level
-cache, poison free memory, read its memory figures and its facts, and read its runtime's errors.
+"""The Intel GPU as the harness sees it: ``XpuDevice``, through ``torch.xpu``.
 
-Every operation goes through the ``xpu`` module given at construction (``torch.xpu`` in production), so the layer
-is exercised against an explicit stand-in where no Intel GPU exists, and against the real module by
-``make xpu-test`` on an Intel machine.
+What it adds to the core's generic torch device: the cache flush sized from the last-level cache
+(``last_level_cache_size``), the caching allocator's free blocks poisoned before a verified call
+(``torch.xpu.memory_snapshot``), timing with ``torch.xpu.Event``s, the device's facts, and the errors of Intel's
+runtime (Level Zero, the SYCL runtime) read as device faults or out-of-memory.
+
+Every call goes through the ``xpu`` module the device is given (``torch.xpu`` unless a caller passes another), so
+the layer is exercised against an explicit stand-in where no Intel GPU exists, and against the real module by
+``make xpu-test`` on an Intel machine. Importing this module does not import torch.
 """
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
-from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, ClassVar
 
-from kforge_core.harness.device import POISON_WORD
-from kforge_core.records import Failure
+from kforge_core.device import Device, MemoryStats
 
 from .device_facts import XpuFacts, read_xpu_facts
-from .intel_errors import classify_runtime_error
+from .intel_errors import DEVICE_FAULT_PATTERNS, OUT_OF_MEMORY_PATTERNS
 
-FALLBACK_FLUSH_BYTES = 256 * 1024 * 1024  # when the device does not report its last-level cache
 POISON_LIMIT_BYTES = 8 << 30
 
 
-@dataclass(frozen=True)
-class MemoryStats:
-    """Device memory in bytes: held by PyTorch's caching allocator now and at its peak, free and total."""
+class XpuDevice(Device):
+    """An Intel GPU through ``torch.xpu``.
 
-    allocated: int
-    peak_allocated: int
-    free: int
-    total: int
-
-
-class EventTimer:
-    """Times one call with a pair of ``torch.xpu.Event``s on the current queue; ``stop`` waits for the whole
-    device first, so work the call queued elsewhere is waited for too (and shows in the host's view)."""
-
-    def __init__(self, xpu: Any) -> None:
-        self._xpu = xpu
-        self._start = xpu.Event(enable_timing=True)
-        self._end = xpu.Event(enable_timing=True)
-
-    def start(self) -> None:
-        self._start.record()
-
-    def stop(self) -> float:
-        """Milliseconds between start and stop on the device."""
-        self._end.record()
-        self._xpu.synchronize()
-        return float(self._start.elapsed_time(self._end))
-
-
-def _empty_on(device: str) -> Callable[[int], Any]:
-    def empty(nbytes: int) -> Any:
-        import torch
-
-        return torch.empty(nbytes, dtype=torch.uint8, device=device)
-
-    return empty
-
-
-class XpuDevice:
-    """One Intel GPU as the harness sees it.
-
-    :param xpu: the ``torch.xpu`` module (or a stand-in with its functions).
-    :param index: the device's ordinal.
-    :param flush_bytes: bytes written to evict the cache between timed runs; 0: twice the last-level cache.
-    :param empty: allocates ``nbytes`` bytes on the device (torch.empty by default).
+    :param backend: the backend being served.
+    :param flush_bytes: ``harness.l2_flush_bytes`` (0: twice the last-level cache).
+    :param xpu: the module to call; None: ``torch.xpu``.
     """
 
-    def __init__(self, xpu: Any, index: int = 0, *, flush_bytes: int = 0,
-                 empty: Callable[[int], Any] | None = None) -> None:
+    torch_type: ClassVar[str] = "xpu"
+    profiler_activity: ClassVar[str] = "XPU"
+    fault_patterns: ClassVar[tuple[str, ...]] = DEVICE_FAULT_PATTERNS
+    out_of_memory_patterns: ClassVar[tuple[str, ...]] = OUT_OF_MEMORY_PATTERNS
+    timer_description: ClassVar[str] = (
+        "a pair of torch.xpu.Event(enable_timing=True) on the current queue around the call, the second recorded "
+        "after the device-wide synchronize")
+
+    def __init__(self, backend: Any, *, flush_bytes: int = 0, xpu: Any = None) -> None:
         self._xpu = xpu
-        self.index = index
-        self.torch_device = f"xpu:{index}"
-        self._facts: XpuFacts = read_xpu_facts(xpu, index)
-        cache = self._facts.cache_bytes
-        self.flush_bytes = flush_bytes or (2 * cache if cache else FALLBACK_FLUSH_BYTES)
-        self._empty = empty or _empty_on(self.torch_device)
-        self._flush_buffer: Any = None
+        self._xpu_facts: XpuFacts | None = None
+        super().__init__(backend, flush_bytes=flush_bytes)
 
-    @property
-    def name(self) -> str:
-        return self._facts.name
+    def xpu_facts(self) -> XpuFacts:
+        """The device's facts, read from its properties once."""
+        if self._xpu_facts is None:
+            self._xpu_facts = read_xpu_facts(self._module(), self._module_index())
+        return self._xpu_facts
 
-    def synchronize(self) -> None:
-        """Wait until all work queued on the device, on every queue, has finished."""
-        self._xpu.synchronize()
+    def start_timer(self) -> Callable[[], float]:
+        """Record a start event now; the returned function records the end event (after the harness has
+        synchronized the device) and gives the milliseconds between them."""
+        module = self._module()
+        start, end = module.Event(enable_timing=True), module.Event(enable_timing=True)
+        start.record()
 
-    def timer(self) -> EventTimer:
-        return EventTimer(self._xpu)
+        def elapsed_ms() -> float:
+            end.record()
+            end.synchronize()
+            return float(start.elapsed_time(end))
 
-    def flush_caches(self) -> None:
-        """Evict the last-level cache by writing a buffer larger than it, then wait for the write."""
-        if self._flush_buffer is None:
-            self._flush_buffer = self._empty(self.flush_bytes)
-        self._flush_buffer.zero_()
-        self.synchronize()
+        return elapsed_ms
 
-    @contextlib.contextmanager
-    def poison_free_memory(self, output_bytes: tuple[int, ...] = ()) -> Iterator[None]:
-        """Fill the caching allocator's free blocks (each by its exact size, which best-fit hands back, largest
-        first, at most 8 GiB) and a block of each output size with :data:`POISON_WORD`, then free them: an output
-        the candidate never wrote then holds the poison, not what the reference left there."""
-        sizes = self._free_block_sizes() + [n for n in output_bytes if n > 0]
-        blocks = [self._empty(-(-n // 4) * 4) for n in sizes]
-        for block in blocks:
-            block.view(_int32()).fill_(POISON_WORD)
-        self.synchronize()
-        del blocks
-        yield
+    # --------------------------------------------------------------------------------------- mechanism
+
+    def _module(self) -> Any:
+        return self._xpu if self._xpu is not None else super()._module()
+
+    def _module_index(self) -> int:
+        index = self.torch_device.index
+        return index if index is not None else int(self._module().current_device())
+
+    def _current_index(self) -> int | None:
+        return int(self._module().current_device())
+
+    def _hardware_name(self) -> str:
+        return self.xpu_facts().name
+
+    def _cache_bytes(self) -> int:
+        return self.xpu_facts().cache_bytes
+
+    def _facts(self) -> dict[str, str]:
+        facts = self.xpu_facts()
+        values = {
+            "Xe-cores": str(facts.xe_cores), "EUs": str(facts.eu_count),
+            "sub-group sizes": "/".join(map(str, facts.sub_group_sizes)),
+            "max work-group size": str(facts.max_work_group_size),
+            "SLM per work-group": f"{facts.slm_bytes // 1024} KiB",
+            "XMX": "yes" if facts.has_dpas else "no", "driver": facts.driver_version,
+        }
+        if facts.bandwidth is not None:
+            values["memory bandwidth"] = f"{facts.bandwidth.bytes_per_s / 1e9:.0f} GB/s ({facts.bandwidth.source})"
+        return values
 
     def _free_block_sizes(self) -> list[int]:
+        """The caching allocator's free blocks on this device, largest first, at most 8 GiB of them."""
         try:
-            segments = self._xpu.memory_snapshot()
+            segments = self._module().memory_snapshot()
         except Exception:  # an allocator without snapshots: the output sizes still get poisoned
             return []
-        sizes = sorted((block["size"] for segment in segments if segment.get("device", self.index) == self.index
+        index = self._module_index()
+        sizes = sorted((block["size"] for segment in segments if segment.get("device", index) == index
                         for block in segment.get("blocks", ()) if block.get("state") == "inactive"), reverse=True)
         chosen, total = [], 0
         for size in sizes:
@@ -126,33 +110,16 @@ class XpuDevice:
                 total += size
         return chosen
 
-    def memory(self) -> MemoryStats:
-        free, total = self._xpu.mem_get_info(self.index)
-        return MemoryStats(allocated=int(self._xpu.memory_allocated(self.index)),
-                           peak_allocated=int(self._xpu.max_memory_allocated(self.index)), free=int(free),
-                           total=int(total))
+    def _memory(self) -> MemoryStats:
+        module, index = self._module(), self._module_index()
+        return MemoryStats(int(module.memory_allocated(index)), int(module.memory_reserved(index)),
+                           self.xpu_facts().memory_bytes)
 
-    def reset_peak_memory(self) -> None:
-        self._xpu.reset_peak_memory_stats(self.index)
+    def free_memory(self) -> tuple[int, int]:
+        """``(free, total)`` bytes as the driver reports them (``torch.xpu.mem_get_info``)."""
+        free, total = self._module().mem_get_info(self._module_index())
+        return int(free), int(total)
 
-    def classify(self, exc: BaseException) -> Failure | None:
-        """The failure class of a runtime error in Level Zero's, the SYCL runtime's or PyTorch's words; None when
-        the text says nothing about the device (the core's generic reading then applies)."""
-        if type(exc).__name__ == "OutOfMemoryError":
-            return Failure.OUT_OF_MEMORY
-        return classify_runtime_error(f"{type(exc).__name__}: {exc}")
-
-    def facts(self) -> XpuFacts:
-        return self._facts
-
-    def facts_dict(self) -> dict[str, Any]:
-        """The facts as plain data, for the verdict's method and the profile summary."""
-        values = dataclasses.asdict(self._facts)
-        values["bandwidth"] = dataclasses.asdict(self._facts.bandwidth) if self._facts.bandwidth else None
-        return values
-
-
-def _int32() -> Any:
-    import torch
-
-    return torch.int32
+    def peak_allocated(self) -> int:
+        """The most the caching allocator has held for live tensors since the last reset."""
+        return int(self._module().max_memory_allocated(self._module_index()))

@@ -2,80 +2,62 @@
 (``UR_RESULT_*``) and its older plugin interface (``PI_ERROR_*``), and Intel's Triton backend (``IntelGPUError``,
 ``ocloc`` build logs, ``OutOfResources`` for shared local memory and per-thread scratch space).
 
-Two questions are answered: is a runtime error a device fault (after which the process's device context cannot
-be trusted and the worker must be replaced) or an out-of-memory, and is an exception from a kernel's first launch
-a build failure (a compile error, with a log trimmed for the model)?
+Two questions are answered: is a runtime error a device fault (after which the worker's device cannot be trusted
+and the worker is replaced) or an out-of-memory (the patterns :class:`~kforge_xpu.device.XpuDevice` hands the
+core), and is an exception from a kernel's first launch a build failure (a compile error, with a log trimmed for
+the model)? Intel's Triton prints a Level Zero result by name, in hex or in decimal
+(``Triton Error [ZE]: 0x70000001``, ``... : 1879048193``), so each result is matched in all three spellings.
 """
 
 from __future__ import annotations
 
-import re
+from kforge_core.languages import triton as triton_language
 
-from kforge_core.records import Failure
+# Level Zero results (ze_api.h) by their code.
+DEVICE_LOST, OUT_OF_HOST_MEMORY, OUT_OF_DEVICE_MEMORY = 0x70000001, 0x70000002, 0x70000003
+MODULE_BUILD_FAILURE, MODULE_LINK_FAILURE, DEVICE_REQUIRES_RESET = 0x70000004, 0x70000005, 0x70000006
 
-# Level Zero result codes (ze_api.h), as Intel's Triton prints them: hex, decimal or by name.
-ZE_CODES = {
-    0x70000001: "ZE_RESULT_ERROR_DEVICE_LOST",
-    0x70000002: "ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY",
-    0x70000003: "ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY",
-    0x70000004: "ZE_RESULT_ERROR_MODULE_BUILD_FAILURE",
-    0x70000005: "ZE_RESULT_ERROR_MODULE_LINK_FAILURE",
-    0x70000006: "ZE_RESULT_ERROR_DEVICE_REQUIRES_RESET",
-}
-DEVICE_FAULT_NAMES = (
-    "ZE_RESULT_ERROR_DEVICE_LOST", "ZE_RESULT_ERROR_DEVICE_REQUIRES_RESET", "UR_RESULT_ERROR_DEVICE_LOST",
-    "PI_ERROR_DEVICE_NOT_AVAILABLE", "GPU HANG", "DEVICE LOST",
+
+def _codes(*codes: int) -> tuple[str, ...]:
+    """A result code as Intel's Triton prints it: hex and decimal."""
+    return tuple(spelling for code in codes for spelling in (f"0x{code:x}", f": {code}"))
+
+
+# Lower case: the core matches them against the lower-cased error text.
+DEVICE_FAULT_PATTERNS = (
+    "ze_result_error_device_lost", "ze_result_error_device_requires_reset", "ur_result_error_device_lost",
+    "pi_error_device_not_available", "gpu hang", "device lost", *_codes(DEVICE_LOST, DEVICE_REQUIRES_RESET),
 )
-OUT_OF_MEMORY_NAMES = (
-    "ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY", "ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY",
-    "UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY", "UR_RESULT_ERROR_OUT_OF_HOST_MEMORY", "UR_RESULT_ERROR_OUT_OF_RESOURCES",
-    "PI_ERROR_OUT_OF_RESOURCES", "PI_ERROR_OUT_OF_HOST_MEMORY", "PI_ERROR_MEM_OBJECT_ALLOCATION_FAILURE",
-    "XPU OUT OF MEMORY",
+OUT_OF_MEMORY_PATTERNS = (
+    "ze_result_error_out_of_device_memory", "ze_result_error_out_of_host_memory",
+    "ur_result_error_out_of_device_memory", "ur_result_error_out_of_host_memory", "ur_result_error_out_of_resources",
+    "pi_error_out_of_resources", "pi_error_out_of_host_memory", "pi_error_mem_object_allocation_failure",
+    *_codes(OUT_OF_HOST_MEMORY, OUT_OF_DEVICE_MEMORY),
 )
-BUILD_FAILURE_NAMES = ("ZE_RESULT_ERROR_MODULE_BUILD_FAILURE", "ZE_RESULT_ERROR_MODULE_LINK_FAILURE",
-                       "UR_RESULT_ERROR_PROGRAM_BUILD_FAILURE", "PI_ERROR_BUILD_PROGRAM_FAILURE",
-                       "L0 BUILD MODULE FAILED")
-# Triton's own build errors, on every backend, and Intel's.
-TRITON_BUILD_ERRORS = ("CompilationError", "CompileTimeAssertionFailure", "OutOfResources",
-                       "UnsupportedLanguageConstruct", "IntelGPUError")
-_ZE_CODE = re.compile(r"Triton Error \[ZE\][^:\n]*(?::\d+)?:\s*(0x[0-9a-fA-F]+|\d+)")
-MAX_LOG_LINES = 40
+BUILD_FAILURE_PATTERNS = (
+    "ze_result_error_module_build_failure", "ze_result_error_module_link_failure",
+    "ur_result_error_program_build_failure", "pi_error_build_program_failure", "l0 build module failed",
+    *_codes(MODULE_BUILD_FAILURE, MODULE_LINK_FAILURE),
+)
+INTEL_BUILD_ERRORS = ("IntelGPUError",)  # Intel's Triton: ocloc failed, or the module did not load
 
 
-def ze_names(text: str) -> tuple[str, ...]:
-    """The Level Zero result names a message carries, its numeric codes translated."""
-    names = []
-    for match in _ZE_CODE.finditer(text):
-        value = match.group(1)
-        code = int(value, 16) if value.lower().startswith("0x") else int(value)
-        if code in ZE_CODES:
-            names.append(ZE_CODES[code])
-    return tuple(names)
-
-
-def _mentions(text: str, names: tuple[str, ...]) -> bool:
-    upper = (text + " " + " ".join(ze_names(text))).upper()
-    return any(name in upper for name in names)
-
-
-def classify_runtime_error(text: str) -> Failure | None:
-    """DEVICE_FAULT or OUT_OF_MEMORY when an error's text says so in Intel's runtime's words; else None."""
-    if _mentions(text, DEVICE_FAULT_NAMES):
-        return Failure.DEVICE_FAULT
-    if _mentions(text, OUT_OF_MEMORY_NAMES):
-        return Failure.OUT_OF_MEMORY
-    return None
+def _mentions(text: str, patterns: tuple[str, ...]) -> bool:
+    lowered = text.lower()
+    return any(pattern in lowered for pattern in patterns)
 
 
 def is_build_failure(exc: BaseException) -> bool:
     """Whether ``exc`` is Triton or Intel's toolchain failing to build a kernel (not the kernel failing to run)."""
     text = str(exc)
-    if classify_runtime_error(text) is not None:
+    if _mentions(text, DEVICE_FAULT_PATTERNS + OUT_OF_MEMORY_PATTERNS):
         return False
-    kind = type(exc)
-    if kind.__module__.startswith("triton") and kind.__name__ in TRITON_BUILD_ERRORS:
+    if triton_language.is_build_error(exc):
         return True
-    return _mentions(text, BUILD_FAILURE_NAMES)
+    kind = type(exc)
+    if kind.__module__.startswith("triton") and kind.__name__ in INTEL_BUILD_ERRORS:
+        return True
+    return _mentions(text, BUILD_FAILURE_PATTERNS)
 
 
 def build_failure(exc: BaseException) -> BaseException | None:
@@ -91,11 +73,9 @@ def build_failure(exc: BaseException) -> BaseException | None:
 def build_log(exc: BaseException) -> str:
     """The failure as the model should read it: Triton's message with its source excerpt, or ocloc's errors
     without the repro command line, and what to change for the Xe resource limits."""
-    lines = [line.rstrip() for line in f"{type(exc).__name__}: {exc}".splitlines() if line.strip()]
-    lines = [line for line in lines if not line.lstrip().startswith("Repro command:")]
-    if len(lines) > MAX_LOG_LINES:
-        lines = lines[:MAX_LOG_LINES] + [f"... ({len(lines) - MAX_LOG_LINES} more lines)"]
-    text = "\n".join(lines)
+    lines = [line for line in f"{type(exc).__name__}: {exc}".splitlines()
+             if not line.lstrip().startswith("Repro command:")]
+    text = triton_language.trim_error("\n".join(lines))
     if "per-thread scratch space" in text:
         text += ("\nOn Xe this means the kernel's registers spilled past the scratch space: use smaller tiles, fewer "
                  "live values, or the 256-register mode (grf_mode) with num_warps <= 32.")

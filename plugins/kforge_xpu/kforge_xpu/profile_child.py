@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from kforge_core.problem import import_problem_module
+from kforge_core.languages import triton as triton_language
 
 WARMUP_CALLS = 2
 
@@ -48,10 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     workdir = Path(args.workdir)
     os.chdir(workdir)
     module = _import_entry(workdir, args.entry)
-    problem = import_problem_module(Path(args.problem), "kforge_problem_profiled")
-    torch.manual_seed(0)
-    model = module.ModelNew(*problem.get_init_inputs()).to("xpu")
-    inputs = [v.to("xpu") if isinstance(v, torch.Tensor) else v for v in problem.get_inputs()]
+    model, inputs = triton_language.build_model_and_inputs(module, Path(args.problem), torch.device("xpu"))
     with torch.no_grad():
         for _ in range(WARMUP_CALLS):
             model(*inputs)

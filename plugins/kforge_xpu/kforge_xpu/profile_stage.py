@@ -13,7 +13,7 @@ from pathlib import Path
 from kforge_core.hookspecs import hookimpl
 from kforge_core.records import Backend, Candidate, ProfileResult, StageContext
 
-from .backend import XPU, xpu_options
+from .backend import xpu_options
 from .profile_child import profile_command
 from .unitrace_report import parse_unitrace
 from .unitrace_run import UnitraceError, find_unitrace, run_unitrace
@@ -41,8 +41,6 @@ def profile_with_unitrace(candidate: Candidate, context: StageContext, unitrace:
 
 @hookimpl
 def kforge_profile(backend: Backend, candidate: Candidate, context: StageContext) -> ProfileResult | None:
-    if backend.name != XPU.name:
-        return None
     options = xpu_options(context.options)
     unitrace = find_unitrace(options.unitrace) if options.use_unitrace else None
     if unitrace is None:

@@ -17,7 +17,6 @@ from kforge_core.harness.op_trace import compute_ops, describe_ops
 from kforge_core.hookspecs import hookimpl
 from kforge_core.records import Backend, KernelMetrics, Problem, ProfileResult, ProfileSummary
 
-from .backend import XPU
 from .device_facts import XpuFacts, device_facts_here
 from .unitrace_report import is_command
 
@@ -159,6 +158,6 @@ def summarize_profile(problem: Problem | None, profile: ProfileResult, facts: Xp
 
 @hookimpl
 def kforge_summarize_profile(backend: Backend, problem: Problem, profile: ProfileResult) -> ProfileSummary | None:
-    if backend.name != XPU.name or profile.tool not in TOOLS:
-        return None
+    if profile.tool not in TOOLS:
+        return None  # another tool's profile: the core's generic summary
     return summarize_profile(problem, profile, device_facts_here())

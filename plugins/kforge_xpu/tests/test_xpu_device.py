@@ -1,102 +1,86 @@
-"""The device layer against StandInXpu, an explicit stand-in for torch.xpu (no Intel GPU here): which calls it
-makes, what it times, what it writes to flush and to poison, what it reports. The real torch.xpu runs it in
-test_xpu_on_intel.py (``make xpu-test``)."""
+"""XpuDevice, the xpu backend's device, against StandInXpu, an explicit stand-in for torch.xpu passed to it (no
+Intel GPU here): the calls it makes, what it times, how much it flushes, which free blocks it poisons, what it
+reports, and which of Intel's runtime errors it reads as a device fault or out-of-memory. The real torch.xpu runs
+it in test_xpu_on_intel.py (``make xpu-test``)."""
 
-import torch
 import pytest
 
-from kforge_core.harness.device import POISON_WORD
+from kforge_core.device import make_device
 from kforge_core.records import Failure
-from kforge_xpu.device import FALLBACK_FLUSH_BYTES, XpuDevice
+from kforge_xpu.backend import XPU
+from kforge_xpu.device import XpuDevice
 
 from xpu_testing import StandInXpu, b580_properties
 
 
-class Allocations:
-    """Allocates on the host (real tensors, real writes) and remembers what it handed out."""
-
-    def __init__(self) -> None:
-        self.tensors: list[torch.Tensor] = []
-
-    def __call__(self, nbytes: int) -> torch.Tensor:
-        tensor = torch.full((nbytes,), 0xAB, dtype=torch.uint8)
-        self.tensors.append(tensor)
-        return tensor
-
-
-def _device(xpu=None, **kwargs) -> tuple[XpuDevice, StandInXpu, Allocations]:
+def _device(xpu: StandInXpu | None = None, **kwargs) -> tuple[XpuDevice, StandInXpu]:
     xpu = xpu or StandInXpu(b580_properties(last_level_cache_size=1 << 20))
-    allocations = Allocations()
-    return XpuDevice(xpu, 0, empty=allocations, **kwargs), xpu, allocations
+    return XpuDevice(XPU, xpu=xpu, **kwargs), xpu
+
+
+def test_the_backend_hands_the_core_this_device():
+    assert XPU.device_class is XpuDevice
+    device = make_device(XPU)  # the real torch.xpu: constructible without an Intel GPU, used only in a worker
+    assert isinstance(device, XpuDevice) and device.torch_device.type == "xpu"
+    assert XpuDevice.profiler_activity == "XPU"
 
 
 def test_names_and_synchronizes_the_whole_device():
-    device, xpu, _ = _device()
-    assert (device.name, device.torch_device) == ("Intel(R) Arc(TM) B580 Graphics", "xpu:0")
+    device, xpu = _device()
+    assert (device.hardware_name(), device.label) == ("Intel(R) Arc(TM) B580 Graphics", "xpu:0")
     device.synchronize()
     assert xpu.calls == ["synchronize"]
 
 
-def test_timer_reads_device_events_after_waiting_for_the_whole_device():
-    device, xpu, _ = _device()
-    timer = device.timer()
-    timer.start()
+def test_timer_reads_device_events():
+    device, xpu = _device()
+    elapsed = device.start_timer()
     xpu.clock_ms += 1.25
-    assert timer.stop() == 1.25
-    assert xpu.calls == ["event.record", "event.record", "synchronize"]
+    assert elapsed() == 1.25
+    assert xpu.calls == ["event.record", "event.record", "event.synchronize"]
+    assert "torch.xpu.Event" in device.timer_description
 
 
-def test_flush_writes_twice_the_last_level_cache_and_waits():
-    device, xpu, allocations = _device()
-    device.flush_caches()
-    device.flush_caches()
-    (buffer,) = allocations.tensors  # allocated once, written every time
-    assert buffer.numel() == 2 << 20 and int(buffer.max()) == 0
-    assert xpu.calls == ["synchronize", "synchronize"]
-
-
-def test_flush_size_when_the_cache_is_unknown_or_chosen():
+def test_flush_writes_twice_the_last_level_cache_or_what_is_asked():
+    assert _device()[0].flush_bytes == 2 << 20
+    assert _device(flush_bytes=4096)[0].flush_bytes == 4096
     unknown = StandInXpu(b580_properties(last_level_cache_size=0))
-    assert XpuDevice(unknown, empty=Allocations()).flush_bytes == FALLBACK_FLUSH_BYTES
-    assert XpuDevice(unknown, empty=Allocations(), flush_bytes=4096).flush_bytes == 4096
+    assert _device(unknown)[0].flush_bytes == 256 * 1024 * 1024  # PyTorch without the property: the core's default
 
 
-def test_poison_fills_each_free_block_and_each_output_size():
-    device, xpu, allocations = _device()
+def test_the_free_blocks_to_poison_are_this_devices_inactive_ones_largest_first():
+    device, xpu = _device()
     xpu.snapshot = [
         {"device": 0, "blocks": [{"size": 64, "state": "inactive"}, {"size": 4096, "state": "active_allocated"}]},
         {"device": 0, "blocks": [{"size": 1024, "state": "inactive"}]},
         {"device": 1, "blocks": [{"size": 512, "state": "inactive"}]},  # another device's
     ]
-    with device.poison_free_memory(output_bytes=(10,)):
-        sizes = [t.numel() for t in allocations.tensors]
-        assert sizes == [1024, 64, 12]  # largest free block first; the output size rounded up to whole words
-        for tensor in allocations.tensors:
-            assert bool((tensor.view(torch.int32) == POISON_WORD).all())
-    assert xpu.calls == ["synchronize"]
+    assert device._free_block_sizes() == [1024, 64]
 
-
-def test_poison_without_a_snapshot_still_poisons_the_outputs():
     class NoSnapshot(StandInXpu):
         def memory_snapshot(self):
             raise RuntimeError("snapshots are not supported")
 
-    device, _, allocations = _device(NoSnapshot())
-    with device.poison_free_memory(output_bytes=(8,)):
-        assert [t.numel() for t in allocations.tensors] == [8]
+    assert _device(NoSnapshot())[0]._free_block_sizes() == []
 
 
 def test_memory_figures_come_from_the_allocator_and_the_driver():
-    device, xpu, _ = _device()
-    xpu.allocated, xpu.peak, xpu.free = 100, 300, 5000
+    device, xpu = _device()
+    xpu.allocated, xpu.reserved, xpu.peak, xpu.free = 100, 200, 300, 5000
     stats = device.memory()
-    assert (stats.allocated, stats.peak_allocated, stats.free, stats.total) == (100, 300, 5000, 12168933376)
-    device.reset_peak_memory()
-    assert device.memory().peak_allocated == 100
+    assert (stats.allocated, stats.reserved, stats.total) == (100, 200, 12168933376)
+    assert device.free_memory() == (5000, 12168933376) and device.peak_allocated() == 300
+
+
+def test_facts_a_prompt_may_quote():
+    facts = _device()[0].facts()
+    assert facts["name"] == "Intel(R) Arc(TM) B580 Graphics" and facts["device"] == "xpu:0"
+    assert (facts["Xe-cores"], facts["EUs"], facts["sub-group sizes"]) == ("20", "160", "16/32")
+    assert facts["memory bandwidth"].startswith("456 GB/s (stated by Intel")
 
 
 # Error texts as Intel's stack prints them (quoted from public issue reports against intel-xpu-backend-for-triton
-# and torch-xpu-ops, and from Intel's Triton driver source).
+# and torch-xpu-ops, and from Intel's Triton driver source, which prints Level Zero results in hex or decimal).
 @pytest.mark.parametrize("text, failure", [
     ("UR backend failed. UR backend returns:40 (UR_RESULT_ERROR_OUT_OF_RESOURCES)", Failure.OUT_OF_MEMORY),
     ("Native API failed. Native API returns: -5 (PI_ERROR_OUT_OF_RESOURCES) -5 (PI_ERROR_OUT_OF_RESOURCES)",
@@ -109,18 +93,4 @@ def test_memory_figures_come_from_the_allocator_and_the_driver():
     ("The size of tensor a (3) must match the size of tensor b (4)", None),
 ])
 def test_runtime_errors_are_read_in_the_runtimes_words(text, failure):
-    device, _, _ = _device()
-    assert device.classify(RuntimeError(text)) is failure
-
-
-def test_pytorch_out_of_memory_is_out_of_memory():
-    device, _, _ = _device()
-    assert device.classify(torch.OutOfMemoryError("XPU out of memory. Tried to allocate 2.00 GiB")) is \
-        Failure.OUT_OF_MEMORY
-
-
-def test_facts_as_plain_data():
-    device, _, _ = _device()
-    facts = device.facts_dict()
-    assert facts["xe_cores"] == 20 and facts["sub_group_sizes"] == (16, 32)
-    assert facts["bandwidth"]["bytes_per_s"] == 456e9
+    assert _device()[0].classify(RuntimeError(text)) is failure

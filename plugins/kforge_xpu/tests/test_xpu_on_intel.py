@@ -9,7 +9,6 @@ import pytest
 import torch
 
 from kforge_core.backends import BackendRegistry
-from kforge_core.harness.device import POISON_WORD
 from kforge_core.plugins import PluginSelection, build_plugin_manager
 from kforge_core.problem import load_problem
 from kforge_core.records import Candidate, Failure
@@ -25,9 +24,12 @@ PLUGINS = PluginSelection(only=("xpu",))
 def device():
     if not (hasattr(torch, "xpu") and torch.xpu.is_available()):
         pytest.skip("no Intel GPU visible to torch.xpu")
+    from kforge_xpu.backend import XPU
     from kforge_xpu.device import XpuDevice
 
-    return XpuDevice(torch.xpu, 0)
+    device = XpuDevice(XPU)
+    device.start()
+    return device
 
 
 def test_the_backend_is_available_here(device):
@@ -37,27 +39,30 @@ def test_the_backend_is_available_here(device):
 
 
 def test_the_device_layer_on_the_real_device(device):
-    facts = device.facts()
+    facts = device.xpu_facts()
     assert facts.xe_cores > 0 and facts.eu_count >= facts.xe_cores and facts.sub_group_sizes
+    assert device.cache_bytes == facts.cache_bytes and device.flush_bytes > 0
     a = torch.randn(2048, 2048, device="xpu")
-    timer = device.timer()
-    timer.start()
+    elapsed = device.start_timer()
     a @ a
-    assert timer.stop() > 0
+    device.synchronize()
+    assert elapsed() > 0
     device.flush_caches()
     stats = device.memory()
-    assert stats.allocated >= a.numel() * 4 and stats.total == facts.memory_bytes and stats.free > 0
+    assert stats.allocated >= a.numel() * 4 and stats.total == facts.memory_bytes
+    assert device.free_memory()[0] > 0 and device.peak_allocated() >= stats.allocated
     size = 1 << 20
     freed = torch.empty(size, dtype=torch.uint8, device="xpu")
     del freed
-    with device.poison_free_memory(output_bytes=(size,)):
-        again = torch.empty(size // 4, dtype=torch.int32, device="xpu")
-        assert int((again == POISON_WORD).sum()) > 0  # the allocator handed back a poisoned block
+    assert size in device._free_block_sizes()  # the caching allocator's snapshot has the block, free
+    device.poison([size])
+    again = torch.empty(size // 4, dtype=torch.float32, device="xpu")
+    assert device.poisoned_fraction(again) > 0.99  # the allocator handed back a poisoned block
 
 
 def test_a_real_out_of_memory_is_read_as_one(device):
     with pytest.raises(Exception) as caught:
-        torch.empty(device.facts().memory_bytes * 4, dtype=torch.uint8, device="xpu")
+        torch.empty(device.xpu_facts().memory_bytes * 4, dtype=torch.uint8, device="xpu")
     assert device.classify(caught.value) is Failure.OUT_OF_MEMORY
 
 
@@ -66,7 +71,7 @@ def test_the_lowering_states_this_devices_facts(device):
 
     registry = BackendRegistry(build_plugin_manager(PLUGINS))
     lowering = kforge_lower(registry.get("xpu").backend, load_problem(EXAMPLE / "gemm_epilogue.py"), None)
-    assert device.name in lowering.hardware and "$" not in lowering.programming_model
+    assert device.hardware_name() in lowering.hardware and "$" not in lowering.programming_model
 
 
 @pytest.fixture(scope="module")

@@ -84,3 +84,11 @@ def test_platform_here_finds_the_installed_triton_backends():
 def test_options_refuse_what_cannot_work(field, value):
     with pytest.raises(ValueError, match=field):
         XpuOptions(**{field: value})
+
+
+def test_the_backend_s_stages_are_this_plugin_s():
+    hooks = BackendRegistry(build_plugin_manager(PluginSelection(only=("xpu",)))).hooks("xpu")
+    for stage in ("backend_availability", "lower", "compile", "profile", "summarize_profile"):
+        assert hooks.implements(stage), stage
+    assert not hooks.implements("verify")  # the core's generic verification, through XpuDevice
+    assert not hooks.builds_ahead  # Triton builds on the first call: nothing to build ahead

@@ -57,7 +57,7 @@ class StandInXpu:
         self.devices = devices
         self.calls: list[str] = []
         self.clock_ms = 0.0
-        self.allocated, self.peak, self.free = 0, 0, self.properties.total_memory
+        self.allocated, self.reserved, self.peak, self.free = 0, 0, 0, self.properties.total_memory
         self.snapshot: list[dict] = []
         self.raise_on_synchronize: BaseException | None = None
 
@@ -84,12 +84,11 @@ class StandInXpu:
     def memory_allocated(self, device=None) -> int:
         return self.allocated
 
+    def memory_reserved(self, device=None) -> int:
+        return self.reserved
+
     def max_memory_allocated(self, device=None) -> int:
         return self.peak
-
-    def reset_peak_memory_stats(self, device=None) -> None:
-        self.calls.append("reset_peak_memory_stats")
-        self.peak = self.allocated
 
     def mem_get_info(self, device=None) -> tuple[int, int]:
         return self.free, self.properties.total_memory
