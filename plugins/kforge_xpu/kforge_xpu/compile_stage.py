@@ -10,7 +10,6 @@ lives under the KForge cache directory, so a kernel built before loads in millis
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 from types import ModuleType
@@ -28,15 +27,8 @@ from .intel_errors import build_failure, build_log
 
 def triton_cache(context: StageContext) -> Path:
     """Where Triton keeps what it built: ``TRITON_CACHE_DIR`` when set, else under the KForge cache directory."""
-    default = Path(context.cache_dir or Path.home() / ".cache" / "kforge") / "xpu" / "triton"
-    return Path(os.environ.setdefault("TRITON_CACHE_DIR", str(default)))
-
-
-def _entries(directory: Path) -> set[str]:
-    try:
-        return {entry.name for entry in directory.iterdir()}
-    except OSError:
-        return set()
+    root = Path(context.cache_dir or Path.home() / ".cache" / "kforge")
+    return triton_language.use_cache_dir(root / "xpu" / "triton")
 
 
 def compile_candidate(backend: Backend, candidate: Candidate, context: StageContext) -> CompileResult:
@@ -50,7 +42,7 @@ def compile_candidate(backend: Backend, candidate: Candidate, context: StageCont
     if syntax:
         return result(Failure.SYNTAX, syntax)
     cache = triton_cache(context)
-    before = _entries(cache)
+    before = triton_language.cache_entries(cache)
     try:
         module = import_candidate(candidate, context.workdir)
     except Exception as exc:
@@ -65,7 +57,7 @@ def compile_candidate(backend: Backend, candidate: Candidate, context: StageCont
     failure, log = warm_up(backend, module, context)
     if failure is not None:
         return result(failure, log)
-    built_now = bool(_entries(cache) - before)
+    built_now = bool(triton_language.cache_entries(cache) - before)
     cache_line = "triton: built the kernels" if built_now else "triton: every kernel came from the cache"
     return result(log="\n".join(filter(None, [log, cache_line])), cached=not built_now)
 

@@ -3,6 +3,7 @@ activities, and the profile stage's run of unitrace. The unitrace texts are fixt
 (fixtures/README.md says how; no Intel GPU recorded them); the run goes through a stand-in unitrace, a script that
 checks its command line and writes those fixtures where unitrace writes its files."""
 
+import os
 import stat
 from pathlib import Path
 
@@ -159,3 +160,22 @@ def test_finding_unitrace_and_its_command_line(tmp_path):
     command = unitrace_command("unitrace", ["python", "x.py"], Path("/o"), "")
     assert command == ["unitrace", "--conditional-collection", "-d", "-v", "--output-dir-path", "/o", "-o",
                        "/o/unitrace.txt", "python", "x.py"]
+
+
+def test_the_profiled_program_builds_and_calls_the_candidate(tmp_path):
+    """The child unitrace runs, on the host CPU with Triton's interpreter (on an Intel machine it runs on xpu)."""
+    import importlib.util
+    import shutil
+    import subprocess
+
+    from kforge_xpu.profile_child import profile_command
+
+    if importlib.util.find_spec("triton") is None:
+        pytest.skip("triton not installed (pip install 'kforge-xpu[test]')")
+    problem = tmp_path / "problem.py"
+    problem.write_text((EXAMPLE / "gemm_epilogue.py").read_text().replace("2048, 2048, 2048", "64, 64, 80"))
+    shutil.copy(EXAMPLE / "gemm_epilogue_triton.py", tmp_path / "model_new.py")
+    command = profile_command(workdir=tmp_path, entry="model_new.py", problem=problem, calls=2, device="cpu")
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "TRITON_INTERPRET": "1"})
+    assert done.returncode == 0, done.stderr[-2000:]
