@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from ..settings import HarnessSettings
-from .faults import exception_line
+from ..tracebacks import exception_line
 from .protocol import BaselineResults
 from .reference import ReferenceData, build_model, clone_values
 from .timing import time_runs, timing_method

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import os
 import signal
-import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..records import Failure
+from ..tracebacks import candidate_lines, exception_line
 
 if TYPE_CHECKING:
     from ..device import Device
@@ -26,12 +26,6 @@ OUT_OF_MEMORY_PATTERNS = (
 )
 _CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE, signal.SIGABRT, signal.SIGSYS,
                   signal.SIGTRAP, signal.SIGXCPU, signal.SIGXFSZ}
-
-
-def exception_line(exc: BaseException) -> str:
-    """``TypeError: message`` on one line (the last line of Python's own rendering)."""
-    lines = "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()
-    return lines[-1] if lines else type(exc).__name__
 
 
 def classify_exception(exc: BaseException, device: Device | None = None) -> Failure:
@@ -59,17 +53,9 @@ def candidate_traceback(exc: BaseException, workdir: Path, limit: int = 6) -> st
 
     The generation agent needs the line of its code that failed, not the harness's frames.
     """
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if _inside(f.filename, workdir)]
-    lines = [f'  File "{Path(f.filename).name}", line {f.lineno}, in {f.name}\n    {f.line or ""}'.rstrip()
-             for f in frames[-limit:]]
+    lines = [f'  File "{c.file}", line {c.line}, in {c.function}\n    {c.text}'.rstrip()
+             for c in candidate_lines(exc, workdir)[-limit:]]
     return "\n".join([*lines, exception_line(exc)])
-
-
-def _inside(filename: str, directory: Path) -> bool:
-    try:
-        return Path(filename).resolve().is_relative_to(directory.resolve())
-    except (OSError, ValueError):
-        return False
 
 
 def classify_exit(returncode: int, *, killed_by_harness: bool, oom_evidence: str = "") -> tuple[Failure, str]:

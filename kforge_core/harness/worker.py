@@ -20,7 +20,8 @@ from typing import Any
 
 from ..records import Candidate, Failure, StageContext
 from .captured import STDERR_FILE, STDOUT_FILE
-from .faults import classify_exception, classify_text, exception_line
+from ..tracebacks import exception_line
+from .faults import classify_exception, classify_text
 from .protocol import (
     Begin, Channel, ChannelClosed, DeviceFacts, Finish, MeasureBaselines, Prepare, Reply, RunStage, Time,
     WorkerInit,
