@@ -14,12 +14,13 @@ import time
 from pathlib import Path
 from types import ModuleType
 
-from kforge_core.candidate_module import import_candidate, syntax_error
+from kforge_core.candidate_module import NotBuilt, import_for_compile
 from kforge_core.device import make_device
-from kforge_core.harness.faults import candidate_traceback, exception_line
+from kforge_core.harness.faults import candidate_traceback
 from kforge_core.hookspecs import hookimpl
 from kforge_core.languages import triton as triton_language
 from kforge_core.records import Backend, Candidate, CompileResult, Failure, StageContext
+from kforge_core.tracebacks import exception_line
 
 from .backend import xpu_options
 from .intel_errors import build_failure, build_log
@@ -38,20 +39,18 @@ def compile_candidate(backend: Backend, candidate: Candidate, context: StageCont
         return CompileResult(ok=failure is None, log=log, seconds=time.perf_counter() - start, cached=cached,
                              failure=failure)
 
-    syntax = syntax_error(candidate)
-    if syntax:
-        return result(Failure.SYNTAX, syntax)
+    def import_failure(exc: Exception) -> NotBuilt:
+        built = build_failure(exc)
+        if built is not None:
+            return NotBuilt(Failure.COMPILE, build_log(built))
+        return NotBuilt(Failure.IMPORT, candidate_traceback(exc, Path(context.workdir)))
+
     cache = triton_cache(context)
     before = triton_language.cache_entries(cache)
     try:
-        module = import_candidate(candidate, context.workdir)
-    except Exception as exc:
-        built = build_failure(exc)
-        if built is not None:
-            return result(Failure.COMPILE, build_log(built))
-        return result(Failure.IMPORT, candidate_traceback(exc, Path(context.workdir)))
-    if not isinstance(getattr(module, "ModelNew", None), type):
-        return result(Failure.NO_MODEL_NEW, f"{candidate.entry} defines no class ModelNew")
+        module = import_for_compile(candidate, Path(context.workdir), import_failure)
+    except NotBuilt as failed:
+        return result(failed.failure, failed.log)
     if not xpu_options(context.options).warmup_forward:
         return result()
     failure, log = warm_up(backend, module, context)

@@ -12,10 +12,10 @@ ranking, launches per forward and the problem's floor, and says what it lacks.
 
 from __future__ import annotations
 
-from kforge_core.builtin.torch_profile_summary import minimum_traffic_bytes
 from kforge_core.harness.op_trace import compute_ops, describe_ops
 from kforge_core.hookspecs import hookimpl
 from kforge_core.records import Backend, KernelMetrics, Problem, ProfileResult, ProfileSummary
+from kforge_core.workload import problem_floor
 
 from .device_facts import XpuFacts, device_facts_here
 from .unitrace_report import is_command
@@ -110,13 +110,21 @@ def _resources(kernel: KernelMetrics) -> list[str]:
     return lines
 
 
-def floor_line(problem: Problem, peak: float, total_us: float) -> str | None:
-    traffic = minimum_traffic_bytes(problem)
-    if not traffic or not total_us:
+def floor_line(problem: Problem, peak: float | None, total_us: float) -> str | None:
+    """The problem's floor (kforge_core.workload) against the time the kernels took: its bytes at the stated
+    bandwidth, and the rate its matrix work ran at (Intel states no FLOP peak quoted here to compare it with)."""
+    floor = problem_floor(problem)
+    if not total_us or not (floor.bytes and peak or floor.flops):
         return None
-    floor_us = traffic / peak * 1e6
-    return (f"Problem floor: {traffic / 1e6:.1f} MB must move at least once ({floor_us:.1f} us at the stated "
-            f"bandwidth); the kernels took {total_us:.1f} us, {total_us / floor_us:.1f}x that floor.")
+    parts = []
+    if floor.bytes and peak:
+        floor_us = floor.bytes / peak * 1e6
+        parts.append(f"{floor.bytes / 1e6:.1f} MB must move at least once ({floor_us:.1f} us at the stated bandwidth; "
+                     f"the kernels took {total_us:.1f} us, {total_us / floor_us:.1f}x that)")
+    if floor.flops:
+        parts.append(f"its {floor.flops / 1e9:.1f} GFLOP of matrix work ran at {floor.flops / total_us / 1e6:.2f} "
+                     "TFLOP/s")
+    return "Problem floor: " + "; ".join(parts) + "."
 
 
 def summarize_profile(problem: Problem | None, profile: ProfileResult, facts: XpuFacts | None) -> ProfileSummary:
@@ -132,7 +140,7 @@ def summarize_profile(problem: Problem | None, profile: ProfileResult, facts: Xp
     if not kernels:
         return ProfileSummary(text=f"{tool} on {device}: no kernel ran in the candidate's forward.")
     lines = [f"{tool} on {device}: {len(kernels)} kernel(s), {total:.1f} us of device time per forward."]
-    floor = floor_line(problem, peak, total) if problem is not None and peak else None
+    floor = floor_line(problem, peak, total) if problem is not None else None
     if floor:
         lines.append(floor)
     for rank, kernel in enumerate(kernels[:10], 1):

@@ -58,7 +58,8 @@ def test_unitrace_summary_ranks_kernels_and_says_what_bounds_each(problem):
     lines = text.splitlines()
     assert lines[0] == ("unitrace on Intel(R) Arc(TM) B580 Graphics (stated memory bandwidth 456 GB/s): 2 kernel(s), "
                         "2720.0 us of device time per forward.")
-    assert lines[1].startswith("Problem floor: 33.6 MB must move at least once (73.6 us at the stated bandwidth)")
+    assert lines[1] == ("Problem floor: 50.3 MB must move at least once (110.4 us at the stated bandwidth; the kernels "
+                        "took 2720.0 us, 24.6x that); its 17.2 GFLOP of matrix work ran at 6.32 TFLOP/s.")
     assert lines[2] == ("1. linear_sigmoid_residual_kernel: 2600.0 us per forward (96%), 1 launch(es) per forward, "
                         "compute-bound (vector engines busy)")
     assert "83.9 GB/s, 18% of the stated 456 GB/s; L3 hit rate 74%" in text
@@ -77,7 +78,7 @@ def test_latency_bound_when_nothing_is_busy_and_no_percentages_without_a_stated_
     a770 = read_xpu_facts(StandInXpu(b580_properties(name="Intel(R) Arc(TM) A770 Graphics")), 0)
     text = summarize_profile(problem, ProfileResult(tool="unitrace", kernels=(idle,)), a770).text
     assert "latency-bound" in text and "20.0 GB/s" in text and "% of the stated" not in text
-    assert "Problem floor" not in text  # no stated bandwidth, no floor
+    assert "must move" not in text and "17.2 GFLOP of matrix work" in text  # no stated bandwidth: FLOPs only
 
 
 def test_pytorch_profiler_summary_has_times_and_says_what_it_lacks(problem):
