@@ -117,13 +117,14 @@ class Device:
 
     @property
     def label(self) -> str:
-        """The device with its index where it has one ("cuda:0", "mps", "cpu"), as the timing method records it."""
+        """The device (``backend.device``) with its index where it has one ("cuda:0", "mps", "cpu"), as the timing
+        method records it."""
         index = self.index
-        return self.torch_device.type if index is None else f"{self.torch_device.type}:{index}"
+        return self.backend.device if index is None else f"{self.backend.device}:{index}"
 
     def hardware_name(self) -> str:
         """What the device is ("NVIDIA H100 80GB HBM3", "Apple M3 Max"); its type when it cannot tell."""
-        return str(self._guarded(self._hardware_name, "") or self.torch_device.type)
+        return str(self._guarded(self._hardware_name, "") or self.backend.device)
 
     def facts(self) -> dict[str, str]:
         """Facts a prompt or a profile summary may quote: the name, the memory, and what the device adds."""
