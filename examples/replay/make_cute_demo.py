@@ -13,6 +13,7 @@ Run it after editing a reply:  python examples/replay/make_cute_demo.py
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -26,8 +27,9 @@ TARGET = HERE / "cute_demo.jsonl"
 FAST = "../../../plugins/kforge_cute/kforge_cute/examples/cute_solution.py"
 
 # (agent, file under cute_demo/, text before the code, usage (input, output tokens), what the prompt must contain)
+# The first reply is the slow kernel with its accumulator started as a Python int (see demo_lines).
 SCRIPT = [
-    ("generation", "01_int_total.py", "One warp per row: the lanes stride over the columns, and the two sums go "
+    ("generation", "02_warp_per_row.py", "One warp per row: the lanes stride over the columns, and the two sums go "
      "through warp shuffles:", (6100, 900), []),
     ("generation", "02_warp_per_row.py", "The accumulator started as a Python int; it is a Float32 from the start now:",
      (7400, 880), ["TYPE_UNSTABLE_JOIN", "total = 0"]),
@@ -37,6 +39,20 @@ SCRIPT = [
      ["Keep the row in registers"]),
 ]
 
+FLOAT_TOTAL, INT_TOTAL = "    total = cutlass.Float32(0.0)\n", "    total = 0\n"
+
+
+def demo_lines() -> list[str]:
+    """The script's lines; the first reply's kernel starts its loop-carried sum as a Python int, which the DSL
+    rejects (the int and the Float32 it becomes in the loop are two types)."""
+    lines = script_lines(SCRIPT, REPLIES)
+    first = json.loads(lines[0])
+    assert FLOAT_TOTAL in first["reply"]
+    first["reply"] = first["reply"].replace(FLOAT_TOTAL, INT_TOTAL)
+    first["note"] = f"{first['note']}, with `total = 0`"
+    return [json.dumps(first), *lines[1:]]
+
+
 if __name__ == "__main__":
-    TARGET.write_text("\n".join(script_lines(SCRIPT, REPLIES)) + "\n")
+    TARGET.write_text("\n".join(demo_lines()) + "\n")
     print(f"wrote {TARGET} ({len(SCRIPT)} replies)")

@@ -16,8 +16,7 @@ def test_the_committed_script_is_what_the_generator_writes():
     spec = importlib.util.spec_from_file_location("make_cute_demo", REPLAY / "make_cute_demo.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    assert (REPLAY / "cute_demo.jsonl").read_text() == "\n".join(module.script_lines(module.SCRIPT,
-                                                                                      module.REPLIES)) + "\n", (
+    assert (REPLAY / "cute_demo.jsonl").read_text() == "\n".join(module.demo_lines()) + "\n", (
         "run: python examples/replay/make_cute_demo.py")
 
 
