@@ -3,8 +3,9 @@
 A reply holds fenced code blocks (```` ``` ```` or ``~~~``). A block names its file on its opening line
 (```` ```cuda kernel.cu ````, ```` ```python title="model_new.py" ````), on its first line (``# file: kernel.cu``,
 ``// file: kernel.cu``), or on the line just before it (``**kernel.cu**``, ``File: `kernel.cu```). The entry is the
-last Python block that defines ``class ModelNew`` (or the class ``harness.candidate_class`` names); every other named block is one more file of the candidate, and
-unnamed blocks that are not the entry (shell commands, excerpts) are left out.
+last Python block that defines ``class ModelNew`` (or the class ``harness.candidate_class`` names); every other
+named block is one more file of the candidate, and unnamed blocks that are not the entry (shell commands, excerpts)
+are left out.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ import subprocess
 import time
 import traceback
 
-from ..candidate_module import NoCandidateClass, candidate_class, candidate_class_name, import_candidate, syntax_error
+from ..candidate_module import NotBuilt, candidate_class, candidate_class_name, import_for_compile
 from ..hookspecs import hookimpl
 from ..records import (
     Backend, Candidate, CompileResult, Failure, Problem, ProfileResult, ProfileSummary, StageContext, VerifyResult,
@@ -33,23 +33,18 @@ def kforge_compile(backend: Backend, candidate: Candidate, context: StageContext
     """Check the syntax of every Python file, import the entry module (building what it builds when it is
     imported, as KernelBench's ``load_inline`` candidates do) and find ``ModelNew`` (``harness.candidate_class``)."""
     start = _clock()
-    error = syntax_error(candidate)
-    if error is not None:
-        return CompileResult(ok=False, log=error, seconds=_clock() - start, failure=Failure.SYNTAX)
+    name = candidate_class_name(context)
     try:
-        module = import_candidate(candidate, context.workdir)
-    except Exception as exc:
-        seconds = _clock() - start
-        if _is_build_failure(exc):
-            return CompileResult(ok=False, log=trim_build_log(str(exc)), seconds=seconds, failure=Failure.COMPILE)
-        log = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        return CompileResult(ok=False, log=log, seconds=seconds, failure=Failure.IMPORT)
-    try:
-        found = candidate_class(module, candidate_class_name(context))
-    except NoCandidateClass as missing:
-        return CompileResult(ok=False, log=f"{candidate.entry} {missing}", seconds=_clock() - start,
-                             failure=Failure.NO_MODEL_NEW)
-    return CompileResult(ok=True, log=found.note, seconds=_clock() - start)
+        module = import_for_compile(candidate, context.workdir, _import_failure, name)
+    except NotBuilt as failed:
+        return CompileResult(ok=False, log=failed.log, seconds=_clock() - start, failure=failed.failure)
+    return CompileResult(ok=True, log=candidate_class(module, name).note, seconds=_clock() - start)
+
+
+def _import_failure(exc: Exception) -> NotBuilt:
+    if _is_build_failure(exc):
+        return NotBuilt(Failure.COMPILE, trim_build_log(str(exc)))
+    return NotBuilt(Failure.IMPORT, "".join(traceback.format_exception_only(type(exc), exc)).strip())
 
 
 @hookimpl(trylast=True)

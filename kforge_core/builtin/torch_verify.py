@@ -19,16 +19,17 @@ import torch
 from ..harness import flags as F
 from ..candidate_module import candidate_class_name
 from ..harness.compare import Comparison, check_structure, compare_outputs, max_difference
-from ..harness.device import DeviceOps, join_threads, new_threads, poisoned_fraction
+from ..device import Device
 from ..harness.faults import candidate_traceback, classify_exception
 from ..harness.op_trace import compute_ops, describe_ops, trace_ops
 from ..harness.precision import precision_report
 from ..harness.reference import ReferenceData, Trial, clone_values
+from ..harness.threads import join_threads, new_threads
 from ..records import Backend, Candidate, Failure, Flag, StageContext, TrialError, VerifyResult
 from ..settings import HarnessSettings
 from ..values import flatten_output, tensor_leaves
 from .parameter_init import Initialised
-from .torch_candidate import harness_settings, initialisations, keep_instance, reference_for
+from .torch_candidate import device_of, harness_settings, initialisations, keep_instance, reference_for
 
 THREAD_JOIN_S = 30.0
 
@@ -52,14 +53,14 @@ class _Run:
 def verify_with_torch(backend: Backend, candidate: Candidate, context: StageContext) -> VerifyResult:
     settings = harness_settings(context)
     reference = reference_for(backend, context)
+    device = device_of(backend, context)
     try:
         class_note, attempts = initialisations(backend, candidate, context)
         chosen = next(attempts)
     except Exception as exc:
         message = f"{candidate_class_name(context)}(*get_init_inputs()) raised:\n" + \
             candidate_traceback(exc, context.workdir)
-        return VerifyResult(correct=False, failure=classify_exception(exc), message=message)
-    device = DeviceOps(reference.device)
+        return VerifyResult(correct=False, failure=classify_exception(exc, device), message=message)
     run, chosen, parameters_note = _first_trial(chosen, attempts, reference, device, settings, context)
     instance_notes = tuple(n for n in (class_note, parameters_note) if n)
     keep_instance(candidate, context, chosen.model, instance_notes)
@@ -75,7 +76,7 @@ def verify_with_torch(backend: Backend, candidate: Candidate, context: StageCont
     return _result(run)
 
 
-def _first_trial(first: Initialised, others: Iterator[Initialised], reference: ReferenceData, device: DeviceOps,
+def _first_trial(first: Initialised, others: Iterator[Initialised], reference: ReferenceData, device: Device,
                  settings: HarnessSettings, context: StageContext) -> tuple[_Run, Initialised, str]:
     """The first trial under the seeded construction; when its outputs are numerically wrong, again under each
     other initialisation of the parameters (``parameter_init``) until one passes. Returns the run kept (the first
@@ -108,7 +109,7 @@ def _first_trial(first: Initialised, others: Iterator[Initialised], reference: R
     return run, first, note
 
 
-def _run_trial(model: Any, trial: Trial, reference: ReferenceData, device: DeviceOps, settings: HarnessSettings,
+def _run_trial(model: Any, trial: Trial, reference: ReferenceData, device: Device, settings: HarnessSettings,
                context: StageContext, run: _Run) -> bool:
     """One trial; False when verification cannot go on (an exception, outputs of the wrong kind)."""
     inputs = clone_values(trial.inputs)
@@ -119,12 +120,12 @@ def _run_trial(model: Any, trial: Trial, reference: ReferenceData, device: Devic
     outputs, structure, at_return = called
     comparison = compare_outputs(outputs, trial.outputs, reference.tolerances, structure)
     _record(run, trial, comparison)
-    _check_single_call(outputs, at_return, inputs, trial, settings, run)
+    _check_single_call(outputs, at_return, inputs, trial, device, settings, run)
     run.outputs.append([o.detach().clone() for o in outputs])
     return True
 
 
-def _call(model: Any, inputs: list[Any], trial: Trial, reference: ReferenceData, device: DeviceOps,
+def _call(model: Any, inputs: list[Any], trial: Trial, reference: ReferenceData, device: Device,
           settings: HarnessSettings, context: StageContext, run: _Run
           ) -> tuple[list[torch.Tensor], tuple[Any, ...], list[torch.Tensor]] | None:
     """Call forward on poisoned memory and wait for all it started; its outputs, how they nest, and a copy taken
@@ -135,7 +136,7 @@ def _call(model: Any, inputs: list[Any], trial: Trial, reference: ReferenceData,
         with torch.no_grad():
             outputs, structure = flatten_output(model(*inputs))
     except Exception as exc:
-        run.fail(classify_exception(exc), f"trial seed {trial.seed}: forward raised:\n"
+        run.fail(classify_exception(exc, device), f"trial seed {trial.seed}: forward raised:\n"
                  + candidate_traceback(exc, context.workdir))
         return None
     finally:
@@ -163,9 +164,9 @@ def _record(run: _Run, trial: Trial, comparison: Comparison) -> None:
 
 
 def _check_single_call(outputs: list[torch.Tensor], at_return: list[torch.Tensor], inputs: list[Any],
-                       trial: Trial, settings: HarnessSettings, run: _Run) -> None:
+                       trial: Trial, device: Device, settings: HarnessSettings, run: _Run) -> None:
     """Cheats one call shows: unwritten (stale) output, work finishing after return, changed inputs."""
-    poisoned = max(poisoned_fraction(o) for o in outputs)
+    poisoned = max(device.poisoned_fraction(o) for o in outputs)
     if poisoned >= 0.5:
         run.flags.append(F.raise_flag(F.STALE_OUTPUT, (
             f"{poisoned:.0%} of the output is the poison the harness wrote into freed memory just before the call: "

@@ -3,7 +3,7 @@
 Per worker and problem, once: the seeded inputs of every correctness trial and the reference's outputs for them,
 the float64 reference for the precision estimate, and the distinct input sets the timed runs cycle through (and
 the operators the reference runs, when a candidate first needs them). All of it stays alive on the device, so
-comparisons run there; memory the reference freed is poisoned before each candidate call (``DeviceOps.poison``).
+comparisons run there; memory the reference freed is poisoned before each candidate call (``Device.poison``).
 A warm worker serving several candidates of one problem computes all this once.
 """
 
@@ -15,7 +15,7 @@ import statistics
 import time
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -30,6 +30,9 @@ from .runs import checked_timed_runs, pool_index
 
 WARMUP_SEED_OFFSET = 10_000
 TIMING_SEED_OFFSET = 20_000
+
+if TYPE_CHECKING:
+    from ..device import Device
 
 
 @dataclass
@@ -99,11 +102,11 @@ class ReferenceData:
 _cache: dict[tuple[Any, ...], ReferenceData] = {}
 
 
-def reference_data(problem: Problem, device: torch.device, settings: HarnessSettings,
+def reference_data(problem: Problem, device: Device, settings: HarnessSettings,
                    backend: Backend | None = None) -> ReferenceData:
     """The reference data for ``problem`` on ``device``, computed on first use in this process; ``backend``'s
     default tolerances apply where the settings give none."""
-    key = (problem.digest, str(device), repr(settings), backend.name if backend else "",
+    key = (problem.digest, str(device.torch_device), repr(settings), backend.name if backend else "",
            backend.default_tolerance if backend else ())
     if key not in _cache:
         _cache[key] = _compute(problem, device, settings, backend)
@@ -133,8 +136,8 @@ def build_model(cls: type, init_inputs: list[Any], seed: int, device: torch.devi
     return model.to(device) if isinstance(model, torch.nn.Module) else model
 
 
-def _compute(problem: Problem, device: torch.device, settings: HarnessSettings,
-             backend: Backend | None) -> ReferenceData:
+def _compute(problem: Problem, on: Device, settings: HarnessSettings, backend: Backend | None) -> ReferenceData:
+    device = on.torch_device
     module = import_problem_module(problem.path)
     torch.manual_seed(settings.seed)
     init_inputs = list(module.get_init_inputs())
@@ -149,7 +152,7 @@ def _compute(problem: Problem, device: torch.device, settings: HarnessSettings,
             own = clone_values(inputs)
             start = time.perf_counter()
             result = model(*own)
-            _synchronize(device)
+            on.synchronize()
             seconds.append(time.perf_counter() - start)
             leaves, structure = flatten_output(result)
             trials.append(Trial(seed, inputs, [o.detach().clone() for o in leaves], own))
@@ -160,13 +163,8 @@ def _compute(problem: Problem, device: torch.device, settings: HarnessSettings,
                          forward_s=statistics.median(seconds))
     data.sensitivity = max((max_difference(t.outputs, trials[0].outputs) for t in trials[1:]), default=0.0)
     _prepare_timing(data, model, settings)
-    _synchronize(device)
+    on.synchronize()
     return data
-
-
-def _synchronize(device: torch.device) -> None:
-    if device.type != "cpu":
-        getattr(torch, device.type).synchronize()
 
 
 def _tolerances(outputs: list[torch.Tensor], settings: HarnessSettings, backend: Backend | None
