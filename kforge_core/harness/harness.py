@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from ..backends import BackendRegistry
-from ..device import device_class_of
+from ..devices import device_class_of
 from ..errors import KForgeError
 from ..plugins import PluginSelection, build_plugin_manager
 from ..records import Backend, Candidate, CompileResult, Failure, Problem, ProfileResult, ProfileSummary

@@ -36,7 +36,7 @@ class Worker:
             if entry not in sys.path:
                 sys.path.append(entry)
         from ..backends import BackendRegistry
-        from ..device import make_device
+        from ..devices import make_device
         from ..devices.cpu import configure_host_allocator
         from ..plugins import build_plugin_manager
 
