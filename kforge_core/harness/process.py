@@ -16,7 +16,7 @@ from typing import Any
 
 from ..records import Failure
 from .captured import read_truncated, tail_lines
-from .faults import classify_exit, memory_total_kb, oom_kill_count
+from .exits import classify_exit, memory_total_kb, oom_kill_count
 from .protocol import Channel, ChannelClosed, ChannelTimeout, DeviceFacts, Reply, WorkerInit
 from .sandbox import limits_setter, worker_environment
 

@@ -15,7 +15,8 @@ from kforge_core.config import load_settings
 from kforge_core.harness import flags as F
 from kforge_core.harness.captured import read_truncated
 from kforge_core.harness.compare import check_structure, compare_outputs
-from kforge_core.harness.faults import classify_exception, classify_exit
+from kforge_core.harness.exits import classify_exit
+from kforge_core.harness.faults import classify_exception
 from kforge_core.harness.op_trace import compute_ops, is_compute_op, op_name, trace_ops
 from kforge_core.harness.precision import agreement_bits
 from kforge_core.harness.runs import checked_timed_runs
