@@ -20,9 +20,8 @@ from ..settings import Settings
 from .evaluation import captured_output, decide, message_for_agent, run_stages, runtime_of
 from .pool import WorkerPool
 from .prebuild import PrebuildOutcome, Prebuilder
-from .prebuild_child import PrebuildRequest
 from .process import WorkerFault
-from .protocol import BaselineResults, MeasureBaselines, WorkerInit
+from .protocol import BaselineResults, MeasureBaselines, PrebuildRequest, WorkerInit
 from .runs import checked_timed_runs
 from .static_check import check_source
 from .verdict import RuntimeStats, TimingMethod, Verdict

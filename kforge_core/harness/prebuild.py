@@ -28,7 +28,7 @@ from ..codec import record_from_json
 from ..records import Candidate, CompileResult
 from ..settings import HarnessSettings
 from .captured import tail_lines
-from .prebuild_child import REQUEST_FILE, RESULT_FILE, PrebuildRequest
+from .protocol import REQUEST_FILE, RESULT_FILE, PrebuildRequest
 from .sandbox import limits_setter, worker_environment
 
 _BUILD_NICENESS = 10  # builds are background work: the timed runs and the KForge process come first

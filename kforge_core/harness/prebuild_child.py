@@ -12,26 +12,11 @@ import os
 import pickle
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..codec import to_json
-from ..records import Candidate
-from .protocol import WorkerInit
-
-REQUEST_FILE = "request.pickle"
-RESULT_FILE = "result.json"
-FILES_DIR = "files"
-
-
-@dataclass(frozen=True)
-class PrebuildRequest:
-    """Everything the child needs: what a worker is told (plugins, backend, options, problem, cache) and the
-    candidate to build."""
-
-    init: WorkerInit
-    candidate: Candidate
+from .protocol import FILES_DIR, REQUEST_FILE, RESULT_FILE, PrebuildRequest
 
 
 def run(directory: Path) -> dict[str, Any]:
