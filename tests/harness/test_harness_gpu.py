@@ -81,8 +81,8 @@ def test_2_work_on_a_side_stream_is_caught(gpu_harness):
 def test_2_side_stream_work_is_counted_by_the_timer(cache_dir, tmp_path, monkeypatch):
     from kforge_core.candidate_module import import_candidate
     from kforge_core.devices import make_device
-    from kforge_core.harness.reference import clone_values, reference_data
-    from kforge_core.harness.timing import time_runs
+    from kforge_core.harness.worker.reference import clone_values, reference_data
+    from kforge_core.harness.worker.timing import time_runs
 
     # the extension the workers built, not a second build in this process
     monkeypatch.setenv("TORCH_EXTENSIONS_DIR", os.environ.get("TORCH_EXTENSIONS_DIR",

@@ -7,11 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..records import Failure
-from ..tracebacks import candidate_lines, exception_line
+from ...records import Failure
+from ...tracebacks import candidate_lines, exception_line
 
 if TYPE_CHECKING:
-    from ..device import Device
+    from ...device import Device
 
 # Python's and PyTorch's own words for running out of memory; a device adds its runtime's (Device.classify).
 OUT_OF_MEMORY_PATTERNS = (

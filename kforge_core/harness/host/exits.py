@@ -8,7 +8,7 @@ import os
 import signal
 from pathlib import Path
 
-from ..records import Failure
+from ...records import Failure
 
 _CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE, signal.SIGABRT, signal.SIGSYS,
                   signal.SIGTRAP, signal.SIGXCPU, signal.SIGXFSZ}
