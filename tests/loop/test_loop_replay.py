@@ -71,7 +71,7 @@ def test_expected_images_are_named_in_order_and_must_be_readable(tmp_path, png):
     gone.write_bytes(png.read_bytes())
     blocks = [TextBlock(text="t")] + [ImageBlock(path=p, image_mimetype="image/png") for p in (png, gone)]
     gone.unlink()  # removed after the prompt was made: what the provider would send is gone
-    with pytest.raises(KForgeError, match="line 2: image 2 of the prompt cannot be read"):
+    with pytest.raises(KForgeError, match="line 3: image 2 of the prompt cannot be read"):
         llm.chat([ChatMessage(role="user", blocks=blocks)])
 
 
