@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import ast
 import bisect
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from kforge_core.candidate_source import parsed_python_files
 from kforge_core.records import Candidate
+
+
+_KERNEL = re.compile(r"\bkernel\s+void\s+\w+\s*\(|\[\[\s*kernel\s*\]\]")
 
 
 @dataclass(frozen=True)
@@ -45,7 +49,7 @@ def shader_strings(candidate: Candidate) -> list[ShaderString]:
     found = []
     for file, tree in parsed_python_files(candidate):
         for node in ast.walk(tree):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and "kernel" in node.value:
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and _KERNEL.search(node.value):
                 span = (node.end_lineno or node.lineno) - node.lineno
                 found.append(ShaderString(file.name, node.lineno, span == node.value.count("\n"), node.value))
     return found
