@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 PLUGINS := $(wildcard plugins/kforge_*)
 STAMP := $(VENV)/.kforge-installed
 
-.PHONY: demo test install gpu-test clean
+.PHONY: demo test install gpu-test mac-test clean
 
 $(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml)
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,11 @@ test: $(STAMP)
 gpu-test:
 	$(PYTHON) -m pip install -q --no-deps --no-build-isolation -e . $(foreach p,$(PLUGINS),-e $(p))
 	$(PYTHON) -m pytest -q -m gpu tests/harness plugins
+
+# On a Mac with Apple silicon: the metal backend's device tests (the shipped example compiled and evaluated, a
+# shader error placed, a profile with Metal System Trace where Xcode is installed), in the same .venv as make test.
+mac-test: $(STAMP)
+	$(BIN)/python -m pytest -q -m mps plugins/kforge_metal
 
 clean:
 	rm -rf $(VENV) kforge-runs .pytest_cache

@@ -51,3 +51,19 @@ def small_problem(tmp_path):
             return [256]
     '''))
     return load_problem(path)
+
+
+@pytest.fixture
+def small_png(tmp_path):
+    """A small real PNG, standing for a screenshot the user took ("capture.png")."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(1, 1), dpi=20)
+    ax.plot([0, 1], [1, 0])
+    path = tmp_path / "capture.png"
+    fig.savefig(path)
+    plt.close(fig)
+    return path
