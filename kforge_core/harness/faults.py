@@ -10,29 +10,18 @@ import os
 import signal
 import traceback
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..records import Failure
 
-# Errors after which a GPU context is poisoned: every later call fails, so the worker must be replaced.
-DEVICE_FAULT_PATTERNS = (
-    "illegal memory access",
-    "unspecified launch failure",
-    "device-side assert",
-    "misaligned address",
-    "illegal instruction",
-    "an illegal instruction was encountered",
-    "hardware stack error",
-    "uncorrectable ecc error",
-    "cuda error: launch failure",
-    "cuda error: unknown error",
-    "ur_result_error_device_lost",
-    "device lost",
-)
+if TYPE_CHECKING:
+    from ..device import Device
+
+# Python's and PyTorch's own words for running out of memory; a device adds its runtime's (Device.classify).
 OUT_OF_MEMORY_PATTERNS = (
     "out of memory",
     "can't allocate memory",
     "cannot allocate memory",
-    "cublas_status_alloc_failed",
     "unable to allocate",
 )
 _CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE, signal.SIGABRT, signal.SIGSYS,
@@ -45,20 +34,21 @@ def exception_line(exc: BaseException) -> str:
     return lines[-1] if lines else type(exc).__name__
 
 
-def classify_exception(exc: BaseException) -> Failure:
+def classify_exception(exc: BaseException, device: Device | None = None) -> Failure:
     """The failure class of an exception raised by candidate code (RUNTIME unless it says otherwise)."""
     if isinstance(exc, SystemExit):
         return Failure.EXIT
     if isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError":
         return Failure.OUT_OF_MEMORY
-    return classify_text(str(exc)) or Failure.RUNTIME
+    return classify_text(str(exc), device) or Failure.RUNTIME
 
 
-def classify_text(text: str) -> Failure | None:
-    """DEVICE_FAULT or OUT_OF_MEMORY when ``text`` says so, else None."""
+def classify_text(text: str, device: Device | None = None) -> Failure | None:
+    """DEVICE_FAULT or OUT_OF_MEMORY when ``text`` says so (the device's runtime first), else None."""
+    found = device.classify(text) if device is not None else None
+    if found is not None:
+        return found
     lowered = text.lower()
-    if any(pattern in lowered for pattern in DEVICE_FAULT_PATTERNS):
-        return Failure.DEVICE_FAULT
     if any(pattern in lowered for pattern in OUT_OF_MEMORY_PATTERNS):
         return Failure.OUT_OF_MEMORY
     return None

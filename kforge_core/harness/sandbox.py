@@ -40,13 +40,14 @@ def worker_environment(environ: Mapping[str, str], cache_dir: Path) -> dict[str,
     return env
 
 
-def limits_setter(*, memory_limit_mb: int, file_size_limit_mb: int, device: str) -> Callable[[], None]:
+def limits_setter(*, memory_limit_mb: int, file_size_limit_mb: int, host_cpu: bool) -> Callable[[], None]:
     """A ``preexec_fn`` that sets the worker's resource limits (it runs in the child, before exec).
 
-    No core files. The address space is limited only on the CPU device: CUDA and other GPU runtimes reserve
-    far more virtual address space than they use, so a limit there would break them, not contain them.
+    No core files. The address space is limited only on a host-CPU device (``Device.host_cpu``): CUDA and other
+    GPU runtimes reserve far more virtual address space than they use, so a limit there would break them, not
+    contain them.
     """
-    limit_address_space = memory_limit_mb > 0 and device == "cpu"
+    limit_address_space = memory_limit_mb > 0 and host_cpu
 
     def set_limits() -> None:
         _lower(resource.RLIMIT_CORE, 0)

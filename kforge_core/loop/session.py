@@ -170,7 +170,7 @@ def _lowering(
 ) -> Lowering:
     """The backend's lowering, asked once per run and kept, so a resumed run prompts exactly as before."""
     def work(artifact_dir: str) -> tuple[dict[str, Any], None]:
-        lowering = app.plugins.hook.kforge_lower(
+        lowering = app.registry.hooks(registered.name).caller("lower")(
             backend=registered.backend, problem=problem, options=options, cache_dir=cache_dir
         )
         if lowering is None:

@@ -28,7 +28,7 @@ from kforge_core.candidate_module import import_candidate, syntax_error
 from kforge_core.hookspecs import hookimpl
 from kforge_core.records import Backend, Candidate, CompileResult, Failure, StageContext
 
-from .backend import CpuOptions, cpu_options, is_cpu
+from .backend import CpuOptions, cpu_options
 from .clock import clock
 from .kernels import kernel_name, numba_kernels, uses_fastmath
 from .numba_errors import describe_compile_error, describe_exception, is_compile_error
@@ -139,8 +139,6 @@ def build(candidate: Candidate, context: StageContext, options: CpuOptions) -> B
 
 @hookimpl
 def kforge_compile(backend: Backend, candidate: Candidate, context: StageContext) -> CompileResult | None:
-    if not is_cpu(backend):
-        return None
     start = clock()
     try:
         built = build(candidate, context, cpu_options(context.options))

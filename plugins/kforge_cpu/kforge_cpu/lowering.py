@@ -11,7 +11,7 @@ from typing import Any
 from kforge_core.hookspecs import hookimpl
 from kforge_core.records import Backend, Example, Lowering, Problem
 
-from .backend import CpuOptions, cpu_options, is_cpu
+from .backend import CpuOptions, cpu_options
 from .machine import read_machine_facts
 from .peaks import machine_peaks
 from .workload import problem_bytes
@@ -81,8 +81,6 @@ def hardware_text(problem: Problem, threads: int, cache_dir: Path) -> str:
 
 @hookimpl
 def kforge_lower(backend: Backend, problem: Problem, options: Any, cache_dir: Path) -> Lowering | None:
-    if not is_cpu(backend):
-        return None
     import numba
 
     options = cpu_options(options)

@@ -26,7 +26,7 @@ from kforge_core.hookspecs import hookimpl
 from kforge_core.problem import as_output_tuple
 from kforge_core.records import Backend, Candidate, KernelMetrics, ProfileResult, StageContext
 
-from .backend import CpuOptions, cpu_options, is_cpu
+from .backend import CpuOptions, cpu_options
 from .diagnostics import ParallelReport, parallel_report
 from .kernels import is_parallel, kernel_name, numba_kernels, uses_fastmath
 from .machine import read_machine_facts
@@ -217,6 +217,4 @@ def profile_candidate(candidate: Candidate, context: StageContext, options: CpuO
 
 @hookimpl
 def kforge_profile(backend: Backend, candidate: Candidate, context: StageContext) -> ProfileResult | None:
-    if not is_cpu(backend):
-        return None
     return profile_candidate(candidate, context, cpu_options(context.options))

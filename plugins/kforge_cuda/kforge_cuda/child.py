@@ -62,15 +62,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     import torch
 
+    from kforge_core.languages.triton import build_model_and_inputs
+
     from .compile_stage import building
-    from .warmup import build_model_and_inputs
 
     workdir = Path(args.workdir)
     os.chdir(workdir)
     options = options_from_json(args.backend, args.options)
     with building(options, Path(args.cache_root)):
         module = _import_entry(workdir, args.entry)
-        model, inputs = build_model_and_inputs(module, Path(args.problem))
+        model, inputs = build_model_and_inputs(module, Path(args.problem), "cuda")
         with torch.no_grad():
             if args.mode == "profile":
                 for _ in range(2):  # JIT, caches and allocator settle outside the profiled range

@@ -19,16 +19,17 @@ from types import ModuleType
 from typing import Iterator
 
 from kforge_core.candidate_module import import_candidate, syntax_error
+from kforge_core.device import make_device
+from kforge_core.languages import triton as triton_language
 from kforge_core.records import Backend, Candidate, CompileResult, Failure, StageContext
 
 from . import runtime
 from .build_cache import BuildConfig, BuildOutcome, CudaBuildError
-from .compile_log import trim_triton_error
 from .device_facts import driver_capability
 from .inline_cache import cached_load_inline
 from .options import CudaOptions, NvidiaOptions, TritonOptions
 from .toolchain import find_tool, nvcc_version
-from .warmup import context_poisoned, run_forward
+from .warmup import context_poisoned
 
 
 class _Builds:
@@ -128,7 +129,8 @@ def _warm_up(backend: Backend, candidate: Candidate, module: ModuleType, context
     and its log: a build that failed (a JIT), or a device fault. A fault poisons the CUDA context, so it is
     reported here, with the candidate's line that faulted (and the memcheck report when ``sanitize`` is on)."""
     try:
-        run_forward(module, context.problem.path)
+        device = context.device if context.device is not None else make_device(backend)
+        triton_language.run_forward(module, context.problem.path, device)
     except Exception as exc:
         build_log = _build_failure_log(exc, builds)
         if build_log is not None:
@@ -157,17 +159,10 @@ def _build_failure_log(exc: BaseException, builds: _Builds) -> str | None:
     while seen is not None:
         if isinstance(seen, CudaBuildError):
             return seen.log
-        if _is_triton_build_error(seen):
-            return trim_triton_error(f"{type(seen).__name__}: {seen}")
+        if triton_language.is_build_error(seen):
+            return triton_language.trim_error(f"{type(seen).__name__}: {seen}")
         seen = seen.__cause__ or seen.__context__
     return None
-
-
-def _is_triton_build_error(exc: BaseException) -> bool:
-    kind = type(exc)
-    return kind.__module__.startswith("triton") and kind.__name__ in (
-        "CompilationError", "CompileTimeAssertionFailure", "OutOfResources", "PTXASError", "UnsupportedLanguageConstruct",
-    )
 
 
 def describe_exception(exc: BaseException, workdir: Path) -> str:
