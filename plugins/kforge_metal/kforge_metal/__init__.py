@@ -2,9 +2,10 @@
 ``torch.mps.compile_shader`` and dispatched from ``ModelNew``.
 
 Each hook hands its work to a module with one job (availability, lowering, compile_stage, profile_stage,
-summary); the device the harness drives is :class:`~kforge_metal.device.MetalDevice`. Importing this package
-imports neither torch nor any candidate code, so a machine without an Apple GPU still loads the plugin and
-``kforge backends`` says why the backend is unavailable.
+summary); the core routes them here only for ``metal``. The device the harness drives is
+:class:`~kforge_metal.device.MetalDevice` (``METAL.device_class``). Importing this package imports neither torch
+nor any candidate code, so a machine without an Apple GPU still loads the plugin and ``kforge backends`` says why
+the backend is unavailable.
 """
 
 from __future__ import annotations
@@ -22,10 +23,6 @@ from .backend import METAL, MetalOptions, metal_options
 __all__ = ["METAL", "MetalOptions"]
 
 
-def _ours(backend: Backend) -> bool:
-    return backend.name == METAL.name
-
-
 @hookimpl
 def kforge_register_backends(register: Callable[[Backend], None]) -> None:
     register(METAL)
@@ -33,8 +30,6 @@ def kforge_register_backends(register: Callable[[Backend], None]) -> None:
 
 @hookimpl
 def kforge_backend_availability(backend: Backend, options: Any) -> Availability | None:
-    if not _ours(backend):
-        return None
     from .availability import metal_availability
 
     return metal_availability(metal_options(options))
@@ -42,8 +37,6 @@ def kforge_backend_availability(backend: Backend, options: Any) -> Availability 
 
 @hookimpl
 def kforge_lower(backend: Backend, problem: Problem, options: Any, cache_dir: Path) -> Lowering | None:
-    if not _ours(backend):
-        return None
     from .device_facts import read_device_facts
     from .lowering import lower
 
@@ -52,8 +45,6 @@ def kforge_lower(backend: Backend, problem: Problem, options: Any, cache_dir: Pa
 
 @hookimpl
 def kforge_compile(backend: Backend, candidate: Candidate, context: StageContext) -> CompileResult | None:
-    if not _ours(backend):
-        return None
     from .compile_stage import compile_candidate
 
     return compile_candidate(backend, candidate, context)
@@ -61,8 +52,6 @@ def kforge_compile(backend: Backend, candidate: Candidate, context: StageContext
 
 @hookimpl
 def kforge_profile(backend: Backend, candidate: Candidate, context: StageContext) -> ProfileResult | None:
-    if not _ours(backend):
-        return None
     from .profile_stage import profile_candidate
 
     return profile_candidate(backend, candidate, context)
@@ -70,8 +59,8 @@ def kforge_profile(backend: Backend, candidate: Candidate, context: StageContext
 
 @hookimpl
 def kforge_summarize_profile(backend: Backend, problem: Problem, profile: ProfileResult) -> ProfileSummary | None:
-    if not _ours(backend) or profile.tool != "metal":
-        return None
+    if profile.tool != "metal":
+        return None  # not the metal profile stage's: the core's generic summary answers
     from .summary import summarize_metal
 
     return summarize_metal(profile)

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 from kforge_core.records import Backend, options_hash
 
+from .device import MetalDevice
+
 
 @dataclass(frozen=True)
 class MetalOptions:
@@ -43,6 +45,7 @@ METAL = Backend(
     description="MSL kernels compiled at run time with torch.mps.compile_shader, dispatched from ModelNew (Apple GPUs)",
     options_type=MetalOptions,
     code_languages=("python", "metal"),
+    device_class=MetalDevice,
 )
 
 

@@ -26,7 +26,6 @@ from kforge_core.records import Backend, Candidate, CompileResult, Failure, Stag
 
 from .backend import metal_options
 from .compile_log import render_compile_log
-from .faults import classify_fault
 from .shader_recorder import ShaderRecorder, recording_shaders
 from .shader_sources import ShaderLocator, ShaderString, shader_strings
 
@@ -80,7 +79,7 @@ def _first_forward(backend: Backend, candidate: Candidate, context: StageContext
         failed = _shader_failure(exc, recorder, strings)
         if failed is not None:
             raise failed from None
-        fault = classify_fault(exc)
+        fault = context.device.classify(exc) if context.device is not None else None
         if fault is not None:
             raise StageFailed(fault, "the first call of ModelNew on the problem's inputs failed on the GPU:\n"
                               + describe_exception(exc, context.workdir)) from None

@@ -1,117 +1,55 @@
-"""The Apple GPU as the harness drives it, through ``torch.mps``: waiting for it, timing on it, flushing its
-caches, making memory a kernel never wrote recognisable, reporting memory, and reading its faults. Runs inside
-workers only.
+"""The Apple GPU as the harness drives it: ``MetalDevice``, the ``mps`` device through ``torch.mps``.
+
+What it adds to the core's generic device: its name and facts from the OS (torch.mps has no device name or
+properties), memory from the MPS allocator (and the working set Metal recommends), no cache size to read (the
+flush writes 256 MiB, more than the system-level cache of any current chip), and the MPS runtime's and Metal's
+fault texts. Timing is the core's: the host clock after ``torch.mps.synchronize()``, which waits for every command
+buffer PyTorch committed (MPS has one queue per process). Poisoning claims blocks of the outputs' sizes, fills and
+frees them: the MPS allocator hands a freed buffer of the same size back.
+
+Importing this module does not import torch.
 """
 
 from __future__ import annotations
 
-import contextlib
-from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import ClassVar
 
-from kforge_core.records import Failure
+from kforge_core.device import Device, MemoryStats
 
-from .device_facts import MetalFacts, read_device_facts
-from .faults import classify_fault
-
-POISON_WORD = 0x7FC0DEAD  # a float32 NaN with a payload nothing computes by accident
-# The system-level cache in front of unified memory is at most 96 MiB on current chips: a write of 256 MiB
-# evicts what the last timed run left there.
-FLUSH_BYTES = 256 << 20
+from .faults import FAULT_PATTERNS, OUT_OF_MEMORY_PATTERNS
 
 
-@dataclass(frozen=True)
-class MpsMemory:
-    """The MPS allocator's view of memory, in bytes."""
+class MetalDevice(Device):
+    """An Apple GPU through ``torch.mps``."""
 
-    allocated: int  # torch.mps.current_allocated_memory(): held by tensors
-    driver_allocated: int  # torch.mps.driver_allocated_memory(): held by Metal for this process, caches included
-    recommended_max: int  # torch.mps.recommended_max_memory(): the working set Metal recommends
+    torch_type: ClassVar[str] = "mps"
+    fault_patterns: ClassVar[tuple[str, ...]] = FAULT_PATTERNS
+    out_of_memory_patterns: ClassVar[tuple[str, ...]] = OUT_OF_MEMORY_PATTERNS
 
+    def _device_facts(self):  # noqa: ANN202
+        from .device_facts import read_device_facts
 
-class EventTimer:
-    """GPU time between two points of the MPS queue, from ``torch.mps.Event`` pairs."""
+        if getattr(self, "_read_facts", None) is None:
+            self._read_facts = read_device_facts()
+        return self._read_facts
 
-    method = "torch.mps.Event pairs around the call (the queue drained before)"
+    def _hardware_name(self) -> str:
+        return self._device_facts().headline()
 
-    def __init__(self) -> None:
+    def _cache_bytes(self) -> int:
+        return 0  # torch.mps reports no cache size: the flush writes FALLBACK_FLUSH_BYTES
+
+    def _facts(self) -> dict[str, str]:
+        facts = self._device_facts()
+        found = {"GPU cores": str(facts.gpu_cores or "unknown"), "Metal": facts.metal_family or "unknown",
+                 "SIMD width": "32", "threadgroup memory": "32 KiB", "macOS": facts.macos or "unknown"}
+        if facts.working_set_bytes:
+            found["recommended working set"] = f"{facts.working_set_bytes / 2**30:.1f} GiB"
+        return found
+
+    def _memory(self) -> MemoryStats:
         import torch
 
-        self._start = torch.mps.Event(enable_timing=True)
-        self._end = torch.mps.Event(enable_timing=True)
-
-    def start(self) -> None:
-        self._start.record()
-
-    def stop(self) -> float:
-        """Milliseconds since :meth:`start`, once the work queued in between has run."""
-        self._end.record()
-        self._end.synchronize()
-        return float(self._start.elapsed_time(self._end))
-
-
-class MetalDevice:
-    """The ``mps`` device of this Mac."""
-
-    torch_device = "mps"
-
-    def __init__(self, facts: MetalFacts | None = None) -> None:
-        self._facts = facts
-        self._flush_buffer: Any = None
-
-    @property
-    def device_facts(self) -> MetalFacts:
-        if self._facts is None:
-            self._facts = read_device_facts()
-        return self._facts
-
-    @property
-    def name(self) -> str:
-        return self.device_facts.headline()
-
-    def synchronize(self) -> None:
-        """Wait until every command buffer PyTorch committed to the GPU has completed (MPS has one queue)."""
-        import torch
-
-        torch.mps.synchronize()
-
-    def timer(self) -> EventTimer:
-        return EventTimer()
-
-    def flush_caches(self) -> None:
-        """Evict the system-level cache by writing a buffer larger than it."""
-        import torch
-
-        if self._flush_buffer is None:
-            self._flush_buffer = torch.empty(FLUSH_BYTES // 4, dtype=torch.int32, device="mps")
-        self._flush_buffer.zero_()
-
-    @contextlib.contextmanager
-    def poison_free_memory(self, nbytes: list[int]) -> Iterator[None]:
-        """Fill blocks of the outputs' sizes with :data:`POISON_WORD` and free them before the call: the MPS
-        allocator keeps freed buffers and hands one of the same size back, so an output taken from
-        ``torch.empty_like`` and never written holds the poison, not a result left behind."""
-        import torch
-
-        blocks = [torch.empty(max(n // 4, 1), dtype=torch.int32, device="mps") for n in nbytes]
-        for block in blocks:
-            block.fill_(POISON_WORD)
-        torch.mps.synchronize()
-        del blocks
-        yield
-
-    def memory(self) -> MpsMemory:
-        import torch
-
-        return MpsMemory(int(torch.mps.current_allocated_memory()), int(torch.mps.driver_allocated_memory()),
-                         int(torch.mps.recommended_max_memory()))
-
-    def classify(self, exc: BaseException) -> Failure | None:
-        return classify_fault(exc)
-
-    def facts(self) -> dict[str, Any]:
-        facts = self.device_facts
-        return {"chip": facts.chip, "gpu_cores": facts.gpu_cores, "metal_family": facts.metal_family,
-                "unified_memory_bytes": facts.unified_memory_bytes, "working_set_bytes": facts.working_set_bytes,
-                "macos": facts.macos, "simd_width": 32, "max_threads_per_threadgroup": 1024,
-                "threadgroup_memory_bytes": 32 << 10}
+        return MemoryStats(allocated=int(torch.mps.current_allocated_memory()),
+                           reserved=int(torch.mps.driver_allocated_memory()),
+                           total=int(torch.mps.recommended_max_memory()))

@@ -3,7 +3,7 @@ drained: what a shader compiled in ``__init__`` or on the first call needs to be
 
 from __future__ import annotations
 
-from kforge_core.builtin.torch_candidate import candidate_instance, reference_for
+from kforge_core.builtin.torch_candidate import candidate_instance, device_of, reference_for
 from kforge_core.harness.reference import clone_values
 from kforge_core.records import Backend, Candidate, StageContext
 
@@ -15,4 +15,4 @@ def run_first_forward(backend: Backend, candidate: Candidate, context: StageCont
     model = candidate_instance(backend, candidate, context).model
     with torch.no_grad():
         model(*clone_values(reference.trials[0].inputs))
-    torch.mps.synchronize()
+    device_of(backend, context).synchronize()

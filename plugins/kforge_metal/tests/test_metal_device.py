@@ -1,14 +1,16 @@
-"""The Apple GPU as the harness drives it: fault texts of the MPS runtime and Metal classified here; the device's
-operations themselves need the GPU (``mps`` tests)."""
+"""The Apple GPU as the harness drives it (``MetalDevice``): its fault texts and its facts are tested here; its
+operations on the GPU are ``mps`` tests."""
 
 from __future__ import annotations
 
 import pytest
 
+import kforge_metal.device_facts
+from kforge_core.device import FALLBACK_FLUSH_BYTES, make_device
 from kforge_core.records import Failure
+from kforge_metal.backend import METAL
 from kforge_metal.device import MetalDevice
 from kforge_metal.device_facts import MetalFacts
-from kforge_metal.faults import classify_fault, classify_fault_text
 
 # The texts the MPS allocator and Metal's command-buffer errors carry.
 OOM = ("MPS backend out of memory (MPS allocated: 17.23 GB, other allocations: 1.02 GB, max allowed: 18.13 GB). "
@@ -21,40 +23,48 @@ VICTIM = "Discarded (victim of GPU error/recovery) (00000005:kIOGPUCommandBuffer
 GPU_OOM = "Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)"
 
 
+@pytest.fixture
+def device(monkeypatch):
+    facts = MetalFacts(chip="Apple M4 Pro", gpu_cores=20, metal_family="Metal 3", working_set_bytes=36 << 30)
+    monkeypatch.setattr(kforge_metal.device_facts, "read_device_facts", lambda: facts)
+    return make_device(METAL)
+
+
 @pytest.mark.parametrize("text, failure", [
-    (OOM, Failure.OUT_OF_MEMORY), (GPU_OOM, Failure.OUT_OF_MEMORY), (PAGE_FAULT, Failure.DEVICE_FAULT),
-    (TIMEOUT, Failure.DEVICE_FAULT), (VICTIM, Failure.DEVICE_FAULT),
+    (OOM, Failure.OUT_OF_MEMORY), (PAGE_FAULT, Failure.DEVICE_FAULT), (TIMEOUT, Failure.DEVICE_FAULT),
+    (VICTIM, Failure.DEVICE_FAULT),
+    (GPU_OOM, Failure.DEVICE_FAULT),  # a failed command buffer loses the queue's work, whatever its cause
     ("index 5 is out of bounds for dimension 0 with size 4", None),
     ("Failed to create function state object for: rmsnorm2", None),  # the compile stage's, not a fault
 ])
-def test_fault_texts_are_classified(text, failure):
-    assert classify_fault_text(text) == failure
-    assert classify_fault(RuntimeError(text)) == failure
+def test_fault_texts_are_classified(device, text, failure):
+    assert device.classify(RuntimeError(text)) == failure
 
 
-def test_the_device_names_itself_and_its_facts_without_the_gpu():
-    device = MetalDevice(MetalFacts(chip="Apple M4 Pro", gpu_cores=20, working_set_bytes=36 << 30))
-    assert (device.torch_device, device.name) == ("mps", "Apple M4 Pro, 20-core GPU")
-    facts = device.facts()
-    assert facts["gpu_cores"] == 20 and facts["simd_width"] == 32 and facts["threadgroup_memory_bytes"] == 32768
+def test_the_backend_hands_the_core_its_device_and_the_device_names_itself(device):
+    assert isinstance(device, MetalDevice) and str(device.torch_device) == "mps" and device.label == "mps"
+    assert device.hardware_name() == "Apple M4 Pro, 20-core GPU"
+    assert device.flush_bytes == FALLBACK_FLUSH_BYTES  # no cache size from torch.mps: 256 MiB is written
+    assert not device.host_cpu and device.profiler_activity == ""
+    facts = device._facts()
+    assert facts["GPU cores"] == "20" and facts["recommended working set"] == "36.0 GiB"
 
 
 @pytest.mark.mps
 def test_the_device_operations_on_the_gpu():
     import torch
 
-    device = MetalDevice()
+    device = make_device(METAL)
+    device.start()
     x = torch.ones(1 << 20, device="mps")
-    timer = device.timer()
-    timer.start()
+    elapsed = device.start_timer()
     y = x * 2
-    assert timer.stop() >= 0.0 and float(y.sum().item()) == 2.0 * (1 << 20)
-    device.flush_caches()
     device.synchronize()
+    assert elapsed() >= 0.0 and float(y.sum().item()) == 2.0 * (1 << 20)
+    device.flush_caches()
     memory = device.memory()
-    assert memory.allocated > 0 and memory.recommended_max > 0
-    with device.poison_free_memory([4 << 20]):
-        leftover = torch.empty(1 << 20, dtype=torch.float32, device="mps")
-        device.synchronize()
-    assert device.name.startswith("Apple")
-    del leftover
+    assert memory.allocated > 0 and memory.total > 0
+    device.poison([4 << 20])
+    stale = torch.empty(1 << 20, dtype=torch.float32, device="mps")  # the poisoned block, handed back
+    assert device.poisoned_fraction(stale) == 1.0
+    assert device.hardware_name().startswith("Apple") and "GPU cores" in device.facts()

@@ -1,5 +1,6 @@
-"""Images reach the analyst in a replayed run: `kforge run` on the real cpu backend and harness, the profile
-summarised by the metal summary (from the fixture profile), a user's screenshot given with --profile-image. The
+"""Images reach the analyst in a replayed run: `kforge run` with the real harness on a backend whose stages are
+the cpu backend's and whose profile summary is metal's (from the fixture profile: ``metal_summary_for_cpu``), a
+user's screenshot given with --profile-image. The
 replay script's expect.images checks, on each analysis prompt, both pictures in order; the run directory keeps
 what was sent."""
 
@@ -21,8 +22,8 @@ ROOT = HERE.parents[2]
 SMALL_PROBLEM = ROOT / "tests" / "loop" / "problems" / "gelu_scale_small.py"
 CORRECT = (ROOT / "examples" / "replay" / "cpu_demo" / "04_correct_slow.py").read_text()
 QUICK = {"KFORGE_HARNESS__TRIALS": "2", "KFORGE_HARNESS__WARMUP": "1", "KFORGE_HARNESS__REPETITIONS": "3",
-         "KFORGE_HARNESS__BASELINES": '["eager"]', "KFORGE_BACKENDS__CPU__THREAD_SCALING": "false",
-         "KFORGE_BACKENDS__CPU__PROFILE_REPETITIONS": "2"}
+         "KFORGE_HARNESS__BASELINES": '["eager"]', "KFORGE_BACKENDS__CPU-METAL-SUMMARY__THREAD_SCALING": "false",
+         "KFORGE_BACKENDS__CPU-METAL-SUMMARY__PROFILE_REPETITIONS": "2"}
 
 
 def test_the_metal_picture_and_a_screenshot_reach_the_analyst(tmp_path, monkeypatch, small_png):
@@ -39,7 +40,7 @@ def test_the_metal_picture_and_a_screenshot_reach_the_analyst(tmp_path, monkeypa
         {"agent": "generation", "reply": f"```python\n{CORRECT}```", "expect": {"images": 0}},
     ]) + "\n")
     result = CliRunner().invoke(cli, [
-        "run", str(SMALL_PROBLEM), "--backend", "cpu", "--llm", f"replay:{script}", "--optimization-rounds", "1",
+        "run", str(SMALL_PROBLEM), "--backend", "cpu-metal-summary", "--llm", f"replay:{script}", "--optimization-rounds", "1",
         "--profile-image", str(small_png), "--runs-dir", str(tmp_path / "runs"),
     ], obj=App(plugin_modules=("metal_summary_for_cpu",)))
     assert result.exit_code == 0, result.output
