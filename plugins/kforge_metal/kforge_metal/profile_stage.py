@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import logging
 
-from kforge_core.builtin.torch_candidate import candidate_instance, reference_for
+from kforge_core.builtin.torch_candidate import candidate_instance, device_of, reference_for
 from kforge_core.builtin.torch_profile import profile_with_torch
 from kforge_core.builtin.torch_profile_summary import minimum_traffic_bytes
 from kforge_core.harness.reference import clone_values
 from kforge_core.records import Backend, Candidate, ProfileResult, StageContext
 
 from .backend import MetalOptions, metal_options
-from .device_facts import read_device_facts
 from .dispatch_probe import kernel_times, probing_dispatches
 from .metal_profile import MetalProfile
 from .trace_child import trace_child_command
@@ -74,7 +73,7 @@ def profile_candidate(backend: Backend, candidate: Candidate, context: StageCont
     kernels = kernel_times(dispatches, PROBE_FORWARDS) if dispatches is not None else ()
     trace, note = _trace(candidate, context, options)
     measured = MetalProfile(
-        device=read_device_facts().headline(), forward_ms=forward_ms, copy_gbs=copy_bandwidth_gbs(),
+        device=device_of(backend, context).hardware_name(), forward_ms=forward_ms, copy_gbs=copy_bandwidth_gbs(),
         minimum_bytes=minimum_traffic_bytes(context.problem), kernels=kernels, trace=trace, trace_note=note,
         picture=options.profile_image,
     )
