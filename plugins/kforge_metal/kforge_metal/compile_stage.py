@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import re
 import time
-import traceback
-from pathlib import Path
 from typing import Any
 
 from kforge_core.candidate_module import import_candidate, syntax_error
+from kforge_core.harness.faults import candidate_traceback
 from kforge_core.records import Backend, Candidate, CompileResult, Failure, StageContext
 
 from .backend import metal_options
@@ -61,7 +60,7 @@ def _build(backend: Backend, candidate: Candidate, context: StageContext) -> str
             module = import_candidate(candidate, context.workdir)
         except Exception as exc:
             raise _shader_failure(exc, recorder, strings) or StageFailed(
-                Failure.IMPORT, describe_exception(exc, context.workdir)) from None
+                Failure.IMPORT, candidate_traceback(exc, context.workdir)) from None
         if not isinstance(getattr(module, "ModelNew", None), type):
             raise StageFailed(Failure.NO_MODEL_NEW, f"{candidate.entry} defines no class ModelNew")
         if metal_options(context.options).first_forward:
@@ -82,7 +81,7 @@ def _first_forward(backend: Backend, candidate: Candidate, context: StageContext
         fault = context.device.classify(exc) if context.device is not None else None
         if fault is not None:
             raise StageFailed(fault, "the first call of ModelNew on the problem's inputs failed on the GPU:\n"
-                              + describe_exception(exc, context.workdir)) from None
+                              + candidate_traceback(exc, context.workdir)) from None
         notes.append(f"note: the first forward raised {type(exc).__name__}; verification reports it")
 
 
@@ -131,13 +130,3 @@ def _kernel_limits(kernel: Any) -> str:
         if value is not None:
             parts.append(label.format(value))
     return ", ".join(parts) or "compiled"
-
-
-def describe_exception(exc: BaseException, workdir: Path) -> str:
-    """The exception and the innermost line of the candidate's own code that led to it."""
-    own = [frame for frame in traceback.extract_tb(exc.__traceback__) if str(workdir) in frame.filename]
-    message = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-    if not own:
-        return message
-    frame = own[-1]
-    return f"{Path(frame.filename).name}:{frame.lineno} in {frame.name}: {(frame.line or '').strip()}\n{message}"
