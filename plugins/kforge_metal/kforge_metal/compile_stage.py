@@ -89,15 +89,9 @@ def _shader_failure(exc: BaseException, recorder: ShaderRecorder, strings: list[
     """A COMPILE failure when ``exc`` (or what caused it) is a shader's, with its log; else None."""
     seen: BaseException | None = exc
     while seen is not None:
-        text = getattr(seen, "msg", None) if isinstance(seen, SyntaxError) else None
-        text = text or str(seen)
-        failed = recorder.failed
-        if failed is not None and isinstance(seen, SyntaxError):
-            return StageFailed(Failure.COMPILE, render_compile_log(failed.error, ShaderLocator(failed.source, strings)))
-        if isinstance(seen, SyntaxError) and "program_source:" in text:
-            only = [s.value for s in strings]
-            return StageFailed(Failure.COMPILE,
-                               render_compile_log(text, ShaderLocator(only[0] if len(only) == 1 else "", strings)))
+        if isinstance(seen, SyntaxError) and (recorder.failed is not None or "program_source:" in str(seen.msg)):
+            return StageFailed(Failure.COMPILE, _compiler_log(seen, recorder, strings))
+        text = str(seen)
         missing = _NO_FUNCTION.search(text)
         if missing:
             kernels = ", ".join(recorder.kernel_names()) or "none"
@@ -107,6 +101,16 @@ def _shader_failure(exc: BaseException, recorder: ShaderRecorder, strings: list[
             return StageFailed(Failure.COMPILE, f"Metal could not build the kernel's pipeline: {text.strip()}")
         seen = seen.__cause__ or seen.__context__
     return None
+
+
+def _compiler_log(error: SyntaxError, recorder: ShaderRecorder, strings: list[ShaderString]) -> str:
+    """The compiler's errors placed in the candidate: through the source compile_shader was given when it was
+    watched, else through the candidate's only shader string (a library compiled before the stage watched)."""
+    failed = recorder.failed
+    if failed is not None:
+        return render_compile_log(failed.error, ShaderLocator(failed.source, strings))
+    only = strings[0].value if len(strings) == 1 else ""
+    return render_compile_log(str(error.msg), ShaderLocator(only, strings))
 
 
 def describe_kernels(recorder: ShaderRecorder) -> list[str]:
