@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from ..records import Candidate, CompileResult, Failure
+from ..codec import record_from_json
+from ..records import Candidate, CompileResult
 from ..settings import HarnessSettings
 from .captured import tail_lines
 from .prebuild_child import REQUEST_FILE, RESULT_FILE, PrebuildRequest
@@ -172,9 +173,7 @@ class Prebuilder:
             if not answer["answered"]:
                 self._nothing_to_build = True
                 return PrebuildOutcome(candidate.digest, seconds)
-            failure = Failure(answer["failure"]) if answer["failure"] is not None else None
-            result = CompileResult(ok=bool(answer["ok"]), log=str(answer["log"]), seconds=float(answer["seconds"]),
-                                   cached=bool(answer["cached"]), failure=failure)
+            result = record_from_json(CompileResult, answer["result"])
         except (OSError, ValueError, KeyError, TypeError) as exc:
             return PrebuildOutcome(candidate.digest, seconds, error=f"the build process gave no answer: {exc}")
         return PrebuildOutcome(candidate.digest, seconds, result=result)

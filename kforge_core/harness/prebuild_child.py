@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..codec import to_json
 from ..records import Candidate
 from .protocol import WorkerInit
 
@@ -57,8 +58,7 @@ def run(directory: Path) -> dict[str, Any]:
                                                              context=context)
     if result is None:
         return {"answered": False, "seconds": time.perf_counter() - start}
-    return {"answered": True, "ok": result.ok, "log": result.log, "seconds": result.seconds,
-            "cached": result.cached, "failure": result.failure.value if result.failure is not None else None}
+    return {"answered": True, "result": to_json(result)}
 
 
 def main(argv: list[str] | None = None) -> int:

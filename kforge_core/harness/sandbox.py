@@ -6,24 +6,11 @@ environment by accident), not a security sandbox against deliberate attack: the 
 
 from __future__ import annotations
 
-import re
 import resource
 from pathlib import Path
 from typing import Callable, Mapping
 
-# Names of environment variables that hold credentials; matched case-insensitively against the whole name.
-SECRET_NAME_PATTERNS = (
-    r".*_API_KEY", r".*_APIKEY", r".*_TOKEN", r".*SECRET.*", r".*PASSWORD.*", r".*_CREDENTIALS?",
-    r".*_ACCESS_KEY(_ID)?", r".*_PRIVATE_KEY",
-    r"AWS_.*", r"AZURE_.*", r"GOOGLE_.*", r"GCP_.*", r"GCLOUD_.*", r"CLOUDSDK_.*",
-    r"OPENAI_.*", r"ANTHROPIC_.*", r"HF_TOKEN", r"HUGGING_FACE_HUB_TOKEN", r"NETRC",
-)
-_SECRET = re.compile("|".join(f"(?:{p})" for p in SECRET_NAME_PATTERNS), re.IGNORECASE)
-
-
-def is_secret(name: str) -> bool:
-    return _SECRET.fullmatch(name) is not None
-
+from ..secrets import is_secret
 
 def worker_environment(environ: Mapping[str, str], cache_dir: Path) -> dict[str, str]:
     """``environ`` without secrets, with Python unbuffered and the JIT build caches under ``cache_dir``.

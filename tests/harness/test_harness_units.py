@@ -19,9 +19,10 @@ from kforge_core.harness.faults import classify_exception, classify_exit
 from kforge_core.harness.op_trace import compute_ops, is_compute_op, op_name, trace_ops
 from kforge_core.harness.precision import agreement_bits
 from kforge_core.harness.runs import checked_timed_runs
-from kforge_core.harness.sandbox import is_secret, worker_environment
+from kforge_core.harness.sandbox import worker_environment
 from kforge_core.harness.static_check import check_source
 from kforge_core.records import Backend, Candidate, Failure
+from kforge_core.secrets import is_secret, secret_values
 from kforge_core.settings import HarnessSettings
 
 from .helpers import problem
@@ -176,6 +177,13 @@ def test_secrets_are_recognized_by_name():
         assert is_secret(name), name
     for name in ("PATH", "HOME", "CUDA_VISIBLE_DEVICES", "KFORGE_HARNESS__TRIALS", "TOKENIZERS_PARALLELISM"):
         assert not is_secret(name), name
+
+
+def test_one_secrets_list_serves_the_workers_environment_and_the_stores_redaction(tmp_path):
+    for name in ("AWS_ACCESS_KEY_ID", "SSH_PRIVATE_KEY", "NETRC", "OPENAI_API_KEY", "DB_PASSWORD"):
+        environ = {name: "value-that-is-secret", "PATH": "/bin"}
+        assert name not in worker_environment(environ, tmp_path), name
+        assert secret_values(environ) == ("value-that-is-secret",), name
 
 
 def test_worker_environment_keeps_the_users_build_caches(tmp_path):

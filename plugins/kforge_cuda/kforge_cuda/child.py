@@ -9,7 +9,6 @@ cache), warms up outside the profiled range, then calls ``forward`` between ``cu
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import importlib.util
 import json
 import os
@@ -17,17 +16,17 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
+from kforge_core.codec import record_from_json, to_json
+
 from .backends import BACKENDS
 
 
 def options_to_json(options: Any) -> str:
-    return json.dumps(dataclasses.asdict(options))
+    return json.dumps(to_json(options))
 
 
 def options_from_json(backend: str, text: str) -> Any:
-    options_type = BACKENDS[backend].options_type
-    values = {k: tuple(v) if isinstance(v, list) else v for k, v in json.loads(text).items()}
-    return options_type(**values)
+    return record_from_json(BACKENDS[backend].options_type, json.loads(text))
 
 
 def child_command(

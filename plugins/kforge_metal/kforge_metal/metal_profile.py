@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kforge_core.records import KernelMetrics, ProfileResult
-from kforge_core.store.codec import record_from_json, to_jsonable
+from kforge_core.codec import record_from_json, to_json
 
 from .metal_trace import TraceSummary
 
@@ -70,7 +70,7 @@ class MetalProfile:
 
     def write(self, directory: Path) -> Path:
         path = directory / PROFILE_FILE
-        path.write_text(json.dumps(to_jsonable(self)))
+        path.write_text(json.dumps(to_json(self)))
         return path
 
     @classmethod
