@@ -4,11 +4,8 @@
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
 
 import pytest
-
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
 def pytest_collection_modifyitems(config, items):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import FIXTURES
+from metal_testing import FIXTURES
 
 from kforge_core.records import ProfileResult
 from kforge_metal.dispatch_probe import Dispatch, kernel_times

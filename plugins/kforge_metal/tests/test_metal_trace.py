@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES
+from metal_testing import FIXTURES
 
 from kforge_metal.metal_trace import gpu_intervals, signposted_work, summarize_trace, union_runs
 from kforge_metal.xctrace import record_command, table_xpath
