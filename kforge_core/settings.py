@@ -160,7 +160,7 @@ class Settings:
 
     def backend_options(self, backend: Any) -> Any:
         """The backend's options dataclass, built from ``[backends.<name>]`` over its defaults."""
-        from .config import parse_table
+        from .typed_tables import parse_table
 
         table = self.backends.get(backend.name, {})
         if backend.options_type is None:

@@ -95,7 +95,7 @@ def kforge_profile(backend: Backend, candidate: Candidate, context: StageContext
 def kforge_summarize_profile(backend: Backend, problem: Problem, profile: ProfileResult) -> ProfileSummary | None:
     if profile.tool != "ncu":
         return None
-    from .problem_floor import problem_floor
+    from kforge_core.workload import problem_floor
     from .profile_stage import dropped_metrics
     from .summary import summarize_kernels
 

@@ -18,10 +18,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Iterator
 
-from kforge_core.candidate_module import import_candidate, syntax_error
-from kforge_core.device import make_device
+from kforge_core.candidate_module import NotBuilt, import_for_compile
+from kforge_core.devices import make_device
 from kforge_core.languages import triton as triton_language
 from kforge_core.records import Backend, Candidate, CompileResult, Failure, StageContext
+from kforge_core.tracebacks import innermost_candidate_line
 
 from . import runtime
 from .build_cache import BuildConfig, BuildOutcome, CudaBuildError
@@ -98,20 +99,18 @@ def compile_candidate(backend: Backend, candidate: Candidate, context: StageCont
     def result(ok: bool, log: str = "", failure: Failure | None = None, cached: bool = False) -> CompileResult:
         return CompileResult(ok=ok, log=log, seconds=time.perf_counter() - start, cached=cached, failure=failure)
 
-    syntax = syntax_error(candidate)
-    if syntax:
-        return result(False, syntax, Failure.SYNTAX)
     notes: list[str] = []
     with building(options, cache_root(context)) as builds:
-        try:
-            module = import_candidate(candidate, context.workdir)
-        except Exception as exc:
+        def import_failure(exc: Exception) -> NotBuilt:
             build_log = _build_failure_log(exc, builds)
             if build_log is not None:
-                return result(False, build_log, Failure.COMPILE)
-            return result(False, describe_exception(exc, context.workdir), Failure.IMPORT)
-        if not isinstance(getattr(module, "ModelNew", None), type):
-            return result(False, f"{candidate.entry} defines no class ModelNew", Failure.NO_MODEL_NEW)
+                return NotBuilt(Failure.COMPILE, build_log)
+            return NotBuilt(Failure.IMPORT, describe_exception(exc, context.workdir))
+
+        try:
+            module = import_for_compile(candidate, context.workdir, import_failure)
+        except NotBuilt as failed:
+            return result(False, failed.log, failed.failure)
         if options.warmup_forward:
             warm_failure = _warm_up(backend, candidate, module, context, builds, notes)
             if warm_failure is not None:
@@ -167,9 +166,8 @@ def _build_failure_log(exc: BaseException, builds: _Builds) -> str | None:
 
 def describe_exception(exc: BaseException, workdir: Path) -> str:
     """The exception and the innermost line of the candidate's own code that led to it."""
-    own = [frame for frame in traceback.extract_tb(exc.__traceback__) if str(workdir) in frame.filename]
     message = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-    if not own:
+    own = innermost_candidate_line(exc, workdir)
+    if own is None:
         return message
-    frame = own[-1]
-    return f"{Path(frame.filename).name}:{frame.lineno} in {frame.name}: {(frame.line or '').strip()}\n{message}"
+    return f"{Path(own.file).name}:{own.line} in {own.function}: {own.text}\n{message}"

@@ -11,21 +11,20 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from ..backends import BackendRegistry
-from ..device import device_class_of
-from ..errors import KForgeError
-from ..plugins import PluginSelection, build_plugin_manager
-from ..records import Backend, Candidate, CompileResult, Failure, Problem, ProfileResult, ProfileSummary
-from ..settings import Settings
+from ...devices import device_class_of
+from ...errors import KForgeError
+from ...plugins import PluginSelection, build_plugin_manager
+from ...records import Backend, Candidate, CompileResult, Failure, Problem, ProfileResult, ProfileSummary
+from ...registry import BackendRegistry
+from ...settings import Settings
+from ..protocol import BaselineResults, MeasureBaselines, PrebuildRequest, WorkerInit
+from ..timed_runs import checked_timed_runs
+from ..verdict import RuntimeStats, TimingMethod, Verdict
 from .evaluation import captured_output, decide, message_for_agent, run_stages, runtime_of
 from .pool import WorkerPool
 from .prebuild import PrebuildOutcome, Prebuilder
-from .prebuild_child import PrebuildRequest
 from .process import WorkerFault
-from .protocol import BaselineResults, MeasureBaselines, WorkerInit
-from .runs import checked_timed_runs
 from .static_check import check_source
-from .verdict import RuntimeStats, TimingMethod, Verdict
 
 
 class Harness:

@@ -1,4 +1,4 @@
-"""The child process that builds one candidate ahead: ``python -m kforge_core.harness.prebuild_child DIR``.
+"""The child process that builds one candidate ahead: ``python -m kforge_core.harness.worker.prebuild_child DIR``.
 
 ``DIR/request.pickle`` (written by the KForge process) says what to build; the child writes the candidate's files
 into ``DIR/files``, calls ``kforge_prebuild`` there and writes its answer to ``DIR/result.json``. The candidate's
@@ -12,26 +12,11 @@ import os
 import pickle
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..codec import to_json
-from ..records import Candidate
-from .protocol import WorkerInit
-
-REQUEST_FILE = "request.pickle"
-RESULT_FILE = "result.json"
-FILES_DIR = "files"
-
-
-@dataclass(frozen=True)
-class PrebuildRequest:
-    """Everything the child needs: what a worker is told (plugins, backend, options, problem, cache) and the
-    candidate to build."""
-
-    init: WorkerInit
-    candidate: Candidate
+from ...codec import to_json
+from ..protocol import FILES_DIR, REQUEST_FILE, RESULT_FILE, PrebuildRequest
 
 
 def run(directory: Path) -> dict[str, Any]:
@@ -41,9 +26,9 @@ def run(directory: Path) -> dict[str, Any]:
     for entry in init.sys_path:
         if entry not in sys.path:
             sys.path.append(entry)
-    from ..backends import BackendRegistry
-    from ..plugins import build_plugin_manager
-    from ..records import StageContext
+    from ...plugins import build_plugin_manager
+    from ...records import StageContext
+    from ...registry import BackendRegistry
 
     loaded = build_plugin_manager(init.selection)
     registry = BackendRegistry(loaded)
@@ -64,7 +49,7 @@ def run(directory: Path) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        print("usage: python -m kforge_core.harness.prebuild_child DIR", file=sys.stderr)
+        print("usage: python -m kforge_core.harness.worker.prebuild_child DIR", file=sys.stderr)
         return 2
     directory = Path(args[0]).resolve()
     answer = run(directory)

@@ -10,14 +10,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, ContextManager
 
-from ..records import Candidate, CompileResult, Failure, Flag, ProfileResult, VerifyResult
-from ..settings import HarnessSettings
-from . import flags as F
-from .captured import STDERR_FILE, STDOUT_FILE, read_truncated, tail_lines
-from .op_trace import compute_ops, describe_ops
+from ...records import Candidate, CompileResult, Failure, Flag, ProfileResult, VerifyResult
+from ...settings import HarnessSettings
+from .. import flags as F
+from ..captured import STDERR_FILE, STDOUT_FILE, read_truncated, tail_lines
+from ..op_trace import compute_ops, describe_ops
+from ..protocol import Begin, Finish, FinishReport, Reply, RunStage, Time, TimingOutcome
+from ..verdict import RuntimeStats, TimingMethod
 from .process import WorkerFault, WorkerProcess
-from .protocol import Begin, Finish, FinishReport, Reply, RunStage, Time, TimingOutcome
-from .verdict import RuntimeStats, TimingMethod
 
 _BEGIN_TIMEOUT_S = 60.0
 _FINISH_TIMEOUT_S = 60.0

@@ -5,18 +5,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..builtin.torch_candidate import candidate_instance
-from ..records import Backend, Candidate, StageContext
-from ..settings import HarnessSettings
-from . import flags as F
+from ...records import Backend, Candidate, StageContext
+from ...settings import HarnessSettings
+from .. import flags as F
+from ..protocol import FinishReport, TimingOutcome
+from ..timed_runs import checked_timed_runs
+from .candidate import candidate_instance
 from .integrity import ProcessSnapshot, changes_since
-from .protocol import FinishReport, TimingOutcome
 from .reference import ReferenceData
-from .runs import checked_timed_runs
 from .timing import check_timed_outputs, time_runs, timing_method
 
 if TYPE_CHECKING:
-    from ..device import Device
+    from ...device import Device
 
 
 def time_candidate(backend: Backend, candidate: Candidate, context: StageContext, reference: ReferenceData,

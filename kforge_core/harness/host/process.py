@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..records import Failure
-from .captured import read_truncated, tail_lines
-from .faults import classify_exit, memory_total_kb, oom_kill_count
-from .protocol import Channel, ChannelClosed, ChannelTimeout, DeviceFacts, Reply, WorkerInit
+from ...records import Failure
+from ..captured import read_truncated, tail_lines
+from ..protocol import Channel, ChannelClosed, ChannelTimeout, DeviceFacts, Reply, WorkerInit
+from .exits import classify_exit, memory_total_kb, oom_kill_count
 from .sandbox import limits_setter, worker_environment
 
 _REAP_S = 10.0

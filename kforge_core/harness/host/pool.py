@@ -11,10 +11,10 @@ import itertools
 from pathlib import Path
 from typing import Callable
 
-from ..errors import KForgeError
-from ..settings import HarnessSettings
+from ...errors import KForgeError
+from ...settings import HarnessSettings
+from ..protocol import DeviceFacts, Prepare, WorkerInit
 from .process import WorkerFault, WorkerProcess
-from .protocol import DeviceFacts, Prepare, WorkerInit
 
 
 class WorkerStartError(KForgeError):

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from . import flags as F
-from ..records import Flag
-from ..settings import HarnessSettings
+from ...records import Flag
+from ...settings import HarnessSettings
+from .. import flags as F
 
 if TYPE_CHECKING:
     from .reference import ReferenceData

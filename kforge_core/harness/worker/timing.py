@@ -14,17 +14,17 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import torch
 
-from ..records import Flag
-from ..settings import HarnessSettings
-from . import flags as F
+from ...records import Flag
+from ...settings import HarnessSettings
+from .. import flags as F
+from ..timed_runs import checked_timed_runs, pool_index
+from ..verdict import TimingMethod
 from .compare import as_outputs, check_structure, compare_outputs
 from .reference import ReferenceData, clone_values
-from .runs import checked_timed_runs, pool_index
 from .threads import join_threads, new_threads
-from .verdict import TimingMethod
 
 if TYPE_CHECKING:
-    from ..device import Device
+    from ...device import Device
 
 THREAD_JOIN_S = 60.0
 

@@ -13,11 +13,12 @@ from typing import Any
 
 import torch
 
-from ..candidate_module import import_candidate
-from ..device import Device, make_device
-from ..harness.reference import ReferenceData, build_model, reference_data
-from ..records import Backend, Candidate, StageContext
-from ..settings import HarnessSettings
+from ...candidate_module import import_candidate
+from ...device import Device
+from ...devices import make_device
+from ...records import Backend, Candidate, StageContext
+from ...settings import HarnessSettings
+from .reference import ReferenceData, build_model, reference_data
 
 
 @dataclass

@@ -10,7 +10,7 @@ import resource
 from pathlib import Path
 from typing import Callable, Mapping
 
-from ..secrets import is_secret
+from ...secrets import is_secret
 
 def worker_environment(environ: Mapping[str, str], cache_dir: Path) -> dict[str, str]:
     """``environ`` without secrets, with Python unbuffered and the JIT build caches under ``cache_dir``.

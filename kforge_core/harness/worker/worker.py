@@ -18,13 +18,13 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from ..records import Candidate, Failure, StageContext
-from .captured import STDERR_FILE, STDOUT_FILE
-from .faults import classify_exception, classify_text, exception_line
-from .protocol import (
-    Begin, Channel, ChannelClosed, DeviceFacts, Finish, MeasureBaselines, Prepare, Reply, RunStage, Time,
-    WorkerInit,
+from ...records import Candidate, Failure, StageContext
+from ...tracebacks import exception_line
+from ..captured import STDERR_FILE, STDOUT_FILE
+from ..protocol import (
+    Begin, Channel, ChannelClosed, DeviceFacts, Finish, MeasureBaselines, Prepare, Reply, RunStage, Time, WorkerInit,
 )
+from .faults import classify_exception, classify_text
 
 
 class Worker:
@@ -34,10 +34,10 @@ class Worker:
         for entry in init.sys_path:
             if entry not in sys.path:
                 sys.path.append(entry)
-        from ..backends import BackendRegistry
-        from ..device import make_device
-        from ..devices.cpu import configure_host_allocator
-        from ..plugins import build_plugin_manager
+        from ...devices import make_device
+        from ...devices.cpu import configure_host_allocator
+        from ...plugins import build_plugin_manager
+        from ...registry import BackendRegistry
 
         configure_host_allocator()
 
@@ -90,7 +90,7 @@ class Worker:
         if isinstance(request, RunStage):
             return self._stage(request.stage)
         if isinstance(request, Time):
-            from .worker_timing import time_candidate
+            from .candidate_timing import time_candidate
 
             return time_candidate(self.backend, self.candidate, self.context, self.reference(), self.device)
         if isinstance(request, Finish):
@@ -123,7 +123,7 @@ class Worker:
         return result
 
     def _finish(self) -> Any:
-        from .worker_timing import finish_report
+        from .candidate_timing import finish_report
 
         report = finish_report(self.snapshot, self.init.settings)
         _redirect_output(self.home / "worker.out", self.home / "worker.err")

@@ -20,10 +20,10 @@ from __future__ import annotations
 import ast
 import re
 
-from ..candidate_source import parsed_python_files
-from ..records import Candidate, Flag, Problem
-from . import flags as F
-from .op_trace import NON_COMPUTE_OPS
+from ...candidate_source import parsed_python_files
+from ...records import Candidate, Flag, Problem
+from .. import flags as F
+from ..op_trace import NON_COMPUTE_OPS
 
 _TORCH_COMPUTE_NAMESPACES = ("torch", "torch.nn.functional", "torch.linalg", "torch.special", "torch.fft",
                              "torch.sparse", "torch.ops.aten")

@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 import torch
 
-from ..records import Failure
+from ...records import Failure
 
 
 @dataclass(frozen=True)

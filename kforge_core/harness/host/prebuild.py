@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from ..codec import record_from_json
-from ..records import Candidate, CompileResult
-from ..settings import HarnessSettings
-from .captured import tail_lines
-from .prebuild_child import REQUEST_FILE, RESULT_FILE, PrebuildRequest
+from ...codec import record_from_json
+from ...records import Candidate, CompileResult
+from ...settings import HarnessSettings
+from ..captured import tail_lines
+from ..protocol import REQUEST_FILE, RESULT_FILE, PrebuildRequest
 from .sandbox import limits_setter, worker_environment
 
 _BUILD_NICENESS = 10  # builds are background work: the timed runs and the KForge process come first
@@ -140,7 +140,7 @@ class Prebuilder:
                 if self._nothing_to_build:
                     return None
                 process = subprocess.Popen(
-                    [sys.executable, "-m", "kforge_core.harness.prebuild_child", str(directory)],
+                    [sys.executable, "-m", "kforge_core.harness.worker.prebuild_child", str(directory)],
                     cwd=directory, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                     start_new_session=True,
                     preexec_fn=_background(limits_setter(memory_limit_mb=self._settings.memory_limit_mb,

@@ -7,14 +7,14 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from ..settings import HarnessSettings
-from .faults import exception_line
-from .protocol import BaselineResults
+from ...settings import HarnessSettings
+from ...tracebacks import exception_line
+from ..protocol import BaselineResults
 from .reference import ReferenceData, build_model, clone_values
 from .timing import time_runs, timing_method
 
 if TYPE_CHECKING:
-    from ..device import Device
+    from ...device import Device
 
 
 def measure_baselines(names: tuple[str, ...], reference: ReferenceData, device: Device,

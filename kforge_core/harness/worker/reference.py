@@ -17,18 +17,18 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from ..problem import as_output_tuple, import_problem_module
-from ..records import Problem
-from ..settings import HarnessSettings
+from ...problem import as_output_tuple, import_problem_module
+from ...records import Problem
+from ...settings import HarnessSettings
+from ..op_trace import compute_ops, trace_ops
+from ..timed_runs import checked_timed_runs, pool_index
 from .compare import max_difference, within_tolerance
-from .op_trace import compute_ops, trace_ops
-from .runs import checked_timed_runs, pool_index
 
 WARMUP_SEED_OFFSET = 10_000
 TIMING_SEED_OFFSET = 20_000
 
 if TYPE_CHECKING:
-    from ..device import Device
+    from ...device import Device
 
 
 @dataclass
