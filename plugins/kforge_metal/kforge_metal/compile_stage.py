@@ -19,8 +19,8 @@ import re
 import time
 from typing import Any
 
-from kforge_core.candidate_module import import_candidate, syntax_error
-from kforge_core.harness.faults import candidate_traceback
+from kforge_core.candidate_module import NotBuilt, import_for_compile
+from kforge_core.harness.worker.faults import candidate_traceback
 from kforge_core.records import Backend, Candidate, CompileResult, Failure, StageContext
 
 from .backend import metal_options
@@ -33,36 +33,21 @@ _NO_FUNCTION = re.compile(r"Failed to create function state object for: (\S+)")
 _NO_PIPELINE = "Failed to created pipeline state object"
 
 
-class StageFailed(Exception):
-    def __init__(self, failure: Failure, log: str) -> None:
-        super().__init__(log)
-        self.failure = failure
-        self.log = log
-
-
 def compile_candidate(backend: Backend, candidate: Candidate, context: StageContext) -> CompileResult:
     start = _clock()
     try:
         log = _build(backend, candidate, context)
-    except StageFailed as failed:
+    except NotBuilt as failed:
         return CompileResult(ok=False, log=failed.log, seconds=_clock() - start, failure=failed.failure)
     return CompileResult(ok=True, log=log, seconds=_clock() - start)
 
 
 def _build(backend: Backend, candidate: Candidate, context: StageContext) -> str:
-    error = syntax_error(candidate)
-    if error is not None:
-        raise StageFailed(Failure.SYNTAX, error)
     strings = shader_strings(candidate)
     notes: list[str] = []
     with recording_shaders() as recorder:
-        try:
-            module = import_candidate(candidate, context.workdir)
-        except Exception as exc:
-            raise _shader_failure(exc, recorder, strings) or StageFailed(
-                Failure.IMPORT, candidate_traceback(exc, context.workdir)) from None
-        if not isinstance(getattr(module, "ModelNew", None), type):
-            raise StageFailed(Failure.NO_MODEL_NEW, f"{candidate.entry} defines no class ModelNew")
+        import_for_compile(candidate, context.workdir, lambda exc: _shader_failure(exc, recorder, strings) or NotBuilt(
+            Failure.IMPORT, candidate_traceback(exc, context.workdir)))
         if metal_options(context.options).first_forward:
             _first_forward(backend, candidate, context, recorder, strings, notes)
     return "\n".join([*describe_kernels(recorder), *notes])
@@ -80,25 +65,25 @@ def _first_forward(backend: Backend, candidate: Candidate, context: StageContext
             raise failed from None
         fault = context.device.classify(exc) if context.device is not None else None
         if fault is not None:
-            raise StageFailed(fault, "the first call of ModelNew on the problem's inputs failed on the GPU:\n"
+            raise NotBuilt(fault, "the first call of ModelNew on the problem's inputs failed on the GPU:\n"
                               + candidate_traceback(exc, context.workdir)) from None
         notes.append(f"note: the first forward raised {type(exc).__name__}; verification reports it")
 
 
-def _shader_failure(exc: BaseException, recorder: ShaderRecorder, strings: list[ShaderString]) -> StageFailed | None:
+def _shader_failure(exc: BaseException, recorder: ShaderRecorder, strings: list[ShaderString]) -> NotBuilt | None:
     """A COMPILE failure when ``exc`` (or what caused it) is a shader's, with its log; else None."""
     seen: BaseException | None = exc
     while seen is not None:
         if isinstance(seen, SyntaxError) and (recorder.failed is not None or "program_source:" in str(seen.msg)):
-            return StageFailed(Failure.COMPILE, _compiler_log(seen, recorder, strings))
+            return NotBuilt(Failure.COMPILE, _compiler_log(seen, recorder, strings))
         text = str(seen)
         missing = _NO_FUNCTION.search(text)
         if missing:
             kernels = ", ".join(recorder.kernel_names()) or "none"
-            return StageFailed(Failure.COMPILE, f"no kernel function named {missing.group(1)!r} in the compiled "
+            return NotBuilt(Failure.COMPILE, f"no kernel function named {missing.group(1)!r} in the compiled "
                                                 f"library (its kernels: {kernels})")
         if _NO_PIPELINE in text:
-            return StageFailed(Failure.COMPILE, f"Metal could not build the kernel's pipeline: {text.strip()}")
+            return NotBuilt(Failure.COMPILE, f"Metal could not build the kernel's pipeline: {text.strip()}")
         seen = seen.__cause__ or seen.__context__
     return None
 

@@ -12,7 +12,7 @@ Importing this module does not import torch.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from kforge_core.device import Device, MemoryStats
 
@@ -26,10 +26,14 @@ class MetalDevice(Device):
     fault_patterns: ClassVar[tuple[str, ...]] = FAULT_PATTERNS
     out_of_memory_patterns: ClassVar[tuple[str, ...]] = OUT_OF_MEMORY_PATTERNS
 
-    def _device_facts(self):  # noqa: ANN202
+    def __init__(self, backend: Any, *, flush_bytes: int = 0) -> None:
+        self._read_facts: Any = None  # MetalFacts, read from the OS on first use
+        super().__init__(backend, flush_bytes=flush_bytes)
+
+    def _device_facts(self) -> Any:
         from .device_facts import read_device_facts
 
-        if getattr(self, "_read_facts", None) is None:
+        if self._read_facts is None:
             self._read_facts = read_device_facts()
         return self._read_facts
 

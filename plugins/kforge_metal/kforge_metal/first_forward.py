@@ -3,8 +3,8 @@ drained: what a shader compiled in ``__init__`` or on the first call needs to be
 
 from __future__ import annotations
 
-from kforge_core.builtin.torch_candidate import candidate_instance, device_of, reference_for
-from kforge_core.harness.reference import clone_values
+from kforge_core.harness.worker.candidate import candidate_instance, device_of, reference_for
+from kforge_core.harness.worker.reference import clone_values
 from kforge_core.records import Backend, Candidate, StageContext
 
 

@@ -47,7 +47,7 @@ class MetalProfile:
     :param forward_ms: ``ModelNew.forward`` times, one per timed forward (``torch.mps.Event``), milliseconds.
     :param copy_gbs: the bandwidth a device-to-device copy of 256 MiB reached here just before: the practical
         ceiling of a memory-bound kernel on this GPU.
-    :param minimum_bytes: bytes the problem must move (inputs read once, outputs written once).
+    :param minimum_bytes: bytes the problem must move (``kforge_core.workload.floor_bytes``).
     :param kernels: the candidate's own kernels.
     :param trace: the Metal System Trace's summary, when one was recorded.
     :param trace_note: why there is no trace, when there is none.

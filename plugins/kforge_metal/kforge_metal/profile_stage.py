@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import logging
 
-from kforge_core.builtin.torch_candidate import candidate_instance, device_of, reference_for
+from kforge_core.harness.worker.candidate import candidate_instance, device_of, reference_for
 from kforge_core.builtin.torch_profile import profile_with_torch
-from kforge_core.builtin.torch_profile_summary import minimum_traffic_bytes
-from kforge_core.harness.reference import clone_values
+from kforge_core.harness.worker.reference import clone_values
 from kforge_core.records import Backend, Candidate, ProfileResult, StageContext
+from kforge_core.workload import floor_bytes
 
 from .backend import MetalOptions, metal_options
 from .dispatch_probe import kernel_times, probing_dispatches
@@ -63,18 +63,18 @@ def profile_candidate(backend: Backend, candidate: Candidate, context: StageCont
     options = metal_options(context.options)
     reference = reference_for(backend, context)
     model = candidate_instance(backend, candidate, context).model
-    inputs = [clone_values(reference.trials[0].inputs) for _ in range(options.profile_forwards + PROBE_FORWARDS)]
+    args = clone_values(reference.trials[0].inputs)  # timing is verified elsewhere: one input set serves here
     with torch.no_grad():
-        forward_ms = tuple(_event_ms(lambda args=args: model(*args)) for args in inputs[:options.profile_forwards])
+        forward_ms = tuple(_event_ms(lambda: model(*args)) for _ in range(options.profile_forwards))
         with probing_dispatches() as dispatches:
-            for args in inputs[options.profile_forwards:]:
+            for _ in range(PROBE_FORWARDS):
                 model(*args)
             torch.mps.synchronize()
     kernels = kernel_times(dispatches, PROBE_FORWARDS) if dispatches is not None else ()
     trace, note = _trace(candidate, context, options)
     measured = MetalProfile(
         device=device_of(backend, context).hardware_name(), forward_ms=forward_ms, copy_gbs=copy_bandwidth_gbs(),
-        minimum_bytes=minimum_traffic_bytes(context.problem), kernels=kernels, trace=trace, trace_note=note,
+        minimum_bytes=floor_bytes(context.problem), kernels=kernels, trace=trace, trace_note=note,
         picture=options.profile_image,
     )
     operators = profile_with_torch(backend, candidate, context)  # the operators, for the reference-call check

@@ -3,6 +3,7 @@ suggest, and the same as a picture (see ``profile_image``). Runs in KForge's pro
 
 from __future__ import annotations
 
+from kforge_core.harness.op_trace import compute_ops, describe_ops
 from kforge_core.records import Image, ProfileResult, ProfileSummary
 
 from .metal_profile import MetalProfile, profile_path
@@ -32,24 +33,19 @@ def summary_text(measured: MetalProfile, ops: tuple[str, ...] = ()) -> str:
     lines += _bandwidth_lines(measured, forward_ms)
     lines += _kernel_lines(measured, forward_ms)
     lines += _trace_lines(measured.trace) if measured.trace is not None else [measured.trace_note]
-    compute_ops = sorted(op for op in ops if op.startswith("aten::") and op not in _BOOKKEEPING)
-    if compute_ops:
-        lines.append(f"PyTorch operators the forward runs: {', '.join(compute_ops[:12])} (work not done by your "
+    torch_ops = compute_ops(ops)
+    if torch_ops:
+        lines.append(f"PyTorch compute operators the forward runs: {describe_ops(torch_ops)} (work not done by your "
                      "kernels, and a pass over memory each).")
     return "\n".join(line for line in lines if line)
-
-
-_BOOKKEEPING = {"aten::empty", "aten::empty_like", "aten::empty_strided", "aten::contiguous", "aten::view",
-                "aten::reshape", "aten::to", "aten::_to_copy", "aten::detach", "aten::alias", "aten::as_strided",
-                "aten::resolve_conj", "aten::resolve_neg", "aten::lift_fresh"}
 
 
 def _bandwidth_lines(measured: MetalProfile, forward_ms: float) -> list[str]:
     if not measured.minimum_bytes or forward_ms <= 0:
         return []
     reached = measured.minimum_bytes / (forward_ms * 1e-3) / 1e9
-    line = (f"Memory: the problem moves at least {measured.minimum_bytes / MiB:.1f} MiB (inputs read once, outputs "
-            f"written once): {reached:.1f} GB/s at the median forward")
+    line = (f"Memory: the problem moves at least {measured.minimum_bytes / MiB:.1f} MiB (inputs, outputs and "
+            f"parameters once): {reached:.1f} GB/s at the median forward")
     if measured.copy_gbs > 0:
         share = reached / measured.copy_gbs
         line += f", {share:.0%} of the {measured.copy_gbs:.0f} GB/s a 256 MiB copy reached on this GPU."

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 import kforge_metal.device_facts
-from kforge_core.device import FALLBACK_FLUSH_BYTES, make_device
+from kforge_core.device import FALLBACK_FLUSH_BYTES
+from kforge_core.devices import make_device
 from kforge_core.records import Failure
 from kforge_metal.backend import METAL
 from kforge_metal.device import MetalDevice
