@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 PLUGINS := $(wildcard plugins/kforge_*)
 STAMP := $(VENV)/.kforge-installed
 
-.PHONY: demo test install gpu-test clean
+.PHONY: demo test install gpu-test xpu-test mac-test clean
 
 $(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml)
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,17 @@ test: $(STAMP)
 gpu-test:
 	$(PYTHON) -m pip install -q --no-deps --no-build-isolation -e . $(foreach p,$(PLUGINS),-e $(p))
 	$(PYTHON) -m pytest -q -m gpu tests/harness plugins
+
+# On a machine with an Intel GPU, into the Python that has PyTorch's XPU build and pytorch-triton-xpu (nothing is
+# downloaded): the xpu backend's tests that need the device (plugins/kforge_xpu/tests/test_xpu_on_intel.py).
+xpu-test:
+	$(PYTHON) -m pip install -q --no-deps --no-build-isolation -e . -e plugins/kforge_xpu
+	$(PYTHON) -m pytest -q -m xpu plugins/kforge_xpu
+
+# On a Mac with Apple silicon: the metal backend's device tests (the shipped example compiled and evaluated, a
+# shader error placed, a profile with Metal System Trace where Xcode is installed), in the same .venv as make test.
+mac-test: $(STAMP)
+	$(BIN)/python -m pytest -q -m mps plugins/kforge_metal
 
 clean:
 	rm -rf $(VENV) kforge-runs .pytest_cache

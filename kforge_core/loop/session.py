@@ -30,6 +30,7 @@ from .journal import Journal
 from .plan import RunPlan, plan_run
 from .progress import Progress
 from .steps import LoopSteps
+from .user_images import user_images
 
 __all__ = ["RunPlan", "RunResult", "plan_run", "resume_run", "start_run"]
 
@@ -152,7 +153,8 @@ def _work(
         steps = LoopSteps(
             journal=journal, run_dir=journal.run_dir,
             generation=GenerationAgent(templates, problem, lowering, plan.reference),
-            analysis=AnalysisAgent(templates, problem, lowering),
+            analysis=AnalysisAgent(templates, problem, lowering,
+                                   user_images(journal.run_dir, settings.analysis.images)),
             generation_client=ChatClient(ready.generation_llm, parse_model_spec(plan.model), settings.llm),
             analysis_client=ChatClient(ready.analysis_llm, parse_model_spec(plan.analyst_model), settings.llm),
             evaluator=evaluator, budget=budget,

@@ -7,6 +7,8 @@
   trimmed for the agent;
 * :func:`run_forward` (in :mod:`.warmup`): the first call that makes Triton's JIT compile in the compile stage,
   through the backend's :class:`~kforge_core.device.Device`;
+* :func:`use_cache_dir` and :func:`cache_entries` (in :mod:`.cache`): where Triton keeps its built kernels, and
+  whether a stage built any;
 * :func:`installed_version`: whether Triton can be imported here.
 
 Importing this package imports neither Triton nor torch.
@@ -19,15 +21,18 @@ from importlib import resources
 from string import Template
 
 from ...records import Example
+from .cache import cache_entries, use_cache_dir
 from .errors import is_build_error, trim_error
 from .warmup import build_model_and_inputs, run_forward
 
 REPLY_FORMAT = ("Answer with one fenced ```python block holding the complete module that defines ModelNew and its "
                 "@triton.jit kernels.")
+# PyTorch's wheels bring Triton under distribution names of their own (the package is always ``triton``).
+DISTRIBUTIONS = ("triton", "pytorch-triton-xpu", "pytorch-triton-rocm", "pytorch-triton")
 EXAMPLE_NOTE = "One program per row; the residual add, the reduction and the scaling fused into a single kernel."
 
-__all__ = ["EXAMPLE_NOTE", "REPLY_FORMAT", "build_model_and_inputs", "example", "installed_version",
-           "is_build_error", "programming_model", "run_forward", "trim_error"]
+__all__ = ["EXAMPLE_NOTE", "REPLY_FORMAT", "build_model_and_inputs", "cache_entries", "example",
+           "installed_version", "is_build_error", "programming_model", "run_forward", "trim_error", "use_cache_dir"]
 
 
 def _text(*parts: str) -> str:
@@ -50,7 +55,9 @@ def installed_version() -> str | None:
         return None
     from importlib.metadata import PackageNotFoundError, version
 
-    try:
-        return version("triton")
-    except PackageNotFoundError:  # a build of Triton without metadata (pytorch-triton-xpu and kin)
-        return "unknown version"
+    for distribution in DISTRIBUTIONS:
+        try:
+            return version(distribution)
+        except PackageNotFoundError:
+            continue
+    return "unknown version"  # a build of Triton without metadata

@@ -10,7 +10,6 @@ A device fault in the warm-up call (the CUDA context fails every call after it) 
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 import time
 import traceback
@@ -69,8 +68,8 @@ def build_config(options: CudaOptions, root: Path) -> BuildConfig:
 def building(options: NvidiaOptions, root: Path) -> Iterator[_Builds]:
     """Route every build the candidate starts through the caches under ``root``, and record them."""
     builds = _Builds()
-    triton_cache = Path(os.environ.setdefault("TRITON_CACHE_DIR", str(root / "triton")))
-    triton_before = _entries(triton_cache)
+    triton_cache = triton_language.use_cache_dir(root / "triton")
+    triton_before = triton_language.cache_entries(triton_cache)
     start = time.perf_counter()
     with contextlib.ExitStack() as stack:
         nvcc = find_tool("nvcc", getattr(options, "nvcc", ""))
@@ -81,15 +80,8 @@ def building(options: NvidiaOptions, root: Path) -> Iterator[_Builds]:
         yield builds
     if isinstance(options, TritonOptions) and "triton" in sys.modules and options.warmup_forward:
         # Triton compiled on the first call, or found every kernel in its cache
-        compiled = bool(_entries(triton_cache) - triton_before)
+        compiled = bool(triton_language.cache_entries(triton_cache) - triton_before)
         builds.record(BuildOutcome(triton_cache, "triton", not compiled, time.perf_counter() - start))
-
-
-def _entries(directory: Path) -> set[str]:
-    try:
-        return {entry.name for entry in directory.iterdir()}
-    except OSError:
-        return set()
 
 
 def compile_candidate(backend: Backend, candidate: Candidate, context: StageContext) -> CompileResult:
