@@ -16,20 +16,20 @@ from typing import Any, Iterator
 
 import torch
 
-from ..harness import flags as F
 from ..candidate_module import candidate_class_name
-from ..harness.compare import Comparison, check_structure, compare_outputs, max_difference
 from ..device import Device
-from ..harness.faults import candidate_traceback, classify_exception
+from ..harness import flags as F
 from ..harness.op_trace import compute_ops, describe_ops, trace_ops
-from ..harness.precision import precision_report
-from ..harness.reference import ReferenceData, Trial, clone_values
-from ..harness.threads import join_threads, new_threads
+from ..harness.worker.candidate import device_of, harness_settings, initialisations, keep_instance, reference_for
+from ..harness.worker.compare import Comparison, check_structure, compare_outputs, max_difference
+from ..harness.worker.faults import candidate_traceback, classify_exception
+from ..harness.worker.parameter_init import Initialised
+from ..harness.worker.precision import precision_report
+from ..harness.worker.reference import ReferenceData, Trial, clone_values
+from ..harness.worker.threads import join_threads, new_threads
 from ..records import Backend, Candidate, Failure, Flag, StageContext, TrialError, VerifyResult
 from ..settings import HarnessSettings
 from ..values import flatten_output, tensor_leaves
-from .parameter_init import Initialised
-from .torch_candidate import device_of, harness_settings, initialisations, keep_instance, reference_for
 
 THREAD_JOIN_S = 30.0
 

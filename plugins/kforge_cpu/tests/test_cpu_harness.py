@@ -15,7 +15,7 @@ import pytest
 
 from kforge_core.harness import Harness
 from kforge_core.harness import flags as F
-from kforge_core.harness.deadline import CALL_FLOOR_S
+from kforge_core.harness.host.deadline import CALL_FLOOR_S
 from kforge_core.plugins import PluginSelection
 from kforge_core.problem import load_problem
 from kforge_core.records import Candidate, Failure
@@ -91,8 +91,8 @@ def harnesses(peaks_cache):
 
 
 def _cpu_backend():
-    from kforge_core.backends import BackendRegistry
     from kforge_core.plugins import build_plugin_manager
+    from kforge_core.registry import BackendRegistry
 
     return BackendRegistry(build_plugin_manager(SELECTION)).get("cpu").backend
 
