@@ -19,7 +19,7 @@ import re
 import time
 from typing import Any
 
-from kforge_core.candidate_module import NotBuilt, import_for_compile
+from kforge_core.candidate_module import NotBuilt, candidate_class_name, import_for_compile
 from kforge_core.harness.worker.faults import candidate_traceback
 from kforge_core.records import Backend, Candidate, CompileResult, Failure, StageContext
 
@@ -47,7 +47,7 @@ def _build(backend: Backend, candidate: Candidate, context: StageContext) -> str
     notes: list[str] = []
     with recording_shaders() as recorder:
         import_for_compile(candidate, context.workdir, lambda exc: _shader_failure(exc, recorder, strings) or NotBuilt(
-            Failure.IMPORT, candidate_traceback(exc, context.workdir)))
+            Failure.IMPORT, candidate_traceback(exc, context.workdir)), candidate_class_name(context))
         if metal_options(context.options).first_forward:
             _first_forward(backend, candidate, context, recorder, strings, notes)
     return "\n".join([*describe_kernels(recorder), *notes])

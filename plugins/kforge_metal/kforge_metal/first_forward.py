@@ -13,6 +13,6 @@ def run_first_forward(backend: Backend, candidate: Candidate, context: StageCont
 
     reference = reference_for(backend, context)
     model = candidate_instance(backend, candidate, context).model
-    with torch.no_grad():
+    with torch.no_grad(), context.timer.calling("the first forward"):  # the call's time limit, not the build's
         model(*clone_values(reference.trials[0].inputs))
-    device_of(backend, context).synchronize()
+        device_of(backend, context).synchronize()
