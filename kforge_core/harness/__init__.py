@@ -6,6 +6,6 @@ importing this package does not import torch.
 """
 
 from .harness import Harness
-from .verdict import RuntimeStats, TimingMethod, Verdict
+from .verdict import PrecisionReached, RuntimeStats, TimingMethod, Verdict
 
-__all__ = ["Harness", "RuntimeStats", "TimingMethod", "Verdict"]
+__all__ = ["Harness", "PrecisionReached", "RuntimeStats", "TimingMethod", "Verdict"]

@@ -16,7 +16,7 @@ from ..errors import KForgeError
 from ..plugins import PluginSelection, build_plugin_manager
 from ..records import Backend, Candidate, CompileResult, Failure, Problem, ProfileResult, ProfileSummary
 from ..settings import Settings
-from .evaluation import captured_output, decide, message_for_agent, run_stages, runtime_of
+from .evaluation import StageOutcomes, captured_output, decide, message_for_agent, run_stages, runtime_of
 from .pool import WorkerPool
 from .prebuild import PrebuildOutcome, Prebuilder
 from .prebuild_child import PrebuildRequest
@@ -24,7 +24,7 @@ from .process import WorkerFault
 from .protocol import BaselineResults, MeasureBaselines, WorkerInit
 from .runs import checked_timed_runs
 from .static_check import check_source
-from .verdict import RuntimeStats, TimingMethod, Verdict
+from .verdict import PrecisionReached, RuntimeStats, TimingMethod, Verdict
 
 
 class Harness:
@@ -74,7 +74,7 @@ class Harness:
         Never raises for anything the candidate does: every fault is a Verdict with a Failure.
         """
         self._check_open()
-        static_flags = check_source(candidate, self.problem)
+        static_flags = check_source(candidate, self.problem, self.settings.harness.contract)
         workdir = self._scratch_dir(candidate)
         self._prebuilder.wait(candidate)  # its compile stage then finds what was built ahead
         worker = self._pool.acquire()
@@ -99,6 +99,7 @@ class Harness:
             method=(method or self._planned_method()) if measure else None,
             profile=out.profile, stdout=stdout, stderr=stderr, worker_replaced=replaced,
             baseline_errors=self._baselines.errors if self._baselines is not None and baselines else (),
+            precision=self._precision(out),
         )
 
     def evaluate_all(self, candidates: Iterable[Candidate], *, profile: bool = False,
@@ -211,6 +212,17 @@ class Harness:
         finally:
             self._pool.release(worker, reusable=False)  # torch.compile leaves threads and caches behind
         return BaselineResults(tuple(samples), tuple(errors), method)
+
+    def _precision(self, out: StageOutcomes) -> PrecisionReached:
+        """The contract the candidate was held to (with the tolerances the workers resolved), and what it reached."""
+        harness = self.settings.harness
+        return PrecisionReached(
+            contract=harness.precision,
+            bits=out.verify.precision_bits if out.verify is not None else None,
+            switches=out.finish.switches if out.finish is not None else (),
+            tolerances=harness.output_tolerances((o.dtype for o in self.problem.outputs),
+                                                 self.backend.default_tolerance),
+        )
 
     def _planned_method(self) -> TimingMethod | None:
         """The method timing would use, for verdicts of candidates that were not timed."""

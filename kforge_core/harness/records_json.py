@@ -96,6 +96,7 @@ def verify_to_json(result: VerifyResult) -> dict[str, Any]:
         "trials": [trial_to_json(t) for t in result.trials],
         "flags": [flag_to_json(f) for f in result.flags],
         "notes": list(result.notes),
+        "precision_bits": result.precision_bits,
     }
 
 
@@ -107,6 +108,7 @@ def verify_from_json(data: dict[str, Any]) -> VerifyResult:
         message=data["message"],
         flags=tuple(flag_from_json(f) for f in data["flags"]),
         notes=tuple(data["notes"]),
+        precision_bits=data.get("precision_bits"),  # absent from documents written before it was recorded
     )
 
 

@@ -7,9 +7,11 @@
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from ..precision_contract import DEFAULT as DEFAULT_PRECISION
+from ..precision_contract import PrecisionContract, contract_named
 from ..records import CompileResult, Failure, Flag, ProfileResult, VerifyResult
 from . import records_json as rj
 
@@ -85,6 +87,41 @@ class TimingMethod:
 
 
 @dataclass(frozen=True)
+class PrecisionReached:
+    """The precision contract a candidate was held to, and the precision it reached.
+
+    :param contract: the contract's name ("fp32", "tf32", "fp16", "bf16").
+    :param bits: the fewest bits of agreement of any output with the reference computed in float64; None when
+        not estimated (a candidate that failed first, a reference that does not run in float64).
+    :param switches: precision switches the candidate changed within the contract ("...allow_tf32: False -> True").
+    :param tolerances: ``(dtype, atol, rtol)`` its outputs were held to, one per output dtype.
+    """
+
+    contract: str = DEFAULT_PRECISION
+    bits: float | None = None
+    switches: tuple[str, ...] = ()
+    tolerances: tuple[tuple[str, float, float], ...] = ()
+
+    @property
+    def terms(self) -> PrecisionContract:
+        return contract_named(self.contract)
+
+    def describe(self) -> str:
+        """``"bf16 contract, 8.7 bits of agreement with float64"``."""
+        reached = f", {self.bits:.1f} bits of agreement with float64" if self.bits is not None else ""
+        return f"{self.contract} contract{reached}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"contract": self.contract, "bits": self.bits, "switches": list(self.switches),
+                "tolerances": {dtype: [atol, rtol] for dtype, atol, rtol in self.tolerances}}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> PrecisionReached:
+        return cls(data["contract"], data["bits"], tuple(data["switches"]),
+                   tuple((dtype, float(atol), float(rtol)) for dtype, (atol, rtol) in data["tolerances"].items()))
+
+
+@dataclass(frozen=True)
 class Verdict:
     """Everything the harness found out about one candidate. ``failure`` is None exactly when it is correct.
 
@@ -110,6 +147,7 @@ class Verdict:
     stderr: str
     worker_replaced: bool
     baseline_errors: tuple[tuple[str, str], ...] = ()  # baseline name -> why it could not be measured
+    precision: PrecisionReached = field(default_factory=PrecisionReached)  # the contract, and the bits reached
 
     @property
     def correct(self) -> bool:
@@ -155,6 +193,7 @@ class Verdict:
             "stdout": self.stdout,
             "stderr": self.stderr,
             "worker_replaced": self.worker_replaced,
+            "precision": self.precision.to_json(),
         }
 
     @classmethod
@@ -181,4 +220,6 @@ class Verdict:
             stderr=data["stderr"],
             worker_replaced=data["worker_replaced"],
             baseline_errors=tuple(data.get("baseline_errors", {}).items()),
+            # documents written before contracts were recorded were judged under the default, fp32
+            precision=PrecisionReached.from_json(data["precision"]) if "precision" in data else PrecisionReached(),
         )
