@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from ..prompts import PromptTemplates
 from ..records import Lowering, Problem, ProfileSummary
 from .prompt import Prompt
-from .views import CandidateView
+from .views import CandidateView, PrecisionTerms
 
 
 @dataclass(frozen=True)
@@ -28,14 +28,17 @@ class AnalysisRequest:
 
 
 class AnalysisAgent:
-    def __init__(self, templates: PromptTemplates, problem: Problem, lowering: Lowering) -> None:
+    def __init__(self, templates: PromptTemplates, problem: Problem, lowering: Lowering, *,
+                 precision: PrecisionTerms) -> None:
         self.templates = templates
         self.problem = problem
         self.lowering = lowering
+        self.precision = precision
 
     def prompt(self, request: AnalysisRequest) -> Prompt:
         context = dict(
-            problem=self.problem, lowering=self.lowering, round=request.round, best=request.best,
+            problem=self.problem, lowering=self.lowering, precision=self.precision, round=request.round,
+            best=request.best,
             baselines=request.baselines, summary=request.summary, history=request.history,
         )
         images = request.summary.images if request.summary is not None else ()

@@ -14,6 +14,8 @@ from ..loop.session import plan_run, resume_run, start_run
 from ..report.console import print_summary
 from ..store import RunStore
 from .backend_flags import backend_option_flags, settings_with_backend_options
+from .precision_flag import SETTING as PRECISION_SETTING
+from .precision_flag import precision_flag
 
 NO_CORRECT_CANDIDATE = 2  # exit code when the run ended without a correct candidate
 
@@ -48,11 +50,12 @@ _BUDGET_FLAGS = {
 @click.option("--max-tokens", type=int, help="Most tokens (input plus output) in the run.")
 @click.option("--max-cost", type=float, help="Most USD in the run (needs [llm] prices).")
 @click.option("--max-wall", type=float, help="Most seconds of wall time in the run.")
+@precision_flag
 @backend_option_flags
 @click.pass_context
 def run(ctx: click.Context, problem_path: Path | None, backend: str | None, model: str | None,
         analyst_model: str | None, base_url: str | None, runs_dir: Path | None, prompts_dir: Path | None,
-        reference_file: Path | None, reference_run: str | None, resume_id: str | None,
+        reference_file: Path | None, reference_run: str | None, resume_id: str | None, precision: str | None,
         backend_options: tuple[str, ...], sanitize: bool, **budget_flags: object) -> None:
     """Turn PROBLEM (a PyTorch reference, KernelBench format) into the fastest correct kernel KForge can find."""
     app: App = ctx.obj
@@ -67,13 +70,13 @@ def run(ctx: click.Context, problem_path: Path | None, backend: str | None, mode
     else:
         settings = settings_with_backend_options(app, {
             "backend": backend, "runs_dir": runs_dir, "prompts_dir": prompts_dir, "llm.model": model,
-            "llm.analyst_model": analyst_model, "llm.base_url": base_url, **budget,
+            "llm.analyst_model": analyst_model, "llm.base_url": base_url, PRECISION_SETTING: precision, **budget,
         }, backend_options, sanitize)
     console = Console(highlight=False)
     with RunStore(settings.runs_dir) as store, RichProgress(console) as progress:
         if resume_id is not None:
             overrides = {key.split(".", 1)[1]: value for key, value in budget.items()}
-            result = resume_run(app, store, resume_id, progress, budget=overrides)
+            result = resume_run(app, store, resume_id, progress, budget=overrides, precision=precision)
         else:
             plan = plan_run(settings, problem_path, store=store, reference_file=reference_file,
                             reference_run=reference_run)
