@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from kforge_core.config import ConfigError, load_settings
@@ -67,3 +69,21 @@ def test_figures_from_several_contracts_carry_a_note():
     note = mixed_contracts_note(["bf16", "fp32", "fp32"])
     assert note.startswith("these figures were measured under different precision contracts (fp32: 2, bf16: 1)")
     assert "compare speedups only within one contract" in note
+
+
+def test_the_readme_table_of_contracts_matches_the_code():
+    from pathlib import Path
+
+    from kforge_core.harness.precision import floor_bits
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    row = r"^\| `(fp32|tf32|fp16|bf16)` \| [^|]+ \| ([^|]+) \| ([^|]+) \| ([^|]+) \| ([^|]+) \|$"
+    rows = re.findall(row, readme, re.M)
+    assert [row[0] for row in rows] == list(NAMES)
+    for name, wide, half, bfloat, floor in rows:
+        contract = CONTRACTS[name]
+        for dtype, cell in (("float32", wide), ("float16", half), ("bfloat16", bfloat)):
+            atol, rtol = (float(x) for x in re.match(r"\s*([\d.e-]+), ([\d.e-]+)", cell).groups())
+            assert resolve_tolerance(dtype, user={}, contract=contract) == (atol, rtol), (name, dtype)
+        if contract.mixed:
+            assert floor_bits(24.0, "float32", contract) == float(floor)
