@@ -25,6 +25,7 @@ from ..precision_contract import CONTRACTS, DEFAULT, PrecisionContract
 from ..records import Candidate, Flag, Problem
 from . import flags as F
 from .op_trace import NON_COMPUTE_OPS
+from .precision_switches import BOOLEAN_SWITCHES, PRECISION_VALUES
 
 _TORCH_COMPUTE_NAMESPACES = ("torch", "torch.nn.functional", "torch.linalg", "torch.special", "torch.fft",
                              "torch.sparse", "torch.ops.aten")
@@ -43,11 +44,8 @@ _ASYNC = {"threading.Thread", "threading.Timer", "concurrent.futures.ThreadPoolE
           "concurrent.futures.ProcessPoolExecutor", "multiprocessing.Process", "multiprocessing.Pool",
           "torch.cuda.Stream", "torch.cuda.stream", "torch.cuda.ExternalStream", "asyncio.run", "os.fork"}
 # precision switch -> the compute type it enables (None: it depends on the value, read when it is a literal)
-_PRECISION_ATTRS = {"allow_tf32": "tf32", "allow_fp16_reduced_precision_reduction": "float16",
-                    "allow_bf16_reduced_precision_reduction": "bfloat16", "set_float32_matmul_precision": None,
-                    "fp32_precision": None}
-_PRECISION_VALUES = {"highest": "float32", "ieee": "float32", "high": "tf32", "tf32": "tf32", "medium": "bfloat16",
-                     "bf16": "bfloat16"}
+_PRECISION_ATTRS: dict[str, str | None] = {**BOOLEAN_SWITCHES, "set_float32_matmul_precision": None,
+                                           "fp32_precision": None}
 _NARROW_TYPES = {"torch.float16": "float16", "torch.half": "float16", "torch.bfloat16": "bfloat16",
                  "numpy.float16": "float16", "half": "float16", "bfloat16": "bfloat16"}
 _L2_PERSISTENCE = re.compile(r"cudaLimitPersistingL2CacheSize|CU_LIMIT_PERSISTING_L2_CACHE_SIZE|accessPolicyWindow|"
@@ -99,7 +97,7 @@ def _switch_value(attr: str, value: ast.AST | None) -> str | None:
     """The compute type a precision switch enables, when the source says (a literal value)."""
     if _PRECISION_ATTRS[attr] is not None:
         return _PRECISION_ATTRS[attr] if not (isinstance(value, ast.Constant) and value.value is False) else "float32"
-    return _PRECISION_VALUES.get(value.value) if isinstance(value, ast.Constant) else None
+    return PRECISION_VALUES.get(value.value) if isinstance(value, ast.Constant) else None
 
 
 class _Finder(ast.NodeVisitor):
