@@ -9,7 +9,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ..llm.redact import redact
+from ..codec import to_json
+from ..secrets import redact
 from .outputs import BEST, PLOT, REPORT
 from .run_report import RunReport
 
@@ -71,7 +72,7 @@ def report_json(report: RunReport) -> dict[str, Any]:
         "id": run.id, "status": run.display_status, "stop_reason": run.stop_reason, "problem": run.problem_path,
         "backend": run.backend, "model": run.model, "analyst_model": run.analyst_model,
         "precision": {"contract": run.precision, "computes_in": report.contract.computes_in,
-                      "tolerances": {dtype: [atol, rtol] for dtype, atol, rtol in report.tolerances}},
+                      "tolerances": to_json(report.tolerances)},
         "run_dir": str(run.run_dir), "baselines_ms": dict(report.baselines),
         "best": None if best is None or best.outcome is None else {
             "label": best.label, "runtime_ms": best.outcome.runtime_ms, "speedups": dict(best.outcome.speedups),

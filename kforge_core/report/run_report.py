@@ -8,11 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..codec import record_from_json
 from ..loop.records import Outcome
 from ..precision_contract import PrecisionContract, contract_named
 from ..records import Candidate
 from ..store import RunInfo, RunStore, StepRecord
-from ..store.codec import record_from_json
 from ..tolerances import describe_tolerances
 
 

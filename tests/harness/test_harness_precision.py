@@ -143,7 +143,7 @@ def test_under_bf16_a_bfloat16_candidate_within_tolerance_passes_and_one_beyond_
     assert bf16["correct"] is True and bf16["flags"] == [], bf16["message"]
     assert bf16["speedups"]["eager"] > 0  # timed, and compared with the baseline (under the bf16 contract)
     assert bf16["precision"]["contract"] == "bf16" and 7 < bf16["precision"]["bits"] < 10
-    assert bf16["precision"]["tolerances"] == {"float32": [2e-2, 2e-2]}
+    assert bf16["precision"]["tolerances"] == [["float32", 2e-2, 2e-2]]
     assert any("the bf16 contract's floor: 6.0" in note for note in bf16["verify"]["notes"])
     assert fp8["failure"] == "numerical_mismatch" and "outside atol=0.02, rtol=0.02" in fp8["message"]
     assert fp8["precision"]["contract"] == "bf16" and fp8["precision"]["bits"] is None  # a wrong answer: no bits

@@ -8,10 +8,11 @@ because they see the test process's ``sys.path``.
 from __future__ import annotations
 
 from kforge_core import Availability, Backend, hookimpl
+from kforge_cuda.device import CudaDevice
 
 TORCH_CPU = Backend(name="torch-cpu", programming_model="PyTorch", device="cpu",
                     description="candidates on the CPU, served by the core's generic stages")
-TORCH_CUDA = Backend(name="torch-cuda", programming_model="PyTorch", device="cuda",
+TORCH_CUDA = Backend(name="torch-cuda", programming_model="PyTorch", device="cuda", device_class=CudaDevice,
                      description="candidates on an NVIDIA GPU, served by the core's generic stages")
 
 
