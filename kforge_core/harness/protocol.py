@@ -54,6 +54,20 @@ class WorkerInit:
 
 
 @dataclass(frozen=True)
+class PrebuildRequest:
+    """What the build-ahead child needs (in ``REQUEST_FILE`` of its directory): what a worker is told (plugins,
+    backend, options, problem, cache) and the candidate to build. It answers in ``RESULT_FILE``."""
+
+    init: WorkerInit
+    candidate: Candidate
+
+
+REQUEST_FILE = "request.pickle"
+RESULT_FILE = "result.json"
+FILES_DIR = "files"
+
+
+@dataclass(frozen=True)
 class Prepare:
     """Compute the reference's outputs, input sets and operator trace before any candidate code is imported."""
 

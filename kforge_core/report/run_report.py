@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..codec import record_from_json
-from ..loop.records import Outcome
 from ..precision_contract import PrecisionContract, contract_named
 from ..records import Candidate
 from ..store import RunInfo, RunStore, StepRecord
+from ..store.attempts import Outcome
 from ..tolerances import describe_tolerances
 
 

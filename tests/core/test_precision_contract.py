@@ -74,7 +74,7 @@ def test_figures_from_several_contracts_carry_a_note():
 def test_the_readme_table_of_contracts_matches_the_code():
     from pathlib import Path
 
-    from kforge_core.harness.precision import floor_bits
+    from kforge_core.harness.worker.precision import floor_bits
 
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     row = r"^\| `(fp32|tf32|fp16|bf16)` \| [^|]+ \| ([^|]+) \| ([^|]+) \| ([^|]+) \| ([^|]+) \|$"

@@ -16,9 +16,9 @@ from click.testing import CliRunner
 from kforge_core.app import App
 from kforge_core.cli import cli
 from kforge_core.harness import flags as F
-from kforge_core.harness.precision import floor_bits, precision_report
+from kforge_core.harness.host.static_check import check_source
 from kforge_core.harness.precision_switches import switch_computes_in
-from kforge_core.harness.static_check import check_source
+from kforge_core.harness.worker.precision import floor_bits, precision_report
 from kforge_core.precision_contract import CONTRACTS
 from kforge_core.records import Candidate, Failure
 from kforge_core.settings import HarnessSettings

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from kforge_core.candidate_module import NotBuilt, import_for_compile
-from kforge_core.device import make_device
+from kforge_core.devices import make_device
 from kforge_core.languages.triton import run_forward
 from kforge_core.records import Backend, Candidate, CompileResult, Failure, StageContext
 from kforge_cuda.compile_stage import describe_exception

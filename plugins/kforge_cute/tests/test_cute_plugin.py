@@ -4,7 +4,7 @@ reply written for it becomes a candidate."""
 import ast
 
 from kforge_core.agents.reply_parser import parse_reply
-from kforge_core.backends import BackendRegistry
+from kforge_core.registry import BackendRegistry
 from kforge_core.plugins import PluginSelection, build_plugin_manager
 from kforge_core.problem import load_problem
 from kforge_cute import CUTE

@@ -1,0 +1,246 @@
+"""The Harness: evaluates candidates for one problem on one backend, in isolated worker processes."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import re
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from ...devices import device_class_of
+from ...errors import KForgeError
+from ...plugins import PluginSelection, build_plugin_manager
+from ...records import Backend, Candidate, CompileResult, Failure, Problem, ProfileResult, ProfileSummary
+from ...registry import BackendRegistry
+from ...settings import Settings
+from ..protocol import BaselineResults, MeasureBaselines, PrebuildRequest, WorkerInit
+from ..timed_runs import checked_timed_runs
+from ..verdict import PrecisionReached, RuntimeStats, TimingMethod, Verdict
+from .evaluation import StageOutcomes, captured_output, decide, message_for_agent, run_stages, runtime_of
+from .pool import WorkerPool
+from .prebuild import PrebuildOutcome, Prebuilder
+from .process import WorkerFault
+from .static_check import check_source
+
+
+class Harness:
+    """Compiles, verifies, times and profiles candidates in isolated workers; a context manager.
+
+    :param backend: the backend candidates are written for (its plugin's stage hooks run in the workers).
+    :param problem: the validated problem.
+    :param settings: all settings; ``settings.harness`` says how candidates are checked and timed.
+    :param plugins: which plugins the workers load (the same as this process, so they know the backend).
+    :param options: the backend's options; by default, read from ``settings``.
+    :param scratch_root: where candidates' scratch directories are made and kept; by default a temporary
+        directory removed by :meth:`close`.
+    :raises KForgeError: when no loaded plugin registered the backend, or it is not available here.
+    """
+
+    def __init__(self, *, backend: Backend, problem: Problem, settings: Settings, plugins: PluginSelection,
+                 options: Any = None, scratch_root: Path | None = None) -> None:
+        self.backend = backend
+        self.problem = problem
+        self.settings = settings
+        self.plugins = plugins
+        self.options = settings.backend_options(backend) if options is None else options
+        self._loaded = build_plugin_manager(plugins)
+        registry = BackendRegistry(self._loaded)
+        registry.get(backend.name)  # unknown backend: the user's mistake, said now
+        self._hooks = registry.hooks(backend.name)
+        availability = registry.availability(backend.name, self.options)
+        if not availability.available:
+            raise KForgeError(f"backend {backend.name!r} is not available here: {availability.reason}")
+        try:
+            self._host_cpu = device_class_of(backend).host_cpu
+        except ValueError as exc:
+            raise KForgeError(str(exc)) from None
+        self._own_root = scratch_root is None
+        self.root = Path(tempfile.mkdtemp(prefix="kforge-harness-")) if scratch_root is None else scratch_root
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._pool = WorkerPool(self._worker_init, self.root / "workers", settings.harness)
+        self._prebuilder = Prebuilder(
+            self._prebuild_request, self.root / "prebuilds", settings.harness, host_cpu=self._host_cpu,
+            cache_dir=settings.cache_dir.resolve(),
+            enabled=self._hooks.builds_ahead,
+        )
+        self._numbers = itertools.count(1)
+        self._baselines: BaselineResults | None = None
+        self._closed = False
+
+    # ------------------------------------------------------------------------------------------ public
+
+    def evaluate(self, candidate: Candidate, *, profile: bool = False, measure: bool = True) -> Verdict:
+        """Compile, verify and (with ``measure``) time ``candidate``; profile it when asked and it is correct.
+
+        Never raises for anything the candidate does: every fault is a Verdict with a Failure.
+        """
+        self._check_open()
+        static_flags = check_source(candidate, self.problem, self.settings.harness.contract)
+        workdir = self._scratch_dir(candidate)
+        self._prebuilder.wait(candidate)  # its compile stage then finds what was built ahead
+        worker = self._pool.acquire()
+        out = run_stages(worker, candidate, workdir, self.settings.harness, measure=measure, profile=profile,
+                         timing_guard=self._quiet_for_timing)
+        flags, failure, message = decide(out, static_flags)
+        replaced = self._pool.release(worker, reusable=failure is None and out.clean)
+        stdout, stderr = captured_output(workdir, self.settings.harness.output_limit_kb)
+        runtime, method = runtime_of(out)
+        baselines, speedups = (), ()
+        if failure is None and runtime is not None:
+            measured = self.baselines()
+            baselines = tuple(measured.items())
+            speedups = tuple((name, stats.median / runtime.median) for name, stats in baselines if runtime.median > 0)
+        return Verdict(
+            candidate=candidate.label, candidate_digest=candidate.digest, backend=self.backend.name,
+            problem=self.problem.name,
+            compile=out.compile or CompileResult(ok=False, log=message, failure=failure or Failure.HARNESS),
+            verify=out.verify, runtime=runtime if failure is None else None, baselines=baselines,
+            speedups=speedups, flags=flags, failure=failure,
+            message=message_for_agent(failure, message, stderr, flags),
+            method=(method or self._planned_method()) if measure else None,
+            profile=out.profile, stdout=stdout, stderr=stderr, worker_replaced=replaced,
+            baseline_errors=self._baselines.errors if self._baselines is not None and baselines else (),
+            precision=self._precision(out),
+        )
+
+    def evaluate_all(self, candidates: Iterable[Candidate], *, profile: bool = False,
+                     measure: bool = True) -> Iterator[Verdict]:
+        """Evaluate ``candidates`` in order, building the later ones ahead while the earlier ones are timed."""
+        queue = list(candidates)
+        self.prebuild(queue[1:])  # the first one's worker builds it at once
+        for candidate in queue:
+            yield self.evaluate(candidate, profile=profile, measure=measure)
+
+    def prebuild(self, candidates: Iterable[Candidate]) -> None:
+        """Start building ``candidates`` ahead, in child processes, when the backend's plugin can (see
+        ``kforge_prebuild``); a later :meth:`evaluate` of one of them waits for its build and finds it cached."""
+        self._check_open()
+        self._prebuilder.start(candidates)
+
+    @property
+    def prebuilds(self) -> list[PrebuildOutcome]:
+        """What building ahead did so far, one record per finished build."""
+        return list(self._prebuilder.outcomes)
+
+    def baselines(self) -> dict[str, RuntimeStats]:
+        """The baselines' runtimes, measured once per Harness in a worker of their own, like candidates."""
+        self._check_open()
+        if self._baselines is None:
+            self._baselines = self._measure_baselines()
+        return {name: RuntimeStats.from_samples(samples) for name, samples in self._baselines.samples_ms}
+
+    @property
+    def baseline_errors(self) -> dict[str, str]:
+        """Why a baseline could not be measured (``torch.compile`` failing, for one)."""
+        return dict(self._baselines.errors) if self._baselines is not None else {}
+
+    def summarize(self, profile: ProfileResult) -> ProfileSummary:
+        """The backend's summary of a profile, made in this process (no candidate code runs)."""
+        summary = self._hooks.caller("summarize_profile")(backend=self.backend, problem=self.problem,
+                                                          profile=profile)
+        if summary is None:
+            raise KForgeError(f"no plugin summarizes profiles of tool {profile.tool!r} for backend "
+                              f"{self.backend.name!r}")
+        return summary
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._prebuilder.close()
+        self._pool.close()
+        if self._own_root:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    def __enter__(self) -> Harness:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------------------------------ inside
+
+    @property
+    def workers_started(self) -> int:
+        """How many worker processes this Harness has started (spares included)."""
+        return self._pool.started
+
+    def _worker_init(self) -> WorkerInit:
+        # the workers import what this process can import: the selected plugin modules must be found there too
+        return WorkerInit(
+            sys_path=tuple(str(Path(p).resolve()) for p in sys.path if p and Path(p).is_dir()),
+            selection=self.plugins, backend=self.backend.name, host_cpu=self._host_cpu, options=self.options,
+            problem=self.problem, settings=self.settings.harness, cache_dir=self.settings.cache_dir.resolve(),
+        )
+
+    def _prebuild_request(self, candidate: Candidate) -> PrebuildRequest:
+        return PrebuildRequest(self._worker_init(), candidate)
+
+    @contextlib.contextmanager
+    def _quiet_for_timing(self) -> Iterator[None]:
+        """No worker starting beside a timed run; no build either where ``prebuild_during_timing`` is off, and
+        never on the host CPU (the builds would share its cores): running builds finish first, queued ones wait."""
+        self._pool.wait_idle()
+        if self._host_cpu or not self.settings.harness.prebuild_during_timing:
+            with self._prebuilder.held():
+                yield
+        else:
+            yield
+
+    def _scratch_dir(self, candidate: Candidate) -> Path:
+        label = re.sub(r"[^A-Za-z0-9_.-]+", "-", candidate.label)[:40] or "candidate"
+        return self.root / "candidates" / f"{next(self._numbers):04d}-{label}-{candidate.digest[:8]}"
+
+    def _measure_baselines(self) -> BaselineResults:
+        harness = self.settings.harness
+        samples, errors, method = [], [], None
+        if not harness.baselines:
+            return BaselineResults((), (), None)
+        worker = self._pool.acquire(fresh=True)  # not a warm candidate worker: this one is retired afterwards
+        self._pool.wait_idle()  # no worker starting up beside the timed runs
+        try:
+            for name in harness.baselines:  # one request each: a hang in one does not lose the other
+                reply = worker.call(MeasureBaselines((name,)), harness.compile_timeout_s + harness.timing_timeout_s,
+                                    f"the {name} baseline")
+                if reply.failure is not None:
+                    errors.append((name, f"{name} baseline failed: {reply.message}"))
+                    continue
+                samples.extend(reply.value.samples_ms)
+                errors.extend(reply.value.errors)
+                method = reply.value.method
+        except WorkerFault as fault:
+            errors.append((name, f"{name} baseline failed: {fault.message}"))
+        finally:
+            self._pool.release(worker, reusable=False)  # torch.compile leaves threads and caches behind
+        return BaselineResults(tuple(samples), tuple(errors), method)
+
+    def _precision(self, out: StageOutcomes) -> PrecisionReached:
+        """The contract the candidate was held to (with the tolerances the workers resolved), and what it reached."""
+        harness = self.settings.harness
+        return PrecisionReached(
+            contract=harness.precision,
+            bits=out.verify.precision_bits if out.verify is not None else None,
+            switches=out.finish.switches if out.finish is not None else (),
+            tolerances=harness.output_tolerances((o.dtype for o in self.problem.outputs),
+                                                 self.backend.default_tolerance),
+        )
+
+    def _planned_method(self) -> TimingMethod | None:
+        """The method timing would use, for verdicts of candidates that were not timed."""
+        facts = self._pool.facts
+        if facts is None:
+            return None
+        harness = self.settings.harness
+        return TimingMethod(
+            device=facts.device, warmup=harness.warmup, repetitions=harness.repetitions,
+            l2_flush_bytes=facts.flush_bytes, synchronize=facts.synchronize, timer=facts.timer, fresh_inputs=True,
+            notes=f"not timed; outputs of timed runs {checked_timed_runs(harness)} would be checked again",
+        )
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise KForgeError("this Harness is closed")

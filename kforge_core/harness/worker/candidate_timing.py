@@ -1,0 +1,55 @@
+"""The worker's harness-level steps around the stage hooks: timing the candidate and checking what it left
+behind in the process. Runs inside workers only."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...records import Backend, Candidate, StageContext
+from ...settings import HarnessSettings
+from .. import flags as F
+from ..protocol import FinishReport, TimingOutcome
+from ..timed_runs import checked_timed_runs
+from .candidate import candidate_instance
+from .integrity import ProcessSnapshot, changes_since
+from ..precision_switches import switch_computes_in
+from .reference import ReferenceData
+from .timing import check_timed_outputs, time_runs, timing_method
+
+if TYPE_CHECKING:
+    from ...device import Device
+
+
+def time_candidate(backend: Backend, candidate: Candidate, context: StageContext, reference: ReferenceData,
+                   device: Device) -> TimingOutcome:
+    """Time the candidate's ``ModelNew`` and check the outputs of some timed runs against the reference."""
+    settings: HarnessSettings = context.settings
+    model = candidate_instance(backend, candidate, context).model
+    runs = time_runs(model, reference, device, settings, keep=tuple(checked_timed_runs(settings)))
+    flags = [*runs.flags, *check_timed_outputs(runs, reference, settings)]
+    return TimingOutcome(tuple(runs.samples_ms), timing_method(device, settings, reference), tuple(flags))
+
+
+def finish_report(snapshot: ProcessSnapshot | None, settings: HarnessSettings) -> FinishReport:
+    """Tampering, and precision switches below the precision contract, as flags; anything else the candidate
+    changed (switches within the contract included) makes the worker unclean."""
+    if snapshot is None:
+        return FinishReport(clean=False, notes=("the worker had no snapshot of its state to compare with",))
+    changes = changes_since(snapshot)
+    flags = []
+    if changes.tampered:
+        shown = ", ".join(changes.tampered[:10]) + (" ..." if len(changes.tampered) > 10 else "")
+        flags.append(F.raise_flag(F.TAMPERING, f"the candidate replaced {shown}", settings))
+    contract = settings.contract
+    judged = [(f"{name}: {was!r} -> {now!r}", contract.permits(switch_computes_in(name, now)))
+              for name, was, now in changes.precision]
+    below = [change for change, permitted in judged if not permitted]
+    within = tuple(change for change, permitted in judged if permitted)
+    if below:
+        flags.append(F.raise_flag(F.PRECISION_DOWNGRADE, f"the candidate changed precision switches below the "
+                                  f"{contract.name} contract ({contract.computes_in}): " + "; ".join(below), settings))
+    notes = [f"changed global state: {c}" for c in changes.state]
+    notes += [f"changed a precision switch within the {contract.name} contract: {c}" for c in within]
+    notes += [f"left a thread running: {name}" for name in changes.threads]
+    clean = not (flags or notes)
+    return FinishReport(tuple(flags), clean, tuple(notes), switches=within)
