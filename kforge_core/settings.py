@@ -20,9 +20,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Iterable, Literal
 
-from .tolerances import DEFAULT_TOLERANCES  # noqa: F401 - where callers have found it
+from .precision_contract import DEFAULT as DEFAULT_PRECISION
+from .precision_contract import PrecisionContract, contract_named
+from .tolerances import DEFAULT_TOLERANCES, tolerance_in_effect  # noqa: F401 - DEFAULT_TOLERANCES: where callers found it
 
 
 def _default_cache_dir() -> Path:
@@ -35,10 +37,11 @@ class HarnessSettings:
 
     trials: int = 5
     seed: int = 42
-    # dtype -> (atol, rtol), over the backend's and the harness's defaults (kforge_core.tolerances)
+    # dtype name -> (atol, rtol) the user chose; what is not named here comes from kforge_core.tolerances' rule
     tolerances: dict[str, tuple[float, float]] = field(default_factory=dict)
     atol: float | None = None  # for every dtype, over everything else (--atol)
     rtol: float | None = None  # (--rtol)
+    precision: str = DEFAULT_PRECISION  # the precision contract: fp32, tf32, fp16 or bf16
     candidate_class: str = "ModelNew"  # the class a candidate defines (ModelNew falls back to Model)
     warmup: int = 3
     repetitions: int = 20
@@ -83,9 +86,24 @@ class HarnessSettings:
             raise ValueError(f"harness.candidate_class {self.candidate_class!r} is not a Python class name")
         if self.output_limit_kb < 1 or self.file_size_limit_mb < 1 or self.input_pool_mb < 1:
             raise ValueError("harness.output_limit_kb, file_size_limit_mb and input_pool_mb must be >= 1")
+        contract_named(self.precision)  # an unknown contract is a ValueError that lists the known ones
         unknown = set(self.baselines) - {"eager", "compile"}
         if unknown:
             raise ValueError(f"harness.baselines: unknown baseline(s) {sorted(unknown)}; use eager and/or compile")
+
+    @property
+    def contract(self) -> PrecisionContract:
+        return contract_named(self.precision)
+
+    def tolerance(self, dtype: str, backend_overrides: tuple[tuple[str, float, float], ...] = ()) -> tuple[float, float]:
+        """``(atol, rtol)`` for an output of ``dtype`` ("float32") by :func:`kforge_core.tolerances.tolerance_in_effect`
+        (which also says where each came from)."""
+        return tolerance_in_effect(dtype, self, backend_overrides).pair
+
+    def output_tolerances(self, dtypes: Iterable[str], backend_overrides: tuple[tuple[str, float, float], ...] = ()
+                          ) -> tuple[tuple[str, float, float], ...]:
+        """``(dtype, atol, rtol)`` for each distinct dtype of ``dtypes`` (a problem's outputs), in order."""
+        return tuple((dtype, *self.tolerance(dtype, backend_overrides)) for dtype in dict.fromkeys(dtypes))
 
 
 @dataclass(frozen=True)

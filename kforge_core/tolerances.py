@@ -1,20 +1,22 @@
-"""Which ``(atol, rtol)`` an output of a given dtype is judged with, and why.
+"""Which ``(atol, rtol)`` an output is held to, and why: one rule, in one place.
 
-Layers, first match wins, each component (atol, rtol) on its own:
+For an output of a given dtype, each of atol and rtol comes from the first of these that sets it:
 
 1. explicit flags: ``--atol`` / ``--rtol`` (``harness.atol`` / ``harness.rtol``), for every dtype;
-2. the user's settings: ``[harness.tolerances]``, per dtype;
-3. the backend's defaults: ``Backend.default_tolerance``, per dtype;
-4. the harness's defaults: :data:`DEFAULT_TOLERANCES`, per dtype;
-5. otherwise exact (integers, bools): ``(0, 0)``.
+2. the user's settings: ``[harness] tolerances`` in a config file, the environment, the command line;
+3. the precision contract, for outputs it lets be computed in a narrower type (a float32 output under ``bf16``);
+4. the backend's defaults (``Backend.default_tolerance``): they describe its float32 arithmetic, which a contract
+   that allows narrower types already goes beyond;
+5. the harness's defaults, :data:`DEFAULT_TOLERANCES`;
+6. exact, ``(0, 0)``: integers and booleans.
 
-A new source of tolerances (a named precision contract, say) is one more entry in :func:`_layers`.
+A new source of tolerances is one more entry in :func:`_layers`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 if TYPE_CHECKING:
     from .settings import HarnessSettings
@@ -37,30 +39,37 @@ class Tolerance:
     atol_from: str
     rtol_from: str
 
+    @property
+    def pair(self) -> tuple[float, float]:
+        return self.atol, self.rtol
+
     def describe(self) -> str:
         origin = self.atol_from if self.atol_from == self.rtol_from else f"{self.atol_from}; rtol {self.rtol_from}"
         return f"atol={self.atol:g}, rtol={self.rtol:g} ({origin})"
 
 
 # one layer: its name for people, and what it says for a dtype: (atol or None, rtol or None), or None
-_Layer = tuple[str, Callable[[str], "tuple[float | None, float | None] | None"]]
+_Layer = tuple[str, Callable[[str], "Sequence[float | None] | None"]]
 
 
 def _layers(settings: HarnessSettings, backend_name: str,
             backend_defaults: Iterable[tuple[str, float, float]]) -> list[_Layer]:
     flags = (settings.atol, settings.rtol)
     backend = {name: (atol, rtol) for name, atol, rtol in backend_defaults}
+    contract = settings.contract
     return [
         ("--atol/--rtol", lambda dtype: flags if flags != (None, None) else None),
         ("[harness.tolerances]", settings.tolerances.get),
+        (f"the {contract.name} precision contract", contract.tolerance_for),
         (f"the {backend_name or 'backend'} backend's default", backend.get),
         ("the harness's default", DEFAULT_TOLERANCES.get),
     ]
 
 
-def tolerance_in_effect(dtype: str, settings: HarnessSettings, backend_name: str = "",
-                        backend_defaults: Iterable[tuple[str, float, float]] = ()) -> Tolerance:
-    """The tolerance for outputs of ``dtype`` ("float32") under ``settings`` on a backend with these defaults."""
+def tolerance_in_effect(dtype: str, settings: HarnessSettings, backend_defaults: Iterable[tuple[str, float, float]]
+                        = (), backend_name: str = "") -> Tolerance:
+    """The tolerance for outputs of ``dtype`` ("float32") under ``settings`` on a backend with these defaults, by
+    the order in this module's docstring."""
     atol: tuple[float, str] | None = None
     rtol: tuple[float, str] | None = None
     for name, lookup in _layers(settings, backend_name, backend_defaults):
@@ -74,3 +83,8 @@ def tolerance_in_effect(dtype: str, settings: HarnessSettings, backend_name: str
     atol = atol or (0.0, "exact")
     rtol = rtol or (0.0, "exact")
     return Tolerance(atol[0], rtol[0], atol[1], rtol[1])
+
+
+def describe_tolerances(tolerances: Sequence[tuple[str, float, float]]) -> str:
+    """``"float32 outputs within atol=0.02, rtol=0.02"`` for ``(dtype, atol, rtol)`` entries, joined by "; "."""
+    return "; ".join(f"{dtype} outputs within atol={atol:g}, rtol={rtol:g}" for dtype, atol, rtol in tolerances)

@@ -9,7 +9,7 @@ from ..prompts import PromptTemplates
 from ..records import Lowering, Problem, SourceFile
 from .prompt import Prompt
 from .reply_parser import ParsedReply, parse_reply
-from .views import CandidateView, Feedback
+from .views import CandidateView, Feedback, PrecisionTerms
 
 
 @dataclass(frozen=True)
@@ -38,19 +38,20 @@ class GenerationRequest:
 class GenerationAgent:
     def __init__(
         self, templates: PromptTemplates, problem: Problem, lowering: Lowering, reference: Reference | None = None,
-        candidate_class: str = DEFAULT_CLASS,
+        *, precision: PrecisionTerms, candidate_class: str = DEFAULT_CLASS,
     ) -> None:
         self.templates = templates
         self.problem = problem
         self.lowering = lowering
         self.reference = reference
+        self.precision = precision
         self.candidate_class = candidate_class  # the class the candidate defines (harness.candidate_class)
 
     def prompt(self, request: GenerationRequest) -> Prompt:
         context = dict(
-            problem=self.problem, lowering=self.lowering, reference=self.reference, pass_kind=request.pass_kind,
-            round=request.round, attempt=request.attempt, feedback=request.feedback, best=request.best,
-            recommendations=request.recommendations, candidate_class=self.candidate_class,
+            problem=self.problem, lowering=self.lowering, reference=self.reference, precision=self.precision,
+            pass_kind=request.pass_kind, round=request.round, attempt=request.attempt, feedback=request.feedback,
+            best=request.best, recommendations=request.recommendations, candidate_class=self.candidate_class,
         )
         return Prompt(
             agent="generation",

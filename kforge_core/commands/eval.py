@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from ..app import App
@@ -14,9 +15,12 @@ from ..errors import KForgeError
 from ..harness import Harness, Verdict
 from ..problem import load_problem
 from ..records import Candidate, SourceFile
+from ..tolerances import describe_tolerances
 from .backend_flags import backend_option_flags, settings_with_backend_options
 from .evaluation_flags import evaluation_flags, evaluation_settings
 from .exit_codes import EXIT_INCORRECT
+from .precision_flag import SETTING as PRECISION_SETTING
+from .precision_flag import precision_flag
 
 
 @click.command(name="eval")
@@ -32,8 +36,9 @@ from .exit_codes import EXIT_INCORRECT
 @click.option("--repetitions", type=click.IntRange(min=1), help="Timed runs (harness.repetitions).")
 @click.option("--policy", type=click.Choice(["strict", "report"]),
               help="strict: reference calls and input mutation reject the candidate; report: only flag them.")
+@precision_flag
 @click.option("--precision-policy", type=click.Choice(["strict", "report"]),
-              help="strict: a precision downgrade rejects the candidate; report: only flags it.")
+              help="strict: computing below the precision contract rejects the candidate; report: only flags it.")
 @click.option("--baselines", help="Comma list of baselines to compare with: eager, compile (default: both).")
 @click.option("--entry", default="model_new.py", show_default=True,
               help="The file defining ModelNew when CANDIDATE is a directory.")
@@ -44,9 +49,9 @@ from .exit_codes import EXIT_INCORRECT
 @click.pass_obj
 def eval_command(app: App, problem_path: Path, candidate_paths: tuple[Path, ...], backend_name: str | None, as_json: bool,
                  profile: bool, no_timing: bool, trials: int | None, warmup: int | None, repetitions: int | None,
-                 policy: str | None, precision_policy: str | None, baselines: str | None, entry: str,
-                 keep_dir: Path | None, backend_options: tuple[str, ...], sanitize: bool, atol: float | None,
-                 rtol: float | None, candidate_class: str | None) -> None:
+                 policy: str | None, precision: str | None, precision_policy: str | None, baselines: str | None,
+                 entry: str, keep_dir: Path | None, backend_options: tuple[str, ...], sanitize: bool,
+                 atol: float | None, rtol: float | None, candidate_class: str | None) -> None:
     """Compile, verify and time each CANDIDATE (a file defining ModelNew, or a directory) against PROBLEM.
 
     Several candidates are evaluated one after another; where the backend can build ahead, the later ones build
@@ -56,7 +61,7 @@ def eval_command(app: App, problem_path: Path, candidate_paths: tuple[Path, ...]
     settings = settings_with_backend_options(app, {
         "backend": backend_name, "harness.trials": trials, "harness.warmup": warmup,
         "harness.repetitions": repetitions, "harness.cheat_policy": policy,
-        "harness.precision_policy": precision_policy,
+        PRECISION_SETTING: precision, "harness.precision_policy": precision_policy,
         "harness.baselines": [b.strip() for b in baselines.split(",") if b.strip()] if baselines else None,
         **evaluation_settings(atol, rtol, candidate_class),
     }, backend_options, sanitize)
@@ -106,6 +111,7 @@ def read_candidate(path: Path, entry: str) -> Candidate:
 def print_verdict(console: Console, verdict: Verdict, summary: str | None) -> None:
     console.print(f"[bold]{verdict.candidate}[/] ({verdict.candidate_digest}) for problem [bold]{verdict.problem}"
                   f"[/] on backend [bold]{verdict.backend}[/]")
+    _print_precision(console, verdict)
     _print_compile(console, verdict)
     if verdict.verify is not None:
         _print_trials(console, verdict)
@@ -128,10 +134,19 @@ def print_verdict(console: Console, verdict: Verdict, summary: str | None) -> No
     if verdict.correct:
         best = verdict.best_speedup
         speed = f", {best:.2f}x against the faster baseline" if best is not None else ""
-        console.print(f"[bold green]CORRECT[/]{speed}")
+        console.print(f"[bold green]CORRECT[/]{speed} ({escape(verdict.precision.describe())})")
     else:
         console.print(f"[bold red]NOT CORRECT[/]: {verdict.failure.value}")
         console.print(verdict.message, markup=False, highlight=False)
+
+
+def _print_precision(console: Console, verdict: Verdict) -> None:
+    """The contract the verdict was reached under, and what it allowed."""
+    reached, terms = verdict.precision, verdict.precision.terms
+    console.print(f"precision contract: [bold]{reached.contract}[/] (may compute in {terms.computes_in}; "
+                  f"{describe_tolerances(reached.tolerances)})", highlight=False)
+    for switch in reached.switches:
+        console.print(f"[dim]precision switch within the contract: {escape(switch)}[/]")
 
 
 def _print_compile(console: Console, verdict: Verdict) -> None:

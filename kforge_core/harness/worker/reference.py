@@ -173,8 +173,8 @@ def _tolerances(outputs: list[torch.Tensor], settings: HarnessSettings, backend:
     pairs, notes = [], {}
     for output in outputs:
         dtype = str(output.dtype).removeprefix("torch.")
-        tolerance = tolerance_in_effect(dtype, settings, backend.name if backend else "",
-                                        backend.default_tolerance if backend else ())
+        tolerance = tolerance_in_effect(dtype, settings, backend.default_tolerance if backend else (),
+                                        backend.name if backend else "")
         pairs.append((tolerance.atol, tolerance.rtol))
         notes[dtype] = f"tolerance for {dtype} outputs: {tolerance.describe()}"
     return pairs, list(notes.values())
