@@ -39,6 +39,9 @@ class Backend:
     :param code_languages: fence languages a reply's code blocks may carry, most expected first; the first
         Python block holds ``ModelNew``.
     :param default_tolerance: ``dtype name -> (atol, rtol)`` overrides of the harness defaults for this backend.
+    :param visible_devices_env: the environment variable that shows a process only some of the device's units, by
+        index (``CUDA_VISIBLE_DEVICES``); a harness bound to one unit (``kforge bench --devices 0,1``) sets it for
+        its workers. Empty for a device without units to choose, like the host CPU.
     """
 
     name: str
@@ -48,6 +51,7 @@ class Backend:
     options_type: type | None = None
     code_languages: tuple[str, ...] = ("python",)
     default_tolerance: tuple[tuple[str, float, float], ...] = ()
+    visible_devices_env: str = ""
 
     def __post_init__(self) -> None:
         _check(bool(_NAME.match(self.name)), self, f"name {self.name!r} must match {_NAME.pattern}")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..records import Candidate
+from ..records import Candidate, Problem
 from .protocol import WorkerInit
 
 REQUEST_FILE = "request.pickle"
@@ -26,10 +26,11 @@ FILES_DIR = "files"
 
 @dataclass(frozen=True)
 class PrebuildRequest:
-    """Everything the child needs: what a worker is told (plugins, backend, options, problem, cache) and the
+    """Everything the child needs: what a worker is told (plugins, backend, options, cache), the problem and the
     candidate to build."""
 
     init: WorkerInit
+    problem: Problem
     candidate: Candidate
 
 
@@ -49,7 +50,7 @@ def run(directory: Path) -> dict[str, Any]:
     workdir = directory / FILES_DIR
     request.candidate.write_to(workdir)
     os.chdir(workdir)
-    context = StageContext(problem=init.problem, workdir=workdir, options=init.options, cache_dir=init.cache_dir,
+    context = StageContext(problem=request.problem, workdir=workdir, options=init.options, cache_dir=init.cache_dir,
                            settings=init.settings)
     start = time.perf_counter()
     result = loaded.pm.hook.kforge_prebuild(backend=backend, candidate=request.candidate, context=context)

@@ -41,21 +41,30 @@ class ChannelTimeout(Exception):
 
 @dataclass(frozen=True)
 class WorkerInit:
-    """The first message: everything a worker needs to serve candidates for one problem on one backend."""
+    """The first message: everything a worker needs to serve candidates on one backend and device, for whichever
+    problem it is prepared for (see :class:`Prepare`).
+
+    :param environment: variables set in the worker's environment, beyond the KForge process's own (the
+        backend's ``visible_devices_env`` where the harness is bound to one unit of the device).
+    """
 
     sys_path: tuple[str, ...]
     selection: PluginSelection
     backend: str
     device: str
     options: Any
-    problem: Problem
     settings: HarnessSettings
     cache_dir: Path
+    environment: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
 class Prepare:
-    """Compute the reference's outputs, input sets and operator trace before any candidate code is imported."""
+    """Serve candidates for ``problem`` from now on: compute its reference's outputs and input sets before any
+    candidate code for it is imported. A warm worker takes a new problem this way; the previous problem's
+    reference data is dropped."""
+
+    problem: Problem
 
 
 @dataclass(frozen=True)
@@ -135,11 +144,13 @@ class FinishReport:
 
 @dataclass(frozen=True)
 class BaselineResults:
-    """Each baseline's samples, or why it could not be measured."""
+    """Each baseline's samples, or why it could not be measured (and, for one read from the baseline cache,
+    a note saying so)."""
 
     samples_ms: tuple[tuple[str, tuple[float, ...]], ...]
     errors: tuple[tuple[str, str], ...]
     method: Any  # a TimingMethod
+    notes: tuple[tuple[str, str], ...] = ()
 
 
 # --------------------------------------------------------------------------------------------------- framing

@@ -4,7 +4,8 @@ Per worker and problem, once: the seeded inputs of every correctness trial and t
 the float64 reference for the precision estimate, and the distinct input sets the timed runs cycle through (and
 the operators the reference runs, when a candidate first needs them). All of it stays alive on the device, so
 comparisons run there; memory the reference freed is poisoned before each candidate call (``DeviceOps.poison``).
-A warm worker serving several candidates of one problem computes all this once.
+A warm worker serving several candidates of one problem computes all this once; a worker moved on to another
+problem computes that problem's.
 """
 
 from __future__ import annotations
@@ -94,9 +95,12 @@ _cache: dict[tuple[Any, ...], ReferenceData] = {}
 
 def reference_data(problem: Problem, device: torch.device, settings: HarnessSettings,
                    backend_tolerance: tuple[tuple[str, float, float], ...] = ()) -> ReferenceData:
-    """The reference data for ``problem`` on ``device``, computed on first use in this process."""
+    """The reference data for ``problem`` on ``device``, computed on first use in this process. A worker holds
+    one problem's data at a time: taking another problem drops the previous one's (its device memory too)."""
     key = (problem.digest, str(device), repr(settings), backend_tolerance)
     if key not in _cache:
+        for other in [k for k in _cache if k[0] != problem.digest]:
+            del _cache[other]
         _cache[key] = _compute(problem, device, settings, backend_tolerance)
     return _cache[key]
 

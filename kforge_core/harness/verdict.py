@@ -110,6 +110,7 @@ class Verdict:
     stderr: str
     worker_replaced: bool
     baseline_errors: tuple[tuple[str, str], ...] = ()  # baseline name -> why it could not be measured
+    baseline_notes: tuple[tuple[str, str], ...] = ()  # baseline name -> where it came from, when not measured now
 
     @property
     def correct(self) -> bool:
@@ -146,6 +147,7 @@ class Verdict:
             "runtime": self.runtime.to_json() if self.runtime else None,
             "baselines": {name: stats.to_json() for name, stats in self.baselines},
             "baseline_errors": dict(self.baseline_errors),
+            "baseline_notes": dict(self.baseline_notes),
             "speedups": dict(self.speedups),
             "best_speedup": self.best_speedup,
             "method": self.method.to_json() if self.method else None,
@@ -181,4 +183,5 @@ class Verdict:
             stderr=data["stderr"],
             worker_replaced=data["worker_replaced"],
             baseline_errors=tuple(data.get("baseline_errors", {}).items()),
+            baseline_notes=tuple(data.get("baseline_notes", {}).items()),
         )

@@ -19,7 +19,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from ..records import Candidate, Failure, StageContext
+from ..records import Candidate, Failure, Problem, StageContext
 from .captured import STDERR_FILE, STDOUT_FILE
 from .faults import classify_exception, classify_text, exception_line
 from .protocol import (
@@ -29,7 +29,8 @@ from .protocol import (
 
 
 class Worker:
-    """The worker's state: plugins, device, the reference, and the candidate being served."""
+    """The worker's state: plugins, device, the problem it is prepared for (its reference), and the candidate
+    being served."""
 
     def __init__(self, init: WorkerInit) -> None:
         for entry in init.sys_path:
@@ -50,6 +51,7 @@ class Worker:
         torch.empty(1, device=self.device)  # start the device runtime now, not inside a timed run
         self.device_ops = DeviceOps(self.device, init.settings.l2_flush_bytes)
         self.home = Path.cwd()
+        self.problem: Problem | None = None  # set by Prepare
         self.candidate: Candidate | None = None
         self.context: StageContext | None = None
         self.snapshot: Any = None
@@ -71,7 +73,9 @@ class Worker:
     def reference(self):  # noqa: ANN201
         from .reference import reference_data
 
-        return reference_data(self.init.problem, self.device, self.init.settings, self.backend.default_tolerance)
+        if self.problem is None:
+            raise RuntimeError("no problem was prepared in this worker")
+        return reference_data(self.problem, self.device, self.init.settings, self.backend.default_tolerance)
 
     # ------------------------------------------------------------------------------------------ requests
 
@@ -87,6 +91,7 @@ class Worker:
 
     def _dispatch(self, request: Any) -> Any:
         if isinstance(request, Prepare):
+            self.problem = request.problem
             reference = self.reference()
             return f"{len(reference.trials)} trials and {len(reference.pool)} timing input sets prepared"
         if isinstance(request, Begin):
@@ -115,7 +120,7 @@ class Worker:
         os.chdir(workdir)
         _redirect_output(workdir / STDOUT_FILE, workdir / STDERR_FILE)
         self.candidate = request.candidate
-        self.context = StageContext(problem=self.init.problem, workdir=workdir, options=self.init.options,
+        self.context = StageContext(problem=self.problem, workdir=workdir, options=self.init.options,
                                     cache_dir=self.init.cache_dir, settings=self.init.settings)
         self.snapshot = ProcessSnapshot.take(reference.known_ops)
 

@@ -12,6 +12,7 @@ CUDA = Backend(
     device="cuda",
     description="CUDA C++ kernels built by nvcc into a cached library, launched from ModelNew (NVIDIA GPUs)",
     options_type=CudaOptions,
+    visible_devices_env="CUDA_VISIBLE_DEVICES",
 )
 TRITON = Backend(
     name="triton",
@@ -19,6 +20,7 @@ TRITON = Backend(
     device="cuda",
     description="@triton.jit kernels launched from ModelNew (NVIDIA GPUs)",
     options_type=TritonOptions,
+    visible_devices_env="CUDA_VISIBLE_DEVICES",
 )
 BACKENDS = {b.name: b for b in (CUDA, TRITON)}
 
