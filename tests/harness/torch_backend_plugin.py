@@ -13,17 +13,21 @@ TORCH_CPU = Backend(name="torch-cpu", programming_model="PyTorch", device="cpu",
                     description="candidates on the CPU, served by the core's generic stages")
 TORCH_CUDA = Backend(name="torch-cuda", programming_model="PyTorch", device="cuda",
                      description="candidates on an NVIDIA GPU, served by the core's generic stages")
+# as torch-cpu, with units a harness can bind its workers to (through a variable of its own): for --devices
+TORCH_CPU_UNITS = Backend(name="torch-cpu-units", programming_model="PyTorch", device="cpu",
+                          description="torch-cpu with selectable units", visible_devices_env="TORCH_TEST_UNITS")
 
 
 @hookimpl
 def kforge_register_backends(register):
     register(TORCH_CPU)
     register(TORCH_CUDA)
+    register(TORCH_CPU_UNITS)
 
 
 @hookimpl
 def kforge_backend_availability(backend):
-    if backend.name == TORCH_CPU.name:
+    if backend.name in (TORCH_CPU.name, TORCH_CPU_UNITS.name):
         return Availability.yes("the host CPU")
     if backend.name == TORCH_CUDA.name:
         import torch
