@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
@@ -15,6 +16,7 @@ from ..harness import Harness, Verdict
 from ..problem import load_problem
 from ..records import Candidate, SourceFile
 from .backend_flags import backend_option_flags, settings_with_backend_options
+from .harness_flags import harness_option_flags, harness_settings
 
 EXIT_INCORRECT = 3
 
@@ -27,14 +29,7 @@ EXIT_INCORRECT = 3
               help="Print the verdict as one JSON document (several candidates: a JSON array of them).")
 @click.option("--profile", is_flag=True, help="Also profile a correct candidate, and summarize the profile.")
 @click.option("--no-timing", is_flag=True, help="Check correctness only.")
-@click.option("--trials", type=click.IntRange(min=1), help="Correctness trials (harness.trials).")
-@click.option("--warmup", type=click.IntRange(min=0), help="Untimed runs before timing (harness.warmup).")
-@click.option("--repetitions", type=click.IntRange(min=1), help="Timed runs (harness.repetitions).")
-@click.option("--policy", type=click.Choice(["strict", "report"]),
-              help="strict: reference calls and input mutation reject the candidate; report: only flag them.")
-@click.option("--precision-policy", type=click.Choice(["strict", "report"]),
-              help="strict: a precision downgrade rejects the candidate; report: only flags it.")
-@click.option("--baselines", help="Comma list of baselines to compare with: eager, compile (default: both).")
+@harness_option_flags
 @click.option("--entry", default="model_new.py", show_default=True,
               help="The file defining ModelNew when CANDIDATE is a directory.")
 @click.option("--keep", "keep_dir", type=click.Path(file_okay=False, path_type=Path),
@@ -42,21 +37,16 @@ EXIT_INCORRECT = 3
 @backend_option_flags
 @click.pass_obj
 def eval_command(app: App, problem_path: Path, candidate_paths: tuple[Path, ...], backend_name: str | None, as_json: bool,
-                 profile: bool, no_timing: bool, trials: int | None, warmup: int | None, repetitions: int | None,
-                 policy: str | None, precision_policy: str | None, baselines: str | None, entry: str,
-                 keep_dir: Path | None, backend_options: tuple[str, ...], sanitize: bool) -> None:
+                 profile: bool, no_timing: bool, entry: str, keep_dir: Path | None, backend_options: tuple[str, ...],
+                 sanitize: bool, **flags: Any) -> None:
     """Compile, verify and time each CANDIDATE (a file defining ModelNew, or a directory) against PROBLEM.
 
     Several candidates are evaluated one after another; where the backend can build ahead, the later ones build
     while the earlier ones are timed. Exit status: 0 when every candidate is correct, 3 when one is not, 1 for a
     mistake in the command itself.
     """
-    settings = settings_with_backend_options(app, {
-        "backend": backend_name, "harness.trials": trials, "harness.warmup": warmup,
-        "harness.repetitions": repetitions, "harness.cheat_policy": policy,
-        "harness.precision_policy": precision_policy,
-        "harness.baselines": [b.strip() for b in baselines.split(",") if b.strip()] if baselines else None,
-    }, backend_options, sanitize)
+    settings = settings_with_backend_options(app, {"backend": backend_name, **harness_settings(flags)},
+                                             backend_options, sanitize)
     problem = load_problem(problem_path)
     candidates = [read_candidate(path, entry) for path in candidate_paths]
     backend = app.backend(settings.backend).backend
@@ -166,3 +156,5 @@ def _print_runtimes(console: Console, verdict: Verdict) -> None:
     console.print(table)
     for name, error in verdict.baseline_errors:
         console.print(f"[yellow]{name}[/]: {error}")
+    for _, note in verdict.baseline_notes:
+        console.print(f"[dim]{note}[/]")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, Callable
 
 import click
 from rich.console import Console
@@ -17,7 +18,7 @@ from .backend_flags import backend_option_flags, settings_with_backend_options
 
 NO_CORRECT_CANDIDATE = 2  # exit code when the run ended without a correct candidate
 
-_BUDGET_FLAGS = {
+BUDGET_FLAGS = {
     "functional_attempts": "budget.functional_attempts",
     "optimization_rounds": "budget.optimization_rounds",
     "max_llm_calls": "budget.max_llm_calls",
@@ -25,6 +26,20 @@ _BUDGET_FLAGS = {
     "max_cost": "budget.max_cost_usd",
     "max_wall": "budget.max_wall_s",
 }
+
+
+def budget_option_flags(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The budget flags of a run (``kforge run``, and each problem's run in ``kforge bench --llm``)."""
+    for flag in reversed([
+        click.option("--functional-attempts", type=int, help="Attempts to reach a correct candidate."),
+        click.option("--optimization-rounds", type=int, help="Rounds of profile -> analysis -> new candidate."),
+        click.option("--max-llm-calls", type=int, help="Most LLM requests in the run, retries included."),
+        click.option("--max-tokens", type=int, help="Most tokens (input plus output) in the run."),
+        click.option("--max-cost", type=float, help="Most USD in the run (needs [llm] prices)."),
+        click.option("--max-wall", type=float, help="Most seconds of wall time in the run."),
+    ]):
+        command = flag(command)
+    return command
 
 
 @click.command()
@@ -42,12 +57,7 @@ _BUDGET_FLAGS = {
               help="A working kernel for this problem (e.g. for another backend) to show the generation agent.")
 @click.option("--reference-run", metavar="RUN_ID", help="Show the generation agent the best kernel of an earlier run.")
 @click.option("--resume", "resume_id", metavar="RUN_ID", help="Continue a stopped or killed run.")
-@click.option("--functional-attempts", type=int, help="Attempts to reach a correct candidate.")
-@click.option("--optimization-rounds", type=int, help="Rounds of profile -> analysis -> new candidate.")
-@click.option("--max-llm-calls", type=int, help="Most LLM requests in the run, retries included.")
-@click.option("--max-tokens", type=int, help="Most tokens (input plus output) in the run.")
-@click.option("--max-cost", type=float, help="Most USD in the run (needs [llm] prices).")
-@click.option("--max-wall", type=float, help="Most seconds of wall time in the run.")
+@budget_option_flags
 @backend_option_flags
 @click.pass_context
 def run(ctx: click.Context, problem_path: Path | None, backend: str | None, model: str | None,
@@ -56,7 +66,7 @@ def run(ctx: click.Context, problem_path: Path | None, backend: str | None, mode
         backend_options: tuple[str, ...], sanitize: bool, **budget_flags: object) -> None:
     """Turn PROBLEM (a PyTorch reference, KernelBench format) into the fastest correct kernel KForge can find."""
     app: App = ctx.obj
-    budget = {_BUDGET_FLAGS[k]: v for k, v in budget_flags.items() if v is not None}
+    budget = {BUDGET_FLAGS[k]: v for k, v in budget_flags.items() if v is not None}
     if resume_id is not None:
         if (problem_path is not None or backend or model or analyst_model or reference_file or reference_run
                 or backend_options or sanitize):

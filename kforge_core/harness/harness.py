@@ -66,11 +66,12 @@ class Harness:
         self.root = Path(tempfile.mkdtemp(prefix="kforge-harness-")) if scratch_root is None else scratch_root
         self.root.mkdir(parents=True, exist_ok=True)
         self._pool = WorkerPool(self._worker_init, self.root / "workers", settings.harness, problem)
+        can_build = bool(self._loaded.pm.hook.kforge_prebuild.get_hookimpls())
         self._prebuilder = Prebuilder(
             self._prebuild_request, self.root / "prebuilds", settings.harness, device=backend.device,
-            cache_dir=settings.cache_dir.resolve(),
-            enabled=bool(self._loaded.pm.hook.kforge_prebuild.get_hookimpls()),
+            cache_dir=settings.cache_dir.resolve(), enabled=can_build,
         )
+        self.builds_ahead = can_build and settings.harness.prebuild_jobs > 0  # prebuild() starts anything
         self._numbers = itertools.count(1)
         self._baselines: BaselineResults | None = None
         self._baseline_worker: WorkerProcess | None = None  # kept across problems: it never runs candidate code

@@ -7,13 +7,19 @@ from pathlib import Path
 from .run_report import RunReport
 
 
-def plot_speedups(report: RunReport, target: Path) -> None:
-    """Draw the plot into ``target``."""
+def pyplot():  # noqa: ANN201 - matplotlib.pyplot, imported on first use
+    """matplotlib's pyplot drawing to files (no display needed), imported only when a plot is drawn."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    return plt
+
+
+def plot_speedups(report: RunReport, target: Path) -> None:
+    """Draw the plot into ``target``."""
+    plt = pyplot()
     xs, ys, failed, best_x, best_y = [], [], [], [], []
     best = None
     for row in report.attempts:
