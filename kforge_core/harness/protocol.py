@@ -198,11 +198,15 @@ class Channel:
         return b"".join(chunks)
 
     def close(self) -> None:
+        """Close both ends, once: a second close could hit a descriptor that another thread's new pipe has
+        taken the number of since (harnesses run side by side in ``kforge bench``)."""
         for fd in (self.read_fd, self.write_fd):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+            if fd >= 0:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self.read_fd = self.write_fd = -1
 
 
 _ALLOWED_MODULES = ("kforge_core.records", "kforge_core.harness.protocol", "kforge_core.harness.verdict")

@@ -7,7 +7,7 @@ because they see the test process's ``sys.path``.
 
 from __future__ import annotations
 
-from kforge_core import Availability, Backend, hookimpl
+from kforge_core import Availability, Backend, Example, Lowering, hookimpl
 
 TORCH_CPU = Backend(name="torch-cpu", programming_model="PyTorch", device="cpu",
                     description="candidates on the CPU, served by the core's generic stages")
@@ -36,3 +36,12 @@ def kforge_backend_availability(backend):
             return Availability.no("no CUDA device")
         return Availability.yes(torch.cuda.get_device_name())
     return None
+
+
+@hookimpl
+def kforge_lower(backend):
+    """A lowering for the agent loop's tests on torch-cpu (the bench's --llm)."""
+    if backend.name != TORCH_CPU.name:
+        return None
+    return Lowering(backend=backend.name, programming_model="Write ModelNew with NumPy.", hardware="the host CPU",
+                    example=Example(problem="class Model: ...", solution="class ModelNew: ..."))
