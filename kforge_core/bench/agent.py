@@ -50,7 +50,7 @@ def run_agent(slot: DeviceSlot, job: ProblemJob, *, app: App, settings: Settings
         try:
             if run_id is None:
                 run_id = new_run_id()
-                benches.started(bench_id, job.key, run_id)
+                benches.problem_started(bench_id, job.key, run_id)
                 start_run(app, plan_run(settings, job.path, store=store), store, progress, evaluator_factory=factory,
                           run_id=run_id)
             elif store.get_run(run_id).status != "finished":

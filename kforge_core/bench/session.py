@@ -81,20 +81,20 @@ def plan_bench(settings: Settings, suite: Path, *, filters: tuple[str, ...], sol
 def start_bench(app: App, plan: BenchPlan, choice: ExecutorChoice, report: Report) -> BenchReport:
     _get_ready(app, plan, choice)
     with BenchStore(plan.settings.runs_dir) as benches:
-        info = benches.create(new_bench_id(), suite_path=str(plan.suite), backend=plan.backend, source=plan.source,
-                              config=plan.to_json())
+        info = benches.create_bench(new_bench_id(), suite_path=str(plan.suite), backend=plan.backend,
+                                    source=plan.source, config=plan.to_json())
         return _execute(app, benches, info, plan, choice, report)
 
 
 def resume_bench(app: App, runs_dir: Path, bench_id: str, choice: ExecutorChoice, report: Report) -> BenchReport:
     with BenchStore(runs_dir) as benches:
-        info = benches.get(bench_id)
+        info = benches.get_bench(bench_id)
         if info.alive:
             raise KForgeError(f"bench {bench_id} is still running (process {info.pid})")
         plan = BenchPlan.from_json(info.config, source=f"bench {bench_id}")
         _get_ready(app, plan, choice)
-        benches.claim(bench_id)
-        return _execute(app, benches, benches.get(bench_id), plan, choice, report)
+        benches.claim_bench(bench_id)
+        return _execute(app, benches, benches.get_bench(bench_id), plan, choice, report)
 
 
 def _get_ready(app: App, plan: BenchPlan, choice: ExecutorChoice) -> None:
@@ -133,10 +133,10 @@ def _execute(app: App, benches: BenchStore, info: BenchInfo, plan: BenchPlan, ch
              keeper.keep)
     except BaseException as exc:
         status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
-        benches.finish(info.id, status, "interrupted by the user" if status == "interrupted" else str(exc))
+        benches.finish_bench(info.id, status, "interrupted by the user" if status == "interrupted" else str(exc))
         _outputs(benches, info, plan, where, keeper, time.perf_counter() - start)
         raise
-    benches.finish(info.id, "finished")
+    benches.finish_bench(info.id, "finished")
     return _outputs(benches, info, plan, where, keeper, time.perf_counter() - start)
 
 
@@ -205,7 +205,7 @@ class _Keeper:
         if job is not None and job.candidate is not None:
             directory.write_files("solution", job.candidate.files)
         stored = to_jsonable(dataclasses.replace(result, verdict=None))
-        self.benches.done(self.info.id, result.key, stored, result.run_id)
+        self.benches.problem_done(self.info.id, result.key, stored, result.run_id)
         self.finished += 1
         self.now += result.failure != NO_SOLUTION  # evaluated in this invocation
         self.report(f"[{self.finished}/{self.total}] {result.key}: {describe(result)}")
@@ -231,4 +231,4 @@ def _outputs(benches: BenchStore, info: BenchInfo, plan: BenchPlan, where: str, 
     evaluated = keeper.now
     run = {"executor": where, "wall_seconds": wall_s, "evaluated_now": evaluated,
            "seconds_per_problem": wall_s / evaluated if evaluated else None}
-    return write_bench_outputs(benches.get(info.id), plan, results, run)
+    return write_bench_outputs(benches.get_bench(info.id), plan, results, run)

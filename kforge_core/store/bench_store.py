@@ -17,9 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import KForgeError
-from ..llm.redact import redact, secret_values
-from .run_store import DB_NAME
-from .schema import connect
+from ..llm.redact import redact
+from .run_store import RunStore, process_alive
 
 
 @dataclass(frozen=True)
@@ -42,15 +41,7 @@ class BenchInfo:
     @property
     def alive(self) -> bool:
         """True while the process that runs it is alive (checked on this host only)."""
-        if self.status != "running" or self.pid is None or self.host != socket.gethostname():
-            return False
-        try:
-            os.kill(self.pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
+        return self.status == "running" and process_alive(self.pid, self.host)
 
 
 @dataclass(frozen=True)
@@ -62,32 +53,15 @@ class BenchProblemRow:
     updated_at: float
 
 
-class BenchStore:
-    def __init__(self, runs_dir: Path) -> None:
-        self.runs_dir = Path(runs_dir)
-        self.runs_dir.mkdir(parents=True, exist_ok=True)
-        self.path = self.runs_dir / DB_NAME
-        self._secrets = secret_values()
-        try:
-            self._conn = connect(str(self.path))
-        except sqlite3.DatabaseError as exc:
-            raise KForgeError(f"cannot open the run store {self.path}: {exc}") from None
-
-    def close(self) -> None:
-        self._conn.close()
+class BenchStore(RunStore):
+    """The run store seen from a bench: its own connection, the benches' tables."""
 
     def __enter__(self) -> BenchStore:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def _json(self, value: Any) -> str:
-        return redact(json.dumps(value), self._secrets)
-
     # --------------------------------------------------------------------------------------------- benches
 
-    def create(self, bench_id: str, *, suite_path: str, backend: str, source: str,
+    def create_bench(self, bench_id: str, *, suite_path: str, backend: str, source: str,
                config: dict[str, Any]) -> BenchInfo:
         now = time.time()
         with self._conn:
@@ -97,9 +71,9 @@ class BenchStore:
                 (bench_id, now, now, suite_path, backend, source, self._json(config), os.getpid(),
                  socket.gethostname()),
             )
-        return self.get(bench_id)
+        return self.get_bench(bench_id)
 
-    def get(self, bench_id: str) -> BenchInfo:
+    def get_bench(self, bench_id: str) -> BenchInfo:
         row = self._conn.execute("SELECT * FROM benches WHERE id = ?", (bench_id,)).fetchone()
         if row is None:
             raise KForgeError(f"no bench {bench_id!r} in {self.path}")
@@ -108,14 +82,14 @@ class BenchStore:
     def list_benches(self) -> list[BenchInfo]:
         return [_bench_info(r, self.runs_dir) for r in self._conn.execute("SELECT * FROM benches ORDER BY created_at")]
 
-    def claim(self, bench_id: str) -> None:
+    def claim_bench(self, bench_id: str) -> None:
         """Mark the bench as running in this process (a resume)."""
         with self._conn:
             self._conn.execute(
                 "UPDATE benches SET status = 'running', stop_reason = '', pid = ?, host = ?, updated_at = ?"
                 " WHERE id = ?", (os.getpid(), socket.gethostname(), time.time(), bench_id))
 
-    def finish(self, bench_id: str, status: str, stop_reason: str = "") -> None:
+    def finish_bench(self, bench_id: str, status: str, stop_reason: str = "") -> None:
         with self._conn:
             self._conn.execute(
                 "UPDATE benches SET status = ?, stop_reason = ?, pid = NULL, updated_at = ? WHERE id = ?",
@@ -123,7 +97,7 @@ class BenchStore:
 
     # -------------------------------------------------------------------------------------------- problems
 
-    def started(self, bench_id: str, key: str, run_id: str) -> None:
+    def problem_started(self, bench_id: str, key: str, run_id: str) -> None:
         """An agent loop's run for ``key`` has started (a resumed bench continues it)."""
         with self._conn:
             self._conn.execute(
@@ -131,7 +105,7 @@ class BenchStore:
                 " ON CONFLICT (bench_id, key) DO UPDATE SET status = 'running', run_id = excluded.run_id,"
                 " updated_at = excluded.updated_at", (bench_id, key, run_id, time.time()))
 
-    def done(self, bench_id: str, key: str, result: dict[str, Any], run_id: str | None = None) -> None:
+    def problem_done(self, bench_id: str, key: str, result: dict[str, Any], run_id: str | None = None) -> None:
         """Commit ``key``'s result: a resumed bench does not evaluate it again."""
         with self._conn:
             self._conn.execute(
