@@ -114,23 +114,21 @@ def _get_ready(app: App, plan: BenchPlan, choice: ExecutorChoice) -> None:
 def _execute(app: App, benches: BenchStore, info: BenchInfo, plan: BenchPlan, choice: ExecutorChoice,
              report: Report) -> BenchReport:
     rows = benches.problems(info.id)
-    problems = _problems(plan, {key for key, row in rows.items() if row.status == "done"})
-    done = {key: record_from_json(ProblemResult, row.result) for key, row in rows.items()
-            if row.status == "done" and row.result is not None}
+    done = {key for key, row in rows.items() if row.status == "done" and row.result is not None}
+    problems = _problems(plan, done)
     jobs = _jobs(plan, problems, done, rows)
+    where = choice.describe(app.backend(plan.backend).backend)
     report(f"bench {info.id}: {len(problems)} problems of {plan.suite} on {plan.backend}, {plan.source}; "
-           f"{choice.describe(app.backend(plan.backend).backend)}; artifacts in {info.bench_dir}")
+           f"{where}; artifacts in {info.bench_dir}")
     if done:
         report(f"resuming: {len(done)} finished problems are kept, not evaluated again")
     keeper = _Keeper(benches, info, plan, jobs, report, total=len(problems), finished=len(done))
-    where = choice.describe(app.backend(plan.backend).backend)
+    unsolved = [job for job in jobs if plan.solutions is not None and job.candidate is None]
     start = time.perf_counter()
     try:
-        for job in jobs:
-            if plan.solutions is not None and job.candidate is None:
-                keeper.keep(ProblemResult(job.key, False, NO_SOLUTION, "no solution was found for this problem"))
-        _run(app, plan, info, choice, [j for j in jobs if plan.solutions is None or j.candidate is not None],
-             keeper.keep)
+        for job in unsolved:
+            keeper.keep(ProblemResult(job.key, False, NO_SOLUTION, "no solution was found for this problem"))
+        _run(app, plan, info, choice, [job for job in jobs if job not in unsolved], keeper.keep)
     except BaseException as exc:
         status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
         benches.finish_bench(info.id, status, "interrupted by the user" if status == "interrupted" else str(exc))
@@ -154,8 +152,7 @@ def _problems(plan: BenchPlan, done: set[str]) -> list[SuiteProblem]:
     return problems
 
 
-def _jobs(plan: BenchPlan, problems: list[SuiteProblem], done: dict[str, ProblemResult],
-          rows: dict[str, Any]) -> list[ProblemJob]:
+def _jobs(plan: BenchPlan, problems: list[SuiteProblem], done: set[str], rows: dict[str, Any]) -> list[ProblemJob]:
     solutions = open_solutions(plan.solutions, problems, entry=plan.entry) if plan.solutions is not None else None
     return [ProblemJob(p.key, p.path, solutions.candidate_for(p) if solutions is not None else None,
                        rows[p.key].run_id if p.key in rows else None)
