@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 PLUGINS := $(wildcard plugins/kforge_*)
 STAMP := $(VENV)/.kforge-installed
 
-.PHONY: demo test install gpu-test clean
+.PHONY: demo test install gpu-test xpu-test clean
 
 $(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml)
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,12 @@ test: $(STAMP)
 gpu-test:
 	$(PYTHON) -m pip install -q --no-deps --no-build-isolation -e . $(foreach p,$(PLUGINS),-e $(p))
 	$(PYTHON) -m pytest -q -m gpu tests/harness plugins
+
+# On a machine with an Intel GPU, into the Python that has PyTorch's XPU build and pytorch-triton-xpu (nothing is
+# downloaded): the xpu backend's tests that need the device (plugins/kforge_xpu/tests/test_xpu_on_intel.py).
+xpu-test:
+	$(PYTHON) -m pip install -q --no-deps --no-build-isolation -e . -e plugins/kforge_xpu
+	$(PYTHON) -m pytest -q -m xpu plugins/kforge_xpu
 
 clean:
 	rm -rf $(VENV) kforge-runs .pytest_cache

@@ -1,13 +1,15 @@
-"""The backends the loaded plugins registered, with who registered each."""
+"""The backends the loaded plugins registered, with who registered each (and so whose stage hooks serve it)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
+from .device import Device
 from .errors import KForgeError
 from .plugins import LoadedPlugins, require_plugin_loaded
 from .records import Availability, Backend
+from .routing import BackendHooks
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,7 @@ class BackendRegistry:
     def __init__(self, loaded: LoadedPlugins) -> None:
         self.loaded = loaded
         self._backends: dict[str, RegisteredBackend] = {}
+        self._plugins: dict[str, object] = {}  # backend name -> the plugin object that registered it
         pm = loaded.pm
         plugins = [plugin for _, plugin in pm.list_name_plugin() if plugin is not None]  # registration order
         for plugin in plugins:
@@ -42,6 +45,9 @@ class BackendRegistry:
             raise KForgeError(
                 f"plugin {self.loaded.pm.get_name(plugin)!r} registered {backend!r}, which is not a Backend"
             )
+        if backend.device_class is not None and not issubclass(backend.device_class, Device):
+            raise KForgeError(f"plugin {self.loaded.pm.get_name(plugin)!r} registered backend {backend.name!r} with "
+                              f"device_class {backend.device_class!r}, which is not a kforge_core.device.Device")
         dist, version = self.loaded.provider(plugin)
         entry = RegisteredBackend(backend, self.loaded.pm.get_name(plugin) or "?", dist, version)
         existing = self._backends.get(backend.name)
@@ -52,6 +58,7 @@ class BackendRegistry:
                 hint="uninstall one of them, or restrict loading with KFORGE_PLUGINS",
             )
         self._backends[backend.name] = entry
+        self._plugins[backend.name] = plugin
 
     def all(self) -> list[RegisteredBackend]:
         return sorted(self._backends.values(), key=lambda b: b.name)
@@ -75,13 +82,18 @@ class BackendRegistry:
         )
         raise KForgeError(f"unknown backend {name!r} (registered: {known})", hint=hint)
 
+    def hooks(self, name: str) -> BackendHooks:
+        """The stage hooks of backend ``name``: its own plugin's, then the core's generic ones."""
+        self.get(name)
+        return BackendHooks(self.loaded, self._plugins[name])
+
     def availability(self, name: str, options: Any = None) -> Availability:
-        """Ask the plugins whether backend ``name`` runs here; a plugin that raises is reported, not propagated."""
+        """Ask the backend's plugin whether ``name`` runs here; a plugin that raises is reported, not propagated."""
         backend = self.get(name).backend
         if options is None:
             options = backend.default_options()
         try:
-            answer = self.loaded.hook.kforge_backend_availability(backend=backend, options=options)
+            answer = self.hooks(name).caller("backend_availability")(backend=backend, options=options)
         except Exception as exc:  # availability is an answer, never a crash of KForge
             return Availability.no(f"availability check raised {type(exc).__name__}: {exc}")
         return answer if answer is not None else Availability.no("no plugin answered the availability check")

@@ -1,9 +1,11 @@
 """The contract between KForge's core and its backend plugins.
 
 A plugin is a module (or object) with functions decorated ``@kforge_core.hookimpl`` whose names are the hooks below.
-It implements only the hooks it needs and, in each, only the arguments it uses. Stage hooks are keyed by the
-backend: an implementation answers for the backends it registered and returns None for the rest, so the next
-implementation (in the end the core's generic one) answers instead.
+It implements only the hooks it needs and, in each, only the arguments it uses. Stage hooks (every hook but
+``register_backends``) are routed: the core calls them only on the plugin that registered the backend, then on the
+core's generic implementations (``kforge_core.routing``), so an implementation never asks whose backend it was
+given. A plugin that registers two backends tells its own two apart by name where they differ. A backend's device
+comes with it: ``Backend.device_class`` (``kforge_core.device``).
 
 The data flows one way: ``lower`` -> (the agent writes a candidate) -> ``compile`` -> ``verify`` -> ``profile``
 -> ``summarize_profile`` -> (the analyst recommends) -> ``lower``'s output plus the recommendations -> ...
@@ -63,7 +65,7 @@ def kforge_backend_availability(backend: Backend, options: Any) -> Availability 
     Must be quick and must not raise for a missing device or toolchain: that is an answer
     (``Availability.no("nvcc not found")``), not an error.
 
-    :param backend: a backend this plugin registered (return None for others).
+    :param backend: a backend this plugin registered.
     :param options: the backend's options from config, an instance of ``backend.options_type`` or None.
     :return: an :class:`~kforge_core.records.Availability`.
 
@@ -73,8 +75,9 @@ def kforge_backend_availability(backend: Backend, options: Any) -> Availability 
 
         @hookimpl
         def kforge_backend_availability(backend):
-            if backend.name == "metal" and not torch.backends.mps.is_available():
+            if not torch.backends.mps.is_available():
                 return Availability.no("needs macOS with MPS")
+            return Availability.yes()
     """
 
 
@@ -83,7 +86,7 @@ def kforge_lower(backend: Backend, problem: Problem, options: Any, cache_dir: Pa
     """Describe how to write a candidate for ``problem`` on ``backend``: the programming model, the hardware,
     the single-shot example and the reply format. The generation agent's prompt is built from it.
 
-    :param backend: the target backend (return None for backends this plugin did not register).
+    :param backend: the target backend, one this plugin registered.
     :param problem: the validated problem.
     :param options: the backend's options, or None.
     :param cache_dir: a directory that persists across runs, for facts measured once per machine.
@@ -95,9 +98,8 @@ def kforge_lower(backend: Backend, problem: Problem, options: Any, cache_dir: Pa
 
         @hookimpl
         def kforge_lower(backend, problem):
-            if backend.name == "metal":
-                return Lowering(backend="metal", programming_model=MODEL_TEXT, hardware=gpu_facts(),
-                                example=Example(problem=EXAMPLE_PROBLEM, solution=EXAMPLE_SOLUTION))
+            return Lowering(backend=backend.name, programming_model=MODEL_TEXT, hardware=gpu_facts(),
+                            example=Example(problem=EXAMPLE_PROBLEM, solution=EXAMPLE_SOLUTION))
     """
 
 
@@ -109,10 +111,11 @@ def kforge_prebuild(backend: Backend, candidate: Candidate, context: StageContex
     When several candidates wait to be evaluated, the harness calls this for the waiting ones, each in a child
     process of its own (in a scratch directory, ``context.workdir``, with the candidate's files written there),
     while the device times another candidate. So it must neither import nor execute the candidate's code (read
-    its sources instead) nor put work on the device. Return None for a backend with nothing to build ahead (a JIT
-    that compiles on the first call): after the first None the harness starts no more of these processes for it.
+    its sources instead) nor put work on the device (``context.device`` is None). Only backends whose plugin
+    implements this hook are built ahead. Return None for one with nothing to build ahead (a JIT that compiles on
+    the first call): after the first None the harness starts no more of these processes for it.
 
-    :param backend: the target backend (return None for others).
+    :param backend: the target backend, one this plugin registered.
     :param candidate: the candidate's files.
     :param context: as for :func:`kforge_compile`; builds go under ``context.cache_dir``.
     :return: a :class:`~kforge_core.records.CompileResult`: ``cached`` when everything was built before, ``ok``
@@ -124,9 +127,8 @@ def kforge_prebuild(backend: Backend, candidate: Candidate, context: StageContex
 
         @hookimpl
         def kforge_prebuild(backend, candidate, context):
-            if backend.name == "metal":
-                sources = shader_sources(candidate)  # string literals found in the candidate's files
-                return build_into_cache(sources, context.cache_dir)
+            sources = shader_sources(candidate)  # string literals found in the candidate's files
+            return build_into_cache(sources, context.cache_dir)
     """
 
 
@@ -140,9 +142,10 @@ def kforge_compile(backend: Backend, candidate: Candidate, context: StageContext
     what a model needs. Import the candidate with
     :func:`kforge_core.candidate_module.import_candidate`, which the later stages share.
 
-    :param backend: the target backend (return None for others).
+    :param backend: the target backend, one this plugin registered.
     :param candidate: the candidate's files.
-    :param context: the problem, the scratch directory, the backend's options and a persistent cache directory.
+    :param context: the problem, the scratch directory, the backend's options, a persistent cache directory and
+        the worker's device (``context.device``, a :class:`kforge_core.device.Device`).
     :return: a :class:`~kforge_core.records.CompileResult`.
 
     Stops at the first non-None result. The core's generic implementation checks the syntax and imports the module.
@@ -151,10 +154,9 @@ def kforge_compile(backend: Backend, candidate: Candidate, context: StageContext
 
         @hookimpl
         def kforge_compile(backend, candidate, context):
-            if backend.name == "metal":
-                module = import_candidate(candidate, context.workdir)
-                ...  # compile the shaders the module declares, and report their errors
-                return CompileResult(ok=True, seconds=elapsed)
+            module = import_candidate(candidate, context.workdir)
+            ...  # compile the shaders the module declares, and report their errors
+            return CompileResult(ok=True, seconds=elapsed)
     """
 
 
@@ -163,11 +165,11 @@ def kforge_verify(backend: Backend, candidate: Candidate, context: StageContext)
     """Check that the compiled candidate computes what the problem's ``Model`` computes. Runs inside the worker,
     after :func:`kforge_compile` succeeded in the same process.
 
-    The core's generic implementation works on any torch device (``backend.device``): seeded trials with fresh
-    inputs, dtype tolerances, weight copying and the cheat checks. Override it only for what a device needs
-    differently.
+    The core's generic implementation works on any device through ``context.device`` (the backend's
+    ``device_class``): seeded trials with fresh inputs, dtype tolerances, weight copying and the cheat checks.
+    Override it only for what a device needs differently.
 
-    :param backend: the target backend (return None for others).
+    :param backend: the target backend, one this plugin registered.
     :param candidate: the candidate.
     :param context: as for :func:`kforge_compile`; ``context.settings`` holds the harness settings.
     :return: a :class:`~kforge_core.records.VerifyResult`.
@@ -187,7 +189,7 @@ def kforge_profile(backend: Backend, candidate: Candidate, context: StageContext
     """Run the backend's profiler on a correct candidate and return its raw output. Runs inside the worker (and
     may start the profiler as a child of it, such as ``ncu``).
 
-    :param backend: the target backend (return None for others).
+    :param backend: the target backend, one this plugin registered.
     :param candidate: a candidate that passed :func:`kforge_verify`.
     :param context: as for :func:`kforge_compile`.
     :return: a :class:`~kforge_core.records.ProfileResult` with the kernels and operators that ran.
@@ -198,7 +200,7 @@ def kforge_profile(backend: Backend, candidate: Candidate, context: StageContext
 
         @hookimpl
         def kforge_profile(backend, candidate, context):
-            if backend.name == "cuda" and shutil.which("ncu"):
+            if shutil.which("ncu"):
                 csv_text = run_ncu(context)
                 return ProfileResult(tool="ncu", kernels=parse_ncu_csv(csv_text), raw=csv_text)
     """
@@ -209,7 +211,7 @@ def kforge_summarize_profile(backend: Backend, problem: Problem, profile: Profil
     """Turn raw profiler output into a short, ranked summary for the performance-analysis agent: per kernel,
     what bounds it and the few numbers that say so. Runs in the KForge process; never runs candidate code.
 
-    :param backend: the target backend (return None for others).
+    :param backend: the target backend, one this plugin registered.
     :param problem: the problem, for counting the bytes and operations it needs.
     :param profile: what :func:`kforge_profile` returned.
     :return: a :class:`~kforge_core.records.ProfileSummary` (text, and images where the profiler is a GUI tool).

@@ -63,6 +63,8 @@ class LoadedPlugins:
 
     pm: pluggy.PluginManager
     failures: list[PluginFailure] = field(default_factory=list)
+    # the core's own plugins (the generic stage implementations every backend falls back to)
+    builtins: list[object] = field(default_factory=list)
     # plugin object id -> (distribution, version) for plugins that came from an entry point
     provenance: dict[int, tuple[str, str]] = field(default_factory=dict)
 
@@ -125,6 +127,7 @@ def build_plugin_manager(
     loaded = LoadedPlugins(pm)
     for name, plugin in _builtin_plugins():
         pm.register(plugin, name=name)
+        loaded.builtins.append(plugin)
     if selection.entry_points:
         for ep in selected_entry_points(selection.only):
             _load_entry_point(loaded, ep)

@@ -33,15 +33,16 @@ class Backend:
 
     :param name: the name users type (``--backend cuda``); lower case, digits, ``-`` and ``_``.
     :param programming_model: what candidates are written in, for people and prompts ("CUDA C++", "Numba").
-    :param device: the torch device type that inputs and outputs live on ("cpu", "cuda", "xpu", "mps").
+    :param device: the device's name ("cpu", "cuda", "xpu", "mps"): the torch device type inputs and outputs live
+        on, unless ``device_class`` says otherwise (its ``torch_type``).
     :param description: one line for ``kforge backends``.
     :param options_type: a frozen dataclass with defaults for the ``[backends.<name>]`` config table, or None.
     :param code_languages: fence languages a reply's code blocks may carry, most expected first; the first
         Python block holds ``ModelNew``.
     :param default_tolerance: ``dtype name -> (atol, rtol)`` overrides of the harness defaults for this backend.
-    :param visible_devices_env: the environment variable that shows a process only some of the device's units, by
-        index (``CUDA_VISIBLE_DEVICES``); a harness bound to one unit (``kforge bench --devices 0,1``) sets it for
-        its workers. Empty for a device without units to choose, like the host CPU.
+    :param device_class: the :class:`kforge_core.device.Device` subclass that serves ``device`` (synchronising,
+        timing, flushing, poisoning, fault classification); None: the core's built-in host CPU device. Its module
+        must not import torch when it is imported.
     """
 
     name: str
@@ -51,7 +52,7 @@ class Backend:
     options_type: type | None = None
     code_languages: tuple[str, ...] = ("python",)
     default_tolerance: tuple[tuple[str, float, float], ...] = ()
-    visible_devices_env: str = ""
+    device_class: type | None = None
 
     def __post_init__(self) -> None:
         _check(bool(_NAME.match(self.name)), self, f"name {self.name!r} must match {_NAME.pattern}")
@@ -64,6 +65,8 @@ class Backend:
                 self,
                 f"options_type {self.options_type!r} is not a dataclass",
             )
+        _check(self.device_class is None or isinstance(self.device_class, type), self,
+               f"device_class {self.device_class!r} is not a class")
 
     def default_options(self) -> Any:
         """The backend's options with every default, or None when it takes none."""
@@ -431,6 +434,9 @@ class StageContext:
     :param workdir: the candidate's scratch directory; its files are written there and the process runs there.
     :param options: the backend's options (an instance of ``Backend.options_type``) or None.
     :param cache_dir: a directory that persists across candidates and runs, for build caches.
+    :param settings: the harness settings.
+    :param device: the worker's :class:`kforge_core.device.Device` (None where no device may be used: building
+        ahead).
     """
 
     problem: Problem
@@ -438,3 +444,4 @@ class StageContext:
     options: Any = None
     cache_dir: Path | None = None
     settings: Any = field(default=None, compare=False)
+    device: Any = field(default=None, compare=False)

@@ -9,7 +9,7 @@ import subprocess
 import time
 import traceback
 
-from ..candidate_module import import_candidate, syntax_error
+from ..candidate_module import NotBuilt, import_for_compile
 from ..hookspecs import hookimpl
 from ..records import (
     Backend, Candidate, CompileResult, Failure, Problem, ProfileResult, ProfileSummary, StageContext, VerifyResult,
@@ -33,25 +33,17 @@ def kforge_compile(backend: Backend, candidate: Candidate, context: StageContext
     """Check the syntax of every Python file, import the entry module (building what it builds when it is
     imported, as KernelBench's ``load_inline`` candidates do) and find ``ModelNew``."""
     start = _clock()
-    error = syntax_error(candidate)
-    if error is not None:
-        return CompileResult(ok=False, log=error, seconds=_clock() - start, failure=Failure.SYNTAX)
     try:
-        module = import_candidate(candidate, context.workdir)
-    except Exception as exc:
-        seconds = _clock() - start
-        if _is_build_failure(exc):
-            return CompileResult(ok=False, log=trim_build_log(str(exc)), seconds=seconds, failure=Failure.COMPILE)
-        log = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        return CompileResult(ok=False, log=log, seconds=seconds, failure=Failure.IMPORT)
-    if not isinstance(getattr(module, "ModelNew", None), type):
-        return CompileResult(
-            ok=False,
-            log=f"{candidate.entry} defines no class ModelNew",
-            seconds=_clock() - start,
-            failure=Failure.NO_MODEL_NEW,
-        )
+        import_for_compile(candidate, context.workdir, _import_failure)
+    except NotBuilt as failed:
+        return CompileResult(ok=False, log=failed.log, seconds=_clock() - start, failure=failed.failure)
     return CompileResult(ok=True, seconds=_clock() - start)
+
+
+def _import_failure(exc: Exception) -> NotBuilt:
+    if _is_build_failure(exc):
+        return NotBuilt(Failure.COMPILE, trim_build_log(str(exc)))
+    return NotBuilt(Failure.IMPORT, "".join(traceback.format_exception_only(type(exc), exc)).strip())
 
 
 @hookimpl(trylast=True)

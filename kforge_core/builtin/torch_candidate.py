@@ -14,6 +14,7 @@ from typing import Any
 import torch
 
 from ..candidate_module import import_candidate
+from ..device import Device, make_device
 from ..harness.reference import ReferenceData, build_model, reference_data
 from ..records import Backend, Candidate, StageContext
 from ..settings import HarnessSettings
@@ -35,9 +36,16 @@ def harness_settings(context: StageContext) -> HarnessSettings:
     return getattr(settings, "harness", None) or HarnessSettings()
 
 
+def device_of(backend: Backend, context: StageContext) -> Device:
+    """The worker's device (``context.device``); one made for ``backend`` where a caller gave none."""
+    if context.device is not None:
+        return context.device
+    return make_device(backend)
+
+
 def reference_for(backend: Backend, context: StageContext) -> ReferenceData:
-    """The problem's reference data on ``backend.device`` (computed once per worker)."""
-    return reference_data(context.problem, torch.device(backend.device), harness_settings(context),
+    """The problem's reference data on the backend's device (computed once per worker)."""
+    return reference_data(context.problem, device_of(backend, context), harness_settings(context),
                           backend.default_tolerance)
 
 

@@ -1,7 +1,8 @@
 """The core's generic profile: the PyTorch profiler around a few calls of ``ModelNew.forward``.
 
 It records the framework operators that ran (for the check that the work happened in kernels) and, on devices
-the profiler traces (CUDA, XPU), the device kernels with their times; on the CPU the operators are all there is.
+the profiler traces (those whose ``Device.profiler_activity`` names one, as CUDA's does), the device kernels with
+their times; elsewhere the operators are all there is.
 """
 
 from __future__ import annotations
@@ -13,12 +14,11 @@ import torch
 
 from ..harness.reference import clone_values
 from ..records import Backend, Candidate, KernelMetrics, ProfileResult, StageContext
-from .torch_candidate import candidate_instance, reference_for
+from .torch_candidate import candidate_instance, device_of, reference_for
 
 PROFILED_CALLS = 3
 RANGE_NAME = "ModelNew.forward"
 TRACE_FILE = "torch_profile_trace.json"
-_DEVICE_ACTIVITIES = {"cuda": "CUDA", "xpu": "XPU"}
 
 
 def profile_with_torch(backend: Backend, candidate: Candidate, context: StageContext) -> ProfileResult:
@@ -26,12 +26,12 @@ def profile_with_torch(backend: Backend, candidate: Candidate, context: StageCon
 
     reference = reference_for(backend, context)
     model = candidate_instance(backend, candidate, context).model
-    sync = _synchronizer(reference.device)
+    device = device_of(backend, context)
+    sync = device.synchronize
     argument_sets = [clone_values(reference.trials[0].inputs) for _ in range(PROFILED_CALLS + 1)]
     activities = [ProfilerActivity.CPU]
-    device_activity = _DEVICE_ACTIVITIES.get(reference.device.type)
-    if device_activity and hasattr(ProfilerActivity, device_activity):
-        activities.append(getattr(ProfilerActivity, device_activity))
+    if device.profiler_activity and hasattr(ProfilerActivity, device.profiler_activity):
+        activities.append(getattr(ProfilerActivity, device.profiler_activity))
     with torch.no_grad():
         model(*argument_sets.pop())  # warm-up: lazy initialization stays out of the profile
         sync()
@@ -51,12 +51,6 @@ def profile_with_torch(backend: Backend, candidate: Candidate, context: StageCon
         files=(trace,),
         ops=tuple(sorted({e.key for e in events if "::" in e.key and not _on_device(e)})),
     )
-
-
-def _synchronizer(device: torch.device):  # noqa: ANN202
-    if device.type == "cpu":
-        return lambda: None
-    return getattr(torch, device.type).synchronize
 
 
 def _on_device(event: Any) -> bool:

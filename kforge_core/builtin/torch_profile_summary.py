@@ -4,28 +4,10 @@ ran, and what the problem's minimum memory traffic says about the bandwidth reac
 from __future__ import annotations
 
 from ..harness.op_trace import compute_ops, describe_ops
-from ..records import Problem, ProfileResult, ProfileSummary, ValueSpec
+from ..records import Problem, ProfileResult, ProfileSummary
+from ..workload import floor_bytes
 
-_BYTES = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2, "int64": 8, "int32": 4, "int16": 2,
-          "int8": 1, "uint8": 1, "bool": 1, "complex64": 8, "complex128": 16}
 RANGE_NAME = "ModelNew.forward"
-
-
-def minimum_traffic_bytes(problem: Problem) -> int:
-    """Bytes every implementation must move at least: read each input tensor once, write each output once."""
-    total = 0
-    for spec in (*problem.inputs, *problem.outputs):
-        total += _tensor_bytes(spec)
-    return total
-
-
-def _tensor_bytes(spec: ValueSpec) -> int:
-    if spec.kind != "tensor":
-        return 0
-    count = 1
-    for dim in spec.shape:
-        count *= dim
-    return count * _BYTES.get(spec.dtype, 4)
 
 
 def summarize(problem: Problem, profile: ProfileResult) -> ProfileSummary:
@@ -46,10 +28,10 @@ def summarize(problem: Problem, profile: ProfileResult) -> ProfileSummary:
         share = 100.0 * float(k.metric("total_us") or 0.0) / total_us if total_us else 0.0
         lines.append(f"  {rank}. {k.name[:100]}: {k.duration_us or 0.0:.1f} us per call, "
                      f"{float(k.metric('calls_per_forward') or 0):.0f} call(s) per forward, {share:.0f}% of the time")
-    traffic = minimum_traffic_bytes(problem)
+    traffic = floor_bytes(problem)
     busy_us = forward.duration_us if forward is not None and forward.duration_us else per_forward
     if traffic and busy_us:
-        lines.append(f"Minimum memory traffic (inputs read once, outputs written once): {traffic / 1e6:.2f} MB; "
+        lines.append(f"Minimum memory traffic (inputs and parameters read once, outputs written once): {traffic / 1e6:.2f} MB; "
                      f"at {busy_us:.1f} us per forward that is {traffic / busy_us / 1e3:.1f} GB/s. Far below the "
                      "device's bandwidth means time goes to compute, launches or extra passes over memory.")
     torch_ops = compute_ops(profile.ops)

@@ -18,14 +18,15 @@ import torch
 
 from ..harness import flags as F
 from ..harness.compare import Comparison, as_outputs, check_structure, compare_outputs, max_difference
-from ..harness.device import DeviceOps, join_threads, new_threads, poisoned_fraction
+from ..device import Device
 from ..harness.faults import candidate_traceback, classify_exception
 from ..harness.op_trace import compute_ops, describe_ops, trace_ops
 from ..harness.precision import precision_report
 from ..harness.reference import ReferenceData, Trial, clone_values
+from ..harness.threads import join_threads, new_threads
 from ..records import Backend, Candidate, Failure, Flag, StageContext, TrialError, VerifyResult
 from ..settings import HarnessSettings
-from .torch_candidate import candidate_instance, harness_settings, reference_for
+from .torch_candidate import candidate_instance, device_of, harness_settings, reference_for
 
 THREAD_JOIN_S = 30.0
 
@@ -49,14 +50,14 @@ class _Run:
 def verify_with_torch(backend: Backend, candidate: Candidate, context: StageContext) -> VerifyResult:
     settings = harness_settings(context)
     reference = reference_for(backend, context)
+    device = device_of(backend, context)
     run = _Run()
     try:
         instance = candidate_instance(backend, candidate, context)
     except Exception as exc:
         message = "ModelNew(*get_init_inputs()) raised:\n" + candidate_traceback(exc, context.workdir)
-        return VerifyResult(correct=False, failure=classify_exception(exc), message=message)
+        return VerifyResult(correct=False, failure=classify_exception(exc, device), message=message)
     run.notes.extend(instance.notes)
-    device = DeviceOps(reference.device)
     for trial in reference.trials:
         if not _run_trial(instance.model, trial, reference, device, settings, context, run):
             break
@@ -67,7 +68,7 @@ def verify_with_torch(backend: Backend, candidate: Candidate, context: StageCont
     return _result(run)
 
 
-def _run_trial(model: Any, trial: Trial, reference: ReferenceData, device: DeviceOps, settings: HarnessSettings,
+def _run_trial(model: Any, trial: Trial, reference: ReferenceData, device: Device, settings: HarnessSettings,
                context: StageContext, run: _Run) -> bool:
     """One trial; False when verification cannot go on (an exception, outputs of the wrong kind)."""
     inputs = clone_values(trial.inputs)
@@ -77,7 +78,7 @@ def _run_trial(model: Any, trial: Trial, reference: ReferenceData, device: Devic
         with torch.no_grad():
             outputs = as_outputs(model(*inputs))
     except Exception as exc:
-        run.fail(classify_exception(exc), f"trial seed {trial.seed}: forward raised:\n"
+        run.fail(classify_exception(exc, device), f"trial seed {trial.seed}: forward raised:\n"
                  + candidate_traceback(exc, context.workdir))
         return False
     finally:
@@ -95,7 +96,7 @@ def _run_trial(model: Any, trial: Trial, reference: ReferenceData, device: Devic
         run.notes.append(f"forward left {len(still_running)} thread(s) running")
     comparison = compare_outputs(outputs, trial.outputs, reference.tolerances)
     _record(run, trial, comparison)
-    _check_single_call(outputs, at_return, inputs, trial, settings, run)
+    _check_single_call(outputs, at_return, inputs, trial, device, settings, run)
     run.outputs.append([o.detach().clone() for o in outputs])
     return True
 
@@ -108,9 +109,9 @@ def _record(run: _Run, trial: Trial, comparison: Comparison) -> None:
 
 
 def _check_single_call(outputs: tuple[torch.Tensor, ...], at_return: list[torch.Tensor], inputs: list[Any],
-                       trial: Trial, settings: HarnessSettings, run: _Run) -> None:
+                       trial: Trial, device: Device, settings: HarnessSettings, run: _Run) -> None:
     """Cheats one call shows: unwritten (stale) output, work finishing after return, changed inputs."""
-    poisoned = max(poisoned_fraction(o) for o in outputs)
+    poisoned = max(device.poisoned_fraction(o) for o in outputs)
     if poisoned >= 0.5:
         run.flags.append(F.raise_flag(F.STALE_OUTPUT, (
             f"{poisoned:.0%} of the output is the poison the harness wrote into freed memory just before the call: "

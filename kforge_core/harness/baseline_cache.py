@@ -37,9 +37,10 @@ class BaselineKey:
     timing: tuple[tuple[str, Any], ...]
 
     @classmethod
-    def of(cls, problem_digest: str, facts: DeviceFacts, settings: HarnessSettings) -> BaselineKey:
-        device_type = facts.device.split(":")[0]
-        return cls(problem_digest, device_type, facts.name, platform.node() if device_type == "cpu" else "",
+    def of(cls, problem_digest: str, facts: DeviceFacts, settings: HarnessSettings, *,
+           host_cpu: bool) -> BaselineKey:
+        """The key for ``problem_digest`` on the device ``facts`` describe (``host_cpu``: ``Device.host_cpu``)."""
+        return cls(problem_digest, facts.device.split(":")[0], facts.name, platform.node() if host_cpu else "",
                    facts.torch_version, tuple((name, getattr(settings, name)) for name in _TIMING_FIELDS))
 
     @property

@@ -3,17 +3,21 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import torch
 
 from ..settings import HarnessSettings
-from .device import DeviceOps
-from .faults import exception_line
+from ..tracebacks import exception_line
 from .protocol import BaselineResults
 from .reference import ReferenceData, build_model, clone_values
 from .timing import time_runs, timing_method
 
+if TYPE_CHECKING:
+    from ..device import Device
 
-def measure_baselines(names: tuple[str, ...], reference: ReferenceData, device: DeviceOps,
+
+def measure_baselines(names: tuple[str, ...], reference: ReferenceData, device: Device,
                       settings: HarnessSettings) -> BaselineResults:
     samples, errors = [], []
     for name in names:

@@ -8,57 +8,41 @@ from __future__ import annotations
 
 import os
 import signal
-import traceback
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..records import Failure
+from ..tracebacks import candidate_lines, exception_line
 
-# Errors after which a GPU context is poisoned: every later call fails, so the worker must be replaced.
-DEVICE_FAULT_PATTERNS = (
-    "illegal memory access",
-    "unspecified launch failure",
-    "device-side assert",
-    "misaligned address",
-    "illegal instruction",
-    "an illegal instruction was encountered",
-    "hardware stack error",
-    "uncorrectable ecc error",
-    "cuda error: launch failure",
-    "cuda error: unknown error",
-    "ur_result_error_device_lost",
-    "device lost",
-)
+if TYPE_CHECKING:
+    from ..device import Device
+
+# Python's and PyTorch's own words for running out of memory; a device adds its runtime's (Device.classify).
 OUT_OF_MEMORY_PATTERNS = (
     "out of memory",
     "can't allocate memory",
     "cannot allocate memory",
-    "cublas_status_alloc_failed",
     "unable to allocate",
 )
 _CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE, signal.SIGABRT, signal.SIGSYS,
                   signal.SIGTRAP, signal.SIGXCPU, signal.SIGXFSZ}
 
 
-def exception_line(exc: BaseException) -> str:
-    """``TypeError: message`` on one line (the last line of Python's own rendering)."""
-    lines = "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()
-    return lines[-1] if lines else type(exc).__name__
-
-
-def classify_exception(exc: BaseException) -> Failure:
+def classify_exception(exc: BaseException, device: Device | None = None) -> Failure:
     """The failure class of an exception raised by candidate code (RUNTIME unless it says otherwise)."""
     if isinstance(exc, SystemExit):
         return Failure.EXIT
     if isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError":
         return Failure.OUT_OF_MEMORY
-    return classify_text(str(exc)) or Failure.RUNTIME
+    return classify_text(str(exc), device) or Failure.RUNTIME
 
 
-def classify_text(text: str) -> Failure | None:
-    """DEVICE_FAULT or OUT_OF_MEMORY when ``text`` says so, else None."""
+def classify_text(text: str, device: Device | None = None) -> Failure | None:
+    """DEVICE_FAULT or OUT_OF_MEMORY when ``text`` says so (the device's runtime first), else None."""
+    found = device.classify(text) if device is not None else None
+    if found is not None:
+        return found
     lowered = text.lower()
-    if any(pattern in lowered for pattern in DEVICE_FAULT_PATTERNS):
-        return Failure.DEVICE_FAULT
     if any(pattern in lowered for pattern in OUT_OF_MEMORY_PATTERNS):
         return Failure.OUT_OF_MEMORY
     return None
@@ -69,17 +53,9 @@ def candidate_traceback(exc: BaseException, workdir: Path, limit: int = 6) -> st
 
     The generation agent needs the line of its code that failed, not the harness's frames.
     """
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if _inside(f.filename, workdir)]
-    lines = [f'  File "{Path(f.filename).name}", line {f.lineno}, in {f.name}\n    {f.line or ""}'.rstrip()
-             for f in frames[-limit:]]
+    lines = [f'  File "{c.file}", line {c.line}, in {c.function}\n    {c.text}'.rstrip()
+             for c in candidate_lines(exc, workdir)[-limit:]]
     return "\n".join([*lines, exception_line(exc)])
-
-
-def _inside(filename: str, directory: Path) -> bool:
-    try:
-        return Path(filename).resolve().is_relative_to(directory.resolve())
-    except (OSError, ValueError):
-        return False
 
 
 def classify_exit(returncode: int, *, killed_by_harness: bool, oom_evidence: str = "") -> tuple[Failure, str]:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from ..backends import BackendRegistry
+from ..device import device_class_of
 from ..errors import KForgeError
 from ..plugins import PluginSelection, build_plugin_manager
 from ..records import Backend, Candidate, CompileResult, Failure, Problem, ProfileResult, ProfileSummary
@@ -59,19 +60,23 @@ class Harness:
         self._loaded = build_plugin_manager(plugins)
         registry = BackendRegistry(self._loaded)
         registry.get(backend.name)  # unknown backend: the user's mistake, said now
+        self._hooks = registry.hooks(backend.name)
         availability = registry.availability(backend.name, self.options)
         if not availability.available:
             raise KForgeError(f"backend {backend.name!r} is not available here: {availability.reason}")
+        try:
+            self._host_cpu = device_class_of(backend).host_cpu
+        except ValueError as exc:
+            raise KForgeError(str(exc)) from None
         self._own_root = scratch_root is None
         self.root = Path(tempfile.mkdtemp(prefix="kforge-harness-")) if scratch_root is None else scratch_root
         self.root.mkdir(parents=True, exist_ok=True)
         self._pool = WorkerPool(self._worker_init, self.root / "workers", settings.harness, problem)
-        can_build = bool(self._loaded.pm.hook.kforge_prebuild.get_hookimpls())
         self._prebuilder = Prebuilder(
-            self._prebuild_request, self.root / "prebuilds", settings.harness, device=backend.device,
-            cache_dir=settings.cache_dir.resolve(), enabled=can_build,
+            self._prebuild_request, self.root / "prebuilds", settings.harness, host_cpu=self._host_cpu,
+            cache_dir=settings.cache_dir.resolve(), enabled=self._hooks.builds_ahead,
         )
-        self.builds_ahead = can_build and settings.harness.prebuild_jobs > 0  # prebuild() starts anything
+        self.builds_ahead = self._hooks.builds_ahead and settings.harness.prebuild_jobs > 0  # prebuild() builds
         self._numbers = itertools.count(1)
         self._baselines: BaselineResults | None = None
         self._baseline_worker: WorkerProcess | None = None  # kept across problems: it never runs candidate code
@@ -168,8 +173,8 @@ class Harness:
 
     def summarize(self, profile: ProfileResult) -> ProfileSummary:
         """The backend's summary of a profile, made in this process (no candidate code runs)."""
-        summary = self._loaded.hook.kforge_summarize_profile(backend=self.backend, problem=self.problem,
-                                                             profile=profile)
+        summary = self._hooks.caller("summarize_profile")(backend=self.backend, problem=self.problem,
+                                                          profile=profile)
         if summary is None:
             raise KForgeError(f"no plugin summarizes profiles of tool {profile.tool!r} for backend "
                               f"{self.backend.name!r}")
@@ -203,7 +208,7 @@ class Harness:
         # the workers import what this process can import: the selected plugin modules must be found there too
         return WorkerInit(
             sys_path=tuple(str(Path(p).resolve()) for p in sys.path if p and Path(p).is_dir()),
-            selection=self.plugins, backend=self.backend.name, device=self.backend.device, options=self.options,
+            selection=self.plugins, backend=self.backend.name, host_cpu=self._host_cpu, options=self.options,
             settings=self.settings.harness, cache_dir=self.settings.cache_dir.resolve(),
             environment=self._environment,
         )
@@ -217,7 +222,7 @@ class Harness:
         """No worker starting beside a timed run; no build either where ``prebuild_during_timing`` is off, and
         never on the host CPU (the builds would share its cores): running builds finish first, queued ones wait."""
         self._pool.wait_idle()
-        if self.backend.device == "cpu" or not self.settings.harness.prebuild_during_timing:
+        if self._host_cpu or not self.settings.harness.prebuild_during_timing:
             with self._prebuilder.held():
                 yield
         else:
@@ -232,7 +237,8 @@ class Harness:
         if not harness.baselines:
             return BaselineResults((), (), None)
         keep = harness.baseline_cache != "off"
-        key = BaselineKey.of(self.problem.digest, self._device_facts(), harness) if keep else None
+        key = BaselineKey.of(self.problem.digest, self._device_facts(), harness, host_cpu=self._host_cpu) \
+            if keep else None
         cached = self._baseline_cache.read(key) if key is not None and harness.baseline_cache == "use" else {}
         missing = tuple(name for name in harness.baselines if name not in cached)
         measured = self._measure_in_worker(missing) if missing else BaselineResults((), (), None)
@@ -293,12 +299,9 @@ class Harness:
         if facts is None:
             return None
         harness = self.settings.harness
-        on_cpu = facts.device == "cpu"
-        flush = 0 if on_cpu else (harness.l2_flush_bytes or (2 * facts.l2_bytes if facts.l2_bytes else 256 << 20))
         return TimingMethod(
-            device=facts.device, warmup=harness.warmup, repetitions=harness.repetitions, l2_flush_bytes=flush,
-            synchronize="device-wide synchronize; threads the candidate started are joined",
-            timer="time.perf_counter around the call", fresh_inputs=True,
+            device=facts.device, warmup=harness.warmup, repetitions=harness.repetitions,
+            l2_flush_bytes=facts.flush_bytes, synchronize=facts.synchronize, timer=facts.timer, fresh_inputs=True,
             notes=f"not timed; outputs of timed runs {checked_timed_runs(harness)} would be checked again",
         )
 

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from ..records import Candidate, CompileResult, Failure
+from ..codec import record_from_json
+from ..records import Candidate, CompileResult
 from ..settings import HarnessSettings
 from .captured import tail_lines
 from .prebuild_child import REQUEST_FILE, RESULT_FILE, PrebuildRequest
@@ -55,17 +56,17 @@ class Prebuilder:
     :param make_request: the child's request for a candidate.
     :param root: where each build gets its directory (request, the candidate's files, captured output).
     :param settings: the harness settings (``prebuild_jobs``, ``compile_timeout_s``, limits).
-    :param device: the backend's device, for the resource limits.
+    :param host_cpu: whether the backend's device is the host CPU (``Device.host_cpu``), for the resource limits.
     :param cache_dir: the persistent cache the builds fill.
     :param enabled: False when no plugin implements ``kforge_prebuild``: nothing is started.
     """
 
     def __init__(self, make_request: Callable[[Candidate], PrebuildRequest], root: Path, settings: HarnessSettings,
-                 *, device: str, cache_dir: Path, enabled: bool) -> None:
+                 *, host_cpu: bool, cache_dir: Path, enabled: bool) -> None:
         self._make_request = make_request
         self._root = root
         self._settings = settings
-        self._device = device
+        self._host_cpu = host_cpu
         self._cache_dir = cache_dir
         self._futures: dict[str, Future[PrebuildOutcome | None]] = {}
         self._running: set[subprocess.Popen[bytes]] = set()
@@ -145,7 +146,7 @@ class Prebuilder:
                     start_new_session=True,
                     preexec_fn=_background(limits_setter(memory_limit_mb=self._settings.memory_limit_mb,
                                                          file_size_limit_mb=self._settings.file_size_limit_mb,
-                                                         device=self._device)),
+                                                         host_cpu=self._host_cpu)),
                 )
                 self._running.add(process)
             try:
@@ -173,9 +174,7 @@ class Prebuilder:
             if not answer["answered"]:
                 self._nothing_to_build = True
                 return PrebuildOutcome(candidate.digest, seconds)
-            failure = Failure(answer["failure"]) if answer["failure"] is not None else None
-            result = CompileResult(ok=bool(answer["ok"]), log=str(answer["log"]), seconds=float(answer["seconds"]),
-                                   cached=bool(answer["cached"]), failure=failure)
+            result = record_from_json(CompileResult, answer["result"])
         except (OSError, ValueError, KeyError, TypeError) as exc:
             return PrebuildOutcome(candidate.digest, seconds, error=f"the build process gave no answer: {exc}")
         return PrebuildOutcome(candidate.digest, seconds, result=result)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..codec import to_json
 from ..records import Candidate, Problem
 from .protocol import WorkerInit
 
@@ -46,18 +47,19 @@ def run(directory: Path) -> dict[str, Any]:
     from ..records import StageContext
 
     loaded = build_plugin_manager(init.selection)
-    backend = BackendRegistry(loaded).get(init.backend).backend
+    registry = BackendRegistry(loaded)
+    backend = registry.get(init.backend).backend
     workdir = directory / FILES_DIR
     request.candidate.write_to(workdir)
     os.chdir(workdir)
     context = StageContext(problem=request.problem, workdir=workdir, options=init.options, cache_dir=init.cache_dir,
                            settings=init.settings)
     start = time.perf_counter()
-    result = loaded.pm.hook.kforge_prebuild(backend=backend, candidate=request.candidate, context=context)
+    result = registry.hooks(init.backend).caller("prebuild")(backend=backend, candidate=request.candidate,
+                                                             context=context)
     if result is None:
         return {"answered": False, "seconds": time.perf_counter() - start}
-    return {"answered": True, "ok": result.ok, "log": result.log, "seconds": result.seconds,
-            "cached": result.cached, "failure": result.failure.value if result.failure is not None else None}
+    return {"answered": True, "result": to_json(result)}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -52,7 +52,7 @@ class WorkerProcess:
                 cwd=home, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                 pass_fds=(to_child_r, from_child_w, lifeline_r), start_new_session=True,
                 preexec_fn=limits_setter(memory_limit_mb=settings.memory_limit_mb,
-                                         file_size_limit_mb=settings.file_size_limit_mb, device=init.device),
+                                         file_size_limit_mb=settings.file_size_limit_mb, host_cpu=init.host_cpu),
             )
         for fd in (to_child_r, from_child_w, lifeline_r):
             os.close(fd)

@@ -51,7 +51,7 @@ class WorkerInit:
     sys_path: tuple[str, ...]
     selection: PluginSelection
     backend: str
-    device: str
+    host_cpu: bool
     options: Any
     settings: HarnessSettings
     cache_dir: Path
@@ -104,13 +104,26 @@ class MeasureBaselines:
 
 @dataclass(frozen=True)
 class DeviceFacts:
-    """What a worker found out about its device when it started."""
+    """What a worker found out about its device when it started.
+
+    :param device: the device with its index ("cuda:0", "cpu").
+    :param name: what it is ("NVIDIA H100 80GB HBM3").
+    :param l2_bytes: its last-level cache (0: none to flush, or unknown).
+    :param flush_bytes: what timing writes to flush caches between runs (0: no flush).
+    :param synchronize: how timing waits for the device.
+    :param timer: how timing measures.
+    :param facts: what prompts and profile summaries may quote (``Device.facts``).
+    """
 
     device: str
     name: str
     l2_bytes: int
     torch_version: str
     pid: int
+    flush_bytes: int = 0
+    synchronize: str = ""
+    timer: str = ""
+    facts: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

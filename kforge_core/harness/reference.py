@@ -3,7 +3,7 @@
 Per worker and problem, once: the seeded inputs of every correctness trial and the reference's outputs for them,
 the float64 reference for the precision estimate, and the distinct input sets the timed runs cycle through (and
 the operators the reference runs, when a candidate first needs them). All of it stays alive on the device, so
-comparisons run there; memory the reference freed is poisoned before each candidate call (``DeviceOps.poison``).
+comparisons run there; memory the reference freed is poisoned before each candidate call (``Device.poison``).
 A warm worker serving several candidates of one problem computes all this once; a worker moved on to another
 problem computes that problem's.
 """
@@ -14,7 +14,7 @@ import copy
 import functools
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -27,6 +27,9 @@ from .runs import checked_timed_runs, pool_index
 
 WARMUP_SEED_OFFSET = 10_000
 TIMING_SEED_OFFSET = 20_000
+
+if TYPE_CHECKING:
+    from ..device import Device
 
 
 @dataclass
@@ -93,11 +96,11 @@ class ReferenceData:
 _cache: dict[tuple[Any, ...], ReferenceData] = {}
 
 
-def reference_data(problem: Problem, device: torch.device, settings: HarnessSettings,
+def reference_data(problem: Problem, device: Device, settings: HarnessSettings,
                    backend_tolerance: tuple[tuple[str, float, float], ...] = ()) -> ReferenceData:
     """The reference data for ``problem`` on ``device``, computed on first use in this process. A worker holds
     one problem's data at a time: taking another problem drops the previous one's (its device memory too)."""
-    key = (problem.digest, str(device), repr(settings), backend_tolerance)
+    key = (problem.digest, str(device.torch_device), repr(settings), backend_tolerance)
     if key not in _cache:
         for other in [k for k in _cache if k[0] != problem.digest]:
             del _cache[other]
@@ -126,8 +129,9 @@ def build_model(cls: type, init_inputs: list[Any], seed: int, device: torch.devi
     return model.to(device) if isinstance(model, torch.nn.Module) else model
 
 
-def _compute(problem: Problem, device: torch.device, settings: HarnessSettings,
+def _compute(problem: Problem, on: Device, settings: HarnessSettings,
              backend_tolerance: tuple[tuple[str, float, float], ...]) -> ReferenceData:
+    device = on.torch_device
     module = import_problem_module(problem.path)
     torch.manual_seed(settings.seed)
     init_inputs = list(module.get_init_inputs())
@@ -148,8 +152,7 @@ def _compute(problem: Problem, device: torch.device, settings: HarnessSettings,
                          tolerances, fresh_model, float64_outputs, float64_note)
     data.sensitivity = max((max_difference(t.outputs, trials[0].outputs) for t in trials[1:]), default=0.0)
     _prepare_timing(data, model, settings)
-    if device.type != "cpu":
-        getattr(torch, device.type).synchronize()
+    on.synchronize()
     return data
 
 

@@ -6,24 +6,11 @@ environment by accident), not a security sandbox against deliberate attack: the 
 
 from __future__ import annotations
 
-import re
 import resource
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
-# Names of environment variables that hold credentials; matched case-insensitively against the whole name.
-SECRET_NAME_PATTERNS = (
-    r".*_API_KEY", r".*_APIKEY", r".*_TOKEN", r".*SECRET.*", r".*PASSWORD.*", r".*_CREDENTIALS?",
-    r".*_ACCESS_KEY(_ID)?", r".*_PRIVATE_KEY",
-    r"AWS_.*", r"AZURE_.*", r"GOOGLE_.*", r"GCP_.*", r"GCLOUD_.*", r"CLOUDSDK_.*",
-    r"OPENAI_.*", r"ANTHROPIC_.*", r"HF_TOKEN", r"HUGGING_FACE_HUB_TOKEN", r"NETRC",
-)
-_SECRET = re.compile("|".join(f"(?:{p})" for p in SECRET_NAME_PATTERNS), re.IGNORECASE)
-
-
-def is_secret(name: str) -> bool:
-    return _SECRET.fullmatch(name) is not None
-
+from ..secrets import is_secret
 
 def worker_environment(environ: Mapping[str, str], cache_dir: Path,
                        extra: Iterable[tuple[str, str]] = ()) -> dict[str, str]:
@@ -43,13 +30,14 @@ def worker_environment(environ: Mapping[str, str], cache_dir: Path,
     return env
 
 
-def limits_setter(*, memory_limit_mb: int, file_size_limit_mb: int, device: str) -> Callable[[], None]:
+def limits_setter(*, memory_limit_mb: int, file_size_limit_mb: int, host_cpu: bool) -> Callable[[], None]:
     """A ``preexec_fn`` that sets the worker's resource limits (it runs in the child, before exec).
 
-    No core files. The address space is limited only on the CPU device: CUDA and other GPU runtimes reserve
-    far more virtual address space than they use, so a limit there would break them, not contain them.
+    No core files. The address space is limited only on a host-CPU device (``Device.host_cpu``): CUDA and other
+    GPU runtimes reserve far more virtual address space than they use, so a limit there would break them, not
+    contain them.
     """
-    limit_address_space = memory_limit_mb > 0 and device == "cpu"
+    limit_address_space = memory_limit_mb > 0 and host_cpu
 
     def set_limits() -> None:
         _lower(resource.RLIMIT_CORE, 0)

@@ -9,9 +9,8 @@ the callable started has finished: work on side streams and threads is counted. 
 from __future__ import annotations
 
 import threading
-import time
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import torch
 
@@ -19,13 +18,14 @@ from ..records import Flag
 from ..settings import HarnessSettings
 from . import flags as F
 from .compare import as_outputs, check_structure, compare_outputs
-from .device import DeviceOps, join_threads, new_threads
 from .reference import ReferenceData, clone_values
 from .runs import checked_timed_runs, pool_index
+from .threads import join_threads, new_threads
 from .verdict import TimingMethod
 
-# Bound now, before any candidate is imported: a candidate that replaces time.perf_counter does not fool us.
-_perf_counter = time.perf_counter
+if TYPE_CHECKING:
+    from ..device import Device
+
 THREAD_JOIN_S = 60.0
 
 
@@ -36,15 +36,15 @@ class TimedRuns:
     flags: list[Flag]
 
 
-def timing_method(device: DeviceOps, settings: HarnessSettings, reference: ReferenceData) -> TimingMethod:
+def timing_method(device: Device, settings: HarnessSettings, reference: ReferenceData) -> TimingMethod:
     checked = checked_timed_runs(settings)
     return TimingMethod(
-        device=device.name,
+        device=device.label,
         warmup=settings.warmup,
         repetitions=settings.repetitions,
         l2_flush_bytes=device.flush_bytes,
         synchronize=device.synchronize_description,
-        timer="time.perf_counter around the call, from after the flush and drain to after the synchronize",
+        timer=device.timer_description,
         fresh_inputs=True,
         notes=(f"{len(reference.pool)} distinct seeded input sets (seeds {reference.pool_seeds[0]}.."
                f"{reference.pool_seeds[-1]}) cycled, each run on clones of one; outputs of timed runs "
@@ -52,7 +52,7 @@ def timing_method(device: DeviceOps, settings: HarnessSettings, reference: Refer
     )
 
 
-def time_runs(call: Callable[..., Any], reference: ReferenceData, device: DeviceOps, settings: HarnessSettings,
+def time_runs(call: Callable[..., Any], reference: ReferenceData, device: Device, settings: HarnessSettings,
               keep: tuple[int, ...] = ()) -> TimedRuns:
     """Warm up, then time ``settings.repetitions`` runs of ``call``; keep the outputs of the runs in ``keep``."""
     size = len(reference.pool)
@@ -65,21 +65,21 @@ def time_runs(call: Callable[..., Any], reference: ReferenceData, device: Device
         samples, kept, flags = [], {}, []
         for run in range(settings.repetitions):
             args = clone_values(reference.pool[pool_index(run, settings, size)])
-            device.flush_l2()
+            device.flush_caches()
             device.synchronize()
             threads_before = set(threading.enumerate())
-            start = _perf_counter()
+            elapsed_ms = device.start_timer()
             result = call(*args)
             _wait(device, threads_before)
-            samples.append((_perf_counter() - start) * 1e3)
+            samples.append(elapsed_ms())
             if run in keep:
                 kept[run] = _copies(result)
-            flags.extend(_persisting_l2(device, settings, run))
+            flags.extend(_changed_state(device, settings, run))
             del result, args
     return TimedRuns(samples, kept, list(F.merge_flags(flags)))
 
 
-def _wait(device: DeviceOps, threads_before: set[threading.Thread]) -> None:
+def _wait(device: Device, threads_before: set[threading.Thread]) -> None:
     device.synchronize()
     join_threads(new_threads(threads_before), THREAD_JOIN_S)
 
@@ -89,17 +89,14 @@ def _copies(result: Any) -> list[Any]:
     return [o.detach().clone() if type(o) is torch.Tensor else o for o in as_outputs(result)]
 
 
-def _persisting_l2(device: DeviceOps, settings: HarnessSettings, run: int) -> list[Flag]:
-    """A persisting-L2 set-aside changed during the run means the candidate asked lines to survive the flush."""
-    change = device.persisting_l2_change()
-    if change is None:
+def _changed_state(device: Device, settings: HarnessSettings, run: int) -> list[Flag]:
+    """Device state the run changed that would make later runs faster (a persisting-L2 set-aside): put back,
+    and flagged."""
+    changes = device.changed_state()
+    if not changes:
         return []
-    device.restore_persisting_l2()
-    return [F.raise_flag(F.L2_PERSISTENCE, (
-        f"the CUDA context's persisting-L2 set-aside went from {change[0]:,} to {change[1]:,} bytes during timed "
-        f"run {run}: the "
-        "candidate asked for lines to persist in L2 across runs (the harness resets them before every flush)"),
-        settings)]
+    device.restore_state()
+    return [F.raise_flag(change.flag, f"timed run {run}: {change.message}", settings) for change in changes]
 
 
 def check_timed_outputs(runs: TimedRuns, reference: ReferenceData, settings: HarnessSettings) -> list[Flag]:

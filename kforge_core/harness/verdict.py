@@ -10,8 +10,8 @@ import statistics
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from ..records import CompileResult, Failure, Flag, ProfileResult, VerifyResult
-from . import records_json as rj
+from ..codec import from_json, record_from_json, to_json
+from ..records import CompileResult, Failure, Flag, ProfileResult, TrialError, VerifyResult
 
 SCHEMA = "kforge.verdict/1"
 
@@ -42,11 +42,11 @@ class RuntimeStats:
         return self.std / self.mean if self.mean > 0 else 0.0
 
     def to_json(self) -> dict[str, Any]:
-        return {"median": self.median, "mean": self.mean, "std": self.std, "min": self.min, "count": self.count}
+        return to_json(self)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RuntimeStats:
-        return cls(data["median"], data["mean"], data["std"], data["min"], data["count"])
+        return record_from_json(cls, data)
 
 
 @dataclass(frozen=True)
@@ -73,15 +73,11 @@ class TimingMethod:
     notes: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "device": self.device, "warmup": self.warmup, "repetitions": self.repetitions,
-            "l2_flush_bytes": self.l2_flush_bytes, "synchronize": self.synchronize, "timer": self.timer,
-            "fresh_inputs": self.fresh_inputs, "notes": self.notes,
-        }
+        return to_json(self)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TimingMethod:
-        return cls(**{key: data[key] for key in cls.__dataclass_fields__})
+        return record_from_json(cls, data)
 
 
 @dataclass(frozen=True)
@@ -140,10 +136,10 @@ class Verdict:
             "backend": self.backend,
             "problem": self.problem,
             "correct": self.correct,
-            "failure": rj.failure_to_json(self.failure),
+            "failure": to_json(self.failure),
             "message": self.message,
-            "flags": [rj.flag_to_json(f) for f in self.flags],
-            "trials": [rj.trial_to_json(t) for t in self.verify.trials] if self.verify else [],
+            "flags": to_json(self.flags),
+            "trials": to_json(self.verify.trials, tuple[TrialError, ...]) if self.verify else [],
             "runtime": self.runtime.to_json() if self.runtime else None,
             "baselines": {name: stats.to_json() for name, stats in self.baselines},
             "baseline_errors": dict(self.baseline_errors),
@@ -151,9 +147,9 @@ class Verdict:
             "speedups": dict(self.speedups),
             "best_speedup": self.best_speedup,
             "method": self.method.to_json() if self.method else None,
-            "compile": rj.compile_to_json(self.compile),
-            "verify": rj.verify_to_json(self.verify) if self.verify else None,
-            "profile": rj.profile_to_json(self.profile) if self.profile else None,
+            "compile": to_json(self.compile),
+            "verify": to_json(self.verify),
+            "profile": to_json(self.profile),
             "stdout": self.stdout,
             "stderr": self.stderr,
             "worker_replaced": self.worker_replaced,
@@ -169,16 +165,16 @@ class Verdict:
             candidate_digest=data["candidate_digest"],
             backend=data["backend"],
             problem=data["problem"],
-            compile=rj.compile_from_json(data["compile"]),
-            verify=rj.verify_from_json(data["verify"]) if data["verify"] is not None else None,
+            compile=record_from_json(CompileResult, data["compile"]),
+            verify=from_json(VerifyResult, data["verify"]),
             runtime=RuntimeStats.from_json(data["runtime"]) if data["runtime"] is not None else None,
             baselines=tuple((name, RuntimeStats.from_json(s)) for name, s in data["baselines"].items()),
             speedups=tuple((name, float(value)) for name, value in data["speedups"].items()),
-            flags=tuple(rj.flag_from_json(f) for f in data["flags"]),
-            failure=rj.failure_from_json(data["failure"]),
+            flags=from_json(tuple[Flag, ...], data["flags"]),
+            failure=from_json(Failure, data["failure"]),
             message=data["message"],
             method=TimingMethod.from_json(data["method"]) if data["method"] is not None else None,
-            profile=rj.profile_from_json(data["profile"]) if data["profile"] is not None else None,
+            profile=from_json(ProfileResult, data["profile"]),
             stdout=data["stdout"],
             stderr=data["stderr"],
             worker_replaced=data["worker_replaced"],

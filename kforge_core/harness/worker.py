@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import ctypes
 import os
-import platform
 import signal
 import sys
 import threading
@@ -21,7 +20,8 @@ from typing import Any
 
 from ..records import Candidate, Failure, Problem, StageContext
 from .captured import STDERR_FILE, STDOUT_FILE
-from .faults import classify_exception, classify_text, exception_line
+from ..tracebacks import exception_line
+from .faults import classify_exception, classify_text
 from .protocol import (
     Begin, Channel, ChannelClosed, DeviceFacts, Finish, MeasureBaselines, Prepare, Reply, RunStage, Time,
     WorkerInit,
@@ -36,20 +36,20 @@ class Worker:
         for entry in init.sys_path:
             if entry not in sys.path:
                 sys.path.append(entry)
-        import torch
-
         from ..backends import BackendRegistry
+        from ..device import make_device
+        from ..devices.cpu import configure_host_allocator
         from ..plugins import build_plugin_manager
-        from .device import DeviceOps, configure_host_allocator
 
         configure_host_allocator()
 
         self.init = init
         self.plugins = build_plugin_manager(init.selection)
-        self.backend = BackendRegistry(self.plugins).get(init.backend).backend
-        self.device = torch.device(self.backend.device)
-        torch.empty(1, device=self.device)  # start the device runtime now, not inside a timed run
-        self.device_ops = DeviceOps(self.device, init.settings.l2_flush_bytes)
+        registry = BackendRegistry(self.plugins)
+        self.backend = registry.get(init.backend).backend
+        self.hooks = registry.hooks(init.backend)
+        self.device = make_device(self.backend, flush_bytes=init.settings.l2_flush_bytes)
+        self.device.start()  # the device runtime starts now, not inside a timed run
         self.home = Path.cwd()
         self.problem: Problem | None = None  # set by Prepare
         self.candidate: Candidate | None = None
@@ -61,14 +61,11 @@ class Worker:
     def facts(self) -> DeviceFacts:
         import torch
 
-        name = platform.processor() or platform.machine()
-        if self.device.type != "cpu":
-            try:
-                name = getattr(torch, self.device.type).get_device_name(self.device)
-            except Exception:
-                name = self.device.type
-        return DeviceFacts(str(self.device), str(name), int(self.device_ops.l2_bytes), str(torch.__version__),
-                           os.getpid())
+        device = self.device
+        return DeviceFacts(device.label, device.hardware_name(), int(device.cache_bytes), str(torch.__version__),
+                           os.getpid(), flush_bytes=device.flush_bytes,
+                           synchronize=device.synchronize_description, timer=device.timer_description,
+                           facts=tuple(device.facts().items()))
 
     def reference(self):  # noqa: ANN201
         from .reference import reference_data
@@ -101,13 +98,13 @@ class Worker:
         if isinstance(request, Time):
             from .worker_timing import time_candidate
 
-            return time_candidate(self.backend, self.candidate, self.context, self.reference(), self.device_ops)
+            return time_candidate(self.backend, self.candidate, self.context, self.reference(), self.device)
         if isinstance(request, Finish):
             return self._finish()
         if isinstance(request, MeasureBaselines):
             from .baselines import measure_baselines
 
-            return measure_baselines(request.names, self.reference(), self.device_ops, self.init.settings)
+            return measure_baselines(request.names, self.reference(), self.device, self.init.settings)
         raise TypeError(f"unknown request {request!r}")
 
     def _begin(self, request: Begin) -> None:
@@ -121,12 +118,12 @@ class Worker:
         _redirect_output(workdir / STDOUT_FILE, workdir / STDERR_FILE)
         self.candidate = request.candidate
         self.context = StageContext(problem=self.problem, workdir=workdir, options=self.init.options,
-                                    cache_dir=self.init.cache_dir, settings=self.init.settings)
+                                    cache_dir=self.init.cache_dir, settings=self.init.settings,
+                                    device=self.device)
         self.snapshot = ProcessSnapshot.take(reference.known_ops)
 
     def _stage(self, stage: str) -> Any:
-        hook = getattr(self.plugins.hook, f"kforge_{stage}")
-        result = hook(backend=self.backend, candidate=self.candidate, context=self.context)
+        result = self.hooks.caller(stage)(backend=self.backend, candidate=self.candidate, context=self.context)
         if result is None:
             raise RuntimeError(f"no plugin answered kforge_{stage} for backend {self.backend.name!r}")
         return result
@@ -149,8 +146,9 @@ class Worker:
         detail = traceback.format_exc()
         workdir = self.context.workdir if self.context is not None else None
         if workdir is not None and str(workdir) in detail:
-            return Reply(failure=classify_exception(exc), message=candidate_traceback(exc, workdir), detail=detail)
-        failure = classify_text(str(exc))
+            return Reply(failure=classify_exception(exc, self.device), message=candidate_traceback(exc, workdir),
+                         detail=detail)
+        failure = classify_text(str(exc), self.device)
         if failure is Failure.DEVICE_FAULT:
             message = f"the device failed after the candidate ran: {exception_line(exc)}"
         elif failure is Failure.OUT_OF_MEMORY:

@@ -3,20 +3,24 @@ behind in the process. Runs inside workers only."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..builtin.torch_candidate import candidate_instance
 from ..records import Backend, Candidate, StageContext
 from ..settings import HarnessSettings
 from . import flags as F
-from .device import DeviceOps
 from .integrity import ProcessSnapshot, changes_since
 from .protocol import FinishReport, TimingOutcome
 from .reference import ReferenceData
 from .runs import checked_timed_runs
 from .timing import check_timed_outputs, time_runs, timing_method
 
+if TYPE_CHECKING:
+    from ..device import Device
+
 
 def time_candidate(backend: Backend, candidate: Candidate, context: StageContext, reference: ReferenceData,
-                   device: DeviceOps) -> TimingOutcome:
+                   device: Device) -> TimingOutcome:
     """Time the candidate's ``ModelNew`` and check the outputs of some timed runs against the reference."""
     settings: HarnessSettings = context.settings
     model = candidate_instance(backend, candidate, context).model

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 from ..errors import KForgeError
 from ..settings import LLMSettings
 from .errors import ProviderError
-from .redact import redact
+from ..secrets import redact
 from .retry import backoff_delay, is_transient
 from .spec import ModelSpec
 from .usage import Usage, cost_usd, usage_of

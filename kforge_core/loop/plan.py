@@ -17,7 +17,7 @@ from ..records import SourceFile
 from ..report import RunReport
 from ..settings import Settings
 from ..store import RunStore
-from ..store.codec import record_from_json, to_jsonable
+from ..codec import record_from_json, to_json
 
 
 @dataclass(frozen=True)
@@ -32,12 +32,12 @@ class RunPlan:
     settings: Settings
 
     def to_json(self) -> dict[str, Any]:
-        table = to_jsonable(self.settings)
+        table = to_json(self.settings)
         table.pop("sources", None)
         return {
             "problem_path": str(self.problem_path), "backend": self.backend, "model": self.model,
             "analyst_model": self.analyst_model, "settings": table,
-            "reference": to_jsonable(self.reference) if self.reference is not None else None,
+            "reference": to_json(self.reference) if self.reference is not None else None,
         }
 
     @classmethod

@@ -21,7 +21,7 @@ from ..prompts import PromptTemplates
 from ..records import Lowering, Problem
 from ..report import RunOutputs, write_outputs
 from ..store import RunDirectory, RunInfo, RunStore
-from ..store.codec import record_from_json, to_jsonable
+from ..codec import record_from_json, to_json
 from .agent_loop import AgentLoop
 from .budget import Budget, RunClock
 from .evaluator import EvaluatorFactory, open_harness
@@ -170,13 +170,13 @@ def _lowering(
 ) -> Lowering:
     """The backend's lowering, asked once per run and kept, so a resumed run prompts exactly as before."""
     def work(artifact_dir: str) -> tuple[dict[str, Any], None]:
-        lowering = app.plugins.hook.kforge_lower(
+        lowering = app.registry.hooks(registered.name).caller("lower")(
             backend=registered.backend, problem=problem, options=options, cache_dir=cache_dir
         )
         if lowering is None:
             raise KForgeError(f"backend {registered.name!r} ({registered.distribution}) provides no kforge_lower")
-        journal.run_dir.write(f"{artifact_dir}/lowering.json", json.dumps(to_jsonable(lowering), indent=2))
-        return to_jsonable(lowering), None
+        journal.run_dir.write(f"{artifact_dir}/lowering.json", json.dumps(to_json(lowering), indent=2))
+        return to_json(lowering), None
 
     step = journal.step("lowering", registered.name, Place("setup"), "lowering", work)
     return record_from_json(Lowering, step.data)

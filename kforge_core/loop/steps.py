@@ -12,7 +12,7 @@ from ..agents import AnalysisAgent, AnalysisRequest, GenerationAgent, Generation
 from ..llm import ChatClient, LLMReply
 from ..records import Candidate, Image, ProfileSummary
 from ..store import LLMCall, RunDirectory
-from ..store.codec import record_from_json, to_jsonable
+from ..codec import record_from_json, to_json
 from .budget import Budget
 from .evaluator import Evaluator
 from .journal import Journal
@@ -37,7 +37,7 @@ class LoopSteps:
         """The baselines' median times (ms), measured once by the harness before the first candidate."""
         def work(artifact_dir: str) -> tuple[dict[str, Any], None]:
             self.stage("measuring baselines", Place("setup"))
-            stats = [[name, to_jsonable(value)] for name, value in self.evaluator.baselines().items()]
+            stats = [[name, to_json(value)] for name, value in self.evaluator.baselines().items()]
             self.run_dir.write(f"{artifact_dir}/baselines.json", json.dumps(dict(stats), indent=2))
             return {"baselines": stats}, None
 
@@ -60,7 +60,7 @@ class LoopSteps:
             if parsed.candidate is not None:
                 self.run_dir.write_files(f"{artifact_dir}/candidate", parsed.candidate.files)
             data = {"reply": reply.text, "retries": list(reply.retries), "no_code": parsed.problem,
-                    "candidate": to_jsonable(parsed.candidate) if parsed.candidate is not None else None}
+                    "candidate": to_json(parsed.candidate) if parsed.candidate is not None else None}
             return data, call
 
         step = self.journal.step("generation", prompt.digest, place, place.label, work)
@@ -76,7 +76,7 @@ class LoopSteps:
             self.run_dir.write(f"{artifact_dir}/verdict.json", json.dumps(verdict.to_json(), indent=2))
             if outcome.compile_log:
                 self.run_dir.write(f"{artifact_dir}/compile.log", outcome.compile_log)
-            return to_jsonable(outcome), None
+            return to_json(outcome), None
 
         step = self.journal.step("evaluation", candidate.digest, place, place.label, work)
         return record_from_json(Outcome, step.data)

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ..llm.redact import redact
+from ..secrets import redact
 from .outputs import BEST, PLOT, REPORT
 from .run_report import RunReport
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..llm.redact import redact
+from ..secrets import redact
 from ..store import RunStore
 from .markdown import render_markdown
 from .plot import plot_speedups

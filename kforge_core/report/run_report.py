@@ -11,7 +11,7 @@ from pathlib import Path
 from ..loop.records import Outcome
 from ..records import Candidate
 from ..store import RunInfo, RunStore, StepRecord
-from ..store.codec import record_from_json
+from ..codec import record_from_json
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import re
 import shutil
 from pathlib import Path
 
-from ..llm.redact import redact, secret_values
+from ..secrets import redact, secret_values
 from ..records import SourceFile
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import KForgeError
-from ..llm.redact import redact, secret_values
+from ..secrets import redact, secret_values
 from .schema import connect
 
 DB_NAME = "kforge.db"

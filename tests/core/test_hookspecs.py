@@ -53,5 +53,8 @@ def _test_sources() -> str:
 
 @pytest.mark.parametrize("name", HOOKS)
 def test_every_hook_has_a_test(name):
-    # a test calls the hook through the plugin manager (hook.kforge_x(...)) or through the CLI that calls it
-    assert re.search(rf"hook\.{name}\(", _test_sources()), f"no test calls {name} through the plugin manager"
+    # a test calls the hook through the plugin manager (hook.kforge_x(...)), through a backend's routed hooks
+    # (caller("x")(...)), or through the CLI that calls it
+    stage = name.removeprefix("kforge_")
+    pattern = rf"hook\.{name}\(|caller\(\"{stage}\"\)\("
+    assert re.search(pattern, _test_sources()), f"no test calls {name} through the plugin manager"

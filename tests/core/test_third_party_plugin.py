@@ -66,15 +66,28 @@ def test_stage_hooks_of_the_installed_plugin_are_called(plugin_path, tmp_path, m
     assert summary.text == "echo summary: echo_kernel took 1.5 us"
 
 
-def test_a_plugin_answers_only_for_its_own_backends(plugin_path, monkeypatch, tmp_path):
-    """The echo plugin returns None for a backend it did not register, so it does not hijack it."""
+def test_the_plugins_hooks_are_never_asked_about_another_backend(plugin_path, monkeypatch, tmp_path):
+    """The echo plugin asks no backend's name; the core calls its stage hooks only for the backend it registered."""
     monkeypatch.setenv("KFORGE_PLUGINS", "testplugin")
-    from kforge_core import Backend
+    from kforge_core import Backend, hookimpl
+    from kforge_core.backends import BackendRegistry
+    from kforge_core.plugins import build_plugin_manager
 
     other = Backend(name="other", programming_model="x", device="cpu")
+
+    class Other:
+        @hookimpl
+        def kforge_register_backends(self, register):
+            register(other)
+
+    loaded = build_plugin_manager(PluginSelection.from_env(), extra_plugins=[("other", Other())])
+    registry = BackendRegistry(loaded)
     problem = load_problem(write_problem(tmp_path))
-    hook = App().plugins.hook
-    assert hook.kforge_lower(backend=other, problem=problem, options=None, cache_dir=tmp_path) is None
+    lower = registry.hooks("other").caller("lower")
+    assert lower(backend=other, problem=problem, options=None, cache_dir=tmp_path) is None
+    echo = registry.get("echo").backend
+    lowering = registry.hooks("echo").caller("lower")(backend=echo, problem=problem, options=None, cache_dir=tmp_path)
+    assert lowering.backend == "echo"
 
 
 def test_plugin_selection_travels_as_plain_data(plugin_path, monkeypatch):

@@ -80,7 +80,7 @@ def test_2_work_on_a_side_stream_is_caught(gpu_harness):
 
 def test_2_side_stream_work_is_counted_by_the_timer(cache_dir, tmp_path, monkeypatch):
     from kforge_core.candidate_module import import_candidate
-    from kforge_core.harness.device import DeviceOps
+    from kforge_core.device import make_device
     from kforge_core.harness.reference import clone_values, reference_data
     from kforge_core.harness.timing import time_runs
 
@@ -88,9 +88,10 @@ def test_2_side_stream_work_is_counted_by_the_timer(cache_dir, tmp_path, monkeyp
     monkeypatch.setenv("TORCH_EXTENSIONS_DIR", os.environ.get("TORCH_EXTENSIONS_DIR",
                                                               str(cache_dir / "torch_extensions")))
     settings = settings_for(cache_dir).harness
-    reference = reference_data(problem("relu_scale"), torch.device("cuda"), settings)
+    device = make_device(TORCH_CUDA)
+    reference = reference_data(problem("relu_scale"), device, settings)
     model = import_candidate(candidate("gpu_side_stream"), tmp_path).ModelNew(2.0)
-    ours = sorted(time_runs(model, reference, DeviceOps(torch.device("cuda")), settings).samples_ms)
+    ours = sorted(time_runs(model, reference, device, settings).samples_ms)
     naive = []  # events on the caller's stream only, as many harnesses time kernels
     for _ in range(4):
         args = clone_values(reference.pool[0])
@@ -120,17 +121,18 @@ def test_8_persisting_l2_is_caught_and_reset(gpu_harness):
 
 
 def test_the_harness_restores_the_persisting_l2_set_aside():
-    from kforge_core.harness.device import DeviceOps
+    from kforge_core.device import make_device
 
-    ops = DeviceOps(torch.device("cuda"))
+    ops = make_device(TORCH_CUDA)
     assert ops.persisting_l2_change() is None  # nothing touched it: the driver's own default is not a cheat
     libcuda = ctypes.CDLL("libcuda.so.1")
     most = ctypes.c_int(0)
     assert libcuda.cuDeviceGetAttribute(ctypes.byref(most), ctypes.c_int(108), ctypes.c_int(0)) == 0
     assert libcuda.cuCtxSetLimit(ctypes.c_int(0x06), ctypes.c_size_t(most.value)) == 0
     assert ops.persisting_l2_change() is not None
-    ops.restore_persisting_l2()
-    assert ops.persisting_l2_change() is None
+    assert [change.flag for change in ops.changed_state()] == [F.L2_PERSISTENCE]
+    ops.restore_state()
+    assert ops.persisting_l2_change() is None and ops.changed_state() == ()
 
 
 @pytest.mark.parametrize("name", ["gpu_illegal_address", "gpu_device_assert"])

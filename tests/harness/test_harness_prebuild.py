@@ -103,7 +103,7 @@ def test_a_candidate_evaluated_before_its_build_started_is_not_built_twice(harne
 
 def _prebuilder(harness: Harness, root) -> Prebuilder:
     """A Prebuilder as the harness makes it, for the tests of holding builds."""
-    return Prebuilder(harness._prebuild_request, root, harness.settings.harness, device="cpu",
+    return Prebuilder(harness._prebuild_request, root, harness.settings.harness, host_cpu=True,
                       cache_dir=harness.settings.cache_dir, enabled=True)
 
 

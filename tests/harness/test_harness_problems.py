@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from kforge_core.device import Device
 from kforge_core.errors import KForgeError
 from kforge_core.harness import Harness
 from kforge_core.harness.device_binding import device_environment
@@ -74,6 +75,10 @@ def test_device_environment_counts_among_the_units_already_shown():
     with pytest.raises(KForgeError, match="out of range"):
         device_environment(TORCH_CPU_UNITS, 2, {"TORCH_TEST_UNITS": "4,6"})
     assert device_environment(TORCH_CPU, 1, {}) == ()  # the host CPU: a slot, nothing to bind
-    gpu = dataclasses.replace(TORCH_CPU, name="no-selector", device="xpu")
-    with pytest.raises(KForgeError, match="visible_devices_env"):
+
+    class UnboundDevice(Device):
+        torch_type = "xpu"
+
+    gpu = dataclasses.replace(TORCH_CPU, name="no-selector", device="xpu", device_class=UnboundDevice)
+    with pytest.raises(KForgeError, match="names no visible_devices_env"):
         device_environment(gpu, 0, {})

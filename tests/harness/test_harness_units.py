@@ -19,9 +19,10 @@ from kforge_core.harness.faults import classify_exception, classify_exit
 from kforge_core.harness.op_trace import compute_ops, is_compute_op, op_name, trace_ops
 from kforge_core.harness.precision import agreement_bits
 from kforge_core.harness.runs import checked_timed_runs
-from kforge_core.harness.sandbox import is_secret, worker_environment
+from kforge_core.harness.sandbox import worker_environment
 from kforge_core.harness.static_check import check_source
-from kforge_core.records import Candidate, Failure
+from kforge_core.records import Backend, Candidate, Failure
+from kforge_core.secrets import is_secret, secret_values
 from kforge_core.settings import HarnessSettings
 
 from .helpers import problem
@@ -138,10 +139,23 @@ def test_exceptions_are_classified():
     assert classify_exception(ValueError("x")) is Failure.RUNTIME
     assert classify_exception(MemoryError()) is Failure.OUT_OF_MEMORY
     assert classify_exception(RuntimeError("DefaultCPUAllocator: can't allocate memory")) is Failure.OUT_OF_MEMORY
-    assert classify_exception(RuntimeError("CUDA error: an illegal memory access was encountered")) is \
-        Failure.DEVICE_FAULT
-    assert classify_exception(RuntimeError("CUDA error: device-side assert triggered")) is Failure.DEVICE_FAULT
     assert classify_exception(SystemExit(1)) is Failure.EXIT
+
+
+def test_a_device_classifies_its_runtimes_faults_and_the_core_knows_none():
+    from kforge_core.device import Device
+
+    class Lossy(Device):
+        torch_type = "cpu"
+        fault_patterns = ("device lost",)
+        out_of_memory_patterns = ("pool exhausted",)
+
+    device = Lossy(Backend(name="lossy", programming_model="x", device="lossy"))
+    lost = RuntimeError("UR error: device lost")
+    assert classify_exception(lost) is Failure.RUNTIME  # the core alone knows no runtime's words
+    assert classify_exception(lost, device) is Failure.DEVICE_FAULT
+    assert classify_exception(RuntimeError("the pool exhausted"), device) is Failure.OUT_OF_MEMORY
+    assert classify_exception(RuntimeError("can't allocate memory"), device) is Failure.OUT_OF_MEMORY
 
 
 def test_exits_are_classified():
@@ -163,6 +177,13 @@ def test_secrets_are_recognized_by_name():
         assert is_secret(name), name
     for name in ("PATH", "HOME", "CUDA_VISIBLE_DEVICES", "KFORGE_HARNESS__TRIALS", "TOKENIZERS_PARALLELISM"):
         assert not is_secret(name), name
+
+
+def test_one_secrets_list_serves_the_workers_environment_and_the_stores_redaction(tmp_path):
+    for name in ("AWS_ACCESS_KEY_ID", "SSH_PRIVATE_KEY", "NETRC", "OPENAI_API_KEY", "DB_PASSWORD"):
+        environ = {name: "value-that-is-secret", "PATH": "/bin"}
+        assert name not in worker_environment(environ, tmp_path), name
+        assert secret_values(environ) == ("value-that-is-secret",), name
 
 
 def test_worker_environment_keeps_the_users_build_caches(tmp_path):
@@ -236,28 +257,16 @@ def test_harness_settings_from_a_config_file(tmp_path):
 # ------------------------------------------------------------------------------------------------ device
 
 
-def test_the_free_blocks_of_the_cuda_caching_allocator_are_found_for_poisoning(monkeypatch):
-    from kforge_core.harness import device
-
-    segments = [
-        {"device": 0, "blocks": [{"size": 2 << 20, "state": "inactive"}, {"size": 512, "state": "active_allocated"},
-                                 {"size": 1024, "state": "inactive"}]},
-        {"device": 0, "blocks": [{"size": 6 << 30, "state": "inactive"}, {"size": 4 << 30, "state": "inactive"}]},
-        {"device": 1, "blocks": [{"size": 1 << 20, "state": "inactive"}]},
-    ]
-    monkeypatch.setattr(torch.cuda, "memory_snapshot", lambda: segments)
-    # largest first, only free blocks of this device, at most 8 GiB in all
-    assert device._free_cuda_blocks(torch.device("cuda", 0)) == [6 << 30, 2 << 20, 1024]
-
-
 def test_poisoned_memory_is_what_an_unwritten_cpu_output_holds():
     # In a fresh process, as in a worker (configured the same way), with a heap cluttered by earlier work.
     code = """
 import torch
-from kforge_core.harness.device import DeviceOps, configure_host_allocator, poisoned_fraction
+from kforge_core.devices.cpu import CpuDevice, configure_host_allocator
+from kforge_core.records import Backend
 
 configure_host_allocator()
-ops = DeviceOps(torch.device("cpu"))
+ops = CpuDevice(Backend(name="x", programming_model="PyTorch", device="cpu"))
+poisoned_fraction = ops.poisoned_fraction
 for size in range(64):
     clutter = [torch.randn(100 + size * 7) for _ in range(10)] + [torch.randn(1000 + size, 100)]
     ops.poison([256 * 256 * 4])

@@ -8,14 +8,24 @@ because they see the test process's ``sys.path``.
 from __future__ import annotations
 
 from kforge_core import Availability, Backend, Example, Lowering, hookimpl
+from kforge_core.devices.cpu import CpuDevice
+from kforge_cuda.device import CudaDevice
 
 TORCH_CPU = Backend(name="torch-cpu", programming_model="PyTorch", device="cpu",
                     description="candidates on the CPU, served by the core's generic stages")
-TORCH_CUDA = Backend(name="torch-cuda", programming_model="PyTorch", device="cuda",
+TORCH_CUDA = Backend(name="torch-cuda", programming_model="PyTorch", device="cuda", device_class=CudaDevice,
                      description="candidates on an NVIDIA GPU, served by the core's generic stages")
-# as torch-cpu, with units a harness can bind its workers to (through a variable of its own): for --devices
+
+
+class CpuUnitsDevice(CpuDevice):
+    """The host CPU, with units a harness can bind its workers to through a variable of its own (for
+    ``--devices``)."""
+
+    visible_devices_env = "TORCH_TEST_UNITS"
+
+
 TORCH_CPU_UNITS = Backend(name="torch-cpu-units", programming_model="PyTorch", device="cpu",
-                          description="torch-cpu with selectable units", visible_devices_env="TORCH_TEST_UNITS")
+                          description="torch-cpu with selectable units", device_class=CpuUnitsDevice)
 
 
 @hookimpl

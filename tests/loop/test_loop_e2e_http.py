@@ -29,7 +29,8 @@ KEY_CHECK = (
 
 @pytest.fixture
 def quick_env(monkeypatch):
-    for name, value in {**QUICK, "OPENAI_API_KEY": SECRET}.items():
+    quick_gui = {name.replace("__CPU__", "__CPU_GUI__"): value for name, value in QUICK.items() if "__CPU__" in name}
+    for name, value in {**QUICK, **quick_gui, "OPENAI_API_KEY": SECRET}.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("PYTHONPATH", str(HERE))  # the harness's workers load the test plugin too
 
@@ -44,7 +45,7 @@ def test_the_demo_flow_through_openai_like_with_retries_and_images(tmp_path, qui
     url = server.start()
     try:
         result = CliRunner().invoke(
-            cli, ["run", str(SMALL_PROBLEM), "--backend", "cpu", "--llm", "openai-like:kforge-e2e", "--base-url", url,
+            cli, ["run", str(SMALL_PROBLEM), "--backend", "cpu_gui", "--llm", "openai-like:kforge-e2e", "--base-url", url,
                   "--optimization-rounds", "4", "--runs-dir", str(tmp_path / "runs")],  # the script has 4 rounds
             obj=App(plugin_modules=("loop_image_summary",)),
         )

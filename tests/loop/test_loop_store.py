@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 
 from kforge_core.errors import KForgeError
-from kforge_core.llm.redact import redact, secret_values
+from kforge_core.secrets import redact, secret_values
 from kforge_core.store import LLMCall, RunDirectory, RunStore, StepRecord
 
 SECRET = "sk-proj-kforge-secret-9876543210"

@@ -7,14 +7,12 @@ from typing import Any
 from kforge_core.hookspecs import hookimpl
 from kforge_core.records import Availability, Backend
 
-from .backend import cpu_options, is_cpu
+from .backend import cpu_options
 from .machine import read_machine_facts
 
 
 @hookimpl
 def kforge_backend_availability(backend: Backend, options: Any) -> Availability | None:
-    if not is_cpu(backend):
-        return None
     try:
         import numba
     except Exception as exc:  # a missing or broken Numba is an answer, not a crash

@@ -43,11 +43,6 @@ CPU_BACKEND = Backend(
 )
 
 
-def is_cpu(backend: Backend) -> bool:
-    """Stage hooks answer only for the backend this plugin registered."""
-    return backend.name == CPU_BACKEND.name
-
-
 @hookimpl
 def kforge_register_backends(register: Callable[[Backend], None]) -> None:
     register(CPU_BACKEND)

@@ -24,24 +24,17 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from kforge_core.candidate_module import import_candidate, syntax_error
+from kforge_core.candidate_module import NotBuilt, import_for_compile
 from kforge_core.hookspecs import hookimpl
 from kforge_core.records import Backend, Candidate, CompileResult, Failure, StageContext
 
-from .backend import CpuOptions, cpu_options, is_cpu
+from .backend import CpuOptions, cpu_options
 from .clock import clock
 from .kernels import kernel_name, numba_kernels, uses_fastmath
 from .numba_errors import describe_compile_error, describe_exception, is_compile_error
 from .problem_instance import private_rng, problem_module
 
 
-
-
-class BuildFailed(Exception):
-    def __init__(self, failure: Failure, log: str) -> None:
-        super().__init__(log)
-        self.failure = failure
-        self.log = log
 
 
 @dataclass(frozen=True)
@@ -68,22 +61,17 @@ def apply_threads(options: CpuOptions) -> int:
     return threads
 
 
-def _classify(exc: Exception, workdir: Path, jit: Any, during: str, otherwise: Failure) -> BuildFailed:
+def _classify(exc: Exception, workdir: Path, jit: Any, during: str, otherwise: Failure) -> NotBuilt:
     if is_compile_error(exc):
         compiling = jit.last.describe() if jit.last is not None else None
-        return BuildFailed(Failure.COMPILE, describe_compile_error(exc, workdir, compiling))
+        return NotBuilt(Failure.COMPILE, describe_compile_error(exc, workdir, compiling))
     failure = Failure.OUT_OF_MEMORY if isinstance(exc, MemoryError) else otherwise
-    return BuildFailed(failure, describe_exception(exc, workdir, during))
+    return NotBuilt(failure, describe_exception(exc, workdir, during))
 
 
 def _import(candidate: Candidate, workdir: Path, jit: Any) -> ModuleType:
-    try:
-        module = import_candidate(candidate, workdir)
-    except Exception as exc:
-        raise _classify(exc, workdir, jit, f"importing {candidate.entry}", Failure.IMPORT) from None
-    if not isinstance(getattr(module, "ModelNew", None), type):
-        raise BuildFailed(Failure.NO_MODEL_NEW, f"{candidate.entry} defines no class ModelNew")
-    return module
+    during = f"importing {candidate.entry}"
+    return import_for_compile(candidate, workdir, lambda exc: _classify(exc, workdir, jit, during, Failure.IMPORT))
 
 
 def _first_forward(module: ModuleType, context: StageContext, jit: Any) -> float:
@@ -109,7 +97,7 @@ def _first_forward(module: ModuleType, context: StageContext, jit: Any) -> float
 def _check_fastmath(kernels: dict[str, Any], options: CpuOptions) -> None:
     offending = sorted(kernel_name(k) for k in kernels.values() if uses_fastmath(k))
     if offending and not options.fastmath:
-        raise BuildFailed(
+        raise NotBuilt(
             Failure.COMPILE,
             f"fastmath is disabled for the cpu backend ([backends.cpu] fastmath = false), but "
             f"{', '.join(offending)} use(s) fastmath=True: remove it",
@@ -119,9 +107,6 @@ def _check_fastmath(kernels: dict[str, Any], options: CpuOptions) -> None:
 def build(candidate: Candidate, context: StageContext, options: CpuOptions) -> Built:
     from .jit_events import recording_jit
 
-    error = syntax_error(candidate)
-    if error is not None:
-        raise BuildFailed(Failure.SYNTAX, error)
     threads = apply_threads(options)
     forget_cached_source(candidate, context.workdir)
     with recording_jit() as jit:
@@ -139,11 +124,9 @@ def build(candidate: Candidate, context: StageContext, options: CpuOptions) -> B
 
 @hookimpl
 def kforge_compile(backend: Backend, candidate: Candidate, context: StageContext) -> CompileResult | None:
-    if not is_cpu(backend):
-        return None
     start = clock()
     try:
         built = build(candidate, context, cpu_options(context.options))
-    except BuildFailed as failed:
+    except NotBuilt as failed:
         return CompileResult(ok=False, log=failed.log, seconds=clock() - start, failure=failed.failure)
     return CompileResult(ok=True, log=built.log, seconds=clock() - start, cached=built.cached)

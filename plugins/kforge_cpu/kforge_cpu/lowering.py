@@ -10,11 +10,11 @@ from typing import Any
 
 from kforge_core.hookspecs import hookimpl
 from kforge_core.records import Backend, Example, Lowering, Problem
+from kforge_core.workload import floor_bytes
 
-from .backend import CpuOptions, cpu_options, is_cpu
+from .backend import CpuOptions, cpu_options
 from .machine import read_machine_facts
 from .peaks import machine_peaks
-from .workload import problem_bytes
 
 EXAMPLE_PROBLEM = "add_rmsnorm.py"
 EXAMPLE_SOLUTION = "add_rmsnorm_numba.py"
@@ -67,22 +67,20 @@ def hardware_text(problem: Problem, threads: int, cache_dir: Path) -> str:
 
     facts = read_machine_facts()
     peaks = machine_peaks(cache_dir)
-    moved = problem_bytes(problem)
+    moved = floor_bytes(problem)
     floor_ms = moved / (peaks.bandwidth_gbs * 1e9) * 1e3
     return "\n".join([
         facts.describe(),
         f"Numba {numba.__version__} (NumPy {numpy.__version__}) runs parallel loops on {threads} threads "
         f"({peaks.threading_layer} threading layer); SVML: {'yes' if numba.config.USING_SVML else 'no'}",
         peaks.describe(),
-        f"This problem reads its inputs and writes its outputs once in {moved / (1 << 20):.1f} MiB: at the measured "
+        f"This problem reads its inputs and parameters and writes its outputs once in {moved / (1 << 20):.1f} MiB: at the measured "
         f"bandwidth that alone takes {floor_ms:.2f} ms, the floor for a memory-bound kernel.",
     ])
 
 
 @hookimpl
 def kforge_lower(backend: Backend, problem: Problem, options: Any, cache_dir: Path) -> Lowering | None:
-    if not is_cpu(backend):
-        return None
     import numba
 
     options = cpu_options(options)

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 import traceback
-from dataclasses import dataclass
 from pathlib import Path
+
+from kforge_core.tracebacks import innermost_candidate_line
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 PIPELINE = re.compile(r"^\s*Failed in (\w+) mode pipeline \(step: ([^)]+)\)\s*$")
@@ -37,29 +38,6 @@ def is_compile_error(exc: BaseException) -> bool:
         if frame.name in COMPILE_FRAMES and Path(frame.filename).resolve() == dispatcher_file:
             return True
     return False
-
-
-@dataclass(frozen=True)
-class CallSite:
-    """The candidate's own line from which the failing call was made."""
-
-    file: str
-    line: int
-    text: str
-
-    def describe(self) -> str:
-        return f"{self.file}:{self.line}: {self.text}" if self.text else f"{self.file}:{self.line}"
-
-
-def candidate_call_site(exc: BaseException, workdir: Path) -> CallSite | None:
-    """The innermost traceback frame in a file under ``workdir`` (the candidate's files)."""
-    root = workdir.resolve()
-    found = None
-    for frame in traceback.extract_tb(exc.__traceback__):
-        path = Path(frame.filename)
-        if path.is_absolute() and path.resolve().is_relative_to(root):
-            found = CallSite(str(path.resolve().relative_to(root)), frame.lineno or 0, (frame.line or "").strip())
-    return found
 
 
 def clean(text: str, workdir: Path | None) -> str:
@@ -176,7 +154,7 @@ def describe_compile_error(exc: BaseException, workdir: Path, compiling: str | N
     kind = type(exc).__name__ + (f" ({step})" if step else "")
     header = f"Numba {kind} while compiling {compiling}" if compiling else f"Numba {kind}"
     lines = [header]
-    site = candidate_call_site(exc, workdir)
+    site = innermost_candidate_line(exc, workdir)
     if site is not None:
         lines.append(f"called from {site.describe()}")
     lines.append(message)
@@ -189,6 +167,6 @@ def describe_exception(exc: BaseException, workdir: Path, during: str) -> str:
     lines = text.splitlines()
     if len(lines) > MAX_LINES:
         lines = lines[:MAX_LINES] + [f"[{len(lines) - MAX_LINES} more lines omitted]"]
-    site = candidate_call_site(exc, workdir)
+    site = innermost_candidate_line(exc, workdir)
     where = f" at {site.describe()}" if site else ""
     return f"{during} raised{where}\n" + "\n".join(lines)

@@ -11,8 +11,10 @@ import hashlib
 import json
 import os
 import platform
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
+
+from kforge_core.codec import record_from_json, to_json
 
 from .clock import clock
 from .machine import MachineFacts, read_machine_facts
@@ -165,10 +167,6 @@ def measure_peaks(facts: MachineFacts | None = None) -> MachinePeaks:
                         measure_first_touch())
 
 
-def _from_json(data: dict) -> MachinePeaks:
-    return MachinePeaks(**{**data, "first_touch": FirstTouch(**data["first_touch"])})
-
-
 def _machine_key(facts: MachineFacts) -> str:
     import numba
 
@@ -186,7 +184,7 @@ def machine_peaks(cache_dir: Path | None) -> MachinePeaks:
     path = peaks_cache_file(cache_dir, facts) if cache_dir is not None else None
     if path is not None and path.is_file():
         try:
-            return _from_json(json.loads(path.read_text()))
+            return record_from_json(MachinePeaks, json.loads(path.read_text()))
         except (ValueError, TypeError, KeyError):
             pass  # an unreadable or old file is measured again and replaced
     peaks = measure_peaks(facts)
@@ -194,7 +192,7 @@ def machine_peaks(cache_dir: Path | None) -> MachinePeaks:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             partial = path.with_suffix(f".{os.getpid()}.tmp")
-            partial.write_text(json.dumps(asdict(peaks), indent=2))
+            partial.write_text(json.dumps(to_json(peaks), indent=2))
             partial.replace(path)  # atomic: a concurrent reader sees the old file or the whole new one
         except OSError:
             pass  # a cache that cannot be written only means measuring again next time

@@ -6,8 +6,8 @@ What it measures, for the analyst:
   and Python) and the ``aten::`` operators the forward still runs;
 * per kernel and compiled signature: Numba's parallel diagnostics (loops parallelised, fused, serialised,
   allocations hoisted) and the vectorisation of its innermost loops read from the generated assembly;
-* achieved memory bandwidth and matmul flop rate against this machine's measured peaks (see ``workload`` for what
-  is counted, ``peaks`` for how the peaks are measured);
+* achieved memory bandwidth and matmul flop rate against this machine's measured peaks (``kforge_core.workload``
+  counts the work, ``peaks`` measures the peaks);
 * thread scaling: the forward's median at 1, 2, 4, ... Numba threads.
 
 Everything is returned as metrics on ``KernelMetrics`` (one record for the forward, one per kernel) plus a text
@@ -23,10 +23,10 @@ from typing import Any, Callable, TypeVar
 
 from kforge_core.candidate_module import import_candidate
 from kforge_core.hookspecs import hookimpl
-from kforge_core.problem import as_output_tuple
 from kforge_core.records import Backend, Candidate, KernelMetrics, ProfileResult, StageContext
+from kforge_core.workload import problem_floor
 
-from .backend import CpuOptions, cpu_options, is_cpu
+from .backend import CpuOptions, cpu_options
 from .diagnostics import ParallelReport, parallel_report
 from .kernels import is_parallel, kernel_name, numba_kernels, uses_fastmath
 from .machine import read_machine_facts
@@ -35,7 +35,6 @@ from .peaks import MachinePeaks, machine_peaks
 from .problem_instance import private_rng, problem_module
 from .timing import clocked_kernels, median_seconds, page_faults_per_call, thread_scaling, torch_ops
 from .vectorization import Vectorization, kernel_vectorization, supported
-from .workload import reference_flops, tensor_bytes
 
 FORWARD = "ModelNew.forward"
 
@@ -72,23 +71,22 @@ class KernelStudy:
 
 
 def _setup(candidate: Candidate, context: StageContext) -> tuple[ModuleType, Callable[[], Any], Workload]:
-    """The candidate's module, its model's forward as a thunk, and the workload counted from the reference."""
+    """The candidate's module, its model's forward as a thunk, and the problem's floor (bytes and FLOPs)."""
     import torch
 
     module = import_candidate(candidate, context.workdir)
     problem = problem_module(context.problem)
     with private_rng():
         init_inputs, inputs = problem.get_init_inputs(), problem.get_inputs()
-        model, reference = module.ModelNew(*init_inputs), problem.Model(*init_inputs)
+        model = module.ModelNew(*init_inputs)
 
     def forward() -> Any:
         with torch.no_grad():
             return model(*inputs)
 
-    outputs = as_output_tuple(forward())
-    parameters = list(reference.parameters()) + list(reference.buffers())
-    moved = tensor_bytes(inputs) + tensor_bytes(outputs) + tensor_bytes(parameters)
-    return module, forward, Workload(moved, reference_flops(reference, inputs))
+    forward()  # the first call, outside every measurement
+    floor = problem_floor(context.problem)
+    return module, forward, Workload(floor.bytes, floor.flops or 0)
 
 
 T = TypeVar("T")
@@ -217,6 +215,4 @@ def profile_candidate(candidate: Candidate, context: StageContext, options: CpuO
 
 @hookimpl
 def kforge_profile(backend: Backend, candidate: Candidate, context: StageContext) -> ProfileResult | None:
-    if not is_cpu(backend):
-        return None
     return profile_candidate(candidate, context, cpu_options(context.options))

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from kforge_core.hookspecs import hookimpl
 from kforge_core.records import Backend, KernelMetrics, Problem, ProfileResult, ProfileSummary
 
-from .backend import is_cpu
 from .profile import FORWARD
 
 MAX_FINDINGS = 6
@@ -174,7 +173,7 @@ def _forward_findings(forward: KernelMetrics) -> list[Finding]:
 
 @hookimpl
 def kforge_summarize_profile(backend: Backend, problem: Problem, profile: ProfileResult) -> ProfileSummary | None:
-    if not is_cpu(backend) or profile.tool != "numba":
+    if profile.tool != "numba":
         return None
     forward = next((k for k in profile.kernels if k.name == FORWARD), None)
     if forward is None:

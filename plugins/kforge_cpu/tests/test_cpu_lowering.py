@@ -11,6 +11,7 @@ import pytest
 from cpu_testing import EXAMPLE_PROBLEM, EXAMPLE_SOLUTION
 
 from kforge_core.backends import BackendRegistry
+from kforge_core.hookspecs import hookimpl
 from kforge_core.plugins import PluginSelection, build_plugin_manager
 from kforge_core.problem import load_problem
 from kforge_cpu import CPU_BACKEND, CpuOptions
@@ -97,8 +98,15 @@ def test_machine_facts_read_the_cpus_this_process_may_use():
         assert {c.level for c in facts.caches} >= {1, 2}
 
 
-def test_kforge_lower_answers_only_for_cpu():
-    loaded = build_plugin_manager(PluginSelection(only=("cpu",)))
-    other = dataclasses.replace(CPU_BACKEND, name="metal", device="mps")
+def test_kforge_lower_is_asked_only_for_cpu():
+    other = dataclasses.replace(CPU_BACKEND, name="other")
+
+    class Other:
+        @hookimpl
+        def kforge_register_backends(self, register):
+            register(other)
+
+    loaded = build_plugin_manager(PluginSelection(only=("cpu",)), extra_plugins=[("other", Other())])
     problem = load_problem(EXAMPLE_PROBLEM)
-    assert loaded.hook.kforge_lower(backend=other, problem=problem, options=None, cache_dir=None) is None
+    lower = BackendRegistry(loaded).hooks("other").caller("lower")
+    assert lower(backend=other, problem=problem, options=None, cache_dir=None) is None

@@ -1,7 +1,8 @@
 """KForge backends for NVIDIA GPUs: ``cuda`` (CUDA C++) and ``triton`` (Triton).
 
-The hook implementations below are thin: each answers only for the two backends this plugin registers and hands
-the work to a module with one job (availability, lowering, compile_stage, prebuild, sanitize, profile_stage, summary).
+The hook implementations below are thin: the core calls them only for the two backends this plugin registers, and
+each hands the work to a module with one job (availability, lowering, compile_stage, prebuild, sanitize,
+profile_stage, summary).
 Importing this package imports neither Triton nor any candidate code.
 """
 
@@ -16,7 +17,7 @@ from kforge_core.records import (
     StageContext, VerifyResult,
 )
 
-from .backends import BACKENDS, CUDA, TRITON, ours
+from .backends import BACKENDS, CUDA, TRITON
 
 __all__ = ["CUDA", "TRITON"]
 
@@ -29,17 +30,13 @@ def kforge_register_backends(register: Callable[[Backend], None]) -> None:
 
 @hookimpl
 def kforge_backend_availability(backend: Backend, options: Any) -> Availability | None:
-    if not ours(backend):
-        return None
     from .availability import cuda_availability, triton_availability
 
-    return cuda_availability(options) if backend.name == "cuda" else triton_availability(options)
+    return cuda_availability(options) if backend.name == CUDA.name else triton_availability(options)
 
 
 @hookimpl
 def kforge_lower(backend: Backend, problem: Problem, options: Any) -> Lowering | None:
-    if not ours(backend):
-        return None
     from .lowering import lower
 
     return lower(backend, problem, options)
@@ -47,8 +44,6 @@ def kforge_lower(backend: Backend, problem: Problem, options: Any) -> Lowering |
 
 @hookimpl
 def kforge_compile(backend: Backend, candidate: Candidate, context: StageContext) -> CompileResult | None:
-    if not ours(backend):
-        return None
     from .compile_stage import compile_candidate
 
     return compile_candidate(backend, candidate, context)
@@ -68,7 +63,7 @@ def kforge_verify(backend: Backend, candidate: Candidate, context: StageContext)
     """Wraps whichever implementation verifies (the core's generic one): with ``sanitize`` on, a failing
     candidate is rerun under compute-sanitizer memcheck and the report joins the verdict's message."""
     options = context.options if context.options is not None else backend.default_options()
-    if not ours(backend) or not getattr(options, "sanitize", False):
+    if not getattr(options, "sanitize", False):
         return (yield)
     from .sanitize import SANITIZED_FAILURES, run_memcheck
     from .warmup import context_poisoned
@@ -91,8 +86,6 @@ def kforge_verify(backend: Backend, candidate: Candidate, context: StageContext)
 
 @hookimpl
 def kforge_profile(backend: Backend, candidate: Candidate, context: StageContext) -> ProfileResult | None:
-    if not ours(backend):
-        return None
     from .profile_stage import profile_candidate
 
     return profile_candidate(backend, candidate, context)
@@ -100,9 +93,9 @@ def kforge_profile(backend: Backend, candidate: Candidate, context: StageContext
 
 @hookimpl
 def kforge_summarize_profile(backend: Backend, problem: Problem, profile: ProfileResult) -> ProfileSummary | None:
-    if not ours(backend) or profile.tool != "ncu":
+    if profile.tool != "ncu":
         return None
-    from .problem_floor import problem_floor
+    from kforge_core.workload import problem_floor
     from .profile_stage import dropped_metrics
     from .summary import summarize_kernels
 

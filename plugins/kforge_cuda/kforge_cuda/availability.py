@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
-
+from kforge_core.languages import triton as triton_language
 from kforge_core.records import Availability
 
 from .options import CudaOptions, NvidiaOptions
@@ -40,11 +39,10 @@ def cuda_availability(options: CudaOptions | None) -> Availability:
 
 
 def triton_availability(options: NvidiaOptions | None) -> Availability:
-    if importlib.util.find_spec("triton") is None:
+    version = triton_language.installed_version()
+    if version is None:
         return Availability.no("triton not installed (pip install triton)")
     problem = _device_problem()
     if problem:
         return Availability.no(problem)
-    from importlib.metadata import version
-
-    return Availability.yes(f"{_device_detail()}, triton {version('triton')}")
+    return Availability.yes(f"{_device_detail()}, triton {version}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kforge_core.records import Backend
 
+from .device import CudaDevice
 from .options import CudaOptions, TritonOptions
 
 CUDA = Backend(
@@ -12,7 +13,7 @@ CUDA = Backend(
     device="cuda",
     description="CUDA C++ kernels built by nvcc into a cached library, launched from ModelNew (NVIDIA GPUs)",
     options_type=CudaOptions,
-    visible_devices_env="CUDA_VISIBLE_DEVICES",
+    device_class=CudaDevice,
 )
 TRITON = Backend(
     name="triton",
@@ -20,10 +21,6 @@ TRITON = Backend(
     device="cuda",
     description="@triton.jit kernels launched from ModelNew (NVIDIA GPUs)",
     options_type=TritonOptions,
-    visible_devices_env="CUDA_VISIBLE_DEVICES",
+    device_class=CudaDevice,
 )
 BACKENDS = {b.name: b for b in (CUDA, TRITON)}
-
-
-def ours(backend: Backend) -> bool:
-    return backend.name in BACKENDS

@@ -9,7 +9,6 @@ cache), warms up outside the profiled range, then calls ``forward`` between ``cu
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import importlib.util
 import json
 import os
@@ -17,17 +16,17 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
+from kforge_core.codec import record_from_json, to_json
+
 from .backends import BACKENDS
 
 
 def options_to_json(options: Any) -> str:
-    return json.dumps(dataclasses.asdict(options))
+    return json.dumps(to_json(options))
 
 
 def options_from_json(backend: str, text: str) -> Any:
-    options_type = BACKENDS[backend].options_type
-    values = {k: tuple(v) if isinstance(v, list) else v for k, v in json.loads(text).items()}
-    return options_type(**values)
+    return record_from_json(BACKENDS[backend].options_type, json.loads(text))
 
 
 def child_command(
@@ -62,15 +61,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     import torch
 
+    from kforge_core.languages.triton import build_model_and_inputs
+
     from .compile_stage import building
-    from .warmup import build_model_and_inputs
 
     workdir = Path(args.workdir)
     os.chdir(workdir)
     options = options_from_json(args.backend, args.options)
     with building(options, Path(args.cache_root)):
         module = _import_entry(workdir, args.entry)
-        model, inputs = build_model_and_inputs(module, Path(args.problem))
+        model, inputs = build_model_and_inputs(module, Path(args.problem), "cuda")
         with torch.no_grad():
             if args.mode == "profile":
                 for _ in range(2):  # JIT, caches and allocator settle outside the profiled range

@@ -1,8 +1,8 @@
 """Trimming toolchain output to what a model needs: the first errors, each with its source line and caret.
 
 nvcc's front end prints ``file(LINE): error: ...`` followed by the source line and a caret; gcc and the
-PyTorch extension builder print ``file:LINE:COL: error: ...``; ptxas and nvlink print one-line errors; Triton
-raises a ``CompilationError`` whose message holds the source excerpt. Whatever the tool, the log that comes back
+PyTorch extension builder print ``file:LINE:COL: error: ...``; ptxas and nvlink print one-line errors (Triton's
+own errors are the language's: ``kforge_core.languages.triton.trim_error``). Whatever the tool, the log that comes back
 keeps the first few errors whole, counts the rest, drops the noise (warnings when there are errors, command lines,
 absolute build paths) and fits in a few thousand characters.
 """
@@ -84,9 +84,3 @@ def _clip(text: str) -> str:
     if len(text) <= MAX_CHARS:
         return text
     return text[: MAX_CHARS - 40].rstrip() + "\n... (log truncated)"
-
-
-def trim_triton_error(message: str) -> str:
-    """A Triton ``CompilationError`` keeps its source excerpt and the error; deep internal frames go."""
-    lines = [line.rstrip() for line in message.splitlines() if line.strip()]
-    return _clip("\n".join(lines[:40]))

@@ -10,7 +10,6 @@ A device fault in the warm-up call (the CUDA context fails every call after it) 
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 import time
 import traceback
@@ -18,17 +17,19 @@ from pathlib import Path
 from types import ModuleType
 from typing import Iterator
 
-from kforge_core.candidate_module import import_candidate, syntax_error
+from kforge_core.candidate_module import NotBuilt, import_for_compile
+from kforge_core.device import make_device
+from kforge_core.languages import triton as triton_language
 from kforge_core.records import Backend, Candidate, CompileResult, Failure, StageContext
+from kforge_core.tracebacks import innermost_candidate_line
 
 from . import runtime
 from .build_cache import BuildConfig, BuildOutcome, CudaBuildError
-from .compile_log import trim_triton_error
 from .device_facts import driver_capability
 from .inline_cache import cached_load_inline
 from .options import CudaOptions, NvidiaOptions, TritonOptions
 from .toolchain import find_tool, nvcc_version
-from .warmup import context_poisoned, run_forward
+from .warmup import context_poisoned
 
 
 class _Builds:
@@ -67,8 +68,8 @@ def build_config(options: CudaOptions, root: Path) -> BuildConfig:
 def building(options: NvidiaOptions, root: Path) -> Iterator[_Builds]:
     """Route every build the candidate starts through the caches under ``root``, and record them."""
     builds = _Builds()
-    triton_cache = Path(os.environ.setdefault("TRITON_CACHE_DIR", str(root / "triton")))
-    triton_before = _entries(triton_cache)
+    triton_cache = triton_language.use_cache_dir(root / "triton")
+    triton_before = triton_language.cache_entries(triton_cache)
     start = time.perf_counter()
     with contextlib.ExitStack() as stack:
         nvcc = find_tool("nvcc", getattr(options, "nvcc", ""))
@@ -79,15 +80,8 @@ def building(options: NvidiaOptions, root: Path) -> Iterator[_Builds]:
         yield builds
     if isinstance(options, TritonOptions) and "triton" in sys.modules and options.warmup_forward:
         # Triton compiled on the first call, or found every kernel in its cache
-        compiled = bool(_entries(triton_cache) - triton_before)
+        compiled = bool(triton_language.cache_entries(triton_cache) - triton_before)
         builds.record(BuildOutcome(triton_cache, "triton", not compiled, time.perf_counter() - start))
-
-
-def _entries(directory: Path) -> set[str]:
-    try:
-        return {entry.name for entry in directory.iterdir()}
-    except OSError:
-        return set()
 
 
 def compile_candidate(backend: Backend, candidate: Candidate, context: StageContext) -> CompileResult:
@@ -97,20 +91,18 @@ def compile_candidate(backend: Backend, candidate: Candidate, context: StageCont
     def result(ok: bool, log: str = "", failure: Failure | None = None, cached: bool = False) -> CompileResult:
         return CompileResult(ok=ok, log=log, seconds=time.perf_counter() - start, cached=cached, failure=failure)
 
-    syntax = syntax_error(candidate)
-    if syntax:
-        return result(False, syntax, Failure.SYNTAX)
     notes: list[str] = []
     with building(options, cache_root(context)) as builds:
-        try:
-            module = import_candidate(candidate, context.workdir)
-        except Exception as exc:
+        def import_failure(exc: Exception) -> NotBuilt:
             build_log = _build_failure_log(exc, builds)
             if build_log is not None:
-                return result(False, build_log, Failure.COMPILE)
-            return result(False, describe_exception(exc, context.workdir), Failure.IMPORT)
-        if not isinstance(getattr(module, "ModelNew", None), type):
-            return result(False, f"{candidate.entry} defines no class ModelNew", Failure.NO_MODEL_NEW)
+                return NotBuilt(Failure.COMPILE, build_log)
+            return NotBuilt(Failure.IMPORT, describe_exception(exc, context.workdir))
+
+        try:
+            module = import_for_compile(candidate, context.workdir, import_failure)
+        except NotBuilt as failed:
+            return result(False, failed.log, failed.failure)
         if options.warmup_forward:
             warm_failure = _warm_up(backend, candidate, module, context, builds, notes)
             if warm_failure is not None:
@@ -128,7 +120,8 @@ def _warm_up(backend: Backend, candidate: Candidate, module: ModuleType, context
     and its log: a build that failed (a JIT), or a device fault. A fault poisons the CUDA context, so it is
     reported here, with the candidate's line that faulted (and the memcheck report when ``sanitize`` is on)."""
     try:
-        run_forward(module, context.problem.path)
+        device = context.device if context.device is not None else make_device(backend)
+        triton_language.run_forward(module, context.problem.path, device)
     except Exception as exc:
         build_log = _build_failure_log(exc, builds)
         if build_log is not None:
@@ -157,24 +150,16 @@ def _build_failure_log(exc: BaseException, builds: _Builds) -> str | None:
     while seen is not None:
         if isinstance(seen, CudaBuildError):
             return seen.log
-        if _is_triton_build_error(seen):
-            return trim_triton_error(f"{type(seen).__name__}: {seen}")
+        if triton_language.is_build_error(seen):
+            return triton_language.trim_error(f"{type(seen).__name__}: {seen}")
         seen = seen.__cause__ or seen.__context__
     return None
 
 
-def _is_triton_build_error(exc: BaseException) -> bool:
-    kind = type(exc)
-    return kind.__module__.startswith("triton") and kind.__name__ in (
-        "CompilationError", "CompileTimeAssertionFailure", "OutOfResources", "PTXASError", "UnsupportedLanguageConstruct",
-    )
-
-
 def describe_exception(exc: BaseException, workdir: Path) -> str:
     """The exception and the innermost line of the candidate's own code that led to it."""
-    own = [frame for frame in traceback.extract_tb(exc.__traceback__) if str(workdir) in frame.filename]
     message = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-    if not own:
+    own = innermost_candidate_line(exc, workdir)
+    if own is None:
         return message
-    frame = own[-1]
-    return f"{Path(frame.filename).name}:{frame.lineno} in {frame.name}: {(frame.line or '').strip()}\n{message}"
+    return f"{Path(own.file).name}:{own.line} in {own.function}: {own.text}\n{message}"

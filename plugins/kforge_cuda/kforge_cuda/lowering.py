@@ -6,20 +6,16 @@ from __future__ import annotations
 from importlib import resources
 from string import Template
 
+from kforge_core.languages import triton as triton_language
 from kforge_core.records import Backend, Example, Lowering, Problem
 
+from .backends import TRITON
 from .options import CudaOptions, NvidiaOptions
 
-REPLY_FORMAT = {
-    "cuda": "Answer with one fenced ```python block holding the complete module that defines ModelNew, with the CUDA "
-            "source inside it as a string passed to load_cuda.",
-    "triton": "Answer with one fenced ```python block holding the complete module that defines ModelNew and its "
-              "@triton.jit kernels.",
-}
-EXAMPLE_NOTE = {
-    "cuda": "One block per row, the row held in registers between the two block reductions, 16-byte accesses, one launch.",
-    "triton": "One program per row; the residual add, the reduction and the scaling fused into a single kernel.",
-}
+CUDA_REPLY_FORMAT = ("Answer with one fenced ```python block holding the complete module that defines ModelNew, "
+                     "with the CUDA source inside it as a string passed to load_cuda.")
+CUDA_EXAMPLE_NOTE = ("One block per row, the row held in registers between the two block reductions, 16-byte "
+                     "accesses, one launch.")
 
 
 def _package_text(*parts: str) -> str:
@@ -27,11 +23,13 @@ def _package_text(*parts: str) -> str:
 
 
 def example(backend: str) -> Example:
-    """The backend's single-shot example: a fused problem and our kernel for it."""
+    """The backend's single-shot example: a fused problem and our kernel for it (Triton's is the language's)."""
+    if backend == TRITON.name:
+        return triton_language.example()
     return Example(
-        problem=_package_text("examples", f"{backend}_problem.py"),
-        solution=_package_text("examples", f"{backend}_solution.py"),
-        note=EXAMPLE_NOTE[backend],
+        problem=_package_text("examples", "cuda_problem.py"),
+        solution=_package_text("examples", "cuda_solution.py"),
+        note=CUDA_EXAMPLE_NOTE,
     )
 
 
@@ -59,11 +57,15 @@ def target_arch(options: NvidiaOptions) -> str:
 
 def lower(backend: Backend, problem: Problem, options: NvidiaOptions | None) -> Lowering:
     options = options if options is not None else backend.default_options()
-    model = Template(_package_text("prompts", f"{backend.name}.md")).substitute(arch=target_arch(options))
+    arch = target_arch(options)
+    if backend.name == TRITON.name:
+        model, reply_format = triton_language.programming_model(arch), triton_language.REPLY_FORMAT
+    else:
+        model, reply_format = Template(_package_text("prompts", "cuda.md")).substitute(arch=arch), CUDA_REPLY_FORMAT
     return Lowering(
         backend=backend.name,
         programming_model=model,
         hardware=hardware_text(),
         example=example(backend.name),
-        reply_format=REPLY_FORMAT[backend.name],
+        reply_format=reply_format,
     )

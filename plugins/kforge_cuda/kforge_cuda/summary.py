@@ -15,7 +15,7 @@ from kforge_core.records import KernelMetrics
 
 from .device_facts import PER_SM_PER_CLOCK
 from .ncu import STALL_REASONS
-from .problem_floor import ProblemFloor
+from kforge_core.workload import ProblemFloor
 
 BOUND_THRESHOLD = 60.0
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 EXAMPLES = HERE.parent / "kforge_cuda" / "examples"
+TRITON_EXAMPLE = HERE.parents[2] / "kforge_core" / "languages" / "triton" / "example"
 
 GEMM_PROBLEM = '''
 import torch
@@ -105,8 +106,8 @@ def main() -> None:
     gemm_problem.write_text(GEMM_PROBLEM)
     record_profile(out, "ncu_cuda_softmax", "cuda", EXAMPLES / "cuda_problem.py",
                    (EXAMPLES / "cuda_solution.py").read_text(), cache)
-    record_profile(out, "ncu_triton_rmsnorm", "triton", EXAMPLES / "triton_problem.py",
-                   (EXAMPLES / "triton_solution.py").read_text(), cache)
+    record_profile(out, "ncu_triton_rmsnorm", "triton", TRITON_EXAMPLE / "problem.py",
+                   (TRITON_EXAMPLE / "solution.py").read_text(), cache)
     record_profile(out, "ncu_cublas_gemm_fp16", "cuda", gemm_problem, GEMM_CANDIDATE, cache)
     record_memcheck(out, cache)
 

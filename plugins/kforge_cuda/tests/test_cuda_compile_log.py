@@ -2,7 +2,7 @@
 
 import subprocess
 
-from kforge_cuda.compile_log import MAX_CHARS, MAX_ERRORS, trim_compile_log, trim_triton_error
+from kforge_cuda.compile_log import MAX_CHARS, MAX_ERRORS, trim_compile_log
 
 BROKEN = r'''
 #include <cuda_runtime.h>
@@ -65,9 +65,3 @@ def test_log_without_a_recognisable_error_keeps_its_end_and_is_clipped():
     trimmed = trim_compile_log(log)
     assert trimmed.endswith("line 1999") and "line 0\n" not in trimmed
     assert len(trim_compile_log("x" * 50_000)) <= MAX_CHARS
-
-
-def test_triton_error_keeps_its_excerpt():
-    message = "CompilationError: at 5:8:\n    x = tl.load(ptr)\n        ^\nNameError('undefined')\n" + "\n" * 5
-    trimmed = trim_triton_error(message)
-    assert "^" in trimmed and "NameError" in trimmed and not trimmed.endswith("\n")

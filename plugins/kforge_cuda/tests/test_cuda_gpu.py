@@ -10,6 +10,7 @@ PyTorch); ncu's profile of a correct candidate is summarised.
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 
@@ -20,7 +21,7 @@ from kforge_core.records import Candidate, Failure
 from kforge_core.settings import HarnessSettings, Settings
 from kforge_cuda.options import CudaOptions
 
-from cuda_testing import CANDIDATES, EXAMPLES
+from cuda_testing import CANDIDATES, EXAMPLES, example_path
 
 pytestmark = pytest.mark.gpu
 PLUGINS = PluginSelection(only=("cuda",))
@@ -32,22 +33,22 @@ def settings(tmp_path_factory) -> Settings:
     return Settings(cache_dir=tmp_path_factory.mktemp("kforge-cache"), harness=harness)
 
 
-def _harness(backend_name: str, problem_file: str, settings: Settings, **options):
+def _harness(backend_name: str, problem_file: Path, settings: Settings, **options):
     from kforge_core.harness import Harness
 
     backend = BackendRegistry(build_plugin_manager(PLUGINS)).get(backend_name).backend
     chosen = dataclasses.replace(backend.default_options(), **options) if options else None
-    return Harness(backend=backend, problem=load_problem(EXAMPLES / problem_file), settings=settings,
+    return Harness(backend=backend, problem=load_problem(problem_file), settings=settings,
                    plugins=PLUGINS, options=chosen)
 
 
 def _example(backend: str, label: str = "example") -> Candidate:
-    return Candidate.from_source((EXAMPLES / f"{backend}_solution.py").read_text(), label=label)
+    return Candidate.from_source(example_path(backend, "solution").read_text(), label=label)
 
 
 @pytest.mark.parametrize("backend", ["cuda", "triton"])
 def test_example_compiles_verifies_and_beats_eager(backend, settings):
-    with _harness(backend, f"{backend}_problem.py", settings) as harness:
+    with _harness(backend, example_path(backend, "problem"), settings) as harness:
         verdict = harness.evaluate(_example(backend))
         again = harness.evaluate(_example(backend, label="same source again"))
     assert verdict.compile.ok and verdict.correct, verdict.message
@@ -64,7 +65,7 @@ def test_later_candidates_are_built_ahead_while_the_first_is_evaluated(settings,
     candidates = [Candidate.from_source(source.replace("#include <cuda_runtime.h>",
                                                        f"// variant {i}\n#include <cuda_runtime.h>", 1),
                                         label=f"variant-{i}") for i in range(3)]
-    with _harness("cuda", "cuda_problem.py", fresh) as harness:
+    with _harness("cuda", EXAMPLES / "cuda_problem.py", fresh) as harness:
         verdicts = list(harness.evaluate_all(candidates))
         prebuilds = harness.prebuilds
     assert all(v.correct for v in verdicts), [v.message for v in verdicts]
@@ -91,7 +92,7 @@ def test_the_build_ahead_process_learns_the_arch_without_importing_pytorch(tmp_p
 
 def test_faulting_candidate_is_classified_and_the_next_still_evaluates(settings):
     faulty = Candidate.from_source((CANDIDATES / "cuda_out_of_bounds.py").read_text(), label="faulty")
-    with _harness("cuda", "cuda_problem.py", settings) as harness:
+    with _harness("cuda", EXAMPLES / "cuda_problem.py", settings) as harness:
         fault = harness.evaluate(faulty)
         after = harness.evaluate(_example("cuda"))
     assert fault.failure is Failure.DEVICE_FAULT, fault.to_json()
@@ -102,7 +103,7 @@ def test_faulting_candidate_is_classified_and_the_next_still_evaluates(settings)
 @pytest.mark.parametrize("warmup", [False, True], ids=["fault-in-verify", "fault-in-compile-warmup"])
 def test_sanitize_reports_the_bad_access_to_the_agent(settings, warmup):
     faulty = Candidate.from_source((CANDIDATES / "cuda_out_of_bounds.py").read_text(), label="faulty")
-    with _harness("cuda", "cuda_problem.py", settings, sanitize=True, warmup_forward=warmup) as harness:
+    with _harness("cuda", EXAMPLES / "cuda_problem.py", settings, sanitize=True, warmup_forward=warmup) as harness:
         fault = harness.evaluate(faulty)
     assert fault.failure is Failure.DEVICE_FAULT
     assert (fault.compile.ok if fault.compile else False) is not warmup
@@ -112,7 +113,7 @@ def test_sanitize_reports_the_bad_access_to_the_agent(settings, warmup):
 def test_kernelbench_load_inline_candidate_evaluates_and_is_cached(settings):
     source = (CANDIDATES / "kernelbench_softmax.py").read_text()
     renamed = source.replace('name="row_softmax"', 'name="row_softmax_renamed"')
-    with _harness("cuda", "cuda_problem.py", settings) as harness:
+    with _harness("cuda", EXAMPLES / "cuda_problem.py", settings) as harness:
         first = harness.evaluate(Candidate.from_source(source, label="kernelbench"), measure=False)
         second = harness.evaluate(Candidate.from_source(renamed, label="renamed"), measure=False)
     assert first.correct, first.message
@@ -122,7 +123,7 @@ def test_kernelbench_load_inline_candidate_evaluates_and_is_cached(settings):
 
 @pytest.mark.parametrize("backend", ["cuda", "triton"])
 def test_ncu_profile_is_summarised(backend, settings):
-    with _harness(backend, f"{backend}_problem.py", settings) as harness:
+    with _harness(backend, example_path(backend, "problem"), settings) as harness:
         verdict = harness.evaluate(_example(backend), profile=True, measure=False)
         assert verdict.correct, verdict.message
         assert verdict.profile is not None and verdict.profile.tool == "ncu"

@@ -4,7 +4,7 @@ from kforge_cuda.device_facts import GpuFacts, derive_rates
 from kforge_cuda.lowering import lower
 from kforge_cuda.options import CudaOptions
 
-from cuda_testing import EXAMPLES
+from cuda_testing import EXAMPLES, TRITON_EXAMPLE
 
 
 def test_cuda_lowering_states_the_model_target_and_example(cuda_problem):
@@ -20,7 +20,7 @@ def test_cuda_lowering_states_the_model_target_and_example(cuda_problem):
 
 
 def test_triton_lowering_has_its_own_model_and_example():
-    problem = load_problem(EXAMPLES / "triton_problem.py")
+    problem = load_problem(TRITON_EXAMPLE / "problem.py")
     lowering = lower(TRITON, problem, None)
     assert "@triton.jit" in lowering.programming_model and "input_precision" in lowering.programming_model
     assert "@triton.jit" in lowering.example.solution
@@ -28,8 +28,8 @@ def test_triton_lowering_has_its_own_model_and_example():
 
 
 def test_example_problems_are_valid_problems():
-    for name in ("cuda_problem.py", "triton_problem.py"):
-        problem = load_problem(EXAMPLES / name)
+    for path in (EXAMPLES / "cuda_problem.py", TRITON_EXAMPLE / "problem.py"):
+        problem = load_problem(path)
         assert problem.outputs[0].dtype == "float32"
 
 

@@ -102,7 +102,7 @@ def get_init_inputs():
 
 def test_problem_floor_counts_bytes_and_matrix_flops(tmp_path, cuda_problem):
     from kforge_core.problem import load_problem
-    from kforge_cuda.problem_floor import problem_floor
+    from kforge_core.workload import problem_floor
 
     softmax = problem_floor(cuda_problem)
     assert (softmax.bytes, softmax.flops, softmax.dtype) == (2 * 8192 * 2048 * 4, 0, "float32")

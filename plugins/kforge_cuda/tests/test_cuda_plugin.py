@@ -9,6 +9,7 @@ from click.testing import CliRunner
 from kforge_core.app import App
 from kforge_core.backends import BackendRegistry
 from kforge_core.cli import cli
+from kforge_core.hookspecs import hookimpl
 from kforge_core.plugins import PluginSelection, build_plugin_manager
 from kforge_core.records import Backend, ProfileResult
 from kforge_cuda.backends import CUDA
@@ -52,13 +53,19 @@ def test_kforge_backends_lists_them():
 
 
 def test_hooks_leave_other_backends_and_other_profilers_alone():
-    pm = build_plugin_manager(PluginSelection(only=("cuda",))).pm
-    core = [pm.get_plugin("kforge.generic_stages")]
     other = Backend(name="other", programming_model="X", device="cpu")
-    availability = pm.subset_hook_caller("kforge_backend_availability", remove_plugins=core)
+
+    class Other:
+        @hookimpl
+        def kforge_register_backends(self, register):
+            register(other)
+
+    loaded = build_plugin_manager(PluginSelection(only=("cuda",)), extra_plugins=[("other", Other())])
+    pm = loaded.pm
+    core = [pm.get_plugin("kforge.generic_stages")]
+    routed = BackendRegistry(loaded).hooks("other")
     summarize = pm.subset_hook_caller("kforge_summarize_profile", remove_plugins=core)
     ncu_profile = ProfileResult(tool="ncu")
-    assert availability(backend=other, options=None) is None
-    assert summarize(backend=other, problem=None, profile=ncu_profile) is None
+    assert routed.caller("backend_availability")(backend=other, options=None) is None
     assert summarize(backend=CUDA, problem=None, profile=ProfileResult(tool="torch.profiler")) is None
     assert "launched no GPU work" in summarize(backend=CUDA, problem=None, profile=ncu_profile).text

@@ -43,15 +43,11 @@ def kforge_register_backends(register):
 
 @hookimpl
 def kforge_backend_availability(backend, options):
-    if backend.name != NAME:
-        return None
     return Availability.yes(f"echo says {options.greeting} at level {options.level}")
 
 
 @hookimpl
 def kforge_lower(backend, problem):
-    if backend.name != NAME:
-        return None
     return Lowering(
         backend=NAME,
         programming_model=f"Write ModelNew with PyTorch operators for {problem.name}.",
@@ -62,8 +58,6 @@ def kforge_lower(backend, problem):
 
 @hookimpl
 def kforge_compile(backend, candidate, context):
-    if backend.name != NAME:
-        return None
     start = time.perf_counter()
     (context.workdir / "echo-compiled.txt").write_text(candidate.digest)
     import_candidate(candidate, context.workdir)
@@ -72,15 +66,11 @@ def kforge_compile(backend, candidate, context):
 
 @hookimpl
 def kforge_profile(backend, candidate, context):
-    if backend.name != NAME:
-        return None
     return ProfileResult(tool="echo", kernels=(KernelMetrics("echo_kernel", 1.5, (("bytes", 1024.0),)),),
                          raw=f"echo profiled {candidate.label}")
 
 
 @hookimpl
 def kforge_summarize_profile(backend, profile):
-    if backend.name != NAME:
-        return None
     kernel = profile.kernels[0]
     return ProfileSummary(text=f"echo summary: {kernel.name} took {kernel.duration_us} us")

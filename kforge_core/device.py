@@ -1,0 +1,302 @@
+"""The device a backend runs on, as the harness sees it: the one interface every device provides.
+
+A plugin hands its device to the core as a class, ``Backend(device_class=MyDevice)``; each worker makes one
+instance and the harness only ever talks to it (timing, verification, baselines, the reference, fault
+classification, the generic profile). :class:`Device` holds the policy in its public methods and leaves a device the
+underscore methods to fill, as tinygrad's devices do. The base class itself serves any torch device type through
+``torch.get_device_module``; :class:`~kforge_core.devices.cpu.CpuDevice` (the core's built-in, used when a backend
+names no class) and ``kforge_cuda.device.CudaDevice`` are the first two implementations.
+
+Importing this module does not import torch, so a plugin can name its device class when it registers its backend;
+a device module must keep it that way (import torch inside methods).
+"""
+
+from __future__ import annotations
+
+import platform
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, ClassVar
+
+from .records import Failure
+
+if TYPE_CHECKING:
+    import torch
+
+    from .records import Backend
+
+POISON_WORD = 0x7FC0DEAD  # a float32 NaN with a payload nothing computes by accident
+FALLBACK_FLUSH_BYTES = 256 * 1024 * 1024
+
+# Bound at import, before any candidate is imported: a candidate that replaces time.perf_counter fools no timer.
+_perf_counter = time.perf_counter
+
+
+@dataclass(frozen=True)
+class MemoryStats:
+    """The device's memory, in bytes (0 where the device cannot tell)."""
+
+    allocated: int = 0  # held by live tensors
+    reserved: int = 0  # held by the runtime's allocator, live or cached
+    total: int = 0  # the device's capacity
+
+    def describe(self) -> str:
+        def gib(n: int) -> str:
+            return f"{n / (1 << 30):.2f} GiB"
+
+        parts = [f"{gib(self.allocated)} allocated"] if self.allocated else []
+        parts += [f"{gib(self.reserved)} reserved"] if self.reserved else []
+        parts += [f"{gib(self.total)} in all"] if self.total else []
+        return ", ".join(parts) or "memory use unknown"
+
+
+@dataclass(frozen=True)
+class StateChange:
+    """Device state a candidate changed although it must not (a setting that outlives the call and would make
+    later timed runs faster). The harness puts the state back (:meth:`Device.restore_state`) and raises ``flag``.
+
+    :param flag: the cheat flag's code (``kforge_core.harness.flags.CATALOGUE``), e.g. ``"l2_persistence"``.
+    :param message: what changed, for people and for the agent.
+    """
+
+    flag: str
+    message: str
+
+
+class Device:
+    """What the harness needs from one device. Runs inside workers (and, for the class attributes, anywhere).
+
+    :param backend: the backend being served; ``backend.device`` names the torch device type unless the class sets
+        :attr:`torch_type`.
+    :param flush_bytes: ``harness.l2_flush_bytes``: how much to write to flush caches (0: the device decides).
+    """
+
+    #: The torch device type tensors live on ("cuda", "mps", "xpu", "cpu"); empty: ``backend.device``.
+    torch_type: ClassVar[str] = ""
+    #: True when candidates run on the host's own cores: builds ahead then never run beside a timed run, and the
+    #: worker's address space may be limited (``harness.memory_limit_mb``).
+    host_cpu: ClassVar[bool] = False
+    #: Whether :meth:`flush_caches` writes a buffer between timed runs.
+    flushes_caches: ClassVar[bool] = True
+    #: The ``torch.profiler.ProfilerActivity`` that traces this device's kernels ("CUDA", "XPU"); empty: none.
+    profiler_activity: ClassVar[str] = ""
+    #: The 32-bit words :meth:`poison` leaves in memory a candidate did not write.
+    poison_words: ClassVar[tuple[int, ...]] = (POISON_WORD,)
+    #: Lower-case text of the runtime's errors after which the device fails every call (the worker is replaced).
+    fault_patterns: ClassVar[tuple[str, ...]] = ()
+    #: Lower-case text of the runtime's own out-of-memory errors (Python's and torch's are known to the core).
+    out_of_memory_patterns: ClassVar[tuple[str, ...]] = ()
+    #: The environment variable that shows a process only some of the device's units, by index
+    #: ("CUDA_VISIBLE_DEVICES"): a harness bound to one unit (``kforge bench --devices 0,1``) starts its workers and
+    #: build processes with it set. Empty: the device has no units to choose (the host CPU) or cannot be bound.
+    visible_devices_env: ClassVar[str] = ""
+
+    def __init__(self, backend: Backend, *, flush_bytes: int = 0) -> None:
+        import torch
+
+        self.backend = backend
+        self.torch_device = torch.device(self.torch_type or backend.device)
+        self.cache_bytes = self._guarded(self._cache_bytes, 0)
+        if not self.flushes_caches:
+            self.flush_bytes = 0
+        else:
+            self.flush_bytes = flush_bytes or (2 * self.cache_bytes if self.cache_bytes else FALLBACK_FLUSH_BYTES)
+        self._flush_buffer: Any = None
+
+    # -------------------------------------------------------------------------------------------- policy
+
+    def start(self) -> None:
+        """Once per worker, before the reference runs: set the runtime up, and start it now rather than inside a
+        timed run."""
+        import torch
+
+        self._start()
+        torch.empty(1, device=self.torch_device)
+
+    @property
+    def index(self) -> int | None:
+        """The device's index (``cuda:0`` -> 0); None for a device without one (the CPU, ``mps``)."""
+        index = self.torch_device.index
+        return index if index is not None else self._guarded(self._current_index, None)
+
+    @property
+    def label(self) -> str:
+        """The device (``backend.device``) with its index where it has one ("cuda:0", "mps", "cpu"), as the timing
+        method records it."""
+        index = self.index
+        return self.backend.device if index is None else f"{self.backend.device}:{index}"
+
+    def hardware_name(self) -> str:
+        """What the device is ("NVIDIA H100 80GB HBM3", "Apple M3 Max"); its type when it cannot tell."""
+        return str(self._guarded(self._hardware_name, "") or self.backend.device)
+
+    def facts(self) -> dict[str, str]:
+        """Facts a prompt or a profile summary may quote: the name, the memory, and what the device adds."""
+        facts = {"device": self.label, "name": self.hardware_name(), "memory": self.memory().describe()}
+        if self.cache_bytes:
+            facts["cache"] = f"{self.cache_bytes // 1024:,} KiB last-level cache"
+        facts.update(self._guarded(self._facts, {}))
+        return facts
+
+    def synchronize(self) -> None:
+        """Wait until all work queued on the device, on every stream or queue, has finished."""
+        self._synchronize()
+
+    @property
+    def synchronize_description(self) -> str:
+        """How :meth:`synchronize` waits, for the timing method."""
+        return (f"torch.{self.torch_device.type}.synchronize() (device-wide: every stream); "
+                "threads the candidate started during the call are joined")
+
+    timer_description: ClassVar[str] = (
+        "time.perf_counter around the call, from after the flush and drain to after the synchronize")
+
+    def start_timer(self) -> Callable[[], float]:
+        """Start a clock; the returned function gives the milliseconds since (call it after :meth:`synchronize`)."""
+        start = _perf_counter()
+        return lambda: (_perf_counter() - start) * 1e3
+
+    def flush_caches(self) -> None:
+        """Between timed runs: evict what the last run left in the device's caches."""
+        if self.flush_bytes:
+            self._flush()
+
+    def poison(self, output_bytes: list[int]) -> None:
+        """Before a verified call: make memory the candidate does not write recognisable (one of
+        :attr:`poison_words`), so that an output taken from a recycled buffer shows. ``output_bytes`` are the sizes
+        of the reference's outputs, the blocks a lazy candidate would be handed."""
+        self._poison(list(output_bytes))
+
+    def stop_poisoning(self) -> None:
+        """End what :meth:`poison` started where it lasts, before anything is timed."""
+        self._stop_poisoning()
+
+    def poisoned_fraction(self, tensor: torch.Tensor) -> float:
+        """The fraction of ``tensor``'s 32-bit words that hold a poison word (0 when it cannot tell)."""
+        import torch
+
+        if tensor.numel() == 0 or (tensor.numel() * tensor.element_size()) % 4 or not tensor.is_contiguous():
+            return 0.0
+        words = tensor.detach().reshape(-1).view(torch.uint8).view(torch.int32)
+        poisoned = torch.zeros_like(words, dtype=torch.bool)
+        for word in self.poison_words:
+            poisoned |= words == _as_int32(word)
+        return float(poisoned.sum().item()) / words.numel()
+
+    def memory(self) -> MemoryStats:
+        """The device's memory use now (zeros where it cannot tell)."""
+        return self._guarded(self._memory, MemoryStats())
+
+    def classify(self, error: BaseException | str) -> Failure | None:
+        """``Failure.DEVICE_FAULT`` or ``Failure.OUT_OF_MEMORY`` when the runtime's own error text says so."""
+        text = str(error).lower()
+        if any(pattern in text for pattern in self.fault_patterns):
+            return Failure.DEVICE_FAULT
+        if any(pattern in text for pattern in self.out_of_memory_patterns):
+            return Failure.OUT_OF_MEMORY
+        return None
+
+    def changed_state(self) -> tuple[StateChange, ...]:
+        """Device state the candidate changed although it must not (checked after every timed run)."""
+        return tuple(self._changed_state())
+
+    def restore_state(self) -> None:
+        """Put back what :meth:`changed_state` reported."""
+        self._restore_state()
+
+    # --------------------------------------------------------------------------------------- mechanism
+
+    def _start(self) -> None:
+        """Set the runtime up (an allocator's settings); nothing by default."""
+
+    def _module(self) -> Any:
+        import torch
+
+        return torch.get_device_module(self.torch_device.type)
+
+    def _current_index(self) -> int | None:
+        return None
+
+    def _hardware_name(self) -> str:
+        return self._module().get_device_name(self.torch_device)
+
+    def _facts(self) -> dict[str, str]:
+        return {}
+
+    def _cache_bytes(self) -> int:
+        props = self._module().get_device_properties(self.torch_device)
+        return int(getattr(props, "L2_cache_size", 0) or 0)
+
+    def _synchronize(self) -> None:
+        self._module().synchronize()
+
+    def _flush(self) -> None:
+        """Write a buffer larger than the cache (allocated once)."""
+        import torch
+
+        if self._flush_buffer is None:
+            self._flush_buffer = torch.empty(self.flush_bytes // 4, dtype=torch.int32, device=self.torch_device)
+        self._flush_buffer.zero_()
+
+    def _free_block_sizes(self) -> list[int]:
+        """Sizes of the blocks the runtime's allocator holds free, largest first; none known by default."""
+        return []
+
+    def _poison(self, output_bytes: list[int]) -> None:
+        """Claim every free block (each by its exact size, which a best-fit allocator hands back) and a block of
+        each output size, fill them with :data:`POISON_WORD`, and free them again."""
+        import torch
+
+        sizes = self._guarded(self._free_block_sizes, []) + output_bytes
+        blocks = [torch.empty(max(n // 4, 1), dtype=torch.int32, device=self.torch_device) for n in sizes]
+        for block in blocks:
+            block.fill_(_as_int32(POISON_WORD))
+        self.synchronize()
+        del blocks
+
+    def _stop_poisoning(self) -> None:
+        """Nothing lasts by default."""
+
+    def _memory(self) -> MemoryStats:
+        module = self._module()
+        total = int(getattr(module.get_device_properties(self.torch_device), "total_memory", 0) or 0)
+        return MemoryStats(int(module.memory_allocated(self.torch_device)),
+                           int(module.memory_reserved(self.torch_device)), total)
+
+    def _changed_state(self) -> list[StateChange]:
+        return []
+
+    def _restore_state(self) -> None:
+        """Nothing to restore by default."""
+
+    @staticmethod
+    def _guarded(read: Callable[[], Any], default: Any) -> Any:
+        """A fact the runtime may not offer (an attribute older torch lacks): ``default`` then."""
+        try:
+            return read()
+        except Exception:
+            return default
+
+
+def _as_int32(word: int) -> int:
+    return word - (1 << 32) if word >= 1 << 31 else word
+
+
+def device_class_of(backend: Backend) -> type[Device]:
+    """The class that serves ``backend``'s device: its own, or the core's built-in CPU device.
+
+    :raises ValueError: when ``backend`` names no class and its device is not the host CPU.
+    """
+    if backend.device_class is not None:
+        return backend.device_class
+    from .devices.cpu import CpuDevice
+
+    if backend.device != CpuDevice.torch_type:
+        raise ValueError(f"backend {backend.name!r} runs on device {backend.device!r} but names no device_class; "
+                         f"the only device built into the core is the host CPU ({CpuDevice.torch_type!r})")
+    return CpuDevice
+
+
+def make_device(backend: Backend, *, flush_bytes: int = 0) -> Device:
+    """The device instance a worker uses for ``backend``."""
+    return device_class_of(backend)(backend, flush_bytes=flush_bytes)

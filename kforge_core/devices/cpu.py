@@ -1,0 +1,76 @@
+"""The host CPU, the core's built-in device (used by every backend that names no ``device_class``).
+
+Nothing to wait for and no cache worth flushing between runs. Stale outputs show through glibc: while poisoning,
+every allocation (but calloc's) is filled with :data:`HOST_POISON_WORD`, wherever in the heap it comes from.
+Every worker, whatever its device, keeps freed heap memory in the heap (:func:`configure_host_allocator`), so an
+allocation's cost does not swing from call to call.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import platform
+from typing import Any, ClassVar
+
+from ..device import Device, MemoryStats
+
+HOST_POISON_WORD = 0x7F7F7F7F  # 3.39e38 as float32: no computation here lands on it
+_HOST_PERTURB_BYTE = 0x80  # glibc fills allocations with its complement, 0x7F
+
+
+class CpuDevice(Device):
+    """The host CPU through torch's ``cpu`` device."""
+
+    torch_type: ClassVar[str] = "cpu"
+    host_cpu: ClassVar[bool] = True
+    flushes_caches: ClassVar[bool] = False
+    poison_words: ClassVar[tuple[int, ...]] = (HOST_POISON_WORD,)
+
+    @property
+    def synchronize_description(self) -> str:
+        return "none needed on the CPU; threads the candidate started during the call are joined"
+
+    def _hardware_name(self) -> str:
+        return platform.processor() or platform.machine()
+
+    def _facts(self) -> dict[str, str]:
+        return {"cores": str(os.cpu_count() or 1)}
+
+    def _cache_bytes(self) -> int:
+        return 0
+
+    def _synchronize(self) -> None:
+        """Nothing runs asynchronously on the CPU (threads are joined by the harness)."""
+
+    def _poison(self, output_bytes: list[int]) -> None:
+        _set_host_perturb(_HOST_PERTURB_BYTE)
+
+    def _stop_poisoning(self) -> None:
+        _set_host_perturb(0)
+
+    def _memory(self) -> MemoryStats:
+        return MemoryStats(total=os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+
+
+def _libc() -> Any:
+    try:
+        return ctypes.CDLL("libc.so.6")
+    except OSError:
+        return None
+
+
+def configure_host_allocator() -> None:
+    """Keep freed heap memory in the heap (glibc): no trimming, and a fixed mmap threshold of 32 MiB, so that
+    an allocation's cost does not swing between a reused chunk and a fresh mapping from one call to the next."""
+    libc = _libc()
+    if libc is not None and hasattr(libc, "mallopt"):
+        libc.mallopt(-1, 1 << 30)  # M_TRIM_THRESHOLD
+        libc.mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD
+
+
+def _set_host_perturb(byte: int) -> None:
+    """glibc's M_PERTURB: while non-zero, every allocation (but calloc's) is filled with ``byte ^ 0xff``."""
+    libc = _libc()
+    if libc is not None and hasattr(libc, "mallopt"):
+        libc.mallopt(-6, byte)

@@ -1,0 +1,163 @@
+"""The NVIDIA GPU as the harness sees it: ``CudaDevice``, shared by every backend that runs on ``torch.cuda``
+(``cuda``, ``triton``, and other plugins' backends: ``Backend(device="cuda", device_class=CudaDevice)``).
+
+What CUDA adds to the generic torch device: the L2 flush sized from the device (persisting lines reset first),
+the caching allocator's free blocks poisoned before a verified call, the persisting-L2 set-aside a candidate must
+not raise (checked after every timed run, then restored), and the CUDA runtime's sticky faults.
+
+Importing this module does not import torch.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any, ClassVar
+
+from kforge_core.device import Device, MemoryStats, StateChange
+
+_CU_LIMIT_PERSISTING_L2_CACHE_SIZE = 0x06
+_POISON_LIMIT_BYTES = 8 << 30
+L2_PERSISTENCE = "l2_persistence"  # the cheat flag's code
+
+# Errors after which a CUDA context is poisoned: every later call fails, so the worker must be replaced.
+CUDA_FAULT_PATTERNS = (
+    "illegal memory access",
+    "unspecified launch failure",
+    "device-side assert",
+    "misaligned address",
+    "illegal instruction",
+    "an illegal instruction was encountered",
+    "hardware stack error",
+    "uncorrectable ecc error",
+    "cuda error: launch failure",
+    "cuda error: unknown error",
+)
+CUDA_OUT_OF_MEMORY_PATTERNS = ("cublas_status_alloc_failed",)
+
+
+class CudaDevice(Device):
+    """An NVIDIA GPU through ``torch.cuda``."""
+
+    torch_type: ClassVar[str] = "cuda"
+    profiler_activity: ClassVar[str] = "CUDA"
+    fault_patterns: ClassVar[tuple[str, ...]] = CUDA_FAULT_PATTERNS
+    out_of_memory_patterns: ClassVar[tuple[str, ...]] = CUDA_OUT_OF_MEMORY_PATTERNS
+    visible_devices_env: ClassVar[str] = "CUDA_VISIBLE_DEVICES"
+
+    def __init__(self, backend: Any, *, flush_bytes: int = 0) -> None:
+        super().__init__(backend, flush_bytes=flush_bytes)
+        self._driver = CudaDriver.load()
+        self._l2_limit_at_start: int | None = None
+
+    def _current_index(self) -> int | None:
+        import torch
+
+        return torch.cuda.current_device()
+
+    def _facts(self) -> dict[str, str]:
+        import torch
+
+        props = torch.cuda.get_device_properties(self.torch_device)
+        return {"compute capability": f"sm_{props.major}{props.minor}", "SMs": str(props.multi_processor_count),
+                "CUDA": str(torch.version.cuda)}
+
+    def _memory(self) -> MemoryStats:
+        import torch
+
+        total = int(torch.cuda.get_device_properties(self.torch_device).total_memory)
+        return MemoryStats(int(torch.cuda.memory_allocated(self.torch_device)),
+                           int(torch.cuda.memory_reserved(self.torch_device)), total)
+
+    # -------------------------------------------------------------------------------------- L2
+
+    def _flush(self) -> None:
+        """Reset persisting lines first, so that they are evicted too; then write the flush buffer."""
+        if self._driver is not None:
+            self._driver.reset_persisting_l2()
+        super()._flush()
+
+    def _limit_at_start(self) -> int:
+        """The context's persisting-L2 set-aside before any candidate ran.
+
+        Taken once a context exists (the driver answers nothing before): the harness first asks for no set-aside,
+        and whatever the driver then reports (some drivers keep a default) is the level a candidate must not raise.
+        """
+        if self._l2_limit_at_start is None:
+            import torch
+
+            torch.empty(1, device=self.torch_device)  # makes sure the context exists
+            self._driver.set_persisting_l2_limit(0)
+            self._l2_limit_at_start = self._driver.persisting_l2_limit()
+        return self._l2_limit_at_start
+
+    def persisting_l2_change(self) -> tuple[int, int] | None:
+        """``(at start, now)`` when the persisting-L2 set-aside is no longer what the harness first read; None
+        when it is unchanged, or without a driver."""
+        if self._driver is None:
+            return None
+        start, now = self._limit_at_start(), self._driver.persisting_l2_limit()
+        return (start, now) if now != start else None
+
+    def _changed_state(self) -> list[StateChange]:
+        change = self.persisting_l2_change()
+        if change is None:
+            return []
+        return [StateChange(L2_PERSISTENCE, (
+            f"the CUDA context's persisting-L2 set-aside went from {change[0]:,} to {change[1]:,} bytes: the "
+            "candidate asked for lines to persist in L2 across runs (the harness resets them before every flush)"))]
+
+    def _restore_state(self) -> None:
+        """Put the set-aside back where it was and return persisting lines to normal."""
+        if self._driver is not None:
+            self._driver.set_persisting_l2_limit(self._limit_at_start())
+            self._driver.reset_persisting_l2()
+
+    # -------------------------------------------------------------------------------------- poison
+
+    def _free_block_sizes(self) -> list[int]:
+        return free_cuda_blocks(self.torch_device)
+
+
+def free_cuda_blocks(device: Any) -> list[int]:
+    """Sizes of the free blocks the CUDA caching allocator holds, largest first (at most 8 GiB of them)."""
+    import torch
+
+    try:
+        segments = torch.cuda.memory_snapshot()
+    except Exception:  # an allocator without snapshots: the output sizes still get poisoned
+        return []
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    sizes = sorted((block["size"] for segment in segments if segment.get("device", index) == index
+                    for block in segment.get("blocks", ()) if block.get("state") == "inactive"), reverse=True)
+    chosen, total = [], 0
+    for size in sizes:
+        if total + size > _POISON_LIMIT_BYTES:
+            continue
+        chosen.append(size)
+        total += size
+    return chosen
+
+
+class CudaDriver:
+    """The few CUDA driver calls torch does not expose: the persisting-L2 limit and its reset."""
+
+    def __init__(self, lib: Any) -> None:
+        self._lib = lib
+
+    @classmethod
+    def load(cls) -> CudaDriver | None:
+        try:
+            return cls(ctypes.CDLL("libcuda.so.1"))
+        except OSError:
+            return None
+
+    def persisting_l2_limit(self) -> int:
+        value = ctypes.c_size_t(0)
+        status = self._lib.cuCtxGetLimit(ctypes.byref(value), ctypes.c_int(_CU_LIMIT_PERSISTING_L2_CACHE_SIZE))
+        return int(value.value) if status == 0 else 0
+
+    def set_persisting_l2_limit(self, nbytes: int) -> None:
+        self._lib.cuCtxSetLimit(ctypes.c_int(_CU_LIMIT_PERSISTING_L2_CACHE_SIZE), ctypes.c_size_t(nbytes))
+
+    def reset_persisting_l2(self) -> None:
+        self._lib.cuCtxResetPersistingL2Cache()

@@ -1,0 +1,61 @@
+"""A device type the core has never heard of, from a separately packaged plugin (``kforge_toydevice``): candidates
+are evaluated end to end on it (a correct one, a wrong one, a fault of its runtime, a cheat), and every
+device-specific step goes through its own Device."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+HARNESS = Path(__file__).resolve().parents[1] / "harness"
+FAULT = '''
+import torch
+
+
+class ModelNew(torch.nn.Module):
+    def __init__(self, scale):
+        super().__init__()
+
+    def forward(self, x):
+        raise RuntimeError("toy runtime: toy queue lost while running kernel relu_scale")
+'''
+
+
+@pytest.fixture(scope="module")
+def toy_eval(plugin_site, tmp_path_factory):
+    """One ``kforge eval`` of four candidates on the toy backend, and the trace of the device's methods."""
+    from .conftest import kforge_command
+
+    work = tmp_path_factory.mktemp("toy")
+    (work / "fault.py").write_text(FAULT)
+    trace = work / "trace.txt"
+    candidates = [str(HARNESS / "candidates" / f"{name}.py") for name in ("relu_scale_numpy", "mismatch")]
+    candidates += [str(work / "fault.py"), str(HARNESS / "candidates" / "stale_output.py")]
+    result = kforge_command(plugin_site, work, "eval", str(HARNESS / "problems" / "relu_scale.py"), *candidates,
+                            "--backend", "toy", "--json", "--trials", "2", "--warmup", "1", "--repetitions", "3",
+                            "--baselines", "eager", plugins="toydevice", env={"TOYDEVICE_TRACE": str(trace)})
+    assert result.stdout.startswith("["), result.stderr
+    return result, json.loads(result.stdout), trace.read_text().split()
+
+
+def test_candidates_are_evaluated_end_to_end_on_a_device_of_its_own(toy_eval):
+    result, (good, wrong, fault, cheat), _ = toy_eval
+    assert result.returncode == 3, result.stderr  # some candidate is incorrect
+    assert good["correct"] is True, good["message"]
+    assert good["runtime"]["count"] == 3 and good["speedups"]["eager"] > 0
+    assert wrong["failure"] == "numerical_mismatch"
+    assert fault["failure"] == "device_fault" and fault["worker_replaced"] is True  # the toy runtime's own words
+    assert cheat["correct"] is False
+    assert {f["code"]: f["blocking"] for f in cheat["flags"]}["stale_output"] is True  # the toy poison showed
+
+
+def test_every_device_specific_step_went_through_the_toy_device(toy_eval):
+    _, (good, *_), called = toy_eval
+    method = good["method"]
+    assert method["device"] == "toy"
+    assert method["synchronize"].startswith("the toy queue drained")
+    assert method["timer"].startswith("the toy clock")
+    assert method["l2_flush_bytes"] == 2 << 20  # twice the toy cache
+    assert {"synchronize", "flush", "poison", "classify"} <= set(called)

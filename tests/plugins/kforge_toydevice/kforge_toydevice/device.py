@@ -1,0 +1,67 @@
+"""The toy device: a new device type whose memory happens to be host memory (torch's ``cpu`` tensors).
+
+It has a queue to drain, a 1 MiB cache to flush, its own poison (glibc fills every allocation made while it
+poisons with 0x5A), its runtime's own fault and out-of-memory messages, and a name. With ``TOYDEVICE_TRACE`` set,
+each of its methods the harness calls writes its name to that file, once per process.
+"""
+
+import ctypes
+import os
+
+from kforge_core.device import Device, MemoryStats
+
+_PERTURB = -6  # glibc's M_PERTURB: allocations are filled with the complement of this byte
+_POISON_BYTE = 0xA5
+_seen = set()
+
+
+def _trace(name):
+    path = os.environ.get("TOYDEVICE_TRACE")
+    if path and name not in _seen:
+        _seen.add(name)
+        with open(path, "a") as trace:
+            trace.write(f"{name}\n")
+
+
+def _perturb(byte):
+    ctypes.CDLL("libc.so.6").mallopt(_PERTURB, byte)
+
+
+class ToyDevice(Device):
+    torch_type = "cpu"
+    host_cpu = True
+    poison_words = (0x5A5A5A5A,)
+    fault_patterns = ("toy queue lost",)
+    out_of_memory_patterns = ("toy arena exhausted",)
+    timer_description = "the toy clock (time.perf_counter) from after the flush to after the toy queue drained"
+
+    @property
+    def synchronize_description(self):
+        return "the toy queue drained; threads the candidate started during the call are joined"
+
+    def _hardware_name(self):
+        return "Toy Accelerator T1"
+
+    def _cache_bytes(self):
+        return 1 << 20
+
+    def _synchronize(self):
+        _trace("synchronize")
+
+    def _flush(self):
+        _trace("flush")
+        super()._flush()
+
+    def _poison(self, output_bytes):
+        _trace("poison")
+        _perturb(_POISON_BYTE)
+
+    def _stop_poisoning(self):
+        _perturb(0)
+
+    def _memory(self):
+        return MemoryStats(total=1 << 30)
+
+    def classify(self, error):
+        _trace("classify")
+        return super().classify(error)
