@@ -11,7 +11,7 @@ from typing import Any
 
 from ..config import parse_table
 from ..settings import Settings
-from ..store.codec import to_jsonable
+from ..codec import to_json
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class BenchPlan:
         return [key for key, _ in self.digests]
 
     def to_json(self) -> dict[str, Any]:
-        table = to_jsonable(self.settings)
+        table = to_json(self.settings)
         table.pop("sources", None)
         return {"suite": str(self.suite), "filters": list(self.filters), "backend": self.backend,
                 "solutions": str(self.solutions) if self.solutions is not None else None, "entry": self.entry,

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..llm.redact import redact
+from ..secrets import redact
 from ..report.markdown import cell, ms
 from ..store import BenchInfo
-from ..store.codec import to_jsonable
+from ..codec import to_json
 from .plan import BenchPlan
 from .plots import plot_fast_p, plot_speedup_histogram
 from .records import ProblemResult
@@ -52,7 +52,7 @@ def document_of(info: BenchInfo, plan: BenchPlan, results: list[ProblemResult],
     })
     problems = []
     for r in results:
-        entry = to_jsonable(r)
+        entry = to_json(r)
         entry.pop("verdict")
         entry = {"problem": entry.pop("key"), **entry, "best_speedup": r.best_speedup,
                  "baselines_ms": dict(r.baselines_ms), "speedups": dict(r.speedups)}

@@ -22,7 +22,7 @@ from ..loop.plan import absolute_model_spec
 from ..records import Backend
 from ..settings import Settings
 from ..store import BenchInfo, BenchStore, RunDirectory
-from ..store.codec import record_from_json, to_jsonable
+from ..codec import record_from_json, to_json
 from .agent import run_agent
 from .local import LocalExecutor
 from .plan import BenchPlan, absolute_settings
@@ -201,7 +201,7 @@ class _Keeper:
             directory.write(VERDICT, json.dumps(result.verdict, indent=2, allow_nan=False))
         if job is not None and job.candidate is not None:
             directory.write_files("solution", job.candidate.files)
-        stored = to_jsonable(dataclasses.replace(result, verdict=None))
+        stored = to_json(dataclasses.replace(result, verdict=None))
         self.benches.problem_done(self.info.id, result.key, stored, result.run_id)
         self.finished += 1
         self.now += result.failure != NO_SOLUTION  # evaluated in this invocation

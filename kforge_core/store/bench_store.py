@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import KForgeError
-from ..llm.redact import redact
+from ..secrets import redact
 from .run_store import RunStore, process_alive
 
 
