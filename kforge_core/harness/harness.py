@@ -42,7 +42,7 @@ class Harness:
     :param scratch_root: where candidates' scratch directories are made and kept; by default a temporary
         directory removed by :meth:`close`.
     :param device_index: bind the workers to this unit of the backend's device (``cuda`` device 1), through the
-        backend's ``visible_devices_env``; None uses what the process sees. On the host CPU it only names a slot:
+        device's ``Device.visible_devices_env``; None uses what the process sees. On the host CPU it only names a slot:
         harnesses with different indices share the CPU.
     :raises KForgeError: when no loaded plugin registered the backend, or it is not available here, or a device
         index is given for a device whose backend cannot select one.

@@ -45,7 +45,7 @@ class WorkerInit:
     problem it is prepared for (see :class:`Prepare`).
 
     :param environment: variables set in the worker's environment, beyond the KForge process's own (the
-        backend's ``visible_devices_env`` where the harness is bound to one unit of the device).
+        device's ``visible_devices_env`` where the harness is bound to one unit of the device).
     """
 
     sys_path: tuple[str, ...]
