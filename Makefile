@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 PLUGINS := $(wildcard plugins/kforge_*)
 STAMP := $(VENV)/.kforge-installed
 
-.PHONY: demo test install gpu-test xpu-test clean
+.PHONY: demo test install gpu-test xpu-test mac-test clean
 
 $(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml)
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,11 @@ gpu-test:
 xpu-test:
 	$(PYTHON) -m pip install -q --no-deps --no-build-isolation -e . -e plugins/kforge_xpu
 	$(PYTHON) -m pytest -q -m xpu plugins/kforge_xpu
+
+# On a Mac with Apple silicon: the metal backend's device tests (the shipped example compiled and evaluated, a
+# shader error placed, a profile with Metal System Trace where Xcode is installed), in the same .venv as make test.
+mac-test: $(STAMP)
+	$(BIN)/python -m pytest -q -m mps plugins/kforge_metal
 
 clean:
 	rm -rf $(VENV) kforge-runs .pytest_cache

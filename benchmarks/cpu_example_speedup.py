@@ -21,11 +21,11 @@ import numba
 import torch
 
 import kforge_cpu
-from kforge_core.backends import BackendRegistry
 from kforge_core.harness import Harness, TimingMethod
 from kforge_core.plugins import PluginSelection, build_plugin_manager
 from kforge_core.problem import load_problem
 from kforge_core.records import Candidate
+from kforge_core.registry import BackendRegistry
 from kforge_core.settings import Settings
 from kforge_cpu.machine import read_machine_facts
 

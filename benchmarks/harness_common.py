@@ -134,8 +134,8 @@ def arguments(description: str) -> argparse.ArgumentParser:
 
 def backend_and_plugins(args: argparse.Namespace) -> tuple[Backend, PluginSelection]:
     if args.backend:
-        from kforge_core.backends import BackendRegistry
         from kforge_core.plugins import build_plugin_manager
+        from kforge_core.registry import BackendRegistry
 
         selection = PluginSelection.from_env()
         return BackendRegistry(build_plugin_manager(selection)).get(args.backend).backend, selection

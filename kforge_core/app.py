@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .backends import BackendRegistry, RegisteredBackend
 from .config import load_settings
 from .plugins import LoadedPlugins, PluginSelection, build_plugin_manager
+from .registry import BackendRegistry, RegisteredBackend
 from .settings import Settings
 
 

@@ -280,23 +280,3 @@ class Device:
 
 def _as_int32(word: int) -> int:
     return word - (1 << 32) if word >= 1 << 31 else word
-
-
-def device_class_of(backend: Backend) -> type[Device]:
-    """The class that serves ``backend``'s device: its own, or the core's built-in CPU device.
-
-    :raises ValueError: when ``backend`` names no class and its device is not the host CPU.
-    """
-    if backend.device_class is not None:
-        return backend.device_class
-    from .devices.cpu import CpuDevice
-
-    if backend.device != CpuDevice.torch_type:
-        raise ValueError(f"backend {backend.name!r} runs on device {backend.device!r} but names no device_class; "
-                         f"the only device built into the core is the host CPU ({CpuDevice.torch_type!r})")
-    return CpuDevice
-
-
-def make_device(backend: Backend, *, flush_bytes: int = 0) -> Device:
-    """The device instance a worker uses for ``backend``."""
-    return device_class_of(backend)(backend, flush_bytes=flush_bytes)

@@ -87,11 +87,14 @@ def _core_version() -> str:
         return "0+unknown"
 
 
-def _builtin_plugins() -> list[tuple[str, object]]:
-    # The core's own implementations, registered like any third-party plugin.
-    from .builtin import generic_stages
+# The core's own implementations, registered like any third-party plugin. Named, not imported, as pytest names its
+# default plugins: the manager depends on no implementation, and the generic stages (which use the worker's
+# machinery) may depend on everything below the manager.
+BUILTIN_PLUGINS = {"kforge.generic_stages": "kforge_core.builtin.generic_stages"}
 
-    return [("kforge.generic_stages", generic_stages)]
+
+def _builtin_plugins() -> list[tuple[str, object]]:
+    return [(name, importlib.import_module(module)) for name, module in BUILTIN_PLUGINS.items()]
 
 
 def selected_entry_points(only: Iterable[str] | None) -> list[md.EntryPoint]:

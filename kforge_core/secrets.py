@@ -1,6 +1,6 @@
 """The one list of environment variables that hold credentials, and what KForge does with it.
 
-Workers start without these variables (``harness/sandbox.py``), and everything KForge writes (the run store, its
+Workers start without these variables (``harness/host/sandbox.py``), and everything KForge writes (the run store, its
 artifacts, logs and messages) passes through :func:`redact`, which masks their values and the password of a URL.
 Keys are read from the environment by the provider clients only; redaction is the second line of defence.
 """

@@ -138,6 +138,15 @@ class BudgetSettings:
 
 
 @dataclass(frozen=True)
+class AnalysisSettings:
+    """``[analysis]``: what the performance-analysis agent sees besides the backend's profile summary."""
+
+    # pictures shown with every analysis prompt, after the profile's own: screenshots of a GUI profiler
+    # (Xcode's GPU capture, Nsight) taken by the user; PNG, JPEG, GIF or WebP
+    images: tuple[Path, ...] = ()
+
+
+@dataclass(frozen=True)
 class Settings:
     """All settings. ``backends`` holds each backend's raw options table, parsed by :meth:`backend_options`."""
 
@@ -148,12 +157,13 @@ class Settings:
     harness: HarnessSettings = field(default_factory=HarnessSettings)
     llm: LLMSettings = field(default_factory=LLMSettings)
     budget: BudgetSettings = field(default_factory=BudgetSettings)
+    analysis: AnalysisSettings = field(default_factory=AnalysisSettings)
     backends: dict[str, dict[str, Any]] = field(default_factory=dict)
     sources: tuple[str, ...] = field(default=(), metadata={"internal": True})  # where settings came from
 
     def backend_options(self, backend: Any) -> Any:
         """The backend's options dataclass, built from ``[backends.<name>]`` over its defaults."""
-        from .config import parse_table
+        from .typed_tables import parse_table
 
         table = self.backends.get(backend.name, {})
         if backend.options_type is None:

@@ -41,17 +41,18 @@ SCRIPT = [
 ]
 
 
-def reply_text(name: str, lead_in: str | None) -> str:
-    text = (REPLIES / name).read_text()
+def reply_text(name: str, lead_in: str | None, replies: Path = REPLIES) -> str:
+    text = (replies / name).read_text()
     if name.endswith(".md"):
         return text.rstrip() + "\n"
     return f"{lead_in}\n\n```python\n{text.rstrip()}\n```\n"
 
 
-def script_lines() -> list[str]:
+def script_lines(script: list[tuple] = SCRIPT, replies: Path = REPLIES) -> list[str]:
+    """One JSON line per reply of ``script``, whose files are under ``replies``."""
     lines = []
-    for agent, name, lead_in, (tokens_in, tokens_out), contains in SCRIPT:
-        entry = {"agent": agent, "note": name, "reply": reply_text(name, lead_in),
+    for agent, name, lead_in, (tokens_in, tokens_out), contains in script:
+        entry = {"agent": agent, "note": name, "reply": reply_text(name, lead_in, replies),
                  "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out}}
         if contains:
             entry["expect"] = {"contains": contains}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..prompts import PromptTemplates
-from ..records import Lowering, Problem, ProfileSummary
+from ..records import Image, Lowering, Problem, ProfileSummary
 from .prompt import Prompt
 from .views import CandidateView
 
@@ -28,22 +28,28 @@ class AnalysisRequest:
 
 
 class AnalysisAgent:
-    def __init__(self, templates: PromptTemplates, problem: Problem, lowering: Lowering) -> None:
+    """Asks for recommendations; ``user_images`` (profiler screenshots the user gave) go with every prompt, after
+    the profile summary's own images."""
+
+    def __init__(self, templates: PromptTemplates, problem: Problem, lowering: Lowering,
+                 user_images: tuple[Image, ...] = ()) -> None:
         self.templates = templates
         self.problem = problem
         self.lowering = lowering
+        self.user_images = user_images
 
     def prompt(self, request: AnalysisRequest) -> Prompt:
+        profile_images = request.summary.images if request.summary is not None else ()
         context = dict(
             problem=self.problem, lowering=self.lowering, round=request.round, best=request.best,
             baselines=request.baselines, summary=request.summary, history=request.history,
+            user_images=self.user_images, first_user_image=len(profile_images) + 1,
         )
-        images = request.summary.images if request.summary is not None else ()
         return Prompt(
             agent="analysis",
             system=self.templates.render("analysis_system.j2", **context),
             user=self.templates.render("analysis.j2", **context),
-            images=tuple(images),
+            images=(*profile_images, *self.user_images),
         )
 
     @staticmethod

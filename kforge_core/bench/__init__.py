@@ -2,7 +2,7 @@
 devices, with KernelBench's fast_p, geomean speedups and a report; results kept in the run store as they come."""
 
 from .plan import BenchPlan
-from .records import ProblemJob, ProblemResult
+from .results import ProblemJob, ProblemResult
 from .session import ExecutorChoice, plan_bench, resume_bench, start_bench
 from .summary import summarize
 

@@ -19,7 +19,7 @@ from ..problem import ProblemError
 from ..report import RunReport
 from ..settings import Settings
 from ..store import BenchStore, RunStore
-from .records import INVALID_PROBLEM, NO_SOLUTION, ProblemJob, ProblemResult, Usage
+from .results import INVALID_PROBLEM, NO_SOLUTION, ProblemJob, ProblemResult, Usage
 from .slot import MESSAGE_LIMIT, DeviceSlot
 
 RUN_ERROR = "run_error"  # the agent loop stopped with an error (a provider refusing, a replay script broken, ...)

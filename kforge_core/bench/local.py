@@ -8,7 +8,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
-from .records import ProblemJob, ProblemResult
+from .results import ProblemJob, ProblemResult
 from .slot import DeviceSlot
 
 Work = Callable[[DeviceSlot, ProblemJob], ProblemResult]

@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 
 from ..report.plot import pyplot
-from .records import ProblemResult
+from .results import ProblemResult
 from .summary import THRESHOLDS, baselines_of, fast_p
 
 

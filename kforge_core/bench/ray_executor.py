@@ -18,7 +18,7 @@ from ..errors import KForgeError
 from ..plugins import PLUGINS_ENV, PluginSelection
 from ..records import Backend
 from ..settings import Settings
-from .records import ProblemJob, ProblemResult
+from .results import ProblemJob, ProblemResult
 from .slot import DeviceSlot
 
 

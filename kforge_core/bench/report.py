@@ -16,7 +16,7 @@ from ..store import BenchInfo
 from ..codec import to_json
 from .plan import BenchPlan
 from .plots import plot_fast_p, plot_speedup_histogram
-from .records import ProblemResult
+from .results import ProblemResult
 from .summary import THRESHOLDS, baselines_of, summarize, threshold_key
 
 REPORT = "report.md"

@@ -27,7 +27,7 @@ from .agent import run_agent
 from .local import LocalExecutor
 from .plan import BenchPlan, absolute_settings
 from .ray_executor import RayExecutor, SlotSpec
-from .records import NO_SOLUTION, ProblemJob, ProblemResult
+from .results import NO_SOLUTION, ProblemJob, ProblemResult
 from .report import VERDICT, BenchReport, problem_dir, write_bench_outputs
 from .slot import DeviceSlot, ProblemLoader
 from .solutions import open_solutions

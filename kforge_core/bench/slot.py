@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..harness import Harness, Verdict
-from ..harness.pool import WorkerStartError
+from ..harness.host.pool import WorkerStartError
 from ..plugins import PluginSelection
 from ..problem import ProblemError, load_problem
 from ..records import Backend, Problem
 from ..settings import Settings
-from .records import INVALID_PROBLEM, NO_SOLUTION, ProblemJob, ProblemResult
+from .results import INVALID_PROBLEM, NO_SOLUTION, ProblemJob, ProblemResult
 
 MESSAGE_LIMIT = 2000  # characters of a failure's message kept in the store (the verdict file has all of it)
 

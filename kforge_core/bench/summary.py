@@ -12,7 +12,7 @@ import math
 from collections import Counter
 from typing import Any, Iterable
 
-from .records import ProblemResult
+from .results import ProblemResult
 
 THRESHOLDS = (0.0, 1.0, 1.5, 2.0)
 

@@ -12,9 +12,9 @@ from typing import Any
 
 import torch
 
-from ..harness.reference import clone_values
+from ..harness.worker.candidate import candidate_instance, device_of, reference_for
+from ..harness.worker.reference import clone_values
 from ..records import Backend, Candidate, KernelMetrics, ProfileResult, StageContext
-from .torch_candidate import candidate_instance, device_of, reference_for
 
 PROFILED_CALLS = 3
 RANGE_NAME = "ModelNew.forward"

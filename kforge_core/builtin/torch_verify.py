@@ -16,17 +16,17 @@ from typing import Any
 
 import torch
 
-from ..harness import flags as F
-from ..harness.compare import Comparison, as_outputs, check_structure, compare_outputs, max_difference
 from ..device import Device
-from ..harness.faults import candidate_traceback, classify_exception
+from ..harness import flags as F
 from ..harness.op_trace import compute_ops, describe_ops, trace_ops
-from ..harness.precision import precision_report
-from ..harness.reference import ReferenceData, Trial, clone_values
-from ..harness.threads import join_threads, new_threads
+from ..harness.worker.candidate import candidate_instance, device_of, harness_settings, reference_for
+from ..harness.worker.compare import Comparison, as_outputs, check_structure, compare_outputs, max_difference
+from ..harness.worker.faults import candidate_traceback, classify_exception
+from ..harness.worker.precision import precision_report
+from ..harness.worker.reference import ReferenceData, Trial, clone_values
+from ..harness.worker.threads import join_threads, new_threads
 from ..records import Backend, Candidate, Failure, Flag, StageContext, TrialError, VerifyResult
 from ..settings import HarnessSettings
-from .torch_candidate import candidate_instance, device_of, harness_settings, reference_for
 
 THREAD_JOIN_S = 30.0
 

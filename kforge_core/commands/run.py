@@ -56,20 +56,24 @@ def budget_option_flags(command: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--reference", "reference_file", type=click.Path(dir_okay=False, path_type=Path),
               help="A working kernel for this problem (e.g. for another backend) to show the generation agent.")
 @click.option("--reference-run", metavar="RUN_ID", help="Show the generation agent the best kernel of an earlier run.")
+@click.option("--profile-image", "profile_images", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
+              metavar="FILE", help="A screenshot of a GUI profiler (PNG, JPEG) shown to the analysis agent with "
+                                   "every prompt; repeatable ([analysis] images).")
 @click.option("--resume", "resume_id", metavar="RUN_ID", help="Continue a stopped or killed run.")
 @budget_option_flags
 @backend_option_flags
 @click.pass_context
 def run(ctx: click.Context, problem_path: Path | None, backend: str | None, model: str | None,
         analyst_model: str | None, base_url: str | None, runs_dir: Path | None, prompts_dir: Path | None,
-        reference_file: Path | None, reference_run: str | None, resume_id: str | None,
+        reference_file: Path | None, reference_run: str | None, profile_images: tuple[Path, ...],
+        resume_id: str | None,
         backend_options: tuple[str, ...], sanitize: bool, **budget_flags: object) -> None:
     """Turn PROBLEM (a PyTorch reference, KernelBench format) into the fastest correct kernel KForge can find."""
     app: App = ctx.obj
     budget = {BUDGET_FLAGS[k]: v for k, v in budget_flags.items() if v is not None}
     if resume_id is not None:
         if (problem_path is not None or backend or model or analyst_model or reference_file or reference_run
-                or backend_options or sanitize):
+                or backend_options or sanitize or profile_images):
             raise KForgeError("--resume continues a run as it was started; give only RUN_ID, --runs-dir and budgets")
         settings = app.settings(runs_dir=runs_dir)
     elif problem_path is None:
@@ -77,7 +81,8 @@ def run(ctx: click.Context, problem_path: Path | None, backend: str | None, mode
     else:
         settings = settings_with_backend_options(app, {
             "backend": backend, "runs_dir": runs_dir, "prompts_dir": prompts_dir, "llm.model": model,
-            "llm.analyst_model": analyst_model, "llm.base_url": base_url, **budget,
+            "llm.analyst_model": analyst_model, "llm.base_url": base_url,
+            "analysis.images": tuple(profile_images) or None, **budget,
         }, backend_options, sanitize)
     console = Console(highlight=False)
     with RunStore(settings.runs_dir) as store, RichProgress(console) as progress:

@@ -1,11 +1,19 @@
 """The evaluation harness: isolated compile, verify, timing and profile of untrusted candidates.
 
 ``Harness(backend=..., problem=..., settings=..., plugins=...).evaluate(candidate)`` returns a :class:`Verdict`.
-Candidate code runs only in worker processes (``kforge_core.harness.worker``); nothing here imports it, and
-importing this package does not import torch.
+
+* ``host/`` runs in KForge's process: the ``Harness``, worker processes and their pool, the sandbox, building
+  ahead, the static check of a candidate's source. It never imports candidate code.
+* ``worker/`` runs in the worker process (``python -m kforge_core.harness.worker``) and the build-ahead child:
+  the request loop, the reference, verification's comparisons, timing, baselines, what a candidate changed.
+* Here, what both sides share: the messages (``protocol``), the ``Verdict`` and timing records (``verdict``),
+  the cheat flags (``flags``), the checked timed runs (``timed_runs``), the captured output's files
+  (``captured``) and the operator trace (``op_trace``).
+
+Importing this package does not import torch.
 """
 
-from .harness import Harness
+from .host.harness import Harness
 from .verdict import RuntimeStats, TimingMethod, Verdict
 
 __all__ = ["Harness", "RuntimeStats", "TimingMethod", "Verdict"]

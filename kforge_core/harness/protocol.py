@@ -59,6 +59,21 @@ class WorkerInit:
 
 
 @dataclass(frozen=True)
+class PrebuildRequest:
+    """What the build-ahead child needs (in ``REQUEST_FILE`` of its directory): what a worker is told (plugins,
+    backend, options, cache), the problem and the candidate to build. It answers in ``RESULT_FILE``."""
+
+    init: WorkerInit
+    problem: Problem
+    candidate: Candidate
+
+
+REQUEST_FILE = "request.pickle"
+RESULT_FILE = "result.json"
+FILES_DIR = "files"
+
+
+@dataclass(frozen=True)
 class Prepare:
     """Serve candidates for ``problem`` from now on: compute its reference's outputs and input sets before any
     candidate code for it is imported. A warm worker takes a new problem this way; the previous problem's

@@ -8,8 +8,10 @@ the script is one JSON object::
 
 ``reply`` (a string, or a list of lines joined with newlines) is required. ``agent`` ("generation" or "analysis")
 says which agent must be the one asking; ``expect.contains`` lists text the prompt must hold and ``expect.images``
-how many images it must carry. A broken expectation stops the run with the script's line number, so a script
-doubles as a check of what the loop sent. ``note`` is for people.
+how many images it must carry, or a list with one entry per image, in order, naming part of the image file's name
+(``["metal_profile", "screenshot"]``). Every image must be readable, as a provider would send it. A broken
+expectation stops the run with the script's line number, so a script doubles as a check of what the loop sent.
+``note`` is for people.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ class ScriptedReply:
     agent: str | None = None
     usage: tuple[int, int] | None = None
     contains: tuple[str, ...] = ()
-    images: int | None = None
+    images: int | tuple[str, ...] | None = None
 
 
 def _parse_line(path: Path, number: int, text: str) -> ScriptedReply:
@@ -84,7 +86,12 @@ def _parse_line(path: Path, number: int, text: str) -> ScriptedReply:
     contains = expect.get("contains", [])
     if isinstance(contains, str):
         contains = [contains]
-    return ScriptedReply(number, reply, agent, usage, tuple(contains), expect.get("images"))
+    images = expect.get("images")
+    if isinstance(images, list) and all(isinstance(name, str) for name in images):
+        images = tuple(images)
+    elif images is not None and (not isinstance(images, int) or isinstance(images, bool)):
+        raise fail('"expect.images" must be a number of images or a list of parts of their file names')
+    return ScriptedReply(number, reply, agent, usage, tuple(contains), images)
 
 
 class ReplayScript:
@@ -123,11 +130,29 @@ class ReplayScript:
         for text in scripted.contains:
             if text not in prompt:
                 raise KForgeError(f"{where}: the {agent} prompt does not contain {text!r}")
-        images = sum(isinstance(block, ImageBlock) for message in messages for block in message.blocks)
-        if scripted.images is not None and images != scripted.images:
-            raise KForgeError(f"{where}: the prompt carries {images} image(s), the script expects {scripted.images}")
+        _check_images(where, [b for m in messages for b in m.blocks if isinstance(b, ImageBlock)], scripted.images)
         self.position += 1
         return scripted
+
+
+def _check_images(where: str, blocks: list[ImageBlock], expected: int | tuple[str, ...] | None) -> None:
+    """Every image block can be read as a provider reads it; their number (and names) are what the script says."""
+    for number, block in enumerate(blocks, start=1):
+        try:
+            block.resolve_image()
+        except Exception as exc:
+            raise KForgeError(f"{where}: image {number} of the prompt cannot be read ({exc})") from None
+    if expected is None:
+        return
+    count = expected if isinstance(expected, int) else len(expected)
+    if len(blocks) != count:
+        raise KForgeError(f"{where}: the prompt carries {len(blocks)} image(s), the script expects {count}")
+    if isinstance(expected, tuple):
+        names = [Path(str(block.path or "")).name for block in blocks]
+        for number, (part, name) in enumerate(zip(expected, names), start=1):
+            if part not in name:
+                raise KForgeError(f"{where}: image {number} of the prompt is {name!r}, the script expects a name "
+                                  f"with {part!r}")
 
 
 class ReplayLLM(CustomLLM):

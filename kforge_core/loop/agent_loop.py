@@ -19,9 +19,9 @@ from ..agents.views import Feedback
 from ..llm import NoMoreReplies
 from ..records import ProfileSummary
 from ..settings import BudgetSettings
+from ..store.attempts import Attempt, Place
 from .budget import BudgetExhausted
 from .progress import LoopStatus, Progress
-from .records import Attempt, Place
 from .steps import LoopSteps
 
 

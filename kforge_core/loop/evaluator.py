@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterator, Mappi
 from ..records import Candidate, Problem, ProfileResult, ProfileSummary
 
 if TYPE_CHECKING:
-    from ..backends import RegisteredBackend
     from ..plugins import PluginSelection
+    from ..registry import RegisteredBackend
     from ..settings import Settings
 
 

@@ -12,8 +12,8 @@ from typing import Any, Callable
 
 from ..errors import KForgeError
 from ..store import LLMCall, RunDirectory, RunStore, StepRecord
+from ..store.attempts import Place
 from .budget import RunClock
-from .records import Place
 
 # given the step's artifact directory (relative to the run directory), do the work: (data, LLM call or None)
 StepWork = Callable[[str], "tuple[dict[str, Any], LLMCall | None]"]

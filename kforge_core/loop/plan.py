@@ -18,6 +18,7 @@ from ..report import RunReport
 from ..settings import Settings
 from ..store import RunStore
 from ..codec import record_from_json, to_json
+from .user_images import checked_image_paths
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,9 @@ def plan_run(
     analyst = absolute_model_spec(parse_model_spec(analyst_text, setting="llm.analyst_model (--analyst-llm)"))
     if settings.prompts_dir is not None:
         settings = dataclasses.replace(settings, prompts_dir=settings.prompts_dir.resolve())
+    if settings.analysis.images:
+        images = checked_image_paths(settings.analysis.images)
+        settings = dataclasses.replace(settings, analysis=dataclasses.replace(settings.analysis, images=images))
     reference = None
     if reference_file is not None:
         reference = reference_from_file(reference_file, settings.backend)

@@ -13,23 +13,24 @@ from typing import Any
 
 from ..agents import AnalysisAgent, GenerationAgent
 from ..app import App
-from ..backends import RegisteredBackend
+from ..codec import record_from_json, to_json
 from ..errors import KForgeError
 from ..llm import ChatClient, build_agent_llms, parse_model_spec
 from ..problem import load_problem
 from ..prompts import PromptTemplates
 from ..records import Lowering, Problem
+from ..registry import RegisteredBackend
 from ..report import RunOutputs, write_outputs
 from ..store import RunDirectory, RunInfo, RunStore
-from ..codec import record_from_json, to_json
+from ..store.attempts import Attempt, Place
 from .agent_loop import AgentLoop
 from .budget import Budget, RunClock
 from .evaluator import EvaluatorFactory, open_harness
 from .journal import Journal
 from .plan import RunPlan, plan_run
 from .progress import Progress
-from .records import Attempt, Place
 from .steps import LoopSteps
+from .user_images import user_images
 
 __all__ = ["RunPlan", "RunResult", "new_run_id", "plan_run", "resume_run", "start_run"]
 
@@ -154,7 +155,8 @@ def _work(
         steps = LoopSteps(
             journal=journal, run_dir=journal.run_dir,
             generation=GenerationAgent(templates, problem, lowering, plan.reference),
-            analysis=AnalysisAgent(templates, problem, lowering),
+            analysis=AnalysisAgent(templates, problem, lowering,
+                                   user_images(journal.run_dir, settings.analysis.images)),
             generation_client=ChatClient(ready.generation_llm, parse_model_spec(plan.model), settings.llm),
             analysis_client=ChatClient(ready.analysis_llm, parse_model_spec(plan.analyst_model), settings.llm),
             evaluator=evaluator, budget=budget,

@@ -9,14 +9,14 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..agents import AnalysisAgent, AnalysisRequest, GenerationAgent, GenerationRequest, Prompt
+from ..codec import record_from_json, to_json
 from ..llm import ChatClient, LLMReply
 from ..records import Candidate, Image, ProfileSummary
 from ..store import LLMCall, RunDirectory
-from ..codec import record_from_json, to_json
+from ..store.attempts import Attempt, Outcome, Place
 from .budget import Budget
 from .evaluator import Evaluator
 from .journal import Journal
-from .records import Attempt, Outcome, Place
 
 Stage = Callable[[str, Place], None]  # the loop's way of saying what it is doing now
 

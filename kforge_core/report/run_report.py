@@ -8,10 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..loop.records import Outcome
+from ..codec import record_from_json
 from ..records import Candidate
 from ..store import RunInfo, RunStore, StepRecord
-from ..codec import record_from_json
+from ..store.attempts import Outcome
 
 
 @dataclass(frozen=True)

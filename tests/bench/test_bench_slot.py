@@ -6,7 +6,7 @@ from __future__ import annotations
 from harness.helpers import CANDIDATES, PROBLEMS, settings_for
 from harness.prebuild_plugin import AHEAD, mark
 
-from kforge_core.bench.records import ProblemJob
+from kforge_core.bench.results import ProblemJob
 from kforge_core.bench.slot import DeviceSlot
 from kforge_core.plugins import PluginSelection
 from kforge_core.records import Candidate

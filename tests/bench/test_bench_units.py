@@ -12,7 +12,7 @@ import pytest
 
 from kforge_core.bench.local import LocalExecutor
 from kforge_core.bench.plan import BenchPlan
-from kforge_core.bench.records import NO_SOLUTION, ProblemJob, ProblemResult, Usage
+from kforge_core.bench.results import NO_SOLUTION, ProblemJob, ProblemResult, Usage
 from kforge_core.bench.report import render_bench_markdown
 from kforge_core.bench.plots import plot_fast_p, plot_speedup_histogram
 from kforge_core.bench.solutions import open_solutions

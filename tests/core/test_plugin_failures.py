@@ -7,8 +7,8 @@ import json
 import pytest
 
 from kforge_core import Backend, KForgeError, hookimpl
-from kforge_core.backends import BackendRegistry
 from kforge_core.plugins import PluginSelection, build_plugin_manager
+from kforge_core.registry import BackendRegistry
 
 
 def test_a_broken_plugin_is_one_warning_and_the_others_keep_working(kforge):

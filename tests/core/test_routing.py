@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from kforge_core import Availability, Backend, Candidate, CompileResult, hookimpl
-from kforge_core.backends import BackendRegistry
 from kforge_core.plugins import PluginSelection, build_plugin_manager
 from kforge_core.records import StageContext
+from kforge_core.registry import BackendRegistry
 
 from .helpers import write_problem
 

@@ -70,8 +70,8 @@ def test_the_plugins_hooks_are_never_asked_about_another_backend(plugin_path, mo
     """The echo plugin asks no backend's name; the core calls its stage hooks only for the backend it registered."""
     monkeypatch.setenv("KFORGE_PLUGINS", "testplugin")
     from kforge_core import Backend, hookimpl
-    from kforge_core.backends import BackendRegistry
     from kforge_core.plugins import build_plugin_manager
+    from kforge_core.registry import BackendRegistry
 
     other = Backend(name="other", programming_model="x", device="cpu")
 
@@ -113,8 +113,8 @@ def test_the_readme_plugin_works_as_written(tmp_path, monkeypatch):
     import sys
     from pathlib import Path
 
-    from kforge_core.backends import BackendRegistry
     from kforge_core.plugins import build_plugin_manager
+    from kforge_core.registry import BackendRegistry
 
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     code = re.search(r"```python\n(# kforge_mybackend/__init__.py\n.*?)```", readme, re.S).group(1)

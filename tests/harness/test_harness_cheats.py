@@ -93,7 +93,7 @@ def test_5_report_policy_flags_without_rejecting(make_harness):
 @pytest.mark.parametrize("name, replaced", [
     ("patch_timer", "time.perf_counter"),
     ("patch_torch", "torch.allclose"),
-    ("patch_harness", "kforge_core.harness.compare.compare_outputs"),
+    ("patch_harness", "kforge_core.harness.worker.compare.compare_outputs"),
 ])
 def test_6_monkey_patching_timers_torch_or_the_harness_is_caught(relu_harness, name, replaced):
     verdict = relu_harness.evaluate(candidate(name))

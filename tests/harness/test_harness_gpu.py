@@ -80,9 +80,9 @@ def test_2_work_on_a_side_stream_is_caught(gpu_harness):
 
 def test_2_side_stream_work_is_counted_by_the_timer(cache_dir, tmp_path, monkeypatch):
     from kforge_core.candidate_module import import_candidate
-    from kforge_core.device import make_device
-    from kforge_core.harness.reference import clone_values, reference_data
-    from kforge_core.harness.timing import time_runs
+    from kforge_core.devices import make_device
+    from kforge_core.harness.worker.reference import clone_values, reference_data
+    from kforge_core.harness.worker.timing import time_runs
 
     # the extension the workers built, not a second build in this process
     monkeypatch.setenv("TORCH_EXTENSIONS_DIR", os.environ.get("TORCH_EXTENSIONS_DIR",
@@ -121,7 +121,7 @@ def test_8_persisting_l2_is_caught_and_reset(gpu_harness):
 
 
 def test_the_harness_restores_the_persisting_l2_set_aside():
-    from kforge_core.device import make_device
+    from kforge_core.devices import make_device
 
     ops = make_device(TORCH_CUDA)
     assert ops.persisting_l2_change() is None  # nothing touched it: the driver's own default is not a cheat

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from kforge_core.app import App
 from kforge_core.cli import cli
 from kforge_core.harness import Harness
-from kforge_core.harness.prebuild import Prebuilder
+from kforge_core.harness.host.prebuild import Prebuilder
 from kforge_core.plugins import PluginSelection
 from kforge_core.records import Candidate
 

@@ -11,7 +11,7 @@ import pytest
 from kforge_core.device import Device
 from kforge_core.errors import KForgeError
 from kforge_core.harness import Harness
-from kforge_core.harness.device_binding import device_environment
+from kforge_core.harness.host.device_binding import device_environment
 
 from .helpers import SELECTION, TORCH_CPU, candidate, problem, settings_for
 from .torch_backend_plugin import TORCH_CPU_UNITS

@@ -14,13 +14,14 @@ import torch
 from kforge_core.config import load_settings
 from kforge_core.harness import flags as F
 from kforge_core.harness.captured import read_truncated
-from kforge_core.harness.compare import check_structure, compare_outputs
-from kforge_core.harness.faults import classify_exception, classify_exit
+from kforge_core.harness.host.exits import classify_exit
+from kforge_core.harness.host.sandbox import worker_environment
+from kforge_core.harness.host.static_check import check_source
 from kforge_core.harness.op_trace import compute_ops, is_compute_op, op_name, trace_ops
-from kforge_core.harness.precision import agreement_bits
-from kforge_core.harness.runs import checked_timed_runs
-from kforge_core.harness.sandbox import worker_environment
-from kforge_core.harness.static_check import check_source
+from kforge_core.harness.timed_runs import checked_timed_runs
+from kforge_core.harness.worker.compare import check_structure, compare_outputs
+from kforge_core.harness.worker.faults import classify_exception
+from kforge_core.harness.worker.precision import agreement_bits
 from kforge_core.records import Backend, Candidate, Failure
 from kforge_core.secrets import is_secret, secret_values
 from kforge_core.settings import HarnessSettings

@@ -55,8 +55,29 @@ def test_expectations_are_checked(tmp_path, png):
     assert ask(generation, images=[png]).message.content == "c"
 
 
+def test_expected_images_are_named_in_order_and_must_be_readable(tmp_path, png):
+    shot = tmp_path / "screenshot.png"
+    shot.write_bytes(png.read_bytes())
+    path = script(tmp_path, *[{"reply": r, "expect": {"images": ["roofline", "screenshot"]}} for r in "abc"],
+                  {"reply": "d"})
+    llm = ReplayLLM(ReplayScript.load(path), "analysis")
+    with pytest.raises(KForgeError, match="line 1: image 1 of the prompt is 'screenshot.png', the script expects a "
+                                          "name with 'roofline'"):
+        ask(llm, images=[shot, png])
+    with pytest.raises(KForgeError, match="carries 1 image"):
+        ask(llm, images=[png])
+    assert ask(llm, images=[png, shot]).message.content == "a"
+    gone = tmp_path / "deleted.png"
+    gone.write_bytes(png.read_bytes())
+    blocks = [TextBlock(text="t")] + [ImageBlock(path=p, image_mimetype="image/png") for p in (png, gone)]
+    gone.unlink()  # removed after the prompt was made: what the provider would send is gone
+    with pytest.raises(KForgeError, match="line 3: image 2 of the prompt cannot be read"):
+        llm.chat([ChatMessage(role="user", blocks=blocks)])
+
+
 @pytest.mark.parametrize("raw, message", [
     ("not json\n", "line 1: not valid JSON"),
+    ('{"reply": "x", "expect": {"images": "two"}}\n', '"expect.images" must be'),
     ('{"text": "x"}\n', 'with a "reply"'),
     ('{"reply": "x", "agent": "critic"}\n', '"agent" must be one of'),
     ('{"reply": "x", "usage": {"input_tokens": "many"}}\n', '"usage" must be'),

@@ -14,8 +14,8 @@ import sys
 
 
 def run(jobs: list[dict]) -> list[dict]:
-    from kforge_core.backends import BackendRegistry
     from kforge_core.plugins import PluginSelection, build_plugin_manager
+    from kforge_core.registry import BackendRegistry
 
     loaded = build_plugin_manager(PluginSelection(only=("cpu",)))
     backend = BackendRegistry(loaded).get("cpu").backend

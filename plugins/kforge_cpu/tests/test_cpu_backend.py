@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from kforge_core.backends import BackendRegistry
 from kforge_core.config import ConfigError
 from kforge_core.plugins import PluginSelection, build_plugin_manager
+from kforge_core.registry import BackendRegistry
 from kforge_core.settings import Settings
 from kforge_cpu import CPU_BACKEND, CpuOptions
 
@@ -46,7 +46,7 @@ def test_unavailable_with_the_reason_when_numba_cannot_be_imported(tmp_path: Pat
     broken = tmp_path / "numba"
     broken.mkdir()
     (broken / "__init__.py").write_text("raise ImportError('this numba is broken')\n")
-    code = ("from kforge_core.backends import BackendRegistry\n"
+    code = ("from kforge_core.registry import BackendRegistry\n"
             "from kforge_core.plugins import PluginSelection, build_plugin_manager\n"
             "a = BackendRegistry(build_plugin_manager(PluginSelection(only=('cpu',)))).availability('cpu')\n"
             "print(a.available, a.reason)\n")

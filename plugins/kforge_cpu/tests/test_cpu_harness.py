@@ -89,8 +89,8 @@ def harnesses(peaks_cache):
 
 
 def _cpu_backend():
-    from kforge_core.backends import BackendRegistry
     from kforge_core.plugins import build_plugin_manager
+    from kforge_core.registry import BackendRegistry
 
     return BackendRegistry(build_plugin_manager(SELECTION)).get("cpu").backend
 

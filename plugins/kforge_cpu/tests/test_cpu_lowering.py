@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from cpu_testing import EXAMPLE_PROBLEM, EXAMPLE_SOLUTION
 
-from kforge_core.backends import BackendRegistry
 from kforge_core.hookspecs import hookimpl
 from kforge_core.plugins import PluginSelection, build_plugin_manager
 from kforge_core.problem import load_problem
+from kforge_core.registry import BackendRegistry
 from kforge_cpu import CPU_BACKEND, CpuOptions
 from kforge_cpu.machine import SYSFS_CACHE, read_machine_facts, simd_from_flags
 from kforge_cpu.peaks import machine_peaks, peaks_cache_file

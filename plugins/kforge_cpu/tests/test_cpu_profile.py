@@ -8,9 +8,9 @@ import numba
 import pytest
 from cpu_testing import candidate, run_stages
 
-from kforge_core.backends import BackendRegistry
 from kforge_core.plugins import PluginSelection, build_plugin_manager
 from kforge_core.problem import load_problem
+from kforge_core.registry import BackendRegistry
 from kforge_cpu import CpuOptions
 from kforge_cpu.vectorization import supported
 

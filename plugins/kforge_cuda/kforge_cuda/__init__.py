@@ -93,11 +93,6 @@ def kforge_profile(backend: Backend, candidate: Candidate, context: StageContext
 
 @hookimpl
 def kforge_summarize_profile(backend: Backend, problem: Problem, profile: ProfileResult) -> ProfileSummary | None:
-    if profile.tool != "ncu":
-        return None
-    from kforge_core.workload import problem_floor
-    from .profile_stage import dropped_metrics
-    from .summary import summarize_kernels
+    from .profile_stage import summarize_ncu
 
-    floor = problem_floor(problem) if problem is not None else None
-    return ProfileSummary(text=summarize_kernels(profile.kernels, dropped=dropped_metrics(profile), floor=floor))
+    return summarize_ncu(problem, profile)

@@ -18,7 +18,7 @@ from types import ModuleType
 from typing import Iterator
 
 from kforge_core.candidate_module import NotBuilt, import_for_compile
-from kforge_core.device import make_device
+from kforge_core.devices import make_device
 from kforge_core.languages import triton as triton_language
 from kforge_core.records import Backend, Candidate, CompileResult, Failure, StageContext
 from kforge_core.tracebacks import innermost_candidate_line

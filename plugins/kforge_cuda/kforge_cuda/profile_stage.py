@@ -1,7 +1,9 @@
 """The profile stage of both NVIDIA backends: Nsight Compute on the candidate's forward, inside the worker.
 
 When ncu is missing, switched off (``use_ncu = false``) or cannot profile (no permission for the GPU's counters),
-this returns None and the core's generic PyTorch-profiler implementation answers instead.
+this returns None and the core's generic PyTorch-profiler implementation answers instead. :func:`ncu_profile` and
+:func:`summarize_ncu` serve any backend whose kernels run on an NVIDIA GPU (kforge_cute's too), each with a child
+program of its own that runs the candidate's forward.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import logging
 import re
 from pathlib import Path
 
-from kforge_core.records import Backend, Candidate, ProfileResult, StageContext
+from kforge_core.records import Backend, Candidate, Problem, ProfileResult, ProfileSummary, StageContext
 
 from .child import child_command
 from .compile_stage import cache_root
@@ -32,15 +34,33 @@ def profile_candidate(backend: Backend, candidate: Candidate, context: StageCont
     workdir = Path(context.workdir)
     program = child_command(workdir=workdir, entry=candidate.entry, problem=context.problem.path,
                             cache_root=cache_root(context), backend=backend.name, options=options, mode="profile")
+    return ncu_profile(ncu, program, workdir, options.tool_timeout_s, candidate.label)
+
+
+def ncu_profile(ncu: str, program: list[str], workdir: Path, timeout_s: float, label: str) -> ProfileResult | None:
+    """Nsight Compute's profile of ``program`` (a child process that calls one candidate's forward between
+    ``cudaProfilerStart`` and ``cudaProfilerStop``), or None, with a warning, when ncu cannot profile it."""
     try:
-        run = run_ncu(ncu, program, workdir / "ncu", options.tool_timeout_s, workdir)
+        run = run_ncu(ncu, program, workdir / "ncu", timeout_s, workdir)
     except NcuError as exc:
-        log.warning("ncu could not profile %s (%s); using the PyTorch profiler", candidate.label, exc)
+        log.warning("ncu could not profile %s (%s); using the PyTorch profiler", label, exc)
         return None
     raw = run.csv[:MAX_RAW_CHARS]
     if run.dropped_metrics:
         raw = DROPPED_PREFIX + ", ".join(run.dropped_metrics) + "\n" + raw
     return ProfileResult(tool="ncu", kernels=parse_ncu_csv(run.csv), raw=raw, files=(run.report,))
+
+
+def summarize_ncu(problem: Problem | None, profile: ProfileResult) -> ProfileSummary | None:
+    """The analyst's summary of an Nsight Compute profile, against the problem's floor; None for another tool's."""
+    if profile.tool != "ncu":
+        return None
+    from kforge_core.workload import problem_floor
+
+    from .summary import summarize_kernels
+
+    floor = problem_floor(problem) if problem is not None else None
+    return ProfileSummary(text=summarize_kernels(profile.kernels, dropped=dropped_metrics(profile), floor=floor))
 
 
 def dropped_metrics(profile: ProfileResult) -> tuple[str, ...]:

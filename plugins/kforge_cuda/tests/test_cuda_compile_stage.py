@@ -77,7 +77,7 @@ from kforge_core.plugins import PluginSelection, build_plugin_manager
 from kforge_core.problem import load_problem
 from kforge_core.records import Candidate, StageContext
 from kforge_cuda.options import CudaOptions
-from kforge_core.backends import BackendRegistry
+from kforge_core.registry import BackendRegistry
 problem_path, source, workdir, cache, arch = json.loads(sys.argv[1])
 loaded = build_plugin_manager(PluginSelection(only=("cuda",)))
 backend = BackendRegistry(loaded).get("cuda").backend

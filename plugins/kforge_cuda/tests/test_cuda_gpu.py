@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from kforge_core.backends import BackendRegistry
 from kforge_core.plugins import PluginSelection, build_plugin_manager
 from kforge_core.problem import load_problem
 from kforge_core.records import Candidate, Failure
+from kforge_core.registry import BackendRegistry
 from kforge_core.settings import HarnessSettings, Settings
 from kforge_cuda.options import CudaOptions
 

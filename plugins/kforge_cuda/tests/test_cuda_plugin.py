@@ -7,11 +7,11 @@ import torch
 from click.testing import CliRunner
 
 from kforge_core.app import App
-from kforge_core.backends import BackendRegistry
 from kforge_core.cli import cli
 from kforge_core.hookspecs import hookimpl
 from kforge_core.plugins import PluginSelection, build_plugin_manager
 from kforge_core.records import Backend, ProfileResult
+from kforge_core.registry import BackendRegistry
 from kforge_cuda.backends import CUDA
 
 NO_GPU = torch.version.cuda is None or not torch.cuda.is_available()

@@ -5,7 +5,7 @@ it in test_xpu_on_intel.py (``make xpu-test``)."""
 
 import pytest
 
-from kforge_core.device import make_device
+from kforge_core.devices import make_device
 from kforge_core.records import Failure
 from kforge_xpu.backend import XPU
 from kforge_xpu.device import XpuDevice

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from kforge_core.backends import BackendRegistry
+from kforge_core.registry import BackendRegistry
 from kforge_core.plugins import PluginSelection, build_plugin_manager
 from kforge_core.problem import load_problem
 from kforge_core.records import Candidate, Failure

@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from kforge_core.app import App
-from kforge_core.backends import BackendRegistry
+from kforge_core.registry import BackendRegistry
 from kforge_core.cli import cli
 from kforge_core.plugins import PluginSelection, build_plugin_manager
 from kforge_xpu.availability import Platform, xpu_availability

@@ -3,7 +3,7 @@
 import numpy as np
 import torch
 
-import kforge_core.harness.compare as compare
+import kforge_core.harness.worker.compare as compare
 from kforge_core.builtin import torch_verify
 
 _passed = compare.Comparison(True, None, 0.0, 0.0)

@@ -1,0 +1,165 @@
+"""One candidate through one worker: compile, verify, time, profile, finish; then the verdict.
+
+Every step that can go wrong in the worker comes back as a failure class; nothing a candidate does raises here.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, ContextManager
+
+from ...records import Candidate, CompileResult, Failure, Flag, ProfileResult, VerifyResult
+from ...settings import HarnessSettings
+from .. import flags as F
+from ..captured import STDERR_FILE, STDOUT_FILE, read_truncated, tail_lines
+from ..op_trace import compute_ops, describe_ops
+from ..protocol import Begin, Finish, FinishReport, Reply, RunStage, Time, TimingOutcome
+from ..verdict import RuntimeStats, TimingMethod
+from .process import WorkerFault, WorkerProcess
+
+_BEGIN_TIMEOUT_S = 60.0
+_FINISH_TIMEOUT_S = 60.0
+
+
+@dataclass
+class StageOutcomes:
+    """What the worker reported, stage by stage, and the first fault that ended the evaluation."""
+
+    compile: CompileResult | None = None
+    verify: VerifyResult | None = None
+    timing: TimingOutcome | None = None
+    profile: ProfileResult | None = None
+    finish: FinishReport | None = None
+    flags: list[Flag] = field(default_factory=list)
+    failure: Failure | None = None
+    message: str = ""
+    clean: bool = True
+
+    def fault(self, failure: Failure, message: str) -> None:
+        if self.failure is None:
+            self.failure, self.message = failure, message
+        self.clean = False
+
+
+def run_stages(worker: WorkerProcess, candidate: Candidate, workdir: Path, settings: HarnessSettings, *,
+               measure: bool, profile: bool, timing_guard: Callable[[], ContextManager[None]]) -> StageOutcomes:
+    """Drive the worker through the candidate's stages; a dead or hung worker ends them with its fault."""
+    out = StageOutcomes()
+    try:
+        _expect(worker.call(Begin(candidate, workdir), _BEGIN_TIMEOUT_S, "preparing the scratch directory"), out)
+        if out.failure is None:
+            _stages(worker, settings, out, measure=measure, profile=profile, timing_guard=timing_guard)
+        if worker.alive:
+            out.finish = _expect(worker.call(Finish(), _FINISH_TIMEOUT_S, "checking the process"), out)
+    except WorkerFault as fault:
+        out.fault(fault.failure, fault.message)
+        if fault.failure is Failure.CHEAT:  # a forged reply: tampering with the harness itself
+            out.flags.append(F.raise_flag(F.TAMPERING, fault.message, settings))
+    if out.finish is not None:
+        out.flags.extend(out.finish.flags)
+        out.clean = out.clean and out.finish.clean
+    else:
+        out.clean = False
+    return out
+
+
+def _stages(worker: WorkerProcess, settings: HarnessSettings, out: StageOutcomes, *, measure: bool,
+            profile: bool, timing_guard: Callable[[], ContextManager[None]]) -> None:
+    out.compile = _expect(worker.call(RunStage("compile"), settings.compile_timeout_s, "compile"), out)
+    if out.compile is None or not out.compile.ok:
+        return
+    out.verify = _expect(worker.call(RunStage("verify"), settings.verify_timeout_s, "verify"), out)
+    if out.verify is None:
+        return
+    out.flags.extend(out.verify.flags)
+    if not out.verify.correct:
+        return
+    if measure:
+        with timing_guard():  # what else the harness runs stays quiet while the candidate is timed
+            out.timing = _expect(worker.call(Time(), settings.timing_timeout_s, "timing"), out)
+        if out.timing is not None:
+            out.flags.extend(out.timing.flags)
+    if profile and out.failure is None:
+        out.profile = _expect(worker.call(RunStage("profile"), settings.profile_timeout_s, "profile"), out)
+        if out.profile is not None:
+            out.flags.extend(_profile_flags(out.profile, settings))
+
+
+def _expect(reply: Reply, out: StageOutcomes) -> Any:
+    """The reply's value, or None after recording its failure."""
+    if reply.failure is not None:
+        out.fault(reply.failure, reply.message)
+        return None
+    return reply.value
+
+
+def _profile_flags(profile: ProfileResult, settings: HarnessSettings) -> list[Flag]:
+    """The profiler's view of which PyTorch operators ran (the dynamic reference_call check's second source)."""
+    found = compute_ops(profile.ops)
+    if not found:
+        return []
+    return [F.raise_flag(F.REFERENCE_CALL, f"the profiler saw PyTorch compute operators run: {describe_ops(found)}",
+                         settings)]
+
+
+# ------------------------------------------------------------------------------------------------ verdict parts
+
+
+def decide(out: StageOutcomes, static_flags: tuple[Flag, ...]) -> tuple[tuple[Flag, ...], Failure | None, str]:
+    """All flags, the failure (None when correct) and the message for the agent."""
+    flags = F.merge_flags([*out.flags, *static_flags])
+    if out.failure is not None:
+        return flags, out.failure, out.message
+    tampering = next((f for f in flags if f.code == F.TAMPERING and f.blocking), None)
+    if tampering is not None:  # the harness's own checks may have been fooled: nothing else can be trusted
+        return flags, Failure.CHEAT, f"rejected: tampering: {tampering.message} (no other result can be trusted)"
+    if out.compile is not None and not out.compile.ok:
+        return flags, out.compile.failure, f"{out.compile.failure.value}: {out.compile.log}"
+    if out.verify is not None and not out.verify.correct:
+        return flags, out.verify.failure, out.verify.message
+    blocking = [f for f in flags if f.blocking]
+    if blocking:
+        return flags, Failure.CHEAT, "rejected: " + "; ".join(f"{f.code}: {f.message}" for f in blocking)
+    if out.verify is None:
+        return flags, Failure.HARNESS, "the candidate was not verified"
+    return flags, None, out.verify.message
+
+
+def captured_output(workdir: Path, limit_kb: int) -> tuple[str, str]:
+    limit = limit_kb * 1024
+    return read_truncated(workdir / STDOUT_FILE, limit), read_truncated(workdir / STDERR_FILE, limit)
+
+
+def message_for_agent(failure: Failure | None, message: str, stderr: str, flags: tuple[Flag, ...]) -> str:
+    """One paragraph: what went wrong (or right), the last words on stderr for crashes, the flags."""
+    parts = [message.strip()]
+    if failure in (Failure.CRASH, Failure.EXIT, Failure.TIMEOUT, Failure.OUT_OF_MEMORY, Failure.DEVICE_FAULT) \
+            and stderr.strip():
+        parts.append(_stderr_excerpt(_without_profiler_noise(stderr)))
+    others = [f for f in flags if f.code not in message]
+    if others:
+        parts.append("flags: " + "; ".join(f"{f.code}{' (blocking)' if f.blocking else ''}: {f.message}"
+                                           for f in others))
+    return "\n".join(p for p in parts if p)
+
+
+def _stderr_excerpt(stderr: str) -> str:
+    """For a crash, Python's fault handler dump (most recent call first: the candidate's frame is at the top);
+    otherwise the last lines."""
+    lines = stderr.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("Fatal Python error"):
+            return "stderr (Python's fault handler):\n" + "\n".join(lines[i:i + 12])
+    return "stderr ends with:\n" + tail_lines(stderr, 15)
+
+
+def _without_profiler_noise(text: str) -> str:
+    return "\n".join(line for line in text.splitlines() if not re.match(r"^(USDT|STAGE):", line))
+
+
+def runtime_of(out: StageOutcomes) -> tuple[RuntimeStats | None, TimingMethod | None]:
+    if out.timing is None or not out.timing.samples_ms:
+        return None, None
+    return RuntimeStats.from_samples(out.timing.samples_ms), out.timing.method

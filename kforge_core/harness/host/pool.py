@@ -1,0 +1,137 @@
+"""The workers a Harness owns: started ahead of need when workers are kept warm, reused only while clean.
+
+A worker is started with its plugins and device, and prepared for the harness's current problem (its reference
+computed, see ``reference.py``), so the next candidate pays none of that. A worker that served a candidate goes
+back to the pool only when the candidate was correct and left the process as it found it; any other worker is
+killed and a fresh spare is started. When the harness moves on to another problem, a warm worker takes it: it is
+prepared for the new problem before it serves a candidate, without starting a process again.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+from typing import Callable
+
+from ...errors import KForgeError
+from ...records import Problem
+from ...settings import HarnessSettings
+from ..protocol import DeviceFacts, Prepare, WorkerInit
+from .process import WorkerFault, WorkerProcess
+
+
+class WorkerStartError(KForgeError):
+    """A worker could not start or could not run the problem's reference: nothing a candidate did."""
+
+
+class WorkerPool:
+    def __init__(self, make_init: Callable[[], WorkerInit], root: Path, settings: HarnessSettings,
+                 problem: Problem) -> None:
+        self._make_init = make_init
+        self._root = root
+        self._settings = settings
+        self._idle: list[WorkerProcess] = []  # spares first, the most recently released last
+        self._prepared: dict[int, str] = {}  # worker pid -> digest of the problem it was last told to prepare
+        self._numbers = itertools.count(1)
+        self.problem = problem  # the problem workers are prepared for (the harness moves it on)
+        self.started = 0
+        self.facts: DeviceFacts | None = None
+
+    def acquire(self, *, fresh: bool = False) -> WorkerProcess:
+        """A worker ready for the current problem: the warmest idle one (unless ``fresh``), preferring one
+        prepared for this problem already, else a new one. Raises WorkerStartError."""
+        while self._idle and not self._idle[-1].alive:  # an idle worker that died is nobody's fault: drop it
+            self._forget(self._idle.pop())
+        worker = self._take_idle() if not fresh else None
+        worker = worker or self._spawn()
+        self.prepare(worker)
+        self._top_up()
+        return worker
+
+    def prepare(self, worker: WorkerProcess) -> None:
+        """Make ``worker`` (idle, or held by the caller) ready for the current problem. Raises WorkerStartError
+        (and kills the worker)."""
+        if self._prepared.get(worker.pid) != self.problem.digest:
+            try:
+                worker.send(Prepare(self.problem))
+            except WorkerFault as fault:
+                self._forget(worker)
+                raise WorkerStartError(f"a worker could not take problem {self.problem.name} ({fault.message})",
+                                       hint=worker.worker_stderr_tail() or None) from None
+            self._prepared[worker.pid] = self.problem.digest
+        try:
+            self._ready(worker)
+        except WorkerStartError:
+            self._forget(worker)
+            raise
+
+    def release(self, worker: WorkerProcess, *, reusable: bool) -> bool:
+        """Keep ``worker`` warm when allowed; otherwise kill it. Returns True when it was killed (replaced)."""
+        if reusable and self._settings.warm_workers and worker.alive and not worker.pending:
+            self._idle.append(worker)
+            return False
+        self._forget(worker)
+        self._top_up()
+        return True
+
+    def wait_idle(self) -> None:
+        """Let starting spares finish starting (so they do not compete with a timed run for the machine)."""
+        for worker in list(self._idle):
+            if worker.pending:
+                try:
+                    self._ready(worker)
+                except WorkerStartError:
+                    self._idle.remove(worker)
+                    self._forget(worker)
+
+    def close(self) -> None:
+        for worker in self._idle:
+            worker.close()
+        self._idle.clear()
+        self._prepared.clear()
+
+    def _take_idle(self) -> WorkerProcess | None:
+        """The warmest idle worker prepared for the current problem, else the warmest idle one."""
+        for worker in reversed(self._idle):
+            if self._prepared.get(worker.pid) == self.problem.digest:
+                self._idle.remove(worker)
+                return worker
+        return self._idle.pop() if self._idle else None
+
+    def _forget(self, worker: WorkerProcess) -> None:
+        worker.kill()
+        self._prepared.pop(worker.pid, None)
+
+    def _spawn(self) -> WorkerProcess:
+        number = next(self._numbers)
+        worker = WorkerProcess(self._make_init(), self._root / f"worker-{number}")
+        worker.send(Prepare(self.problem))
+        self._prepared[worker.pid] = self.problem.digest
+        self.started += 1
+        return worker
+
+    def _top_up(self) -> None:
+        if not self._settings.warm_workers:
+            return
+        while len(self._idle) < self._settings.spare_workers:
+            self._idle.insert(0, self._spawn())
+
+    def _ready(self, worker: WorkerProcess) -> None:
+        """Read the replies to the start and to Prepare; any failure there is a WorkerStartError."""
+        timeout = self._settings.startup_timeout_s
+        try:
+            replies = worker.drain(timeout, "starting the worker and preparing the reference")
+        except WorkerFault as fault:
+            raise WorkerStartError(f"a worker could not start ({fault.message})",
+                                   hint=worker.worker_stderr_tail() or None) from None
+        for reply in replies:
+            if reply.failure is not None:
+                raise WorkerStartError(f"a worker could not start: {reply.message}", hint=_last_lines(reply.detail))
+            if isinstance(reply.value, DeviceFacts):
+                worker.facts = reply.value
+                self.facts = reply.value
+
+
+def _last_lines(text: str, count: int = 8) -> str | None:
+    lines = [line for line in text.splitlines() if line.strip()]
+    return "\n".join(lines[-count:]) or None

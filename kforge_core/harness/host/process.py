@@ -1,0 +1,188 @@
+"""One worker process seen from the KForge process: start it, send it requests, wait for replies with a
+deadline, and when it dies or hangs, say how, as a :class:`WorkerFault`."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ...records import Failure
+from ..captured import read_truncated, tail_lines
+from ..protocol import Channel, ChannelClosed, ChannelTimeout, DeviceFacts, Reply, WorkerInit
+from .exits import classify_exit, memory_total_kb, oom_kill_count
+from .sandbox import limits_setter, worker_environment
+
+_REAP_S = 10.0
+
+
+@dataclass
+class WorkerFault(Exception):
+    """A worker that died, hung or broke the protocol during a request."""
+
+    failure: Failure
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.failure.value}: {self.message}"
+
+
+class WorkerProcess:
+    """A started worker. Requests are answered in order; ``pending`` counts replies not yet read."""
+
+    def __init__(self, init: WorkerInit, home: Path, *, environ: dict[str, str] | None = None) -> None:
+        self.home = home
+        home.mkdir(parents=True, exist_ok=True)
+        to_child_r, to_child_w = os.pipe()
+        from_child_r, from_child_w = os.pipe()
+        lifeline_r, self._lifeline = os.pipe()  # never written: the worker sees EOF when this process is gone
+        settings = init.settings
+        env = worker_environment(os.environ if environ is None else environ, init.cache_dir, init.environment)
+        with open(home / "worker.out", "ab") as out, open(home / "worker.err", "ab") as err:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "kforge_core.harness.worker", "--fds",
+                 f"{to_child_r},{from_child_w},{lifeline_r}"],
+                cwd=home, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                pass_fds=(to_child_r, from_child_w, lifeline_r), start_new_session=True,
+                preexec_fn=limits_setter(memory_limit_mb=settings.memory_limit_mb,
+                                         file_size_limit_mb=settings.file_size_limit_mb, host_cpu=init.host_cpu),
+            )
+        for fd in (to_child_r, from_child_w, lifeline_r):
+            os.close(fd)
+        self.channel = Channel(from_child_r, to_child_w)
+        # random ids: code in the worker cannot predict the id its forged reply would need
+        self._ids = iter(lambda: secrets.randbits(62), None)
+        self._awaited: deque[int] = deque()  # ids of the requests not answered yet, in order
+        self.facts: DeviceFacts | None = None
+        self.killed_by_harness = False
+        self.oom_kills_at_start = oom_kill_count()
+        self.max_rss_kb = 0
+        self.used = False  # served a candidate
+        self.send(init)
+
+    @property
+    def pending(self) -> int:
+        return len(self._awaited)
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    @property
+    def alive(self) -> bool:
+        return self.process.returncode is None and self.process.poll() is None
+
+    # ------------------------------------------------------------------------------------------ protocol
+
+    def send(self, request: Any) -> None:
+        """Send ``request`` with a fresh id; the worker's reply must carry the same id."""
+        request_id = next(self._ids)
+        try:
+            self.channel.send((request_id, request))
+        except (BrokenPipeError, OSError):
+            raise self._fault_from_exit() from None
+        self._awaited.append(request_id)
+
+    def receive(self, timeout_s: float, what: str) -> Reply:
+        """The next reply; a WorkerFault when the worker dies, hangs past ``timeout_s`` or sends garbage."""
+        deadline = time.monotonic() + timeout_s
+        try:
+            message = self.channel.receive(deadline=deadline)
+        except ChannelTimeout:
+            self.kill()
+            raise WorkerFault(Failure.TIMEOUT, f"{what} did not finish within {timeout_s:g} s; the worker was "
+                                               "killed (an endless loop, a deadlock or a hung kernel)") from None
+        except ChannelClosed:
+            raise self._fault_from_exit() from None
+        except Exception as exc:  # not a message the worker wrote: something else wrote into the private pipe
+            raise self._forged(what, f"it could not be read: {exc}") from None
+        expected = self._awaited.popleft()
+        if not (isinstance(message, tuple) and len(message) == 2 and message[0] == expected
+                and isinstance(message[1], Reply)):
+            raise self._forged(what, "it did not answer the request that was sent")
+        return message[1]
+
+    def _forged(self, what: str, why: str) -> WorkerFault:
+        self.kill()
+        return WorkerFault(Failure.CHEAT, f"the reply to {what} was not the worker's ({why}): code in the worker "
+                                          "wrote into the harness's private pipe")
+
+    def call(self, request: Any, timeout_s: float, what: str) -> Reply:
+        self.send(request)
+        return self.receive(timeout_s, what)
+
+    def drain(self, timeout_s: float, what: str) -> list[Reply]:
+        """Read every pending reply."""
+        return [self.receive(timeout_s, what) for _ in range(self.pending)]
+
+    # ------------------------------------------------------------------------------------------ ending
+
+    def kill(self) -> None:
+        """Kill the worker and everything it started (its whole session), and reap it."""
+        if self.process.returncode is None:
+            self.killed_by_harness = True
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        self._reap(_REAP_S)
+        self.channel.close()
+        self._close_lifeline()
+
+    def _close_lifeline(self) -> None:
+        if self._lifeline is not None:
+            os.close(self._lifeline)
+            self._lifeline = None
+
+    def close(self, timeout_s: float = 5.0) -> None:
+        """Ask the worker to exit (end of its input), then kill it if it does not."""
+        if self.process.returncode is None:
+            self.channel.close()
+            self._reap(timeout_s)
+        self.kill()
+
+    def _reap(self, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        while self.process.returncode is None:
+            pid, status, usage = os.wait4(self.process.pid, os.WNOHANG)
+            if pid:
+                self.process.returncode = os.waitstatus_to_exitcode(status)
+                self.max_rss_kb = usage.ru_maxrss
+                return
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.01)
+
+    def _fault_from_exit(self) -> WorkerFault:
+        self._reap(_REAP_S)
+        if self.process.returncode is None:  # closed its pipe but lives on: end it
+            self.kill()
+        failure, message = classify_exit(self.process.returncode, killed_by_harness=self.killed_by_harness,
+                                         oom_evidence=self._oom_evidence())
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)  # whatever it started dies with it
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.channel.close()
+        self._close_lifeline()
+        return WorkerFault(failure, message)
+
+    def _oom_evidence(self) -> str:
+        count = oom_kill_count()
+        if count is not None and self.oom_kills_at_start is not None and count > self.oom_kills_at_start:
+            return "the kernel's out-of-memory killer ended a process of this memory cgroup"
+        total = memory_total_kb()
+        if total and self.max_rss_kb > 0.5 * total:
+            return f"it had grown to {self.max_rss_kb / 1024 / 1024:.1f} GiB, most of the machine's memory"
+        return ""
+
+    def worker_stderr_tail(self) -> str:
+        return tail_lines(read_truncated(self.home / "worker.err", 16 * 1024))
+

@@ -1,0 +1,181 @@
+"""Comparing a candidate's outputs with the reference's: type, count, device, shape, dtype, NaN/Inf, tolerance.
+
+Errors are computed in float64. ``max_rel_error`` is ``max |c - r| / max(|r|, atol)``: relative where the
+reference is large, absolute-like where it is near zero, so one tiny reference value does not make it infinite.
+The pass rule is ``torch.allclose``'s: ``|c - r| <= atol + rtol * |r|`` everywhere, NaN only where the reference
+has NaN.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import torch
+
+from ...records import Failure
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One trial's outcome: passed, or the failure class and what was seen."""
+
+    passed: bool
+    failure: Failure | None
+    max_abs_error: float
+    max_rel_error: float
+    message: str = ""
+
+
+def as_outputs(result: Any) -> tuple[Any, ...]:
+    return tuple(result) if isinstance(result, (tuple, list)) else (result,)
+
+
+def check_structure(outputs: Sequence[Any], reference: Sequence[torch.Tensor]) -> Comparison | None:
+    """A failed Comparison when the outputs are not plain tensors like the reference's; None when they are.
+
+    Runs before any tensor operation touches the outputs: a tensor subclass must not get to run its own code
+    inside the comparison.
+    """
+    for i, out in enumerate(outputs):
+        if not isinstance(out, torch.Tensor):
+            return _failed(Failure.OUTPUT_TYPE, f"output {i} is a {type(out).__name__}, expected a torch.Tensor")
+        if type(out) not in (torch.Tensor, torch.nn.Parameter):
+            return _failed(Failure.OUTPUT_TYPE, f"output {i} is a {type(out).__qualname__}, a tensor subclass")
+    if len(outputs) != len(reference):
+        return _failed(Failure.OUTPUT_TYPE, f"forward returned {len(outputs)} outputs, the reference {len(reference)}")
+    for i, (out, ref) in enumerate(zip(outputs, reference)):
+        if out.device.type != ref.device.type:
+            return _failed(Failure.OUTPUT_TYPE, f"output {i} is on {out.device}, the reference's on {ref.device}")
+        if tuple(out.shape) != tuple(ref.shape):
+            return _failed(Failure.SHAPE, f"output {i} has shape {list(out.shape)}, expected {list(ref.shape)}")
+        if out.dtype != ref.dtype:
+            dtype, expected = str(out.dtype).removeprefix("torch."), str(ref.dtype).removeprefix("torch.")
+            return _failed(Failure.DTYPE, f"output {i} has dtype {dtype}, expected {expected}")
+    return None
+
+
+def _failed(failure: Failure, message: str) -> Comparison:
+    return Comparison(False, failure, math.inf, math.inf, message)
+
+
+def compare_outputs(
+    outputs: Sequence[torch.Tensor], reference: Sequence[torch.Tensor], tolerances: Sequence[tuple[float, float]]
+) -> Comparison:
+    """Compare structurally checked outputs with the reference, one (atol, rtol) per output."""
+    worst_abs = worst_rel = 0.0
+    problems: list[str] = []
+    failure: Failure | None = None
+    for i, (out, ref, (atol, rtol)) in enumerate(zip(outputs, reference, tolerances)):
+        result = _compare_one(out, ref.to(out.device), atol, rtol)
+        worst_abs, worst_rel = max(worst_abs, result.max_abs_error), max(worst_rel, result.max_rel_error)
+        if not result.passed:
+            prefix = f"output {i}: " if len(outputs) > 1 else ""
+            problems.append(prefix + result.message)
+            if failure is None or result.failure is Failure.NAN_INF:
+                failure = result.failure
+    if failure is None:
+        return Comparison(True, None, worst_abs, worst_rel)
+    return Comparison(False, failure, worst_abs, worst_rel, "; ".join(problems))
+
+
+def _compare_one(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float) -> Comparison:
+    if not (out.is_floating_point() or out.is_complex()):
+        return _compare_exact(out, ref)
+    c, r = _working(out), _working(ref)
+    diff = (c - r).abs()
+    scale = r.abs()
+    if bool(torch.isfinite(diff).all()):  # the common case: no NaN or Inf on either side
+        bad = diff > atol + rtol * scale
+        max_abs = float(diff.max().item()) if diff.numel() else 0.0
+        max_rel = float((diff / scale.clamp(min=max(atol, 1e-30))).max().item()) if diff.numel() else 0.0
+        count = int(bad.sum().item())
+        if count == 0:
+            return Comparison(True, None, max_abs, max_rel)
+        return Comparison(False, Failure.MISMATCH, max_abs, max_rel, _detail(c, r, diff, bad, count, atol, rtol))
+    return _compare_non_finite(c, r, diff, atol, rtol)
+
+
+def _working(t: torch.Tensor) -> torch.Tensor:
+    """float32 suffices to judge errors against tolerances of float32 and narrower types; float64 stays;
+    integers are compared exactly in float64."""
+    if t.is_complex():
+        return t.detach().to(torch.complex128)
+    return t.detach().to(torch.float32 if t.is_floating_point() and t.dtype != torch.float64 else torch.float64)
+
+
+def _compare_non_finite(c: torch.Tensor, r: torch.Tensor, diff: torch.Tensor, atol: float, rtol: float
+                        ) -> Comparison:
+    ref_nan, out_nan = torch.isnan(r), torch.isnan(c)
+    unexpected_nan = out_nan & ~ref_nan
+    unexpected_inf = torch.isinf(c) & ~(torch.isinf(r) & (c == r))
+    diff = torch.where(ref_nan & out_nan, torch.zeros_like(diff), diff)
+    finite_diff = torch.where(torch.isnan(diff), torch.full_like(diff, math.inf), diff)
+    scale = r.abs().nan_to_num(0.0)
+    max_abs = float(finite_diff.max().item()) if diff.numel() else 0.0
+    max_rel = float((finite_diff / scale.clamp(min=max(atol, 1e-30))).max().item()) if diff.numel() else 0.0
+    bad = (finite_diff > atol + rtol * scale) | unexpected_nan | unexpected_inf
+    count = int(bad.sum().item())
+    if count == 0:
+        return Comparison(True, None, max_abs, max_rel)
+    detail = _detail(c, r, finite_diff, bad, count, atol, rtol)
+    nans, infs = int(unexpected_nan.sum().item()), int(unexpected_inf.sum().item())
+    if nans or infs:
+        return Comparison(False, Failure.NAN_INF, max_abs, max_rel,
+                          f"{nans:,} NaN and {infs:,} Inf values where the reference is finite; " + detail)
+    return Comparison(False, Failure.MISMATCH, max_abs, max_rel, detail)
+
+
+def _detail(c: torch.Tensor, r: torch.Tensor, diff: torch.Tensor, bad: torch.Tensor, count: int, atol: float,
+            rtol: float) -> str:
+    where = _index_of_worst(diff, bad)
+    max_abs = float(diff.max().item())
+    return (f"{count:,} of {c.numel():,} elements outside atol={atol:g}, rtol={rtol:g}; "
+            f"max abs error {max_abs:.4g} at {where} (candidate {_at(c, where)}, reference {_at(r, where)})")
+
+
+def _compare_exact(out: torch.Tensor, ref: torch.Tensor) -> Comparison:
+    diff = (out.to(torch.float64) - ref.to(torch.float64)).abs()
+    count = int((diff > 0).sum().item())
+    max_abs = float(diff.max().item()) if diff.numel() else 0.0
+    if count == 0:
+        return Comparison(True, None, max_abs, 0.0)
+    where = _index_of_worst(diff, diff > 0)
+    return Comparison(False, Failure.MISMATCH, max_abs, math.inf,
+                      f"{count:,} of {out.numel():,} elements differ (exact dtype); max abs error {max_abs:.4g} "
+                      f"at {where}")
+
+
+def _index_of_worst(diff: torch.Tensor, bad: torch.Tensor) -> list[int]:
+    scored = torch.where(bad, diff, torch.full_like(diff, -1.0))
+    flat = int(scored.reshape(-1).argmax().item())
+    return [int(i) for i in torch.unravel_index(torch.tensor(flat), diff.shape)] if diff.dim() else []
+
+
+def _at(tensor: torch.Tensor, where: list[int]) -> str:
+    value = tensor[tuple(where)].item() if where else tensor.item()
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
+
+
+def max_difference(a: Sequence[torch.Tensor], b: Sequence[torch.Tensor]) -> float:
+    """The largest absolute elementwise difference over matching outputs (inf when shapes differ, NaN counts
+    as infinitely different)."""
+    worst = 0.0
+    for x, y in zip(a, b):
+        if x.shape != y.shape:
+            return math.inf
+        if x.numel():
+            d = (_working(x) - _working(y.to(x.device))).abs().nan_to_num(math.inf)
+            worst = max(worst, float(d.max().item()))
+    return worst
+
+
+def within_tolerance(a: Sequence[torch.Tensor], b: Sequence[torch.Tensor],
+                     tolerances: Sequence[tuple[float, float]]) -> bool:
+    """True when ``a`` is within tolerance of ``b`` everywhere (``b`` plays the reference)."""
+    for x, y, (atol, rtol) in zip(a, b, tolerances):
+        wx, wy = _working(x), _working(y.to(x.device))
+        if not bool(((wx - wy).abs() <= atol + rtol * wy.abs()).all().item()):
+            return False
+    return True

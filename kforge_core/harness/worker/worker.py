@@ -1,0 +1,216 @@
+"""The worker process: ``python -m kforge_core.harness.worker --fds READ,WRITE``.
+
+It reads requests from the private pipe, serves one candidate at a time in that candidate's scratch directory
+(the stage hooks, timing, the check of what the candidate left behind), and answers each request with a
+:class:`~kforge_core.harness.protocol.Reply`. Anything a candidate does wrong that Python can catch becomes a
+classified reply; what it cannot catch (a crash, ``os._exit``, a hang) the KForge process sees from outside.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import os
+import signal
+import sys
+import threading
+import traceback
+from pathlib import Path
+from typing import Any
+
+from ...records import Candidate, Failure, Problem, StageContext
+from ...tracebacks import exception_line
+from ..captured import STDERR_FILE, STDOUT_FILE
+from ..protocol import (
+    Begin, Channel, ChannelClosed, DeviceFacts, Finish, MeasureBaselines, Prepare, Reply, RunStage, Time, WorkerInit,
+)
+from .faults import classify_exception, classify_text
+
+
+class Worker:
+    """The worker's state: plugins, device, the problem it is prepared for (its reference), and the candidate
+    being served."""
+
+    def __init__(self, init: WorkerInit) -> None:
+        for entry in init.sys_path:
+            if entry not in sys.path:
+                sys.path.append(entry)
+        from ...devices import make_device
+        from ...devices.cpu import configure_host_allocator
+        from ...plugins import build_plugin_manager
+        from ...registry import BackendRegistry
+
+        configure_host_allocator()
+
+        self.init = init
+        self.plugins = build_plugin_manager(init.selection)
+        registry = BackendRegistry(self.plugins)
+        self.backend = registry.get(init.backend).backend
+        self.hooks = registry.hooks(init.backend)
+        self.device = make_device(self.backend, flush_bytes=init.settings.l2_flush_bytes)
+        self.device.start()  # the device runtime starts now, not inside a timed run
+        self.home = Path.cwd()
+        self.problem: Problem | None = None  # set by Prepare
+        self.candidate: Candidate | None = None
+        self.context: StageContext | None = None
+        self.snapshot: Any = None
+        self.must_exit = False
+
+    @property
+    def facts(self) -> DeviceFacts:
+        import torch
+
+        device = self.device
+        return DeviceFacts(device.label, device.hardware_name(), int(device.cache_bytes), str(torch.__version__),
+                           os.getpid(), flush_bytes=device.flush_bytes,
+                           synchronize=device.synchronize_description, timer=device.timer_description,
+                           facts=tuple(device.facts().items()))
+
+    def reference(self):  # noqa: ANN201
+        from .reference import reference_data
+
+        if self.problem is None:
+            raise RuntimeError("no problem was prepared in this worker")
+        return reference_data(self.problem, self.device, self.init.settings, self.backend.default_tolerance)
+
+    # ------------------------------------------------------------------------------------------ requests
+
+    def handle(self, request: Any) -> Reply:
+        try:
+            return Reply(value=self._dispatch(request))
+        except SystemExit as exc:
+            self.must_exit = True
+            return Reply(failure=Failure.EXIT, message=(
+                f"the candidate called sys.exit({exc.code!r}) (or exit/quit) while it was being evaluated"))
+        except BaseException as exc:  # noqa: BLE001 - every fault becomes a reply
+            return self._fault_reply(exc)
+
+    def _dispatch(self, request: Any) -> Any:
+        if isinstance(request, Prepare):
+            self.problem = request.problem
+            reference = self.reference()
+            return f"{len(reference.trials)} trials and {len(reference.pool)} timing input sets prepared"
+        if isinstance(request, Begin):
+            return self._begin(request)
+        if isinstance(request, RunStage):
+            return self._stage(request.stage)
+        if isinstance(request, Time):
+            from .candidate_timing import time_candidate
+
+            return time_candidate(self.backend, self.candidate, self.context, self.reference(), self.device)
+        if isinstance(request, Finish):
+            return self._finish()
+        if isinstance(request, MeasureBaselines):
+            from .baselines import measure_baselines
+
+            return measure_baselines(request.names, self.reference(), self.device, self.init.settings)
+        raise TypeError(f"unknown request {request!r}")
+
+    def _begin(self, request: Begin) -> None:
+        from .integrity import ProcessSnapshot
+
+        reference = self.reference()
+        workdir = request.workdir
+        workdir.mkdir(parents=True, exist_ok=True)
+        request.candidate.write_to(workdir)
+        os.chdir(workdir)
+        _redirect_output(workdir / STDOUT_FILE, workdir / STDERR_FILE)
+        self.candidate = request.candidate
+        self.context = StageContext(problem=self.problem, workdir=workdir, options=self.init.options,
+                                    cache_dir=self.init.cache_dir, settings=self.init.settings,
+                                    device=self.device)
+        self.snapshot = ProcessSnapshot.take(reference.known_ops)
+
+    def _stage(self, stage: str) -> Any:
+        result = self.hooks.caller(stage)(backend=self.backend, candidate=self.candidate, context=self.context)
+        if result is None:
+            raise RuntimeError(f"no plugin answered kforge_{stage} for backend {self.backend.name!r}")
+        return result
+
+    def _finish(self) -> Any:
+        from .candidate_timing import finish_report
+
+        report = finish_report(self.snapshot, self.init.settings)
+        _redirect_output(self.home / "worker.out", self.home / "worker.err")
+        os.chdir(self.home)
+        self.candidate = self.context = self.snapshot = None
+        return report
+
+    def _fault_reply(self, exc: BaseException) -> Reply:
+        """A reply for an exception that escaped a stage: the candidate's when its code is in the traceback,
+        the device's when the text says so (a poisoned GPU context fails in whatever code touches it next),
+        else the harness's own."""
+        from .faults import candidate_traceback
+
+        detail = traceback.format_exc()
+        workdir = self.context.workdir if self.context is not None else None
+        if workdir is not None and str(workdir) in detail:
+            return Reply(failure=classify_exception(exc, self.device), message=candidate_traceback(exc, workdir),
+                         detail=detail)
+        failure = classify_text(str(exc), self.device)
+        if failure is Failure.DEVICE_FAULT:
+            message = f"the device failed after the candidate ran: {exception_line(exc)}"
+        elif failure is Failure.OUT_OF_MEMORY:
+            message = f"out of memory: {exception_line(exc)}"
+        else:
+            failure, message = Failure.HARNESS, f"the harness failed: {exception_line(exc)}"
+        return Reply(failure=failure, message=message, detail=detail)
+
+
+def _redirect_output(stdout_path: Path, stderr_path: Path) -> None:
+    """Point file descriptors 1 and 2 (Python's and C's output alike) at these files."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+    try:
+        ctypes.CDLL(None).fflush(None)  # C stdio buffers of extensions
+    except Exception:
+        pass
+    for fd, path in ((1, stdout_path), (2, stderr_path)):
+        target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        os.dup2(target, fd)
+        os.close(target)
+
+
+def _watch_lifeline(fd: int) -> None:
+    """End this worker and everything it started when the KForge process is gone (killed, crashed): a candidate
+    stuck in a loop would otherwise keep running, and keep its device, with nobody left to stop it."""
+
+    def watch() -> None:
+        while os.read(fd, 1):
+            pass
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="kforge-lifeline", daemon=True).start()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="kforge_core.harness.worker")
+    parser.add_argument("--fds", required=True,
+                        help="READ,WRITE,LIFELINE: the private pipe's ends and the end that closes with KForge")
+    args = parser.parse_args(argv)
+    read_fd, write_fd, lifeline_fd = (int(part) for part in args.fds.split(","))
+    _watch_lifeline(lifeline_fd)
+    channel = Channel(read_fd, write_fd)
+    init_id, init = channel.receive(trusted=True)
+    try:
+        worker = Worker(init)
+    except BaseException as exc:  # noqa: BLE001 - the KForge process needs to know why we could not start
+        channel.send((init_id, Reply(failure=Failure.HARNESS, message=f"the worker could not start: "
+                                     f"{exception_line(exc)}", detail=traceback.format_exc())))
+        return 1
+    channel.send((init_id, Reply(value=worker.facts)))
+    while True:
+        try:
+            request_id, request = channel.receive(trusted=True)
+        except ChannelClosed:
+            return 0
+        channel.send((request_id, worker.handle(request)))
+        if worker.must_exit:
+            os._exit(0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,59 @@
+"""The Apple GPU as the harness drives it: ``MetalDevice``, the ``mps`` device through ``torch.mps``.
+
+What it adds to the core's generic device: its name and facts from the OS (torch.mps has no device name or
+properties), memory from the MPS allocator (and the working set Metal recommends), no cache size to read (the
+flush writes 256 MiB, more than the system-level cache of any current chip), and the MPS runtime's and Metal's
+fault texts. Timing is the core's: the host clock after ``torch.mps.synchronize()``, which waits for every command
+buffer PyTorch committed (MPS has one queue per process). Poisoning claims blocks of the outputs' sizes, fills and
+frees them: the MPS allocator hands a freed buffer of the same size back.
+
+Importing this module does not import torch.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from kforge_core.device import Device, MemoryStats
+
+from .faults import FAULT_PATTERNS, OUT_OF_MEMORY_PATTERNS
+
+
+class MetalDevice(Device):
+    """An Apple GPU through ``torch.mps``."""
+
+    torch_type: ClassVar[str] = "mps"
+    fault_patterns: ClassVar[tuple[str, ...]] = FAULT_PATTERNS
+    out_of_memory_patterns: ClassVar[tuple[str, ...]] = OUT_OF_MEMORY_PATTERNS
+
+    def __init__(self, backend: Any, *, flush_bytes: int = 0) -> None:
+        self._read_facts: Any = None  # MetalFacts, read from the OS on first use
+        super().__init__(backend, flush_bytes=flush_bytes)
+
+    def _device_facts(self) -> Any:
+        from .device_facts import read_device_facts
+
+        if self._read_facts is None:
+            self._read_facts = read_device_facts()
+        return self._read_facts
+
+    def _hardware_name(self) -> str:
+        return self._device_facts().headline()
+
+    def _cache_bytes(self) -> int:
+        return 0  # torch.mps reports no cache size: the flush writes FALLBACK_FLUSH_BYTES
+
+    def _facts(self) -> dict[str, str]:
+        facts = self._device_facts()
+        found = {"GPU cores": str(facts.gpu_cores or "unknown"), "Metal": facts.metal_family or "unknown",
+                 "SIMD width": "32", "threadgroup memory": "32 KiB", "macOS": facts.macos or "unknown"}
+        if facts.working_set_bytes:
+            found["recommended working set"] = f"{facts.working_set_bytes / 2**30:.1f} GiB"
+        return found
+
+    def _memory(self) -> MemoryStats:
+        import torch
+
+        return MemoryStats(allocated=int(torch.mps.current_allocated_memory()),
+                           reserved=int(torch.mps.driver_allocated_memory()),
+                           total=int(torch.mps.recommended_max_memory()))
