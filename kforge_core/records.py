@@ -353,6 +353,8 @@ class VerifyResult:
     :param message: a short explanation for the agent ("trial 2: max abs error 0.31 > atol 1e-4 at [3, 17]").
     :param flags: suspicions raised while verifying.
     :param notes: facts worth reporting ("copied 2 parameters and 0 buffers from Model into ModelNew").
+    :param precision_bits: the precision reached: the fewest bits of agreement of any output with the reference
+        computed in float64 (None when not estimated).
     """
 
     correct: bool
@@ -361,6 +363,7 @@ class VerifyResult:
     message: str = ""
     flags: tuple[Flag, ...] = ()
     notes: tuple[str, ...] = ()
+    precision_bits: float | None = None
 
     def __post_init__(self) -> None:
         _check(self.correct == (self.failure is None), self, "failure must be set exactly when correct is False")

@@ -20,15 +20,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Iterable, Literal
 
-# dtype name -> (atol, rtol)
-DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
-    "float64": (1e-7, 1e-7),
-    "float32": (1e-4, 1e-4),
-    "float16": (1e-2, 1e-2),
-    "bfloat16": (2e-2, 2e-2),
-}
+from .precision_contract import DEFAULT as DEFAULT_PRECISION
+from .precision_contract import PrecisionContract, contract_named
+from .tolerances import resolve_tolerance
 
 
 def _default_cache_dir() -> Path:
@@ -41,7 +37,9 @@ class HarnessSettings:
 
     trials: int = 5
     seed: int = 42
-    tolerances: dict[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
+    # dtype name -> (atol, rtol) the user chose; what is not named here comes from kforge_core.tolerances' rule
+    tolerances: dict[str, tuple[float, float]] = field(default_factory=dict)
+    precision: str = DEFAULT_PRECISION  # the precision contract: fp32, tf32, fp16 or bf16
     warmup: int = 3
     repetitions: int = 20
     compile_timeout_s: float = 600.0
@@ -80,16 +78,24 @@ class HarnessSettings:
                 raise ValueError(f"harness.{name} must be > 0")
         if self.output_limit_kb < 1 or self.file_size_limit_mb < 1 or self.input_pool_mb < 1:
             raise ValueError("harness.output_limit_kb, file_size_limit_mb and input_pool_mb must be >= 1")
+        contract_named(self.precision)  # an unknown contract is a ValueError that lists the known ones
         unknown = set(self.baselines) - {"eager", "compile"}
         if unknown:
             raise ValueError(f"harness.baselines: unknown baseline(s) {sorted(unknown)}; use eager and/or compile")
 
+    @property
+    def contract(self) -> PrecisionContract:
+        return contract_named(self.precision)
+
     def tolerance(self, dtype: str, backend_overrides: tuple[tuple[str, float, float], ...] = ()) -> tuple[float, float]:
-        """``(atol, rtol)`` for ``dtype`` ("float32"): the backend's override, else this table, else exact."""
-        for name, atol, rtol in backend_overrides:
-            if name == dtype:
-                return atol, rtol
-        return tuple(self.tolerances.get(dtype, (0.0, 0.0)))  # type: ignore[return-value]
+        """``(atol, rtol)`` for an output of ``dtype`` ("float32"): this table, else the precision contract's, else
+        the backend's, else the harness's defaults, else exact (:func:`kforge_core.tolerances.resolve_tolerance`)."""
+        return resolve_tolerance(dtype, user=self.tolerances, contract=self.contract, backend=backend_overrides)
+
+    def output_tolerances(self, dtypes: Iterable[str], backend_overrides: tuple[tuple[str, float, float], ...] = ()
+                          ) -> tuple[tuple[str, float, float], ...]:
+        """``(dtype, atol, rtol)`` for each distinct dtype of ``dtypes`` (a problem's outputs), in order."""
+        return tuple((dtype, *self.tolerance(dtype, backend_overrides)) for dtype in dict.fromkeys(dtypes))
 
 
 @dataclass(frozen=True)

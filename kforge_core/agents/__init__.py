@@ -4,9 +4,9 @@ from .analysis import AnalysisAgent, AnalysisRequest, RoundNote
 from .generation import GenerationAgent, GenerationRequest, Reference
 from .prompt import Prompt
 from .reply_parser import ParsedReply, parse_reply
-from .views import CandidateView, Feedback
+from .views import CandidateView, Feedback, PrecisionTerms
 
 __all__ = [
     "AnalysisAgent", "AnalysisRequest", "CandidateView", "Feedback", "GenerationAgent", "GenerationRequest",
-    "ParsedReply", "Prompt", "Reference", "RoundNote", "parse_reply",
+    "ParsedReply", "PrecisionTerms", "Prompt", "Reference", "RoundNote", "parse_reply",
 ]

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from ..prompts import PromptTemplates
 from ..records import Image, Lowering, Problem, ProfileSummary
 from .prompt import Prompt
-from .views import CandidateView
+from .views import CandidateView, PrecisionTerms
 
 
 @dataclass(frozen=True)
@@ -32,16 +32,18 @@ class AnalysisAgent:
     the profile summary's own images."""
 
     def __init__(self, templates: PromptTemplates, problem: Problem, lowering: Lowering,
-                 user_images: tuple[Image, ...] = ()) -> None:
+                 user_images: tuple[Image, ...] = (), *, precision: PrecisionTerms) -> None:
         self.templates = templates
         self.problem = problem
         self.lowering = lowering
         self.user_images = user_images
+        self.precision = precision
 
     def prompt(self, request: AnalysisRequest) -> Prompt:
         profile_images = request.summary.images if request.summary is not None else ()
         context = dict(
-            problem=self.problem, lowering=self.lowering, round=request.round, best=request.best,
+            problem=self.problem, lowering=self.lowering, precision=self.precision, round=request.round,
+            best=request.best,
             baselines=request.baselines, summary=request.summary, history=request.history,
             user_images=self.user_images, first_user_image=len(profile_images) + 1,
         )

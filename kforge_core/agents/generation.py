@@ -8,7 +8,7 @@ from ..prompts import PromptTemplates
 from ..records import Lowering, Problem, SourceFile
 from .prompt import Prompt
 from .reply_parser import ParsedReply, parse_reply
-from .views import CandidateView, Feedback
+from .views import CandidateView, Feedback, PrecisionTerms
 
 
 @dataclass(frozen=True)
@@ -36,18 +36,20 @@ class GenerationRequest:
 
 class GenerationAgent:
     def __init__(
-        self, templates: PromptTemplates, problem: Problem, lowering: Lowering, reference: Reference | None = None
+        self, templates: PromptTemplates, problem: Problem, lowering: Lowering, reference: Reference | None = None,
+        *, precision: PrecisionTerms,
     ) -> None:
         self.templates = templates
         self.problem = problem
         self.lowering = lowering
         self.reference = reference
+        self.precision = precision
 
     def prompt(self, request: GenerationRequest) -> Prompt:
         context = dict(
-            problem=self.problem, lowering=self.lowering, reference=self.reference, pass_kind=request.pass_kind,
-            round=request.round, attempt=request.attempt, feedback=request.feedback, best=request.best,
-            recommendations=request.recommendations,
+            problem=self.problem, lowering=self.lowering, reference=self.reference, precision=self.precision,
+            pass_kind=request.pass_kind, round=request.round, attempt=request.attempt, feedback=request.feedback,
+            best=request.best, recommendations=request.recommendations,
         )
         return Prompt(
             agent="generation",

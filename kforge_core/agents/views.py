@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..precision_contract import PrecisionContract
 from ..records import SourceFile
+
+
+@dataclass(frozen=True)
+class PrecisionTerms:
+    """The run's precision contract as the prompts state it: what the kernel may compute in, and the tolerances
+    ``(dtype, atol, rtol)`` its outputs are held to, one per output dtype."""
+
+    contract: PrecisionContract
+    tolerances: tuple[tuple[str, float, float], ...]
 
 
 @dataclass(frozen=True)
@@ -16,6 +26,7 @@ class CandidateView:
     entry: str
     runtime_ms: float
     speedups: tuple[tuple[str, float], ...] = ()
+    precision_bits: float | None = None  # bits of agreement with a float64 reference
 
 
 @dataclass(frozen=True)

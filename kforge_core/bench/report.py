@@ -47,7 +47,8 @@ def document_of(info: BenchInfo, plan: BenchPlan, results: list[ProblemResult],
     settings = plan.settings.harness
     summary = summarize(results, len(plan.keys))
     summary.update({
-        "backend": plan.backend, "source": plan.source, "precision_policy": settings.precision_policy,
+        "backend": plan.backend, "source": plan.source, "precision": settings.precision,
+        "precision_computes_in": settings.contract.computes_in, "precision_policy": settings.precision_policy,
         "cheat_policy": settings.cheat_policy, "baselines": list(settings.baselines), **run,
     })
     problems = []
@@ -67,7 +68,7 @@ def write_bench_outputs(info: BenchInfo, plan: BenchPlan, results: list[ProblemR
     directory = info.bench_dir
     directory.mkdir(parents=True, exist_ok=True)
     document = document_of(info, plan, results, run)
-    title = f"{Path(plan.suite).name} on {plan.backend} ({info.id})"
+    title = f"{Path(plan.suite).name} on {plan.backend} ({info.id}), {plan.settings.harness.contract.caption()}"
     plot_fast_p(results, len(plan.keys), title, directory / FAST_P_PLOT)
     plot_speedup_histogram(results, title, directory / HISTOGRAM)
     (directory / SUMMARY).write_text(json.dumps(document, indent=2, allow_nan=False))
@@ -88,6 +89,7 @@ def render_bench_markdown(info: BenchInfo, plan: BenchPlan, results: list[Proble
         "| | |", "| --- | --- |",
         f"| suite | `{plan.suite}`" + (f" (filter {cell(', '.join(plan.filters))})" if plan.filters else "") + " |",
         f"| backend | {plan.backend} |",
+        f"| precision contract | {harness.contract.name}: may compute in {harness.contract.computes_in} |",
         f"| evaluated | {cell(plan.source)} |",
         f"| where | {cell(summary.get('executor', ''))} |",
         f"| status | {info.status}{': ' + cell(info.stop_reason) if info.stop_reason else ''} |",
@@ -145,7 +147,8 @@ def _summary(summary: dict[str, Any]) -> list[str]:
 def _problems(results: list[ProblemResult], bench_dir: Path) -> list[str]:
     names = baselines_of(results) or ["eager", "compile"]
     llm = any(r.usage is not None for r in results)
-    head = ["#", "problem", "verdict", "runtime (ms)"] + [f"vs {n}" for n in names] + ["flags", "device", "s"]
+    head = ["#", "problem", "verdict", "runtime (ms)"] + [f"vs {n}" for n in names] + ["bits", "flags", "device",
+                                                                                      "s"]
     head += ["tokens", "cost (USD)", "run"] if llm else []
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for number, r in enumerate(results, start=1):
@@ -153,7 +156,8 @@ def _problems(results: list[ProblemResult], bench_dir: Path) -> list[str]:
         link = f"[{r.key}]({PROBLEMS}/{r.key}/{VERDICT})" if (problem_dir(bench_dir, r.key) / VERDICT).is_file() \
             else r.key
         row = [str(number), link, cell(verdict), ms(r.runtime_ms)] + [_times(r.speedup(n)) for n in names]
-        row += [", ".join(r.flags), r.device, f"{r.seconds:.1f}"]
+        bits = f"{r.precision_bits:.1f}" if r.precision_bits is not None else "-"
+        row += [bits, ", ".join(r.flags), r.device, f"{r.seconds:.1f}"]
         if llm:
             u = r.usage
             row += [f"{u.tokens:,}" if u else "-",

@@ -46,6 +46,8 @@ class ProblemResult:
     :param runtime_ms: the solution's median; None unless correct and timed.
     :param speedups: baseline median / solution median, per baseline.
     :param flags: the cheat flags raised (codes), blocking or not.
+    :param precision_bits: bits of the output that agree with the reference computed in float64 (the precision
+        reached under the bench's contract); None where it was not estimated.
     :param device: where it ran (``cpu``, ``cuda:1``, ``ray node 10.0.0.2 gpu 3``).
     :param seconds: wall time spent on it, start to verdict.
     :param run_id: the agent loop's run (``--llm``).
@@ -60,6 +62,7 @@ class ProblemResult:
     baselines_ms: tuple[tuple[str, float], ...] = ()
     speedups: tuple[tuple[str, float], ...] = ()
     flags: tuple[str, ...] = ()
+    precision_bits: float | None = None
     device: str = ""
     seconds: float = 0.0
     candidate_digest: str = ""

@@ -126,6 +126,7 @@ def result_of(key: str, verdict: Verdict, device: str, seconds: float) -> Proble
         message="" if verdict.correct else verdict.message[:MESSAGE_LIMIT],
         runtime_ms=verdict.runtime.median if verdict.runtime is not None else None,
         baselines_ms=tuple((name, stats.median) for name, stats in verdict.baselines),
-        speedups=tuple(verdict.speedups), flags=tuple(f.code for f in verdict.flags), device=device,
+        speedups=tuple(verdict.speedups), flags=tuple(f.code for f in verdict.flags),
+        precision_bits=verdict.precision.bits, device=device,
         seconds=seconds, candidate_digest=verdict.candidate_digest, verdict=verdict.to_json(),
     )

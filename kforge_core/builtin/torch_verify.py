@@ -41,6 +41,7 @@ class _Run:
     notes: list[str] = field(default_factory=list)
     failure: Failure | None = None
     message: str = ""
+    precision_bits: float | None = None
 
     def fail(self, failure: Failure, message: str) -> None:
         if self.failure is None:
@@ -168,6 +169,7 @@ def _check_across_trials(reference: ReferenceData, settings: HarnessSettings, ru
         report = precision_report(run.outputs[0], reference, settings)
         run.notes.extend(report.notes)
         run.flags.extend(report.flags)
+        run.precision_bits = report.bits
 
 
 def _check_operators(model: Any, reference: ReferenceData, settings: HarnessSettings, context: StageContext,
@@ -201,5 +203,5 @@ def _result(run: _Run) -> VerifyResult:
     if failure is None:
         message = f"all {passed} trials passed"
     return VerifyResult(correct=failure is None, trials=tuple(run.trials), failure=failure, message=message,
-                        flags=flags, notes=tuple(run.notes))
+                        flags=flags, notes=tuple(run.notes), precision_bits=run.precision_bits)
 

@@ -110,7 +110,7 @@ def _print_summary(console: Console, summary: dict[str, Any]) -> None:
     fast = ", ".join(f"fast_{p} {v:.3f}" if v is not None else f"fast_{p} -" for p, v in summary["fast_p"].items())
     geomeans = ", ".join(f"{v:.2f}x vs {name}" for name, v in summary["geomean_speedup"].items() if v is not None)
     console.print(f"{summary['correct']} of {summary['total']} correct (failures: {failures}); {fast} "
-                  "(against the faster baseline)", markup=False)
+                  f"(against the faster baseline; {summary['precision']} precision contract)", markup=False)
     if geomeans:
         console.print(f"geomean speedup: {geomeans}", markup=False)
     if summary.get("evaluated_now"):

@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from ..app import App
@@ -15,6 +16,7 @@ from ..errors import KForgeError
 from ..harness import Harness, Verdict
 from ..problem import load_problem
 from ..records import Candidate, SourceFile
+from ..tolerances import describe_tolerances
 from .backend_flags import backend_option_flags, settings_with_backend_options
 from .harness_flags import harness_option_flags, harness_settings
 
@@ -93,6 +95,7 @@ def read_candidate(path: Path, entry: str) -> Candidate:
 def print_verdict(console: Console, verdict: Verdict, summary: str | None) -> None:
     console.print(f"[bold]{verdict.candidate}[/] ({verdict.candidate_digest}) for problem [bold]{verdict.problem}"
                   f"[/] on backend [bold]{verdict.backend}[/]")
+    _print_precision(console, verdict)
     _print_compile(console, verdict)
     if verdict.verify is not None:
         _print_trials(console, verdict)
@@ -115,10 +118,19 @@ def print_verdict(console: Console, verdict: Verdict, summary: str | None) -> No
     if verdict.correct:
         best = verdict.best_speedup
         speed = f", {best:.2f}x against the faster baseline" if best is not None else ""
-        console.print(f"[bold green]CORRECT[/]{speed}")
+        console.print(f"[bold green]CORRECT[/]{speed} ({escape(verdict.precision.describe())})")
     else:
         console.print(f"[bold red]NOT CORRECT[/]: {verdict.failure.value}")
         console.print(verdict.message, markup=False, highlight=False)
+
+
+def _print_precision(console: Console, verdict: Verdict) -> None:
+    """The contract the verdict was reached under, and what it allowed."""
+    reached, terms = verdict.precision, verdict.precision.terms
+    console.print(f"precision contract: [bold]{reached.contract}[/] (may compute in {terms.computes_in}; "
+                  f"{describe_tolerances(reached.tolerances)})", highlight=False)
+    for switch in reached.switches:
+        console.print(f"[dim]precision switch within the contract: {escape(switch)}[/]")
 
 
 def _print_compile(console: Console, verdict: Verdict) -> None:

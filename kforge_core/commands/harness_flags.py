@@ -7,14 +7,18 @@ from typing import Any, Callable
 
 import click
 
+from .precision_flag import SETTING as PRECISION_SETTING
+from .precision_flag import precision_flag
+
 _FLAGS: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
     click.option("--trials", type=click.IntRange(min=1), help="Correctness trials (harness.trials)."),
     click.option("--warmup", type=click.IntRange(min=0), help="Untimed runs before timing (harness.warmup)."),
     click.option("--repetitions", type=click.IntRange(min=1), help="Timed runs (harness.repetitions)."),
     click.option("--policy", type=click.Choice(["strict", "report"]),
                  help="strict: reference calls and input mutation reject the candidate; report: only flag them."),
+    precision_flag,
     click.option("--precision-policy", type=click.Choice(["strict", "report"]),
-                 help="strict: a precision downgrade rejects the candidate; report: only flags it."),
+                 help="strict: computing below the precision contract rejects the candidate; report: only flags it."),
     click.option("--baselines", help="Comma list of baselines to compare with: eager, compile (default: both)."),
     click.option("--fresh-baselines", is_flag=True, default=None,
                  help="Measure the baselines again instead of reading them from the baseline cache (and keep the "
@@ -37,7 +41,7 @@ def harness_settings(flags: dict[str, Any]) -> dict[str, Any]:
     return {
         "harness.trials": flags.pop("trials"), "harness.warmup": flags.pop("warmup"),
         "harness.repetitions": flags.pop("repetitions"), "harness.cheat_policy": flags.pop("policy"),
-        "harness.precision_policy": flags.pop("precision_policy"),
+        PRECISION_SETTING: flags.pop("precision"), "harness.precision_policy": flags.pop("precision_policy"),
         "harness.baselines": [b.strip() for b in baselines.split(",") if b.strip()] if baselines else None,
         "harness.baseline_cache": "refresh" if flags.pop("fresh_baselines") else None,
     }

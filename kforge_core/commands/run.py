@@ -15,6 +15,8 @@ from ..loop.session import plan_run, resume_run, start_run
 from ..report.console import print_summary
 from ..store import RunStore
 from .backend_flags import backend_option_flags, settings_with_backend_options
+from .precision_flag import SETTING as PRECISION_SETTING
+from .precision_flag import precision_flag
 
 NO_CORRECT_CANDIDATE = 2  # exit code when the run ended without a correct candidate
 
@@ -61,12 +63,13 @@ def budget_option_flags(command: Callable[..., Any]) -> Callable[..., Any]:
                                    "every prompt; repeatable ([analysis] images).")
 @click.option("--resume", "resume_id", metavar="RUN_ID", help="Continue a stopped or killed run.")
 @budget_option_flags
+@precision_flag
 @backend_option_flags
 @click.pass_context
 def run(ctx: click.Context, problem_path: Path | None, backend: str | None, model: str | None,
         analyst_model: str | None, base_url: str | None, runs_dir: Path | None, prompts_dir: Path | None,
         reference_file: Path | None, reference_run: str | None, profile_images: tuple[Path, ...],
-        resume_id: str | None,
+        resume_id: str | None, precision: str | None,
         backend_options: tuple[str, ...], sanitize: bool, **budget_flags: object) -> None:
     """Turn PROBLEM (a PyTorch reference, KernelBench format) into the fastest correct kernel KForge can find."""
     app: App = ctx.obj
@@ -82,13 +85,13 @@ def run(ctx: click.Context, problem_path: Path | None, backend: str | None, mode
         settings = settings_with_backend_options(app, {
             "backend": backend, "runs_dir": runs_dir, "prompts_dir": prompts_dir, "llm.model": model,
             "llm.analyst_model": analyst_model, "llm.base_url": base_url,
-            "analysis.images": tuple(profile_images) or None, **budget,
+            "analysis.images": tuple(profile_images) or None, PRECISION_SETTING: precision, **budget,
         }, backend_options, sanitize)
     console = Console(highlight=False)
     with RunStore(settings.runs_dir) as store, RichProgress(console) as progress:
         if resume_id is not None:
             overrides = {key.split(".", 1)[1]: value for key, value in budget.items()}
-            result = resume_run(app, store, resume_id, progress, budget=overrides)
+            result = resume_run(app, store, resume_id, progress, budget=overrides, precision=precision)
         else:
             plan = plan_run(settings, problem_path, store=store, reference_file=reference_file,
                             reference_run=reference_run)

@@ -14,6 +14,6 @@ Importing this package does not import torch.
 """
 
 from .host.harness import Harness
-from .verdict import RuntimeStats, TimingMethod, Verdict
+from .verdict import PrecisionReached, RuntimeStats, TimingMethod, Verdict
 
-__all__ = ["Harness", "RuntimeStats", "TimingMethod", "Verdict"]
+__all__ = ["Harness", "PrecisionReached", "RuntimeStats", "TimingMethod", "Verdict"]

@@ -168,6 +168,7 @@ class FinishReport:
     flags: tuple[Flag, ...] = ()
     clean: bool = True
     notes: tuple[str, ...] = field(default=())
+    switches: tuple[str, ...] = ()  # precision switches changed within the precision contract
 
 
 @dataclass(frozen=True)

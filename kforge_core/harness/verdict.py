@@ -7,10 +7,12 @@
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from ..codec import from_json, record_from_json, to_json
+from ..precision_contract import DEFAULT as DEFAULT_PRECISION
+from ..precision_contract import PrecisionContract, contract_named
 from ..records import CompileResult, Failure, Flag, ProfileResult, TrialError, VerifyResult
 
 SCHEMA = "kforge.verdict/1"
@@ -81,6 +83,32 @@ class TimingMethod:
 
 
 @dataclass(frozen=True)
+class PrecisionReached:
+    """The precision contract a candidate was held to, and the precision it reached.
+
+    :param contract: the contract's name ("fp32", "tf32", "fp16", "bf16").
+    :param bits: the fewest bits of agreement of any output with the reference computed in float64; None when
+        not estimated (a candidate that failed first, a reference that does not run in float64).
+    :param switches: precision switches the candidate changed within the contract ("...allow_tf32: False -> True").
+    :param tolerances: ``(dtype, atol, rtol)`` its outputs were held to, one per output dtype.
+    """
+
+    contract: str = DEFAULT_PRECISION
+    bits: float | None = None
+    switches: tuple[str, ...] = ()
+    tolerances: tuple[tuple[str, float, float], ...] = ()
+
+    @property
+    def terms(self) -> PrecisionContract:
+        return contract_named(self.contract)
+
+    def describe(self) -> str:
+        """``"bf16 contract, 8.7 bits of agreement with float64"``."""
+        reached = f", {self.bits:.1f} bits of agreement with float64" if self.bits is not None else ""
+        return f"{self.contract} contract{reached}"
+
+
+@dataclass(frozen=True)
 class Verdict:
     """Everything the harness found out about one candidate. ``failure`` is None exactly when it is correct.
 
@@ -107,6 +135,7 @@ class Verdict:
     worker_replaced: bool
     baseline_errors: tuple[tuple[str, str], ...] = ()  # baseline name -> why it could not be measured
     baseline_notes: tuple[tuple[str, str], ...] = ()  # baseline name -> where it came from, when not measured now
+    precision: PrecisionReached = field(default_factory=PrecisionReached)  # the contract, and the bits reached
 
     @property
     def correct(self) -> bool:
@@ -153,6 +182,7 @@ class Verdict:
             "stdout": self.stdout,
             "stderr": self.stderr,
             "worker_replaced": self.worker_replaced,
+            "precision": to_json(self.precision),
         }
 
     @classmethod
@@ -180,4 +210,6 @@ class Verdict:
             worker_replaced=data["worker_replaced"],
             baseline_errors=tuple(data.get("baseline_errors", {}).items()),
             baseline_notes=tuple(data.get("baseline_notes", {}).items()),
+            # documents written before contracts were recorded were judged under the default, fp32
+            precision=record_from_json(PrecisionReached, data.get("precision", {})),
         )

@@ -73,7 +73,7 @@ def plan_run(
     if reference_file is not None:
         reference = reference_from_file(reference_file, settings.backend)
     elif reference_run is not None:
-        reference = reference_from_run(store, reference_run)
+        reference = reference_from_run(store, reference_run, settings.harness.precision)
     return RunPlan(problem_path.resolve(), settings.backend, model, analyst, reference, settings)
 
 
@@ -88,14 +88,20 @@ def reference_from_file(path: Path, backend: str) -> Reference:
     )
 
 
-def reference_from_run(store: RunStore, run_id: str) -> Reference:
+def reference_from_run(store: RunStore, run_id: str, precision: str) -> Reference:
+    """The best kernel of run ``run_id``, for a run under the ``precision`` contract; its speedups are labelled with
+    the contract they were measured under, and a different contract is said."""
     report = RunReport.from_store(store, run_id)
     best = report.best
     if best is None or best.candidate is None or best.outcome is None:
         raise KForgeError(f"run {run_id} has no correct candidate to use as a reference")
     speedups = ", ".join(f"{v:.2f}x vs {n}" for n, v in best.outcome.speedups)
+    theirs = report.contract
+    note = f"It passed verification on the {report.run.backend} backend. Use its algorithm and ideas."
+    if theirs.name != precision:
+        note += (f" It was held to the {theirs.name} precision contract (it may compute in {theirs.computes_in}); "
+                 f"this run's contract is {precision}, so keep to what {precision} allows.")
     return Reference(
-        label=f"the best kernel of run {run_id} ({report.run.backend}, {speedups})",
-        note=f"It passed verification on the {report.run.backend} backend. Use its algorithm and ideas.",
-        files=best.candidate.files, entry=best.candidate.entry,
+        label=f"the best kernel of run {run_id} ({report.run.backend}, {speedups}, {theirs.name} contract)",
+        note=note, files=best.candidate.files, entry=best.candidate.entry,
     )

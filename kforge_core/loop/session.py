@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..agents import AnalysisAgent, GenerationAgent
+from ..agents import AnalysisAgent, GenerationAgent, PrecisionTerms
 from ..app import App
 from ..codec import record_from_json, to_json
 from ..errors import KForgeError
@@ -21,6 +21,7 @@ from ..prompts import PromptTemplates
 from ..records import Lowering, Problem
 from ..registry import RegisteredBackend
 from ..report import RunOutputs, write_outputs
+from ..settings import Settings
 from ..store import RunDirectory, RunInfo, RunStore
 from ..store.attempts import Attempt, Place
 from .agent_loop import AgentLoop
@@ -90,18 +91,25 @@ def start_run(
     run = store.create_run(
         run_id or new_run_id(), problem_name=problem.name, problem_path=str(problem.path),
         problem_digest=problem.digest, backend=plan.backend, model=plan.model, analyst_model=plan.analyst_model,
-        config=plan.to_json(),
+        config=plan.to_json(), precision=plan.settings.harness.precision,
     )
     return _execute(app, store, run, plan, ready, progress, evaluator_factory)
 
 
 def resume_run(
     app: App, store: RunStore, run_id: str, progress: Progress, *, budget: dict[str, Any] | None = None,
-    evaluator_factory: EvaluatorFactory = open_harness,
+    precision: str | None = None, evaluator_factory: EvaluatorFactory = open_harness,
 ) -> RunResult:
+    """Continue run ``run_id`` as it was started. ``precision``: a contract the caller asks for (``--precision``);
+    a run continues only under the contract it was started with, so another one is refused."""
     run = store.get_run(run_id)
     if run.alive:
         raise KForgeError(f"run {run_id} is still running (process {run.pid})")
+    if precision is not None and precision != run.precision:
+        raise KForgeError(
+            f"run {run_id} was started under the {run.precision} precision contract; --resume continues it under "
+            f"that contract, not {precision}",
+            hint=f"start a new run with --precision {precision}: its speedups are not comparable with this run's")
     plan = RunPlan.from_json(run.config, source=f"run {run_id}", budget=budget or {})
     ready = _get_ready(app, plan, store.replies_received(run_id))
     if ready.problem.digest != run.problem_digest:
@@ -131,7 +139,8 @@ def _execute(
 
 
 def _announce(run: RunInfo, plan: RunPlan, journal: Journal, progress: Progress) -> None:
-    progress.event(f"run {run.id}: {run.problem_name} on {plan.backend}; artifacts in {run.run_dir}")
+    progress.event(f"run {run.id}: {run.problem_name} on {plan.backend}, {plan.settings.harness.precision} "
+                   f"precision contract; artifacts in {run.run_dir}")
     models = {"generation": plan.model, "analysis": plan.analyst_model}
     for agent, spec in models.items():
         if spec.startswith("replay:"):
@@ -139,7 +148,8 @@ def _announce(run: RunInfo, plan: RunPlan, journal: Journal, progress: Progress)
         else:
             progress.event(f"{agent} agent: {spec}")
     if journal.recorded_steps:
-        progress.event(f"resuming: {journal.recorded_steps} recorded steps are replayed from the store, not redone")
+        progress.event(f"resuming: {journal.recorded_steps} recorded steps are replayed from the store, not redone; "
+                       f"the run stays under the {plan.settings.harness.precision} precision contract it started with")
 
 
 def _work(
@@ -150,13 +160,14 @@ def _work(
     lowering = _lowering(app, journal, ready.backend, problem, ready.options, settings.cache_dir)
     templates = PromptTemplates(settings.prompts_dir)
     budget = Budget(settings.budget, journal.clock)
+    precision = _precision_terms(settings, problem, ready.backend)
     factory_args = (ready.backend, problem, settings, ready.options, app.plugin_selection, None)
     with evaluator_factory(*factory_args) as evaluator:
         steps = LoopSteps(
             journal=journal, run_dir=journal.run_dir,
-            generation=GenerationAgent(templates, problem, lowering, plan.reference),
+            generation=GenerationAgent(templates, problem, lowering, plan.reference, precision=precision),
             analysis=AnalysisAgent(templates, problem, lowering,
-                                   user_images(journal.run_dir, settings.analysis.images)),
+                                   user_images(journal.run_dir, settings.analysis.images), precision=precision),
             generation_client=ChatClient(ready.generation_llm, parse_model_spec(plan.model), settings.llm),
             analysis_client=ChatClient(ready.analysis_llm, parse_model_spec(plan.analyst_model), settings.llm),
             evaluator=evaluator, budget=budget,
@@ -165,6 +176,13 @@ def _work(
         result = loop.run()
     progress.event(f"stopped: {result.stop_reason}")
     return result.stop_reason
+
+
+def _precision_terms(settings: Settings, problem: Problem, registered: RegisteredBackend) -> PrecisionTerms:
+    """The run's precision contract and the tolerances its candidates are held to, as the prompts state them."""
+    harness = settings.harness
+    return PrecisionTerms(harness.contract, harness.output_tolerances(
+        (o.dtype for o in problem.outputs), registered.backend.default_tolerance))
 
 
 def _lowering(

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ..codec import to_json
 from ..secrets import redact
 from .outputs import BEST, PLOT, REPORT
 from .run_report import RunReport
@@ -21,7 +22,8 @@ def print_summary(report: RunReport, console: Console) -> None:
         console.print(f"[red]No correct candidate[/] in run {run.id} ({escape(run.stop_reason or run.display_status)}).")
     else:
         speedups = ", ".join(f"{v:.2f}x vs {n}" for n, v in best.outcome.speedups)
-        console.print(f"[green]Best: {best.label}[/] — {best.outcome.runtime_ms:.3f} ms, {speedups}")
+        console.print(f"[green]Best: {best.label}[/] — {best.outcome.runtime_ms:.3f} ms, {speedups} "
+                      f"({escape(report.contract.caption(best.outcome.precision_bits))})")
     calls = sum(u.calls for u in report.usage)
     tokens = sum(u.input_tokens + u.output_tokens for u in report.usage)
     costs = [u.cost_usd for u in report.usage]
@@ -43,17 +45,19 @@ def print_run(report: RunReport, console: Console) -> None:
     console.print(f"[bold]{run.id}[/]  {run.problem_name} on {run.backend}, started {started}")
     console.print(f"status: {run.display_status}" + (f" ({run.stop_reason})" if run.stop_reason else ""), markup=False)
     console.print(f"models: generation {run.model}, analysis {run.analyst_model}", markup=False)
+    console.print(f"precision contract: {report.precision_terms()}", markup=False)
     console.print("baselines: " + (", ".join(f"{n} {ms:.3f} ms" for n, ms in report.baselines) or "not measured"))
     table = Table(show_header=True)
-    for column in ("#", "attempt", "verdict", "runtime ms", "speedups", "files"):
+    for column in ("#", "attempt", "verdict", "runtime ms", "speedups", "bits", "files"):
         table.add_column(column, overflow="fold")
     best = report.best
     for row in report.attempts:
         outcome = row.outcome
         runtime = f"{outcome.runtime_ms:.3f}" if outcome is not None and outcome.runtime_ms is not None else "-"
         speedups = ", ".join(f"{v:.2f}x {n}" for n, v in outcome.speedups) if outcome is not None else ""
+        bits = f"{outcome.precision_bits:.1f}" if outcome is not None and outcome.precision_bits is not None else "-"
         table.add_row(str(row.number), row.label, escape(row.verdict) + (" [green](best)[/]" if row is best else ""),
-                      runtime, speedups, row.step_dir)
+                      runtime, speedups, bits, row.step_dir)
     console.print(table)
     for r in report.rounds:
         console.print(f"[bold]round {r.round}[/] (profile of {r.profiled or 'the best'}):")
@@ -67,15 +71,19 @@ def report_json(report: RunReport) -> dict[str, Any]:
     return {
         "id": run.id, "status": run.display_status, "stop_reason": run.stop_reason, "problem": run.problem_path,
         "backend": run.backend, "model": run.model, "analyst_model": run.analyst_model,
+        "precision": {"contract": run.precision, "computes_in": report.contract.computes_in,
+                      "tolerances": to_json(report.tolerances)},
         "run_dir": str(run.run_dir), "baselines_ms": dict(report.baselines),
         "best": None if best is None or best.outcome is None else {
             "label": best.label, "runtime_ms": best.outcome.runtime_ms, "speedups": dict(best.outcome.speedups),
+            "precision_bits": best.outcome.precision_bits,
         },
         "attempts": [
             {"number": a.number, "pass": a.pass_kind, "round": a.round, "attempt": a.attempt, "label": a.label,
              "verdict": a.verdict, "failure": a.outcome.failure if a.outcome else None,
              "runtime_ms": a.outcome.runtime_ms if a.outcome else None,
-             "speedups": dict(a.outcome.speedups) if a.outcome else {}, "files": a.step_dir}
+             "speedups": dict(a.outcome.speedups) if a.outcome else {},
+             "precision_bits": a.outcome.precision_bits if a.outcome else None, "files": a.step_dir}
             for a in report.attempts
         ],
         "rounds": [{"round": r.round, "profiled": r.profiled, "recommendations": r.recommendations}

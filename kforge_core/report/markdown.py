@@ -31,6 +31,7 @@ def render_markdown(report: RunReport, *, plot_file: str | None, best_file: str 
         "| | |", "| --- | --- |",
         f"| problem | {run.problem_name} (`{run.problem_path}`) |",
         f"| backend | {run.backend} |",
+        f"| precision contract | {cell(report.precision_terms())} |",
         f"| generation model | `{run.model}` |",
         f"| analysis model | `{run.analyst_model}` |",
         f"| status | {run.display_status}{': ' + cell(run.stop_reason) if run.stop_reason else ''} |",
@@ -54,16 +55,28 @@ def _result(report: RunReport, best_file: str | None) -> list[str]:
         return ["No correct candidate was found.", "", f"Baselines: {baselines}."]
     speedups = ", ".join(f"**{v:.2f}x** against {name}" for name, v in best.outcome.speedups)
     where = f" — [{best_file}]({best_file})" if best_file else ""
-    return [
+    lines = [
         f"Best candidate: **{best.label}** ({best.pass_kind}), median {best.outcome.runtime_ms:.3f} ms: "
-        f"{speedups}{where}.", "", f"Baselines: {baselines}.",
+        f"{speedups}{where}.", "", f"Precision: {_reached(report, best)}.", "", f"Baselines: {baselines}.",
     ]
+    if report.contract.mixed:
+        lines += ["", f"The baselines run the reference as written; under the {report.contract.name} contract the "
+                      "speedups include what the narrower arithmetic gains, so compare them only with figures "
+                      f"measured under {report.contract.name}."]
+    return lines
+
+
+def _reached(report: RunReport, row: AttemptRow) -> str:
+    bits = row.outcome.precision_bits if row.outcome is not None else None
+    reached = f"agrees with a float64 reference to {bits:.1f} bits" if bits is not None else "precision not estimated"
+    return f"{reached}, under the {report.contract.name} precision contract"
 
 
 def _attempts(report: RunReport) -> list[str]:
     names = [name for name, _ in report.baselines] or ["eager", "compile"]
-    head = "| # | pass | attempt | verdict | runtime (ms) | " + " | ".join(f"vs {n}" for n in names) + " | flags | files |"
-    lines = [head, "|" + " --- |" * (7 + len(names))]
+    head = ("| # | pass | attempt | verdict | runtime (ms) | " + " | ".join(f"vs {n}" for n in names)
+            + " | bits | flags | files |")
+    lines = [head, "|" + " --- |" * (8 + len(names))]
     best = report.best
     for row in report.attempts:
         verdict = row.verdict + (" (best)" if row is best else "")
@@ -71,8 +84,9 @@ def _attempts(report: RunReport) -> list[str]:
         runtime = row.outcome.runtime_ms if row.outcome is not None else None
         where = "functional" if row.pass_kind == "functional" else f"optimization {row.round}"
         speedups = " | ".join(_speedup(row, n) for n in names)
+        bits = row.outcome.precision_bits if row.outcome is not None else None
         lines.append(f"| {row.number} | {where} | {row.label} | {cell(verdict)} | {ms(runtime)} | {speedups} | "
-                     f"{flags} | [{row.step_dir}]({row.step_dir}) |")
+                     f"{f'{bits:.1f}' if bits is not None else '-'} | {flags} | [{row.step_dir}]({row.step_dir}) |")
     for row in report.attempts:
         if row.outcome is not None and not row.outcome.correct and row.outcome.message:
             text = "\n".join(_without_prefix(row.outcome.message, row.outcome.failure).splitlines()[:20])

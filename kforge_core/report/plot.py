@@ -7,6 +7,15 @@ from pathlib import Path
 from .run_report import RunReport
 
 
+def plot_title(report: RunReport) -> str:
+    """What the run was, under which precision contract, and the precision its best candidate reached."""
+    best = report.best
+    bits = best.outcome.precision_bits if best is not None and best.outcome is not None else None
+    reached = f"; the best agrees with float64 to {bits:.1f} bits" if bits is not None else ""
+    return (f"{report.run.problem_name} on {report.run.backend} ({report.run.id})\n"
+            f"{report.contract.name} precision contract{reached}")
+
+
 def pyplot():  # noqa: ANN201 - matplotlib.pyplot, imported on first use
     """matplotlib's pyplot drawing to files (no display needed), imported only when a plot is drawn."""
     import matplotlib
@@ -42,7 +51,7 @@ def plot_speedups(report: RunReport, target: Path) -> None:
         ax.scatter(failed, [0.0] * len(failed), color="tab:red", marker="x", zorder=3, label="failed / no code")
     ax.set_xlabel("attempt (f: functional pass, oR.A: optimization round R, attempt A)")
     ax.set_ylabel("speedup vs the faster baseline")
-    ax.set_title(f"{report.run.problem_name} on {report.run.backend} ({report.run.id})", fontsize=9)
+    ax.set_title(plot_title(report), fontsize=9)
     ax.set_xticks([row.number for row in report.attempts] or [1])
     if report.attempts:
         ax.set_xticklabels([row.label for row in report.attempts], fontsize=8)

@@ -9,9 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..codec import record_from_json
+from ..precision_contract import PrecisionContract, contract_named
 from ..records import Candidate
 from ..store import RunInfo, RunStore, StepRecord
 from ..store.attempts import Outcome
+from ..tolerances import describe_tolerances
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,22 @@ class RunReport:
     @property
     def run_dir(self) -> Path:
         return self.run.run_dir
+
+    @property
+    def contract(self) -> PrecisionContract:
+        """The precision contract every candidate of the run was held to."""
+        return contract_named(self.run.precision)
+
+    @property
+    def tolerances(self) -> tuple[tuple[str, float, float], ...]:
+        """``(dtype, atol, rtol)`` the outputs were held to, as the harness applied them (empty before any
+        evaluation)."""
+        return next((a.outcome.tolerances for a in self.attempts if a.outcome and a.outcome.tolerances), ())
+
+    def precision_terms(self) -> str:
+        """``"bf16: may compute in float32, TF32, float16 and bfloat16; float32 outputs within atol=0.02, ..."``."""
+        held = describe_tolerances(self.tolerances)
+        return f"{self.contract.name}: may compute in {self.contract.computes_in}" + (f"; {held}" if held else "")
 
     @classmethod
     def from_store(cls, store: RunStore, run_id: str) -> RunReport:

@@ -36,6 +36,9 @@ class Outcome:
 
     :param failure: the harness's failure class (``compile_error``, ``numerical_mismatch``, ...), None if correct.
     :param best_speedup: against the faster baseline; None unless correct and timed.
+    :param precision_bits: bits of agreement with a float64 reference (None: not estimated); the run's precision
+        contract says what it had to reach.
+    :param tolerances: ``(dtype, atol, rtol)`` its outputs were held to.
     """
 
     label: str
@@ -50,6 +53,8 @@ class Outcome:
     speedups: tuple[tuple[str, float], ...] = ()
     baselines_ms: tuple[tuple[str, float], ...] = ()
     flags: tuple[Flag, ...] = ()
+    precision_bits: float | None = None
+    tolerances: tuple[tuple[str, float, float], ...] = ()
 
     @classmethod
     def from_verdict(cls, verdict: Any) -> Outcome:
@@ -69,6 +74,8 @@ class Outcome:
             speedups=tuple((name, float(value)) for name, value in verdict.speedups),
             baselines_ms=tuple((name, stats.median) for name, stats in verdict.baselines),
             flags=tuple(Flag(f.code, f.message, f.blocking) for f in verdict.flags),
+            precision_bits=verdict.precision.bits,
+            tolerances=verdict.precision.tolerances,
         )
 
     @property
@@ -124,5 +131,5 @@ class Attempt:
         assert self.candidate is not None and self.outcome is not None and self.outcome.runtime_ms is not None
         return CandidateView(
             self.candidate.label, self.candidate.files, self.candidate.entry, self.outcome.runtime_ms,
-            self.outcome.speedups,
+            self.outcome.speedups, self.outcome.precision_bits,
         )

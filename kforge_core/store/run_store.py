@@ -40,6 +40,7 @@ class RunInfo:
     best_label: str | None = None
     best_runtime_ms: float | None = None
     best_speedup: float | None = None
+    precision: str = "fp32"  # the precision contract the run's candidates were held to
 
     @property
     def alive(self) -> bool:
@@ -128,16 +129,16 @@ class RunStore:
 
     def create_run(
         self, run_id: str, *, problem_name: str, problem_path: str, problem_digest: str, backend: str,
-        model: str, analyst_model: str, config: dict[str, Any],
+        model: str, analyst_model: str, config: dict[str, Any], precision: str,
     ) -> RunInfo:
         now = time.time()
         with self._conn:
             self._conn.execute(
                 "INSERT INTO runs (id, created_at, updated_at, status, problem_name, problem_path, problem_digest,"
-                " backend, model, analyst_model, config_json, pid, host)"
-                " VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " backend, model, analyst_model, config_json, pid, host, precision)"
+                " VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (run_id, now, now, problem_name, problem_path, problem_digest, backend, model, analyst_model,
-                 self._json(config), os.getpid(), socket.gethostname()),
+                 self._json(config), os.getpid(), socket.gethostname(), precision),
             )
         return self.get_run(run_id)
 
@@ -216,7 +217,7 @@ def _run_info(row: sqlite3.Row, runs_dir: Path) -> RunInfo:
         problem_digest=row["problem_digest"], backend=row["backend"], model=row["model"],
         analyst_model=row["analyst_model"], run_dir=runs_dir / row["id"], config=json.loads(row["config_json"]),
         pid=row["pid"], host=row["host"], best_label=row["best_label"], best_runtime_ms=row["best_runtime_ms"],
-        best_speedup=row["best_speedup"],
+        best_speedup=row["best_speedup"], precision=row["precision"],
     )
 
 

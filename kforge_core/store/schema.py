@@ -27,7 +27,8 @@ CREATE TABLE IF NOT EXISTS runs (
     host            TEXT,
     best_label      TEXT,
     best_runtime_ms REAL,
-    best_speedup    REAL                        -- against the faster baseline
+    best_speedup    REAL,                       -- against the faster baseline
+    precision       TEXT NOT NULL DEFAULT 'fp32' -- the precision contract its speedups were measured under
 );
 CREATE TABLE IF NOT EXISTS steps (
     run_id        TEXT NOT NULL REFERENCES runs(id),
@@ -96,5 +97,19 @@ def connect(path: str) -> sqlite3.Connection:
         raise KForgeError(f"{path} was written by a newer KForge (schema {version} > {VERSION})")
     with conn:
         conn.executescript(TABLES)
+        _add_missing_columns(conn)
         conn.execute(f"PRAGMA user_version={VERSION}")
     return conn
+
+
+# Columns added since a table was first created, with their definition; a database that lacks one gets it, with its
+# default for the rows already there (a run stored before contracts were recorded was held to fp32, the default).
+_ADDED_COLUMNS = {"runs": {"precision": "TEXT NOT NULL DEFAULT 'fp32'"}}
+
+
+def _add_missing_columns(conn: sqlite3.Connection) -> None:
+    for table, columns in _ADDED_COLUMNS.items():
+        present = {row["name"] for row in conn.execute(f"PRAGMA table_info({table})")}
+        for name, definition in columns.items():
+            if name not in present:
+                conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {definition}")

@@ -39,6 +39,7 @@ def test_every_problem_gets_a_verdict_and_the_summary_counts_them(first_bench):
     assert summary["fast_p"]["0"] == pytest.approx(0.4) and set(summary["fast_p"]) == {"0", "1", "1.5", "2"}
     assert summary["geomean_speedup"]["eager"] > 0
     assert summary["evaluated_now"] == 4 and summary["seconds_per_problem"] > 0
+    assert summary["precision"] == "fp32" and correct["precision_bits"] > 10
 
 
 def test_the_two_slots_shared_the_problems(first_bench):

@@ -133,6 +133,7 @@ def test_the_report_and_its_figures(tmp_path):
     assert "**3 of 5 problems correct**; failures: no_solution 1, numerical_mismatch 1" in text
     assert "| the faster baseline | 0.600 | 0.200 | 0.200 | 0.000 |" in text
     assert "![fast_p curve](fast_p.png)" in text and "| 4 | d | numerical_mismatch |" in text
+    assert "| precision contract | fp32: may compute in float32 |" in text
     plot_fast_p(RESULTS, 5, "t", tmp_path / "fast_p.png")
     plot_speedup_histogram(RESULTS, "t", tmp_path / "speedups.png")
     assert (tmp_path / "fast_p.png").stat().st_size > 1000 and (tmp_path / "speedups.png").stat().st_size > 1000

@@ -21,7 +21,9 @@ def test_defaults_without_any_source(tmp_path):
     settings = load_settings(tmp_path, environ={})
     assert settings.backend == "cpu"
     assert settings.harness.trials == 5
-    assert settings.harness.tolerances["float32"] == (1e-4, 1e-4)
+    assert settings.harness.tolerances == {}  # the user named none: kforge_core.tolerances' defaults apply
+    assert settings.harness.tolerance("float32") == (1e-4, 1e-4)
+    assert settings.harness.precision == "fp32"
     assert settings.sources == ()
 
 

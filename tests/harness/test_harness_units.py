@@ -249,7 +249,8 @@ def test_harness_settings_from_a_config_file(tmp_path):
     assert (harness.trials, harness.cheat_policy, harness.memory_limit_mb, harness.timing_checks) == \
         (2, "report", 2048, 1)
     assert harness.tolerance("float32") == (1e-3, 1e-3)
-    assert harness.tolerance("float32", (("float32", 5e-2, 5e-2),)) == (5e-2, 5e-2)  # the backend's override
+    assert harness.tolerance("float32", (("float32", 5e-2, 5e-2),)) == (1e-3, 1e-3)  # the user's, over the backend's
+    assert harness.tolerance("float16", (("float16", 5e-2, 5e-2),)) == (5e-2, 5e-2)  # the backend's, over the default
     assert harness.tolerance("int64") == (0.0, 0.0)
     with pytest.raises(ValueError, match="verify_timeout_s"):
         HarnessSettings(verify_timeout_s=0)

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from kforge_core.harness import RuntimeStats, TimingMethod, Verdict
+from kforge_core.harness import PrecisionReached, RuntimeStats, TimingMethod, Verdict
 from kforge_core.harness import flags as F
 from kforge_core.records import CompileResult, Failure, Flag, KernelMetrics, ProfileResult, TrialError, VerifyResult
 
@@ -57,7 +57,7 @@ def test_round_trip_of_every_field():
         candidate="c", candidate_digest="abc", backend="torch-cpu", problem="p",
         compile=CompileResult(ok=True, log="built", seconds=1.5, cached=True),
         verify=VerifyResult(correct=True, trials=(TrialError(1, True, 0.0, math.nan, "m"),), flags=(
-            Flag("reference_call", "ops", False),), notes=("n",)),
+            Flag("reference_call", "ops", False),), notes=("n",), precision_bits=8.7),
         runtime=RuntimeStats(1.0, 1.1, 0.1, 0.9, 5),
         baselines=(("eager", RuntimeStats(2.0, 2.0, 0.0, 2.0, 5)), ("compile", RuntimeStats(1.5, 1.5, 0.0, 1.5, 5))),
         speedups=(("eager", 2.0), ("compile", 1.5)), flags=(Flag("reference_call", "ops", False),), failure=None,
@@ -66,9 +66,13 @@ def test_round_trip_of_every_field():
                                                                               ("nan", math.inf))),),
                               raw="raw", ops=("aten::empty",)),
         stdout="out", stderr="err", worker_replaced=True, baseline_errors=(("compile", "failed"),),
+        precision=PrecisionReached("bf16", 8.7, ("torch.backends.cuda.matmul.allow_tf32: False -> True",),
+                                   (("float32", 2e-2, 2e-2),)),
     )
     assert verdict.best_speedup == 1.5  # against the faster baseline
     assert round_trip(verdict) == verdict
+    older = {key: value for key, value in verdict.to_json().items() if key != "precision"}
+    assert Verdict.from_json(older).precision == PrecisionReached("fp32")  # judged under the default then
     with pytest.raises(ValueError, match="schema"):
         Verdict.from_json({"schema": "something else"})
 

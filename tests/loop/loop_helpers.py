@@ -17,6 +17,7 @@ from typing import Any, Iterator
 
 from kforge_core import hookimpl
 from kforge_core.app import App
+from kforge_core.harness import PrecisionReached
 from kforge_core.records import (
     Availability, Backend, CompileResult, Example, Failure, Lowering, ProfileResult, ProfileSummary,
 )
@@ -79,6 +80,7 @@ class FakeVerdict:
     failure: Failure | None
     message: str
     profile: ProfileResult | None = None
+    precision: PrecisionReached = field(default_factory=PrecisionReached)
 
     @property
     def correct(self) -> bool:
@@ -104,6 +106,9 @@ class ScriptedEvaluator:
     evaluated: list[str] = field(default_factory=list)
     profiled: list[str] = field(default_factory=list)
     fail_on: int | None = None  # raise on this evaluation (1-based), to stand for a killed process
+    precision_bits: float = 21.5  # what a correct candidate reaches
+    contract: str = "fp32"  # the run's, and the tolerances it resolves to, from the settings the factory gets
+    tolerances: tuple = ()
 
     def baselines(self) -> dict[str, Stats]:
         return {name: _stats(ms) for name, ms in self.baselines_ms.items()}
@@ -127,6 +132,8 @@ class ScriptedEvaluator:
             speedups=speedups, flags=(), failure=failure,
             message={"wrong": "trial 0: max abs error 0.31 > atol 1e-4", "compile_error": "compile failed"}.get(what, ""),
             profile=ProfileResult(tool="toy") if profile and ms else None,
+            precision=PrecisionReached(self.contract, self.precision_bits if failure is None else None,
+                                       tolerances=self.tolerances),
         )
 
     def summarize(self, profile: ProfileResult) -> ProfileSummary:
@@ -134,7 +141,9 @@ class ScriptedEvaluator:
 
     def factory(self):
         @contextmanager
-        def open_evaluator(*args: Any) -> Iterator[ScriptedEvaluator]:
+        def open_evaluator(backend, problem, settings, *rest: Any) -> Iterator[ScriptedEvaluator]:
+            self.contract = settings.harness.precision
+            self.tolerances = settings.harness.output_tolerances(o.dtype for o in problem.outputs)
             yield self
         return open_evaluator
 

@@ -14,9 +14,10 @@ from kforge_core.store import LLMCall, RunDirectory, RunStore, StepRecord
 SECRET = "sk-proj-kforge-secret-9876543210"
 
 
-def make_run(store: RunStore, run_id: str = "r1", **config):
+def make_run(store: RunStore, run_id: str = "r1", precision: str = "fp32", **config):
     return store.create_run(run_id, problem_name="p", problem_path="/p.py", problem_digest="d", backend="cpu",
-                            model="openai:gpt-4.1", analyst_model="openai:gpt-4.1", config=config)
+                            model="openai:gpt-4.1", analyst_model="openai:gpt-4.1", config=config,
+                            precision=precision)
 
 
 def test_steps_and_calls_are_committed_and_read_back_by_another_connection(tmp_path):

@@ -20,8 +20,8 @@ from ...registry import BackendRegistry
 from ...settings import Settings
 from ..protocol import BaselineResults, DeviceFacts, MeasureBaselines, PrebuildRequest, WorkerInit
 from ..timed_runs import checked_timed_runs
-from ..verdict import RuntimeStats, TimingMethod, Verdict
-from .evaluation import captured_output, decide, message_for_agent, run_stages, runtime_of
+from ..verdict import PrecisionReached, RuntimeStats, TimingMethod, Verdict
+from .evaluation import StageOutcomes, captured_output, decide, message_for_agent, run_stages, runtime_of
 from .pool import WorkerPool, WorkerStartError
 from .prebuild import PrebuildOutcome, Prebuilder
 from .baseline_cache import BaselineCache, BaselineKey
@@ -101,7 +101,7 @@ class Harness:
         Never raises for anything the candidate does: every fault is a Verdict with a Failure.
         """
         self._check_open()
-        static_flags = check_source(candidate, self.problem)
+        static_flags = check_source(candidate, self.problem, self.settings.harness.contract)
         workdir = self._scratch_dir(candidate)
         self._prebuilder.wait(candidate)  # its compile stage then finds what was built ahead
         worker = self._pool.acquire()
@@ -127,6 +127,7 @@ class Harness:
             profile=out.profile, stdout=stdout, stderr=stderr, worker_replaced=replaced,
             baseline_errors=self._baselines.errors if self._baselines is not None and baselines else (),
             baseline_notes=self._baselines.notes if self._baselines is not None and baselines else (),
+            precision=self._precision(out),
         )
 
     def evaluate_all(self, candidates: Iterable[Candidate], *, profile: bool = False,
@@ -291,6 +292,17 @@ class Harness:
             self._pool.release(worker, reusable=False)
             self._baseline_worker = None
         return BaselineResults(tuple(samples), tuple(errors), method)
+
+    def _precision(self, out: StageOutcomes) -> PrecisionReached:
+        """The contract the candidate was held to (with the tolerances the workers resolved), and what it reached."""
+        harness = self.settings.harness
+        return PrecisionReached(
+            contract=harness.precision,
+            bits=out.verify.precision_bits if out.verify is not None else None,
+            switches=out.finish.switches if out.finish is not None else (),
+            tolerances=harness.output_tolerances((o.dtype for o in self.problem.outputs),
+                                                 self.backend.default_tolerance),
+        )
 
     def _planned_method(self) -> TimingMethod | None:
         """The method timing would use, for verdicts of candidates that were not timed."""

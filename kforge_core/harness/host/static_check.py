@@ -11,7 +11,7 @@ starts with "source:"; the dynamic checks in the worker decide. What is looked f
   harness, reaching into frames, ``gc`` or ``sys.modules``, registering kernels for ``aten`` operators.
 * ``async_output``: threads, processes and CUDA streams.
 * ``precision_downgrade``: TF32 and reduced-precision switches, conversions to float16/bfloat16 (for problems
-  whose outputs are wider).
+  whose outputs are wider), each unless the precision contract allows what it enables.
 * ``l2_persistence``: the persisting-L2 APIs, in any of the candidate's files (CUDA sources included).
 """
 
@@ -21,9 +21,11 @@ import ast
 import re
 
 from ...candidate_source import parsed_python_files
+from ...precision_contract import CONTRACTS, DEFAULT, PrecisionContract
 from ...records import Candidate, Flag, Problem
 from .. import flags as F
 from ..op_trace import NON_COMPUTE_OPS
+from ..precision_switches import BOOLEAN_SWITCHES, PRECISION_VALUES
 
 _TORCH_COMPUTE_NAMESPACES = ("torch", "torch.nn.functional", "torch.linalg", "torch.special", "torch.fft",
                              "torch.sparse", "torch.ops.aten")
@@ -41,9 +43,11 @@ _INTROSPECTION = {"sys._getframe", "inspect.currentframe", "inspect.stack", "ins
 _ASYNC = {"threading.Thread", "threading.Timer", "concurrent.futures.ThreadPoolExecutor",
           "concurrent.futures.ProcessPoolExecutor", "multiprocessing.Process", "multiprocessing.Pool",
           "torch.cuda.Stream", "torch.cuda.stream", "torch.cuda.ExternalStream", "asyncio.run", "os.fork"}
-_PRECISION_ATTRS = {"allow_tf32", "allow_fp16_reduced_precision_reduction", "allow_bf16_reduced_precision_reduction",
-                    "set_float32_matmul_precision", "fp32_precision"}
-_NARROW_TYPES = {"torch.float16", "torch.half", "torch.bfloat16", "numpy.float16", "half", "bfloat16"}
+# precision switch -> the compute type it enables (None: it depends on the value, read when it is a literal)
+_PRECISION_ATTRS: dict[str, str | None] = {**BOOLEAN_SWITCHES, "set_float32_matmul_precision": None,
+                                           "fp32_precision": None}
+_NARROW_TYPES = {"torch.float16": "float16", "torch.half": "float16", "torch.bfloat16": "bfloat16",
+                 "numpy.float16": "float16", "half": "float16", "bfloat16": "bfloat16"}
 _L2_PERSISTENCE = re.compile(r"cudaLimitPersistingL2CacheSize|CU_LIMIT_PERSISTING_L2_CACHE_SIZE|accessPolicyWindow|"
                              r"cudaAccessPropertyPersisting|CU_ACCESS_PROPERTY_PERSISTING|hitProp|"
                              r"cuCtxSetLimit|cudaDeviceSetLimit", re.IGNORECASE)
@@ -89,16 +93,29 @@ def _dotted(node: ast.AST, aliases: dict[str, str]) -> str | None:
     return ".".join([root, *reversed(parts)])
 
 
+def _switch_value(attr: str, value: ast.AST | None) -> str | None:
+    """The compute type a precision switch enables, when the source says (a literal value)."""
+    if _PRECISION_ATTRS[attr] is not None:
+        return _PRECISION_ATTRS[attr] if not (isinstance(value, ast.Constant) and value.value is False) else "float32"
+    return PRECISION_VALUES.get(value.value) if isinstance(value, ast.Constant) else None
+
+
 class _Finder(ast.NodeVisitor):
-    def __init__(self, aliases: _Aliases, wide_outputs: bool) -> None:
+    def __init__(self, aliases: _Aliases, wide_outputs: bool, contract: PrecisionContract) -> None:
         self.aliases = aliases
         self.wide_outputs = wide_outputs
+        self.contract = contract
         self.found: dict[str, list[str]] = {}
 
     def add(self, code: str, what: str, node: ast.AST) -> None:
         entry = f"{what} (line {getattr(node, 'lineno', '?')})"
         if entry not in self.found.setdefault(code, []):
             self.found[code].append(entry)
+
+    def add_precision(self, compute_type: str | None, what: str, node: ast.AST) -> None:
+        """Evidence of computing in ``compute_type`` (None: not known), unless the contract permits it."""
+        if not self.contract.permits(compute_type):
+            self.add(F.PRECISION_DOWNGRADE, what, node)
 
     def visit_Call(self, node: ast.Call) -> None:
         name = _dotted(node.func, self.aliases.names)
@@ -116,10 +133,11 @@ class _Finder(ast.NodeVisitor):
                 if target.split(".")[0] in _PATCHABLE_ROOTS:
                     self.add(F.TAMPERING, f"setattr on {target}", node)
             if function in _PRECISION_ATTRS:
-                self.add(F.PRECISION_DOWNGRADE, f"calls {name}", node)
+                self.add_precision(_switch_value(function, node.args[0] if node.args else None), f"calls {name}",
+                                   node)
         method = node.func.attr if isinstance(node.func, ast.Attribute) else ""
         if method in ("half", "bfloat16") and self.wide_outputs:  # x.half(), whatever x is
-            self.add(F.PRECISION_DOWNGRADE, f"converts with .{method}()", node)
+            self.add_precision(_NARROW_TYPES[method], f"converts with .{method}()", node)
         self.generic_visit(node)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
@@ -127,7 +145,7 @@ class _Finder(ast.NodeVisitor):
         if name in _INTROSPECTION:
             self.add(F.TAMPERING, f"uses {name}", node)
         if name in _NARROW_TYPES and self.wide_outputs:
-            self.add(F.PRECISION_DOWNGRADE, f"uses {name}", node)
+            self.add_precision(_NARROW_TYPES[name], f"uses {name}", node)
         self.generic_visit(node)
 
     def visit_Name(self, node: ast.Name) -> None:
@@ -137,19 +155,19 @@ class _Finder(ast.NodeVisitor):
 
     def visit_Assign(self, node: ast.Assign) -> None:
         for target in node.targets:
-            self._check_store(target, node)
+            self._check_store(target, node, node.value)
         self.generic_visit(node)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
-        self._check_store(node.target, node)
+        self._check_store(node.target, node, None)
         self.generic_visit(node)
 
-    def _check_store(self, target: ast.AST, node: ast.AST) -> None:
+    def _check_store(self, target: ast.AST, node: ast.AST, value: ast.AST | None) -> None:
         if not isinstance(target, ast.Attribute):
             return
         name = _dotted(target, self.aliases.names) or ""
         if target.attr in _PRECISION_ATTRS:
-            self.add(F.PRECISION_DOWNGRADE, f"sets {name}", node)
+            self.add_precision(_switch_value(target.attr, value), f"sets {name}", node)
         elif name.split(".")[0] in _PATCHABLE_ROOTS:
             self.add(F.TAMPERING, f"assigns {name}", node)
 
@@ -163,8 +181,9 @@ class _Finder(ast.NodeVisitor):
             self.add(F.TAMPERING, f"imports from {node.module}", node)
 
 
-def check_source(candidate: Candidate, problem: Problem) -> tuple[Flag, ...]:
-    """Non-blocking flags for what the candidate's files show."""
+def check_source(candidate: Candidate, problem: Problem, contract: PrecisionContract = CONTRACTS[DEFAULT]
+                 ) -> tuple[Flag, ...]:
+    """Non-blocking flags for what the candidate's files show (precision evidence judged against ``contract``)."""
     wide_outputs = any(o.dtype in ("float32", "float64") for o in problem.outputs)
     found: dict[str, list[str]] = {}
     for file in candidate.files:
@@ -173,7 +192,7 @@ def check_source(candidate: Candidate, problem: Problem) -> tuple[Flag, ...]:
     for file, tree in parsed_python_files(candidate):
         aliases = _Aliases()
         aliases.visit(tree)
-        finder = _Finder(aliases, wide_outputs)
+        finder = _Finder(aliases, wide_outputs, contract)
         finder.visit(tree)
         for code, entries in finder.found.items():
             found.setdefault(code, []).extend(f"{file.name}: {e}" for e in entries)

@@ -12,6 +12,7 @@ from ..protocol import FinishReport, TimingOutcome
 from ..timed_runs import checked_timed_runs
 from .candidate import candidate_instance
 from .integrity import ProcessSnapshot, changes_since
+from ..precision_switches import switch_computes_in
 from .reference import ReferenceData
 from .timing import check_timed_outputs, time_runs, timing_method
 
@@ -30,7 +31,8 @@ def time_candidate(backend: Backend, candidate: Candidate, context: StageContext
 
 
 def finish_report(snapshot: ProcessSnapshot | None, settings: HarnessSettings) -> FinishReport:
-    """Tampering and precision switches as flags; anything else the candidate changed makes the worker unclean."""
+    """Tampering, and precision switches below the precision contract, as flags; anything else the candidate
+    changed (switches within the contract included) makes the worker unclean."""
     if snapshot is None:
         return FinishReport(clean=False, notes=("the worker had no snapshot of its state to compare with",))
     changes = changes_since(snapshot)
@@ -38,10 +40,16 @@ def finish_report(snapshot: ProcessSnapshot | None, settings: HarnessSettings) -
     if changes.tampered:
         shown = ", ".join(changes.tampered[:10]) + (" ..." if len(changes.tampered) > 10 else "")
         flags.append(F.raise_flag(F.TAMPERING, f"the candidate replaced {shown}", settings))
-    if changes.precision:
-        flags.append(F.raise_flag(F.PRECISION_DOWNGRADE, "the candidate changed precision switches: "
-                                  + "; ".join(changes.precision), settings))
+    contract = settings.contract
+    judged = [(f"{name}: {was!r} -> {now!r}", contract.permits(switch_computes_in(name, now)))
+              for name, was, now in changes.precision]
+    below = [change for change, permitted in judged if not permitted]
+    within = tuple(change for change, permitted in judged if permitted)
+    if below:
+        flags.append(F.raise_flag(F.PRECISION_DOWNGRADE, f"the candidate changed precision switches below the "
+                                  f"{contract.name} contract ({contract.computes_in}): " + "; ".join(below), settings))
     notes = [f"changed global state: {c}" for c in changes.state]
+    notes += [f"changed a precision switch within the {contract.name} contract: {c}" for c in within]
     notes += [f"left a thread running: {name}" for name in changes.threads]
     clean = not (flags or notes)
-    return FinishReport(tuple(flags), clean, tuple(notes))
+    return FinishReport(tuple(flags), clean, tuple(notes), switches=within)

@@ -163,7 +163,7 @@ class ProcessSnapshot:
 @dataclass
 class Changes:
     tampered: list[str]  # functions or kernels replaced
-    precision: list[str]  # precision switches changed
+    precision: list[tuple[str, Any, Any]]  # precision switches changed: (name, before, now)
     state: list[str]  # other global state changed
     threads: list[str]  # Python threads left running
 
@@ -181,7 +181,7 @@ def changes_since(before: ProcessSnapshot) -> Changes:
     tampered = [name for name in replaced if name not in by_torch]
     tampered += [f"the kernels registered for {op}" for op, table in before.dispatch.items()
                  if now.dispatch.get(op, table) != table]
-    precision = [f"{k}: {before.switches[k]!r} -> {now.switches.get(k)!r}" for k in before.switches
+    precision = [(k, before.switches[k], now.switches.get(k)) for k in before.switches
                  if now.switches.get(k) != before.switches[k]]
     state = [f"{k}: {before.state[k]!r} -> {now.state.get(k)!r}" for k in before.state
              if now.state.get(k) != before.state[k]]

@@ -11,7 +11,7 @@ from cpu_testing import EXAMPLE_PROBLEM, EXAMPLE_SOLUTION
 
 from kforge_core.problem import import_problem_module, load_problem
 from kforge_core.records import Candidate
-from kforge_core.settings import DEFAULT_TOLERANCES
+from kforge_core.tolerances import DEFAULT_TOLERANCES
 from kforge_cpu import CpuOptions
 from kforge_cpu.vectorization import supported
 
