@@ -63,7 +63,7 @@ def test_workers_are_bound_to_the_unit_they_are_given(tmp_path):
     settings = settings_for(tmp_path / "cache", spare_workers=0, baselines=())
     with Harness(backend=TORCH_CPU_UNITS, problem=problem("relu_scale"), settings=settings, plugins=SELECTION,
                  device_index=1) as harness:
-        verdict = harness.evaluate(candidate("unit_report"), measure=False)
+        verdict = harness.evaluate(candidate("env_report"), measure=False)
     assert verdict.correct, verdict.message
     assert "UNIT=1" in verdict.stdout
 
