@@ -43,7 +43,7 @@ def cli(ctx: click.Context, debug: bool, no_plugins: bool, config_file: Path | N
 
 
 def _add_commands() -> None:
-    from .commands import backends, check, plugins_cmd, run, runs, show
+    from .commands import backends, bench, check, plugins_cmd, run, runs, show
     from .commands import eval as eval_cmd
 
     cli.add_command(backends.backends)
@@ -51,6 +51,7 @@ def _add_commands() -> None:
     cli.add_command(check.check)
     cli.add_command(eval_cmd.eval_command)
     cli.add_command(run.run)
+    cli.add_command(bench.bench)
     cli.add_command(runs.runs)
     cli.add_command(show.show)
 

@@ -86,6 +86,10 @@ class Device:
     fault_patterns: ClassVar[tuple[str, ...]] = ()
     #: Lower-case text of the runtime's own out-of-memory errors (Python's and torch's are known to the core).
     out_of_memory_patterns: ClassVar[tuple[str, ...]] = ()
+    #: The environment variable that shows a process only some of the device's units, by index
+    #: ("CUDA_VISIBLE_DEVICES"): a harness bound to one unit (``kforge bench --devices 0,1``) starts its workers and
+    #: build processes with it set. Empty: the device has no units to choose (the host CPU) or cannot be bound.
+    visible_devices_env: ClassVar[str] = ""
 
     def __init__(self, backend: Backend, *, flush_bytes: int = 0) -> None:
         import torch

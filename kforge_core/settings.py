@@ -64,6 +64,9 @@ class HarnessSettings:
     l2_flush_bytes: int = 0  # 0: twice the device's L2 cache (256 MiB when the device does not say); CPU: none
     prebuild_jobs: int = 4  # candidates built ahead at once while another is evaluated; 0: no building ahead
     prebuild_during_timing: bool = True  # builds go on while another candidate is timed (never on the host CPU)
+    # baselines kept in <cache_dir>/baselines across runs: "use" reads and writes them, "refresh" measures again
+    # and writes, "off" neither reads nor writes
+    baseline_cache: Literal["use", "refresh", "off"] = "use"
 
     def __post_init__(self) -> None:
         for name in ("trials", "repetitions"):

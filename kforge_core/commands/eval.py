@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
@@ -19,8 +20,7 @@ from ..tolerances import describe_tolerances
 from .backend_flags import backend_option_flags, settings_with_backend_options
 from .evaluation_flags import evaluation_flags, evaluation_settings
 from .exit_codes import EXIT_INCORRECT
-from .precision_flag import SETTING as PRECISION_SETTING
-from .precision_flag import precision_flag
+from .harness_flags import harness_option_flags, harness_settings
 
 
 @click.command(name="eval")
@@ -31,15 +31,7 @@ from .precision_flag import precision_flag
               help="Print the verdict as one JSON document (several candidates: a JSON array of them).")
 @click.option("--profile", is_flag=True, help="Also profile a correct candidate, and summarize the profile.")
 @click.option("--no-timing", is_flag=True, help="Check correctness only.")
-@click.option("--trials", type=click.IntRange(min=1), help="Correctness trials (harness.trials).")
-@click.option("--warmup", type=click.IntRange(min=0), help="Untimed runs before timing (harness.warmup).")
-@click.option("--repetitions", type=click.IntRange(min=1), help="Timed runs (harness.repetitions).")
-@click.option("--policy", type=click.Choice(["strict", "report"]),
-              help="strict: reference calls and input mutation reject the candidate; report: only flag them.")
-@precision_flag
-@click.option("--precision-policy", type=click.Choice(["strict", "report"]),
-              help="strict: computing below the precision contract rejects the candidate; report: only flags it.")
-@click.option("--baselines", help="Comma list of baselines to compare with: eager, compile (default: both).")
+@harness_option_flags
 @click.option("--entry", default="model_new.py", show_default=True,
               help="The file defining ModelNew when CANDIDATE is a directory.")
 @click.option("--keep", "keep_dir", type=click.Path(file_okay=False, path_type=Path),
@@ -48,10 +40,9 @@ from .precision_flag import precision_flag
 @backend_option_flags
 @click.pass_obj
 def eval_command(app: App, problem_path: Path, candidate_paths: tuple[Path, ...], backend_name: str | None, as_json: bool,
-                 profile: bool, no_timing: bool, trials: int | None, warmup: int | None, repetitions: int | None,
-                 policy: str | None, precision: str | None, precision_policy: str | None, baselines: str | None,
-                 entry: str, keep_dir: Path | None, backend_options: tuple[str, ...], sanitize: bool,
-                 atol: float | None, rtol: float | None, candidate_class: str | None) -> None:
+                 profile: bool, no_timing: bool, entry: str, keep_dir: Path | None, backend_options: tuple[str, ...],
+                 sanitize: bool, atol: float | None, rtol: float | None, candidate_class: str | None,
+                 **flags: Any) -> None:
     """Compile, verify and time each CANDIDATE (a file defining ModelNew, or a directory) against PROBLEM.
 
     Several candidates are evaluated one after another; where the backend can build ahead, the later ones build
@@ -59,11 +50,7 @@ def eval_command(app: App, problem_path: Path, candidate_paths: tuple[Path, ...]
     mistake you can act on (a bad problem, setting or backend), 2 for a command line click cannot parse.
     """
     settings = settings_with_backend_options(app, {
-        "backend": backend_name, "harness.trials": trials, "harness.warmup": warmup,
-        "harness.repetitions": repetitions, "harness.cheat_policy": policy,
-        PRECISION_SETTING: precision, "harness.precision_policy": precision_policy,
-        "harness.baselines": [b.strip() for b in baselines.split(",") if b.strip()] if baselines else None,
-        **evaluation_settings(atol, rtol, candidate_class),
+        "backend": backend_name, **harness_settings(flags), **evaluation_settings(atol, rtol, candidate_class),
     }, backend_options, sanitize)
     problem = load_problem(problem_path)
     candidates = [read_candidate(path, entry) for path in candidate_paths]
@@ -184,3 +171,5 @@ def _print_runtimes(console: Console, verdict: Verdict) -> None:
     console.print(table)
     for name, error in verdict.baseline_errors:
         console.print(f"[yellow]{name}[/]: {error}")
+    for _, note in verdict.baseline_notes:
+        console.print(f"[dim]{note}[/]")

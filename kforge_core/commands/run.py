@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, Callable
 
 import click
 from rich.console import Console
@@ -19,7 +20,7 @@ from .exit_codes import EXIT_INCORRECT
 from .precision_flag import SETTING as PRECISION_SETTING
 from .precision_flag import precision_flag
 
-_BUDGET_FLAGS = {
+BUDGET_FLAGS = {
     "functional_attempts": "budget.functional_attempts",
     "optimization_rounds": "budget.optimization_rounds",
     "max_llm_calls": "budget.max_llm_calls",
@@ -27,6 +28,20 @@ _BUDGET_FLAGS = {
     "max_cost": "budget.max_cost_usd",
     "max_wall": "budget.max_wall_s",
 }
+
+
+def budget_option_flags(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The budget flags of a run (``kforge run``, and each problem's run in ``kforge bench --llm``)."""
+    for flag in reversed([
+        click.option("--functional-attempts", type=int, help="Attempts to reach a correct candidate."),
+        click.option("--optimization-rounds", type=int, help="Rounds of profile -> analysis -> new candidate."),
+        click.option("--max-llm-calls", type=int, help="Most LLM requests in the run, retries included."),
+        click.option("--max-tokens", type=int, help="Most tokens (input plus output) in the run."),
+        click.option("--max-cost", type=float, help="Most USD in the run (needs [llm] prices)."),
+        click.option("--max-wall", type=float, help="Most seconds of wall time in the run."),
+    ]):
+        command = flag(command)
+    return command
 
 
 @click.command()
@@ -47,12 +62,7 @@ _BUDGET_FLAGS = {
               metavar="FILE", help="A screenshot of a GUI profiler (PNG, JPEG) shown to the analysis agent with "
                                    "every prompt; repeatable ([analysis] images).")
 @click.option("--resume", "resume_id", metavar="RUN_ID", help="Continue a stopped or killed run.")
-@click.option("--functional-attempts", type=int, help="Attempts to reach a correct candidate.")
-@click.option("--optimization-rounds", type=int, help="Rounds of profile -> analysis -> new candidate.")
-@click.option("--max-llm-calls", type=int, help="Most LLM requests in the run, retries included.")
-@click.option("--max-tokens", type=int, help="Most tokens (input plus output) in the run.")
-@click.option("--max-cost", type=float, help="Most USD in the run (needs [llm] prices).")
-@click.option("--max-wall", type=float, help="Most seconds of wall time in the run.")
+@budget_option_flags
 @evaluation_flags
 @precision_flag
 @backend_option_flags
@@ -69,7 +79,7 @@ def run(ctx: click.Context, problem_path: Path | None, backend: str | None, mode
     2 for a command line click cannot parse.
     """
     app: App = ctx.obj
-    budget = {_BUDGET_FLAGS[k]: v for k, v in budget_flags.items() if v is not None}
+    budget = {BUDGET_FLAGS[k]: v for k, v in budget_flags.items() if v is not None}
     evaluation = evaluation_settings(atol, rtol, candidate_class)
     if resume_id is not None:
         if (problem_path is not None or backend or model or analyst_model or reference_file or reference_run

@@ -42,24 +42,30 @@ class ChannelTimeout(Exception):
 
 @dataclass(frozen=True)
 class WorkerInit:
-    """The first message: everything a worker needs to serve candidates for one problem on one backend."""
+    """The first message: everything a worker needs to serve candidates on one backend and device, for whichever
+    problem it is prepared for (see :class:`Prepare`).
+
+    :param environment: variables set in the worker's environment, beyond the KForge process's own (the
+        device's ``visible_devices_env`` where the harness is bound to one unit of the device).
+    """
 
     sys_path: tuple[str, ...]
     selection: PluginSelection
     backend: str
     host_cpu: bool
     options: Any
-    problem: Problem
     settings: HarnessSettings
     cache_dir: Path
+    environment: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
 class PrebuildRequest:
     """What the build-ahead child needs (in ``REQUEST_FILE`` of its directory): what a worker is told (plugins,
-    backend, options, problem, cache) and the candidate to build. It answers in ``RESULT_FILE``."""
+    backend, options, cache), the problem and the candidate to build. It answers in ``RESULT_FILE``."""
 
     init: WorkerInit
+    problem: Problem
     candidate: Candidate
 
 
@@ -70,7 +76,11 @@ FILES_DIR = "files"
 
 @dataclass(frozen=True)
 class Prepare:
-    """Compute the reference's outputs, input sets and operator trace before any candidate code is imported."""
+    """Serve candidates for ``problem`` from now on: compute its reference's outputs and input sets before any
+    candidate code for it is imported. A warm worker takes a new problem this way; the previous problem's
+    reference data is dropped."""
+
+    problem: Problem
 
 
 @dataclass(frozen=True)
@@ -183,11 +193,13 @@ class FinishReport:
 
 @dataclass(frozen=True)
 class BaselineResults:
-    """Each baseline's samples, or why it could not be measured."""
+    """Each baseline's samples, or why it could not be measured (and, for one read from the baseline cache,
+    a note saying so)."""
 
     samples_ms: tuple[tuple[str, tuple[float, ...]], ...]
     errors: tuple[tuple[str, str], ...]
     method: Any  # a TimingMethod
+    notes: tuple[tuple[str, str], ...] = ()
 
 
 # --------------------------------------------------------------------------------------------------- framing
@@ -237,11 +249,15 @@ class Channel:
         return b"".join(chunks)
 
     def close(self) -> None:
+        """Close both ends, once: a second close could hit a descriptor that another thread's new pipe has
+        taken the number of since (harnesses run side by side in ``kforge bench``)."""
         for fd in (self.read_fd, self.write_fd):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+            if fd >= 0:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self.read_fd = self.write_fd = -1
 
 
 _ALLOWED_MODULES = ("kforge_core.records", "kforge_core.harness.protocol", "kforge_core.harness.verdict")

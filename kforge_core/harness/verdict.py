@@ -134,6 +134,7 @@ class Verdict:
     stderr: str
     worker_replaced: bool
     baseline_errors: tuple[tuple[str, str], ...] = ()  # baseline name -> why it could not be measured
+    baseline_notes: tuple[tuple[str, str], ...] = ()  # baseline name -> where it came from, when not measured now
     precision: PrecisionReached = field(default_factory=PrecisionReached)  # the contract, and the bits reached
 
     @property
@@ -171,6 +172,7 @@ class Verdict:
             "runtime": self.runtime.to_json() if self.runtime else None,
             "baselines": {name: stats.to_json() for name, stats in self.baselines},
             "baseline_errors": dict(self.baseline_errors),
+            "baseline_notes": dict(self.baseline_notes),
             "speedups": dict(self.speedups),
             "best_speedup": self.best_speedup,
             "method": self.method.to_json() if self.method else None,
@@ -207,6 +209,7 @@ class Verdict:
             stderr=data["stderr"],
             worker_replaced=data["worker_replaced"],
             baseline_errors=tuple(data.get("baseline_errors", {}).items()),
+            baseline_notes=tuple(data.get("baseline_notes", {}).items()),
             # documents written before contracts were recorded were judged under the default, fp32
             precision=record_from_json(PrecisionReached, data.get("precision", {})),
         )

@@ -51,8 +51,9 @@ class RunPlan:
                    settings)
 
 
-def _absolute_spec(spec: ModelSpec) -> str:
-    # a replay script is named by its absolute path, so a resumed run finds it from any directory
+def absolute_model_spec(spec: ModelSpec) -> str:
+    """The spec as a run keeps it: a replay script by its absolute path, so a resumed run finds it from any
+    directory."""
     return f"replay:{Path(spec.model).resolve()}" if spec.provider == "replay" else str(spec)
 
 
@@ -60,9 +61,9 @@ def plan_run(
     settings: Settings, problem_path: Path, *, store: RunStore, reference_file: Path | None = None,
     reference_run: str | None = None,
 ) -> RunPlan:
-    model = _absolute_spec(parse_model_spec(settings.llm.model, setting="llm.model (--llm)"))
+    model = absolute_model_spec(parse_model_spec(settings.llm.model, setting="llm.model (--llm)"))
     analyst_text = settings.llm.analyst_model or settings.llm.model
-    analyst = _absolute_spec(parse_model_spec(analyst_text, setting="llm.analyst_model (--analyst-llm)"))
+    analyst = absolute_model_spec(parse_model_spec(analyst_text, setting="llm.analyst_model (--analyst-llm)"))
     if settings.prompts_dir is not None:
         settings = dataclasses.replace(settings, prompts_dir=settings.prompts_dir.resolve())
     if settings.analysis.images:

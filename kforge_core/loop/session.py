@@ -33,7 +33,7 @@ from .progress import Progress
 from .steps import LoopSteps
 from .user_images import user_images
 
-__all__ = ["RunPlan", "RunResult", "plan_run", "resume_run", "start_run"]
+__all__ = ["RunPlan", "RunResult", "new_run_id", "plan_run", "resume_run", "start_run"]
 
 
 @dataclass(frozen=True)
@@ -82,12 +82,14 @@ def _get_ready(app: App, plan: RunPlan, replies_received: dict[str, int] | None 
 
 
 def start_run(
-    app: App, plan: RunPlan, store: RunStore, progress: Progress, *, evaluator_factory: EvaluatorFactory = open_harness
+    app: App, plan: RunPlan, store: RunStore, progress: Progress, *, evaluator_factory: EvaluatorFactory = open_harness,
+    run_id: str | None = None,
 ) -> RunResult:
+    """Start the run ``plan`` asks for, with ``run_id`` (by default a new one, see :func:`new_run_id`)."""
     ready = _get_ready(app, plan)
     problem = ready.problem
     run = store.create_run(
-        new_run_id(), problem_name=problem.name, problem_path=str(problem.path),
+        run_id or new_run_id(), problem_name=problem.name, problem_path=str(problem.path),
         problem_digest=problem.digest, backend=plan.backend, model=plan.model, analyst_model=plan.analyst_model,
         config=plan.to_json(), precision=plan.settings.harness.precision,
     )

@@ -7,7 +7,8 @@ import datetime as dt
 from .run_report import AttemptRow, RunReport
 
 
-def _ms(value: float | None) -> str:
+def ms(value: float | None) -> str:
+    """A time in milliseconds for a table cell (``-`` when there is none)."""
     return f"{value:.3f}" if value is not None else "-"
 
 
@@ -17,7 +18,8 @@ def _speedup(row: AttemptRow, baseline: str) -> str:
     return next((f"{v:.2f}x" for name, v in row.outcome.speedups if name == baseline), "-")
 
 
-def _cell(text: str) -> str:
+def cell(text: str) -> str:
+    """``text`` made safe for one cell of a Markdown table."""
     return text.replace("|", "\\|").replace("\n", " ")
 
 
@@ -29,10 +31,10 @@ def render_markdown(report: RunReport, *, plot_file: str | None, best_file: str 
         "| | |", "| --- | --- |",
         f"| problem | {run.problem_name} (`{run.problem_path}`) |",
         f"| backend | {run.backend} |",
-        f"| precision contract | {_cell(report.precision_terms())} |",
+        f"| precision contract | {cell(report.precision_terms())} |",
         f"| generation model | `{run.model}` |",
         f"| analysis model | `{run.analyst_model}` |",
-        f"| status | {run.display_status}{': ' + _cell(run.stop_reason) if run.stop_reason else ''} |",
+        f"| status | {run.display_status}{': ' + cell(run.stop_reason) if run.stop_reason else ''} |",
         f"| started | {started} |", "",
         "## Result", "",
     ]
@@ -83,7 +85,7 @@ def _attempts(report: RunReport) -> list[str]:
         where = "functional" if row.pass_kind == "functional" else f"optimization {row.round}"
         speedups = " | ".join(_speedup(row, n) for n in names)
         bits = row.outcome.precision_bits if row.outcome is not None else None
-        lines.append(f"| {row.number} | {where} | {row.label} | {_cell(verdict)} | {_ms(runtime)} | {speedups} | "
+        lines.append(f"| {row.number} | {where} | {row.label} | {cell(verdict)} | {ms(runtime)} | {speedups} | "
                      f"{f'{bits:.1f}' if bits is not None else '-'} | {flags} | [{row.step_dir}]({row.step_dir}) |")
     for row in report.attempts:
         if row.outcome is not None and not row.outcome.correct and row.outcome.message:

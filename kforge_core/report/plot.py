@@ -16,13 +16,19 @@ def plot_title(report: RunReport) -> str:
             f"{report.contract.name} precision contract{reached}")
 
 
-def plot_speedups(report: RunReport, target: Path) -> None:
-    """Draw the plot into ``target``."""
+def pyplot():  # noqa: ANN201 - matplotlib.pyplot, imported on first use
+    """matplotlib's pyplot drawing to files (no display needed), imported only when a plot is drawn."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    return plt
+
+
+def plot_speedups(report: RunReport, target: Path) -> None:
+    """Draw the plot into ``target``."""
+    plt = pyplot()
     xs, ys, failed, best_x, best_y = [], [], [], [], []
     best = None
     for row in report.attempts:

@@ -45,15 +45,7 @@ class RunInfo:
     @property
     def alive(self) -> bool:
         """True while the process that runs it is alive (checked on this host only)."""
-        if self.status != "running" or self.pid is None or self.host != socket.gethostname():
-            return False
-        try:
-            os.kill(self.pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
+        return self.status == "running" and process_alive(self.pid, self.host)
 
     @property
     def display_status(self) -> str:
@@ -61,6 +53,19 @@ class RunInfo:
         if self.status == "running" and not self.alive:
             return "interrupted"
         return self.status
+
+
+def process_alive(pid: int | None, host: str | None) -> bool:
+    """True when process ``pid`` of ``host`` is alive (only this host's processes can be checked)."""
+    if pid is None or host != socket.gethostname():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 @dataclass(frozen=True)

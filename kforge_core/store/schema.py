@@ -1,4 +1,5 @@
-"""The run store's tables. One database per runs directory (``RUNS_DIR/kforge.db``) holds every run there."""
+"""The run store's tables. One database per runs directory (``RUNS_DIR/kforge.db``) holds every run there, and
+every bench (a suite of problems, ``kforge bench``)."""
 
 from __future__ import annotations
 
@@ -56,6 +57,28 @@ CREATE TABLE IF NOT EXISTS llm_calls (
     requests       INTEGER NOT NULL,            -- 1 plus retries
     seconds        REAL NOT NULL,
     PRIMARY KEY (run_id, seq)
+);
+CREATE TABLE IF NOT EXISTS benches (
+    id              TEXT PRIMARY KEY,
+    created_at      REAL NOT NULL,
+    updated_at      REAL NOT NULL,
+    status          TEXT NOT NULL,              -- running | finished | failed | interrupted
+    stop_reason     TEXT NOT NULL DEFAULT '',
+    suite_path      TEXT NOT NULL,
+    backend         TEXT NOT NULL,
+    source          TEXT NOT NULL,              -- what is evaluated: solutions:DIR, or the agent loop's model
+    config_json     TEXT NOT NULL,              -- the plan the bench was started with
+    pid             INTEGER,
+    host            TEXT
+);
+CREATE TABLE IF NOT EXISTS bench_problems (
+    bench_id        TEXT NOT NULL REFERENCES benches(id),
+    key             TEXT NOT NULL,              -- the problem's path in the suite, without .py
+    status          TEXT NOT NULL,              -- running (an agent loop's run has started) | done
+    run_id          TEXT,                       -- that run, in the runs table
+    result_json     TEXT,                       -- the problem's result once done
+    updated_at      REAL NOT NULL,
+    PRIMARY KEY (bench_id, key)
 );
 """
 

@@ -3,7 +3,7 @@
 ``torch-cpu-ahead`` builds ahead: its prebuild leaves a mark (the building process's id) in the cache directory,
 and its compile says whether it found the mark. A candidate whose source contains ``PREBUILD_HANG`` hangs its
 build; one containing ``PREBUILD_SLOW`` marks its start (``.started``) and takes a second. Each build records when
-it ended (``.ended``, ``time.time()``). ``torch-cpu-jit`` answers None: it has nothing to build ahead. Both are served by the core's generic
+it ended (``.ended``, ``time.time()``) and for which problem (``.problem``). ``torch-cpu-jit`` answers None: it has nothing to build ahead. Both are served by the core's generic
 verify and timing.
 """
 
@@ -50,6 +50,7 @@ def kforge_prebuild(backend, candidate, context):
         path.with_suffix(".started").write_text(str(time.time()))
         time.sleep(1.0)
     path.write_text(str(os.getpid()))
+    path.with_suffix(".problem").write_text(context.problem.name)  # the problem it was built for
     path.with_suffix(".ended").write_text(str(time.time()))
     return CompileResult(ok=True, log="built ahead")
 

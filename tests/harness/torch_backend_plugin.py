@@ -7,7 +7,8 @@ because they see the test process's ``sys.path``.
 
 from __future__ import annotations
 
-from kforge_core import Availability, Backend, hookimpl
+from kforge_core import Availability, Backend, Example, Lowering, hookimpl
+from kforge_core.devices.cpu import CpuDevice
 from kforge_cuda.device import CudaDevice
 
 TORCH_CPU = Backend(name="torch-cpu", programming_model="PyTorch", device="cpu",
@@ -16,15 +17,27 @@ TORCH_CUDA = Backend(name="torch-cuda", programming_model="PyTorch", device="cud
                      description="candidates on an NVIDIA GPU, served by the core's generic stages")
 
 
+class CpuUnitsDevice(CpuDevice):
+    """The host CPU, with units a harness can bind its workers to through a variable of its own (for
+    ``--devices``)."""
+
+    visible_devices_env = "TORCH_TEST_UNITS"
+
+
+TORCH_CPU_UNITS = Backend(name="torch-cpu-units", programming_model="PyTorch", device="cpu",
+                          description="torch-cpu with selectable units", device_class=CpuUnitsDevice)
+
+
 @hookimpl
 def kforge_register_backends(register):
     register(TORCH_CPU)
     register(TORCH_CUDA)
+    register(TORCH_CPU_UNITS)
 
 
 @hookimpl
 def kforge_backend_availability(backend):
-    if backend.name == TORCH_CPU.name:
+    if backend.name in (TORCH_CPU.name, TORCH_CPU_UNITS.name):
         return Availability.yes("the host CPU")
     if backend.name == TORCH_CUDA.name:
         import torch
@@ -33,3 +46,12 @@ def kforge_backend_availability(backend):
             return Availability.no("no CUDA device")
         return Availability.yes(torch.cuda.get_device_name())
     return None
+
+
+@hookimpl
+def kforge_lower(backend):
+    """A lowering for the agent loop's tests on torch-cpu (the bench's --llm)."""
+    if backend.name != TORCH_CPU.name:
+        return None
+    return Lowering(backend=backend.name, programming_model="Write ModelNew with NumPy.", hardware="the host CPU",
+                    example=Example(problem="class Model: ...", solution="class ModelNew: ..."))

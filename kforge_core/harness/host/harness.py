@@ -1,4 +1,5 @@
-"""The Harness: evaluates candidates for one problem on one backend, in isolated worker processes."""
+"""The Harness: evaluates candidates for a problem on one backend (and one unit of its device), in isolated worker
+processes; it can move on to another problem and keep its workers warm (``use_problem``)."""
 
 from __future__ import annotations
 
@@ -17,14 +18,16 @@ from ...plugins import PluginSelection, build_plugin_manager
 from ...records import Backend, Candidate, CompileResult, Failure, Problem, ProfileResult, ProfileSummary
 from ...registry import BackendRegistry
 from ...settings import Settings
-from ..protocol import BaselineResults, MeasureBaselines, PrebuildRequest, WorkerInit
+from ..protocol import BaselineResults, DeviceFacts, MeasureBaselines, PrebuildRequest, WorkerInit
 from ..timed_runs import checked_timed_runs
 from ..verdict import PrecisionReached, RuntimeStats, TimingMethod, Verdict
 from .deadline import StageTimeouts
 from .evaluation import StageOutcomes, captured_output, decide, message_for_agent, run_stages, runtime_of
-from .pool import WorkerPool
+from .pool import WorkerPool, WorkerStartError
 from .prebuild import PrebuildOutcome, Prebuilder
-from .process import WorkerFault
+from .baseline_cache import BaselineCache, BaselineKey
+from .device_binding import device_environment
+from .process import WorkerFault, WorkerProcess
 from .static_check import check_source
 
 
@@ -38,13 +41,19 @@ class Harness:
     :param options: the backend's options; by default, read from ``settings``.
     :param scratch_root: where candidates' scratch directories are made and kept; by default a temporary
         directory removed by :meth:`close`.
-    :raises KForgeError: when no loaded plugin registered the backend, or it is not available here.
+    :param device_index: bind the workers to this unit of the backend's device (``cuda`` device 1), through the
+        device's ``Device.visible_devices_env``; None uses what the process sees. On the host CPU it only names a slot:
+        harnesses with different indices share the CPU.
+    :raises KForgeError: when no loaded plugin registered the backend, or it is not available here, or a device
+        index is given for a device whose backend cannot select one.
     """
 
     def __init__(self, *, backend: Backend, problem: Problem, settings: Settings, plugins: PluginSelection,
-                 options: Any = None, scratch_root: Path | None = None) -> None:
+                 options: Any = None, scratch_root: Path | None = None, device_index: int | None = None) -> None:
         self.backend = backend
         self.problem = problem
+        self.device_index = device_index
+        self._environment = device_environment(backend, device_index)
         self.settings = settings
         self.plugins = plugins
         self.options = settings.backend_options(backend) if options is None else options
@@ -62,17 +71,31 @@ class Harness:
         self._own_root = scratch_root is None
         self.root = Path(tempfile.mkdtemp(prefix="kforge-harness-")) if scratch_root is None else scratch_root
         self.root.mkdir(parents=True, exist_ok=True)
-        self._pool = WorkerPool(self._worker_init, self.root / "workers", settings.harness)
+        self._pool = WorkerPool(self._worker_init, self.root / "workers", settings.harness, problem)
         self._prebuilder = Prebuilder(
             self._prebuild_request, self.root / "prebuilds", settings.harness, host_cpu=self._host_cpu,
-            cache_dir=settings.cache_dir.resolve(),
-            enabled=self._hooks.builds_ahead,
+            cache_dir=settings.cache_dir.resolve(), enabled=self._hooks.builds_ahead,
         )
+        self.builds_ahead = self._hooks.builds_ahead and settings.harness.prebuild_jobs > 0  # prebuild() builds
         self._numbers = itertools.count(1)
         self._baselines: BaselineResults | None = None
+        self._baseline_worker: WorkerProcess | None = None  # kept across problems: it never runs candidate code
+        self._baseline_cache = BaselineCache(settings.cache_dir)
+        self._prebuild_problems: dict[str, Problem] = {}  # candidate digest -> the problem it is built for
         self._closed = False
 
     # ------------------------------------------------------------------------------------------ public
+
+    def use_problem(self, problem: Problem) -> None:
+        """Evaluate candidates for ``problem`` from now on. Warm workers take it (they compute its reference
+        before serving a candidate for it); its baselines are measured anew, or read from the baseline cache."""
+        self._check_open()
+        if problem.digest == self.problem.digest:
+            return
+        self.problem = problem
+        self._pool.problem = problem
+        self._pool.reference_s = None  # the stage limits follow the new problem's reference
+        self._baselines = None
 
     def evaluate(self, candidate: Candidate, *, profile: bool = False, measure: bool = True) -> Verdict:
         """Compile, verify and (with ``measure``) time ``candidate``; profile it when asked and it is correct.
@@ -105,6 +128,7 @@ class Harness:
             method=(method or self._planned_method()) if measure else None,
             profile=out.profile, stdout=stdout, stderr=stderr, worker_replaced=replaced,
             baseline_errors=self._baselines.errors if self._baselines is not None and baselines else (),
+            baseline_notes=self._baselines.notes if self._baselines is not None and baselines else (),
             precision=self._precision(out),
         )
 
@@ -116,11 +140,15 @@ class Harness:
         for candidate in queue:
             yield self.evaluate(candidate, profile=profile, measure=measure)
 
-    def prebuild(self, candidates: Iterable[Candidate]) -> None:
-        """Start building ``candidates`` ahead, in child processes, when the backend's plugin can (see
-        ``kforge_prebuild``); a later :meth:`evaluate` of one of them waits for its build and finds it cached."""
+    def prebuild(self, candidates: Iterable[Candidate], problem: Problem | None = None) -> None:
+        """Start building ``candidates`` (for ``problem``, by default the current one) ahead, in child processes,
+        when the backend's plugin can (see ``kforge_prebuild``); a later :meth:`evaluate` of one of them waits for
+        its build and finds it cached."""
         self._check_open()
-        self._prebuilder.start(candidates)
+        queued = list(candidates)
+        for candidate in queued:
+            self._prebuild_problems.setdefault(candidate.digest, problem or self.problem)
+        self._prebuilder.start(queued)
 
     @property
     def prebuilds(self) -> list[PrebuildOutcome]:
@@ -128,7 +156,8 @@ class Harness:
         return list(self._prebuilder.outcomes)
 
     def baselines(self) -> dict[str, RuntimeStats]:
-        """The baselines' runtimes, measured once per Harness in a worker of their own, like candidates."""
+        """The baselines' runtimes for the current problem, measured once in a worker of their own, like
+        candidates, or read from the baseline cache (``harness.baseline_cache``)."""
         self._check_open()
         if self._baselines is None:
             self._baselines = self._measure_baselines()
@@ -147,6 +176,11 @@ class Harness:
         """Why a baseline could not be measured (``torch.compile`` failing, for one)."""
         return dict(self._baselines.errors) if self._baselines is not None else {}
 
+    @property
+    def baseline_notes(self) -> dict[str, str]:
+        """Where a baseline came from when it was not measured now (the baseline cache)."""
+        return dict(self._baselines.notes) if self._baselines is not None else {}
+
     def summarize(self, profile: ProfileResult) -> ProfileSummary:
         """The backend's summary of a profile, made in this process (no candidate code runs)."""
         summary = self._hooks.caller("summarize_profile")(backend=self.backend, problem=self.problem,
@@ -161,6 +195,8 @@ class Harness:
             return
         self._closed = True
         self._prebuilder.close()
+        if self._baseline_worker is not None:
+            self._baseline_worker.close()
         self._pool.close()
         if self._own_root:
             shutil.rmtree(self.root, ignore_errors=True)
@@ -183,11 +219,13 @@ class Harness:
         return WorkerInit(
             sys_path=tuple(str(Path(p).resolve()) for p in sys.path if p and Path(p).is_dir()),
             selection=self.plugins, backend=self.backend.name, host_cpu=self._host_cpu, options=self.options,
-            problem=self.problem, settings=self.settings.harness, cache_dir=self.settings.cache_dir.resolve(),
+            settings=self.settings.harness, cache_dir=self.settings.cache_dir.resolve(),
+            environment=self._environment,
         )
 
     def _prebuild_request(self, candidate: Candidate) -> PrebuildRequest:
-        return PrebuildRequest(self._worker_init(), candidate)
+        problem = self._prebuild_problems.get(candidate.digest, self.problem)
+        return PrebuildRequest(self._worker_init(), problem, candidate)
 
     @contextlib.contextmanager
     def _quiet_for_timing(self) -> Iterator[None]:
@@ -206,25 +244,63 @@ class Harness:
 
     def _measure_baselines(self) -> BaselineResults:
         harness = self.settings.harness
-        samples, errors, method = [], [], None
         if not harness.baselines:
             return BaselineResults((), (), None)
-        worker = self._pool.acquire(fresh=True)  # not a warm candidate worker: this one is retired afterwards
+        keep = harness.baseline_cache != "off"
+        key = BaselineKey.of(self.problem.digest, self._device_facts(), harness, host_cpu=self._host_cpu) \
+            if keep else None
+        cached = self._baseline_cache.read(key) if key is not None and harness.baseline_cache == "use" else {}
+        missing = tuple(name for name in harness.baselines if name not in cached)
+        measured = self._measure_in_worker(missing) if missing else BaselineResults((), (), None)
+        if key is not None and measured.method is not None:
+            self._baseline_cache.write(key, {name: (samples, measured.method) for name, samples in measured.samples_ms})
+        found = dict(measured.samples_ms)
+        samples = tuple((name, cached[name].samples_ms if name in cached else found[name])
+                        for name in harness.baselines if name in cached or name in found)
+        method = measured.method or next((cached[name].method for name in harness.baselines if name in cached), None)
+        notes = tuple((name, cached[name].note(name, key)) for name in harness.baselines if name in cached)
+        return BaselineResults(samples, measured.errors, method, notes)
+
+    def _device_facts(self) -> DeviceFacts:
+        """What the workers' device is (a worker is started for it, and kept warm, if none has been yet)."""
+        if self._pool.facts is None:
+            self._pool.release(self._pool.acquire(), reusable=True)
+        assert self._pool.facts is not None
+        return self._pool.facts
+
+    def _measure_in_worker(self, names: tuple[str, ...]) -> BaselineResults:
+        """Time ``names`` in the baseline worker: never one that serves candidates (``torch.compile`` leaves
+        threads and caches behind), but kept from one problem to the next while it does not fail."""
+        harness = self.settings.harness
+        samples, errors, method = [], [], None
+        worker = self._baseline_worker
+        if worker is None or not worker.alive:
+            worker = self._baseline_worker = self._pool.acquire(fresh=True)
+        else:
+            try:
+                self._pool.prepare(worker)
+            except WorkerStartError:
+                self._baseline_worker = None
+                raise
         self._pool.wait_idle()  # no worker starting up beside the timed runs
+        fit = True
         try:
-            for name in harness.baselines:  # one request each: a hang in one does not lose the other
+            for name in names:  # one request each: a hang in one does not lose the other
                 reply = worker.call(MeasureBaselines((name,)), self.timeouts.build_s + self.timeouts.timing_s,
                                     f"the {name} baseline")
                 if reply.failure is not None:
                     errors.append((name, f"{name} baseline failed: {reply.message}"))
+                    fit = False  # whatever failed may have left the process unfit for the next problem
                     continue
                 samples.extend(reply.value.samples_ms)
                 errors.extend(reply.value.errors)
                 method = reply.value.method
         except WorkerFault as fault:
             errors.append((name, f"{name} baseline failed: {fault.message}"))
-        finally:
-            self._pool.release(worker, reusable=False)  # torch.compile leaves threads and caches behind
+            fit = False
+        if not fit:
+            self._pool.release(worker, reusable=False)
+            self._baseline_worker = None
         return BaselineResults(tuple(samples), tuple(errors), method)
 
     def _precision(self, out: StageOutcomes) -> PrecisionReached:

@@ -1,8 +1,10 @@
 """The workers a Harness owns: started ahead of need when workers are kept warm, reused only while clean.
 
-A worker is started with its plugins, device and the problem's reference prepared (see ``reference.py``), so the
-next candidate pays none of that. A worker that served a candidate goes back to the pool only when the candidate
-was correct and left the process as it found it; any other worker is killed and a fresh spare is started.
+A worker is started with its plugins and device, and prepared for the harness's current problem (its reference
+computed, see ``reference.py``), so the next candidate pays none of that. A worker that served a candidate goes
+back to the pool only when the candidate was correct and left the process as it found it; any other worker is
+killed and a fresh spare is started. When the harness moves on to another problem, a warm worker takes it: it is
+prepared for the new problem before it serves a candidate, without starting a process again.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from pathlib import Path
 from typing import Callable
 
 from ...errors import KForgeError
+from ...records import Problem
 from ...settings import HarnessSettings
 from ..protocol import DeviceFacts, Prepare, Prepared, WorkerInit
 from .process import WorkerFault, WorkerProcess
@@ -22,35 +25,53 @@ class WorkerStartError(KForgeError):
 
 
 class WorkerPool:
-    def __init__(self, make_init: Callable[[], WorkerInit], root: Path, settings: HarnessSettings) -> None:
+    def __init__(self, make_init: Callable[[], WorkerInit], root: Path, settings: HarnessSettings,
+                 problem: Problem) -> None:
         self._make_init = make_init
         self._root = root
         self._settings = settings
         self._idle: list[WorkerProcess] = []  # spares first, the most recently released last
+        self._prepared: dict[int, str] = {}  # worker pid -> digest of the problem it was last told to prepare
         self._numbers = itertools.count(1)
+        self.problem = problem  # the problem workers are prepared for (the harness moves it on)
         self.started = 0
         self.facts: DeviceFacts | None = None
         self.reference_s: float | None = None  # the reference's forward time on the device, once a worker said
 
     def acquire(self, *, fresh: bool = False) -> WorkerProcess:
-        """A ready worker: the warmest idle one (unless ``fresh``), else a new one. Raises WorkerStartError."""
+        """A worker ready for the current problem: the warmest idle one (unless ``fresh``), preferring one
+        prepared for this problem already, else a new one. Raises WorkerStartError."""
         while self._idle and not self._idle[-1].alive:  # an idle worker that died is nobody's fault: drop it
-            self._idle.pop().kill()
-        worker = self._idle.pop() if self._idle and not fresh else self._spawn()
+            self._forget(self._idle.pop())
+        worker = self._take_idle() if not fresh else None
+        worker = worker or self._spawn()
+        self.prepare(worker)
+        self._top_up()
+        return worker
+
+    def prepare(self, worker: WorkerProcess) -> None:
+        """Make ``worker`` (idle, or held by the caller) ready for the current problem. Raises WorkerStartError
+        (and kills the worker)."""
+        if self._prepared.get(worker.pid) != self.problem.digest:
+            try:
+                worker.send(Prepare(self.problem))
+            except WorkerFault as fault:
+                self._forget(worker)
+                raise WorkerStartError(f"a worker could not take problem {self.problem.name} ({fault.message})",
+                                       hint=worker.worker_stderr_tail() or None) from None
+            self._prepared[worker.pid] = self.problem.digest
         try:
             self._ready(worker)
         except WorkerStartError:
-            worker.kill()
+            self._forget(worker)
             raise
-        self._top_up()
-        return worker
 
     def release(self, worker: WorkerProcess, *, reusable: bool) -> bool:
         """Keep ``worker`` warm when allowed; otherwise kill it. Returns True when it was killed (replaced)."""
         if reusable and self._settings.warm_workers and worker.alive and not worker.pending:
             self._idle.append(worker)
             return False
-        worker.kill()
+        self._forget(worker)
         self._top_up()
         return True
 
@@ -61,18 +82,32 @@ class WorkerPool:
                 try:
                     self._ready(worker)
                 except WorkerStartError:
-                    worker.kill()
                     self._idle.remove(worker)
+                    self._forget(worker)
 
     def close(self) -> None:
         for worker in self._idle:
             worker.close()
         self._idle.clear()
+        self._prepared.clear()
+
+    def _take_idle(self) -> WorkerProcess | None:
+        """The warmest idle worker prepared for the current problem, else the warmest idle one."""
+        for worker in reversed(self._idle):
+            if self._prepared.get(worker.pid) == self.problem.digest:
+                self._idle.remove(worker)
+                return worker
+        return self._idle.pop() if self._idle else None
+
+    def _forget(self, worker: WorkerProcess) -> None:
+        worker.kill()
+        self._prepared.pop(worker.pid, None)
 
     def _spawn(self) -> WorkerProcess:
         number = next(self._numbers)
         worker = WorkerProcess(self._make_init(), self._root / f"worker-{number}")
-        worker.send(Prepare())
+        worker.send(Prepare(self.problem))
+        self._prepared[worker.pid] = self.problem.digest
         self.started += 1
         return worker
 

@@ -130,9 +130,10 @@ class Prebuilder:
             return None
         directory = self._root / f"{next(self._numbers):04d}-{candidate.digest[:8]}"
         directory.mkdir(parents=True)
-        (directory / REQUEST_FILE).write_bytes(pickle.dumps(self._make_request(candidate)))
+        request = self._make_request(candidate)
+        (directory / REQUEST_FILE).write_bytes(pickle.dumps(request))
         start = time.perf_counter()
-        env = worker_environment(os.environ, self._cache_dir)
+        env = worker_environment(os.environ, self._cache_dir, request.init.environment)
         with open(directory / "stdout.txt", "wb") as out, open(directory / "stderr.txt", "wb") as err:
             with self._changed:
                 while self._holds and not self._nothing_to_build:

@@ -45,7 +45,7 @@ class WorkerProcess:
         from_child_r, from_child_w = os.pipe()
         lifeline_r, self._lifeline = os.pipe()  # never written: the worker sees EOF when this process is gone
         settings = init.settings
-        env = worker_environment(os.environ if environ is None else environ, init.cache_dir)
+        env = worker_environment(os.environ if environ is None else environ, init.cache_dir, init.environment)
         with open(home / "worker.out", "ab") as out, open(home / "worker.err", "ab") as err:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "kforge_core.harness.worker", "--fds",

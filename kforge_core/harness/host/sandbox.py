@@ -8,16 +8,19 @@ from __future__ import annotations
 
 import resource
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Callable, Iterable, Mapping
 
 from ...secrets import is_secret
 
-def worker_environment(environ: Mapping[str, str], cache_dir: Path) -> dict[str, str]:
-    """``environ`` without secrets, with Python unbuffered and the JIT build caches under ``cache_dir``.
+def worker_environment(environ: Mapping[str, str], cache_dir: Path,
+                       extra: Iterable[tuple[str, str]] = ()) -> dict[str, str]:
+    """``environ`` without secrets, with Python unbuffered, the JIT build caches under ``cache_dir`` and the
+    ``extra`` variables (the device unit a harness is bound to).
 
     Build caches the user set explicitly are kept.
     """
     env = {name: value for name, value in environ.items() if not is_secret(name)}
+    env.update(extra)
     env["PYTHONUNBUFFERED"] = "1"
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTHONFAULTHANDLER"] = "1"  # a crash prints the Python stack into the captured stderr

@@ -36,7 +36,7 @@ def run(directory: Path) -> dict[str, Any]:
     workdir = directory / FILES_DIR
     request.candidate.write_to(workdir)
     os.chdir(workdir)
-    context = StageContext(problem=init.problem, workdir=workdir, options=init.options, cache_dir=init.cache_dir,
+    context = StageContext(problem=request.problem, workdir=workdir, options=init.options, cache_dir=init.cache_dir,
                            settings=init.settings)
     start = time.perf_counter()
     result = registry.hooks(init.backend).caller("prebuild")(backend=backend, candidate=request.candidate,

@@ -4,7 +4,8 @@ Per worker and problem, once: the seeded inputs of every correctness trial and t
 the float64 reference for the precision estimate, and the distinct input sets the timed runs cycle through (and
 the operators the reference runs, when a candidate first needs them). All of it stays alive on the device, so
 comparisons run there; memory the reference freed is poisoned before each candidate call (``Device.poison``).
-A warm worker serving several candidates of one problem computes all this once.
+A warm worker serving several candidates of one problem computes all this once; a worker moved on to another
+problem computes that problem's.
 """
 
 from __future__ import annotations
@@ -105,10 +106,13 @@ _cache: dict[tuple[Any, ...], ReferenceData] = {}
 def reference_data(problem: Problem, device: Device, settings: HarnessSettings,
                    backend: Backend | None = None) -> ReferenceData:
     """The reference data for ``problem`` on ``device``, computed on first use in this process; ``backend``'s
-    default tolerances apply where the settings give none."""
+    default tolerances apply where the settings give none. A worker holds one problem's data at a time: taking
+    another problem drops the previous one's (its device memory too)."""
     key = (problem.digest, str(device.torch_device), repr(settings), backend.name if backend else "",
            backend.default_tolerance if backend else ())
     if key not in _cache:
+        for other in [k for k in _cache if k[0] != problem.digest]:
+            del _cache[other]
         _cache[key] = _compute(problem, device, settings, backend)
     return _cache[key]
 

@@ -18,7 +18,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from ...records import Candidate, Failure, StageContext
+from ...records import Candidate, Failure, Problem, StageContext
 from ...stage_timer import StageTimer
 from ...tracebacks import exception_line, exception_text
 from ..captured import STDERR_FILE, STDOUT_FILE
@@ -48,7 +48,8 @@ class ChannelTimer(StageTimer):
 
 
 class Worker:
-    """The worker's state: plugins, device, the reference, and the candidate being served."""
+    """The worker's state: plugins, device, the problem it is prepared for (its reference), and the candidate
+    being served."""
 
     def __init__(self, init: WorkerInit, timer: StageTimer | None = None) -> None:
         for entry in init.sys_path:
@@ -70,6 +71,7 @@ class Worker:
         self.device = make_device(self.backend, flush_bytes=init.settings.l2_flush_bytes)
         self.device.start()  # the device runtime starts now, not inside a timed run
         self.home = Path.cwd()
+        self.problem: Problem | None = None  # set by Prepare
         self.candidate: Candidate | None = None
         self.context: StageContext | None = None
         self.snapshot: Any = None
@@ -88,7 +90,9 @@ class Worker:
     def reference(self):  # noqa: ANN201
         from .reference import reference_data
 
-        return reference_data(self.init.problem, self.device, self.init.settings, self.backend)
+        if self.problem is None:
+            raise RuntimeError("no problem was prepared in this worker")
+        return reference_data(self.problem, self.device, self.init.settings, self.backend)
 
     # ------------------------------------------------------------------------------------------ requests
 
@@ -104,6 +108,7 @@ class Worker:
 
     def _dispatch(self, request: Any) -> Any:
         if isinstance(request, Prepare):
+            self.problem = request.problem
             reference = self.reference()
             return Prepared(f"{len(reference.trials)} trials and {len(reference.pool)} timing input sets prepared",
                             reference.forward_s)
@@ -133,7 +138,7 @@ class Worker:
         os.chdir(workdir)
         _redirect_output(workdir / STDOUT_FILE, workdir / STDERR_FILE)
         self.candidate = request.candidate
-        self.context = StageContext(problem=self.init.problem, workdir=workdir, options=self.init.options,
+        self.context = StageContext(problem=self.problem, workdir=workdir, options=self.init.options,
                                     cache_dir=self.init.cache_dir, settings=self.init.settings,
                                     device=self.device, timer=self.timer)
         self.snapshot = ProcessSnapshot.take(reference.known_ops)

@@ -42,6 +42,7 @@ class CudaDevice(Device):
     profiler_activity: ClassVar[str] = "CUDA"
     fault_patterns: ClassVar[tuple[str, ...]] = CUDA_FAULT_PATTERNS
     out_of_memory_patterns: ClassVar[tuple[str, ...]] = CUDA_OUT_OF_MEMORY_PATTERNS
+    visible_devices_env: ClassVar[str] = "CUDA_VISIBLE_DEVICES"
 
     def __init__(self, backend: Any, *, flush_bytes: int = 0) -> None:
         super().__init__(backend, flush_bytes=flush_bytes)

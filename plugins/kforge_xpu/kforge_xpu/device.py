@@ -31,6 +31,7 @@ class XpuDevice(Device):
     """
 
     torch_type: ClassVar[str] = "xpu"
+    visible_devices_env: ClassVar[str] = "ZE_AFFINITY_MASK"  # Level Zero's list of the devices a process sees
     profiler_activity: ClassVar[str] = "XPU"
     fault_patterns: ClassVar[tuple[str, ...]] = DEVICE_FAULT_PATTERNS
     out_of_memory_patterns: ClassVar[tuple[str, ...]] = OUT_OF_MEMORY_PATTERNS

@@ -1,4 +1,5 @@
-"""Correct, and reports what it sees of its process: environment names, working directory, pid, limits."""
+"""Correct, and reports what it sees of its process: environment names, working directory, pid, limits, and the
+unit of the device its process was bound to (torch-cpu-units' variable)."""
 
 import os
 import resource
@@ -13,6 +14,7 @@ print("RLIMIT_CORE=%d,%d" % resource.getrlimit(resource.RLIMIT_CORE))
 print("RLIMIT_FSIZE=%d,%d" % resource.getrlimit(resource.RLIMIT_FSIZE))
 print("RLIMIT_AS=%d,%d" % resource.getrlimit(resource.RLIMIT_AS))
 print("SESSION_LEADER=%s" % (os.getsid(0) == os.getpid()))
+print("UNIT=" + os.environ.get("TORCH_TEST_UNITS", "none"))  # the device unit a harness bound it to
 with open("written-by-candidate.txt", "w") as handle:
     handle.write("hello")
 

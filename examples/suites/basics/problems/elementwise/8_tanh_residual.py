@@ -1,0 +1,23 @@
+"""x + tanh(y)."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return x + torch.tanh(y)
+
+
+rows, cols = 2048, 2048
+
+
+def get_inputs():
+    return [torch.randn(rows, cols), torch.randn(rows, cols)]
+
+
+def get_init_inputs():
+    return []

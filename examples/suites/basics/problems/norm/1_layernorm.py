@@ -1,0 +1,24 @@
+"""LayerNorm over the last dimension, with weight and bias."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, cols: int):
+        super().__init__()
+        self.norm = nn.LayerNorm(cols)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.norm(x)
+
+
+rows, cols = 2048, 2048
+
+
+def get_inputs():
+    return [torch.randn(rows, cols) * 2 + 1]
+
+
+def get_init_inputs():
+    return [cols]

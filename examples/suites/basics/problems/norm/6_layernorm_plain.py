@@ -1,0 +1,24 @@
+"""LayerNorm over the last dimension without weight or bias."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, cols: int):
+        super().__init__()
+        self.cols = cols
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.layer_norm(x, (self.cols,))
+
+
+rows, cols = 2048, 2048
+
+
+def get_inputs():
+    return [torch.randn(rows, cols)]
+
+
+def get_init_inputs():
+    return [cols]

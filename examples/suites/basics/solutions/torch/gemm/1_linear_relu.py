@@ -1,0 +1,15 @@
+"""The bias folded into the GEMM (addmm), then ReLU in place; plain PyTorch
+for any backend (its reference_call flag blocks it unless --policy report)."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_features: int, out_features: int):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.addmm(self.linear.bias, x, self.linear.weight.t()).relu_()

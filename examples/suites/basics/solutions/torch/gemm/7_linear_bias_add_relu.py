@@ -1,0 +1,16 @@
+"""The extra bias folded into addmm, then ReLU in place; plain PyTorch
+for any backend (its reference_call flag blocks it unless --policy report)."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_features: int, out_features: int):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features, bias=False)
+        self.bias = nn.Parameter(torch.randn(out_features) * 0.1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.addmm(self.bias, x, self.linear.weight.t()).relu_()

@@ -1,0 +1,14 @@
+"""Instance normalisation as a layer norm over each (sample, channel) row; plain PyTorch
+for any backend (its reference_call flag blocks it unless --policy report)."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.layer_norm(x, (x.shape[-1],), eps=1e-5)

@@ -1,0 +1,96 @@
+"""``--executor local``: one slot (a harness bound to one device unit) per device given, each in a thread of
+KForge's process taking the next problem when it is free. Results reach the caller's thread as they come."""
+
+from __future__ import annotations
+
+import queue
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable
+
+from .results import ProblemJob, ProblemResult
+from .slot import DeviceSlot
+
+Work = Callable[[DeviceSlot, ProblemJob], ProblemResult]
+
+
+class LocalExecutor:
+    """Runs jobs on ``slots``, one problem at a time on each.
+
+    :param make_slot: the slot for a device index (None: the device as the process sees it) and its label.
+    :param devices: the device indices, one slot each.
+    :param lookahead: how many later problems a slot builds ahead (``Harness.prebuild``) when it takes one.
+    """
+
+    def __init__(self, make_slot: Callable[[int | None], DeviceSlot], devices: list[int | None],
+                 lookahead: int = 0) -> None:
+        self.make_slot = make_slot
+        self.devices = devices
+        self.lookahead = lookahead
+
+    def run(self, jobs: list[ProblemJob], work: Work, on_result: Callable[[ProblemResult], None]) -> None:
+        """Evaluate ``jobs``; ``on_result`` is called in this thread for each result as it comes. An error that
+        is not a problem's own (an unusable backend) stops every slot and is raised here."""
+        todo = _Queue(jobs, self.lookahead)
+        results: queue.Queue[ProblemResult | BaseException | None] = queue.Queue()
+        stop = threading.Event()
+        threads = [threading.Thread(target=self._serve, args=(index, todo, work, results, stop), daemon=True,
+                                    name=f"kforge-bench-slot-{index}") for index in self.devices]
+        for thread in threads:
+            thread.start()
+        running = len(threads)
+        try:
+            while running:
+                item = results.get()
+                if item is None:
+                    running -= 1
+                elif isinstance(item, BaseException):
+                    raise item
+                else:
+                    on_result(item)
+        finally:
+            stop.set()  # slots finish the problem they hold, then end; their workers end with this process
+
+    def _serve(self, index: int | None, todo: _Queue, work: Work, results: queue.Queue, stop: threading.Event) -> None:
+        slot: DeviceSlot | None = None
+        ahead = ThreadPoolExecutor(1, thread_name_prefix=f"kforge-bench-ahead-{index}")
+        try:
+            slot = self.make_slot(index)
+            while not stop.is_set():
+                taken = todo.take(ahead=slot.ready)  # a slot builds ahead once its harness exists
+                if taken is None:
+                    break
+                job, upcoming = taken
+                if upcoming:
+                    ahead.submit(slot.prebuild, upcoming)
+                results.put(work(slot, job))
+        except BaseException as exc:  # noqa: BLE001 - the caller's thread raises it
+            stop.set()
+            results.put(exc)
+        finally:
+            ahead.shutdown(wait=True, cancel_futures=True)
+            if slot is not None:
+                slot.close()
+            results.put(None)
+
+
+class _Queue:
+    """The jobs not taken yet, and which later ones were handed out for building ahead."""
+
+    def __init__(self, jobs: list[ProblemJob], lookahead: int) -> None:
+        self._jobs = list(jobs)
+        self._lookahead = lookahead
+        self._ahead: set[str] = set()
+        self._lock = threading.Lock()
+
+    def take(self, *, ahead: bool) -> tuple[ProblemJob, list[ProblemJob]] | None:
+        """The next job and (with ``ahead``) the later jobs to build ahead now, each handed out once; None when
+        no job is left."""
+        with self._lock:
+            if not self._jobs:
+                return None
+            job = self._jobs.pop(0)
+            window = self._jobs[:self._lookahead] if ahead else []
+            upcoming = [j for j in window if j.key not in self._ahead]
+            self._ahead.update(j.key for j in upcoming)
+            return job, upcoming

@@ -1,0 +1,57 @@
+"""A bench's two figures: the fast_p curve (the fraction of problems correct and faster than p x the baseline, as
+p grows) and the histogram of the speedups of the correct problems."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from ..report.plot import pyplot
+from .results import ProblemResult
+from .summary import THRESHOLDS, baselines_of, fast_p
+
+
+def plot_fast_p(results: list[ProblemResult], total: int, title: str, target: Path) -> None:
+    """fast_p against the faster baseline and against each baseline, for p from 0 to past the largest speedup."""
+    plt = pyplot()
+    largest = max((s for r in results if r.correct for _, s in r.speedups), default=2.0)
+    top = max(2.5, min(largest * 1.1, 1000.0))
+    ps = [top * i / 400 for i in range(401)]
+    fig, ax = plt.subplots(figsize=(7, 4), dpi=110)
+    curves = [("faster baseline", None)] + [(name, name) for name in baselines_of(results)]
+    for label, baseline in curves:
+        ys = [fast_p(results, total, p, baseline) for p in ps]
+        if any(y is not None for y in ys):
+            ax.plot(ps, [y or 0.0 for y in ys], label=f"vs {label}", linewidth=2 if baseline is None else 1)
+    for p in THRESHOLDS[1:]:
+        ax.axvline(p, color="grey", linestyle=":", linewidth=0.8)
+    ax.set_xlabel("p (speedup threshold)")
+    ax.set_ylabel("fast_p: fraction of problems correct and faster than p x baseline")
+    ax.set_xlim(0, top)
+    ax.set_ylim(0, 1.02)
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=8, loc="upper right")
+    fig.tight_layout()
+    fig.savefig(target)
+    plt.close(fig)
+
+
+def plot_speedup_histogram(results: list[ProblemResult], title: str, target: Path) -> None:
+    """The correct problems' speedups against the faster baseline, in bins even on a log scale."""
+    plt = pyplot()
+    speedups = [s for r in results if r.correct and (s := r.best_speedup) is not None and s > 0]
+    fig, ax = plt.subplots(figsize=(7, 4), dpi=110)
+    if speedups:
+        low = min(math.floor(math.log2(min(speedups)) * 2) / 2, -1.0)
+        high = max(math.ceil(math.log2(max(speedups)) * 2) / 2, 1.0)
+        edges = [2 ** (low + 0.5 * i) for i in range(int((high - low) / 0.5) + 1)]
+        ax.hist(speedups, bins=edges, color="tab:blue", edgecolor="white")
+        ax.set_xscale("log", base=2)
+    ax.axvline(1.0, color="grey", linestyle=":", linewidth=1, label="as fast as the faster baseline")
+    ax.set_xlabel("speedup vs the faster baseline (log scale)")
+    ax.set_ylabel("problems")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=8, loc="upper right")
+    fig.tight_layout()
+    fig.savefig(target)
+    plt.close(fig)

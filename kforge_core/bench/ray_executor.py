@@ -1,0 +1,120 @@
+"""``--executor ray``: problems go to a Ray cluster as tasks of actors, one actor per GPU where the backend has
+devices (Ray gives each one GPU and shows it only that one), one per node for the host CPU. Each actor holds a
+slot, so its workers stay warm from one problem to the next; Ray's ``ActorPool`` hands each free actor the next
+problem. Results come back to this process, which keeps them in the run store.
+
+Ray is an extra: ``pip install 'kforge-core[ray]'``.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..app import App
+from ..errors import KForgeError
+from ..plugins import PLUGINS_ENV, PluginSelection
+from ..records import Backend
+from ..settings import Settings
+from .results import ProblemJob, ProblemResult
+from .slot import DeviceSlot
+
+
+@dataclass(frozen=True)
+class SlotSpec:
+    """What an actor needs to make its slot (sent to the cluster, so plain data)."""
+
+    backend: Backend
+    settings: Settings
+    plugins: PluginSelection
+    options: Any
+    bench_id: str
+    llm: bool  # run the agent loop (--llm) rather than evaluate solutions
+    measure: bool = True  # False: correctness only
+
+
+class SlotActor:
+    """A slot on a Ray worker: the device Ray gave it, its harness, its problems one at a time."""
+
+    def __init__(self, spec: SlotSpec) -> None:
+        import ray
+
+        self.spec = spec
+        node = ray.util.get_node_ip_address()
+        gpus = [str(g) for g in ray.get_gpu_ids()]
+        label = f"ray {node} gpu {','.join(gpus)}" if gpus else f"ray {node} {spec.backend.device}"
+        self.slot = DeviceSlot(backend=spec.backend, settings=spec.settings, plugins=spec.plugins,
+                               options=spec.options, device_index=None, label=label, measure=spec.measure)
+
+    def evaluate(self, job: ProblemJob) -> ProblemResult:
+        if not self.spec.llm:
+            return self.slot.evaluate(job)
+        from rich.console import Console
+
+        from .agent import run_agent
+
+        app = App(load_plugins=self.spec.plugins.entry_points, plugin_modules=self.spec.plugins.modules)
+        return run_agent(self.slot, job, app=app, settings=self.spec.settings, bench_id=self.spec.bench_id,
+                         console=Console(highlight=False, stderr=True), lock=threading.Lock())
+
+    def close(self) -> None:
+        self.slot.close()
+
+
+class RayExecutor:
+    """Runs jobs on a Ray cluster: ``address`` (``ray://...``, ``HOST:PORT`` or ``auto``), or a local cluster
+    started for the bench when None. A process already connected to Ray uses that connection."""
+
+    def __init__(self, spec: SlotSpec, address: str | None) -> None:
+        self.spec = spec
+        self.address = address
+
+    def run(self, jobs: list[ProblemJob], on_result: Callable[[ProblemResult], None]) -> None:
+        ray = _import_ray()
+        from ray.util import ActorPool
+
+        connected_here = not ray.is_initialized()
+        if connected_here:
+            env = {PLUGINS_ENV: os.environ[PLUGINS_ENV]} if PLUGINS_ENV in os.environ else {}
+            ray.init(address=self.address, runtime_env={"env_vars": env} if env else None,
+                     include_dashboard=False, log_to_driver=True)
+        actors = []
+        try:
+            uses_gpus = self.spec.backend.device != "cpu"
+            count = self._actor_count(ray, uses_gpus)
+            actor_class = ray.remote(num_gpus=1 if uses_gpus else 0, num_cpus=0 if uses_gpus else 1)(SlotActor)
+            actors = [actor_class.remote(self.spec) for _ in range(min(count, len(jobs)))]
+            pool = ActorPool(actors)
+            for job in jobs:
+                pool.submit(lambda actor, j: actor.evaluate.remote(j), job)
+            while pool.has_next():
+                on_result(pool.get_next_unordered())
+        except ray.exceptions.RayError as exc:
+            raise KForgeError(f"the Ray cluster failed the bench: {exc}",
+                              hint="finished problems are kept: `kforge bench --resume BENCH_ID` continues") from None
+        finally:
+            for actor in actors:
+                try:
+                    ray.get(actor.close.remote(), timeout=60)
+                except Exception:  # noqa: BLE001 - an actor already gone has nothing to close
+                    pass
+            if connected_here:
+                ray.shutdown()
+
+    def _actor_count(self, ray: Any, uses_gpus: bool) -> int:
+        if uses_gpus:
+            gpus = int(ray.cluster_resources().get("GPU", 0))
+            if gpus < 1:
+                raise KForgeError(f"the Ray cluster has no GPU; backend {self.spec.backend.name!r} needs one per task")
+            return gpus
+        return max(1, sum(1 for node in ray.nodes() if node.get("Alive")))
+
+
+def _import_ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise KForgeError("--executor ray needs Ray", hint="pip install 'kforge-core[ray]'") from None
+    return ray

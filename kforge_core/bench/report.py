@@ -1,0 +1,177 @@
+"""What a bench leaves in its directory (``RUNS_DIR/BENCH_ID/``): ``report.md`` with the fast_p curve and the
+speedup histogram, ``summary.json`` (the ``kforge bench --json`` document) and ``problems/KEY/`` (each problem's
+verdict and solution). Built from the results kept in the run store."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..secrets import redact
+from ..report.markdown import cell, ms
+from ..store import BenchInfo
+from ..codec import to_json
+from .plan import BenchPlan
+from .plots import plot_fast_p, plot_speedup_histogram
+from .results import ProblemResult
+from .summary import THRESHOLDS, baselines_of, summarize, threshold_key
+
+REPORT = "report.md"
+SUMMARY = "summary.json"
+FAST_P_PLOT = "fast_p.png"
+HISTOGRAM = "speedups.png"
+PROBLEMS = "problems"
+VERDICT = "verdict.json"
+
+
+@dataclass(frozen=True)
+class BenchReport:
+    info: BenchInfo
+    plan: BenchPlan
+    results: list[ProblemResult]  # in the suite's order; problems not finished are left out
+    document: dict[str, Any]  # {"bench", "problems", "summary"}: what --json prints
+    report_path: Path
+
+
+def problem_dir(bench_dir: Path, key: str) -> Path:
+    return bench_dir / PROBLEMS / key
+
+
+def document_of(info: BenchInfo, plan: BenchPlan, results: list[ProblemResult],
+                run: dict[str, Any]) -> dict[str, Any]:
+    """The ``{"bench", "problems", "summary"}`` document; ``run`` holds this invocation's facts (executor,
+    devices, wall time, problems evaluated now)."""
+    settings = plan.settings.harness
+    summary = summarize(results, len(plan.keys))
+    summary.update({
+        "backend": plan.backend, "source": plan.source, "precision": settings.precision,
+        "precision_computes_in": settings.contract.computes_in, "precision_policy": settings.precision_policy,
+        "cheat_policy": settings.cheat_policy, "baselines": list(settings.baselines), **run,
+    })
+    problems = []
+    for r in results:
+        entry = to_json(r)
+        entry.pop("verdict")
+        entry = {"problem": entry.pop("key"), **entry, "best_speedup": r.best_speedup,
+                 "baselines_ms": dict(r.baselines_ms), "speedups": dict(r.speedups)}
+        verdict = problem_dir(info.bench_dir, r.key) / VERDICT
+        entry["verdict_file"] = str(verdict) if verdict.is_file() else None
+        problems.append(entry)
+    return {"bench": info.id, "problems": problems, "summary": summary}
+
+
+def write_bench_outputs(info: BenchInfo, plan: BenchPlan, results: list[ProblemResult],
+                        run: dict[str, Any]) -> BenchReport:
+    directory = info.bench_dir
+    directory.mkdir(parents=True, exist_ok=True)
+    document = document_of(info, plan, results, run)
+    title = f"{Path(plan.suite).name} on {plan.backend} ({info.id}), {plan.settings.harness.contract.caption()}"
+    plot_fast_p(results, len(plan.keys), title, directory / FAST_P_PLOT)
+    plot_speedup_histogram(results, title, directory / HISTOGRAM)
+    (directory / SUMMARY).write_text(json.dumps(document, indent=2, allow_nan=False))
+    path = directory / REPORT
+    path.write_text(redact(render_bench_markdown(info, plan, results, document["summary"])))
+    return BenchReport(info, plan, results, document, path)
+
+
+# ------------------------------------------------------------------------------------------------- markdown
+
+
+def render_bench_markdown(info: BenchInfo, plan: BenchPlan, results: list[ProblemResult],
+                          summary: dict[str, Any]) -> str:
+    harness = plan.settings.harness
+    started = dt.datetime.fromtimestamp(info.created_at).strftime("%Y-%m-%d %H:%M:%S")
+    lines = [
+        f"# KForge bench {info.id}", "",
+        "| | |", "| --- | --- |",
+        f"| suite | `{plan.suite}`" + (f" (filter {cell(', '.join(plan.filters))})" if plan.filters else "") + " |",
+        f"| backend | {plan.backend} |",
+        f"| precision contract | {harness.contract.name}: may compute in {harness.contract.computes_in} |",
+        f"| evaluated | {cell(plan.source)} |",
+        f"| where | {cell(summary.get('executor', ''))} |",
+        f"| status | {info.status}{': ' + cell(info.stop_reason) if info.stop_reason else ''} |",
+        f"| started | {started} |",
+        f"| harness | {harness.trials} trials; {harness.warmup} warm-up + {harness.repetitions} timed runs; "
+        f"baselines {', '.join(harness.baselines) or 'none'}; cheat policy {harness.cheat_policy}, precision "
+        f"policy {harness.precision_policy} |", "",
+        "## Summary", "",
+    ] + _summary(summary) + [
+        "", f"![fast_p curve]({FAST_P_PLOT})", "", f"![speedup histogram]({HISTOGRAM})", "",
+        "## Problems", "",
+    ] + _problems(results, info.bench_dir) + _failures(results)
+    return "\n".join(lines) + "\n"
+
+
+def _fraction(value: float | None) -> str:
+    return f"{value:.3f}" if value is not None else "-"
+
+
+def _times(value: float | None) -> str:
+    return f"{value:.2f}x" if value is not None else "-"
+
+
+def _summary(summary: dict[str, Any]) -> list[str]:
+    total, finished = summary["total"], summary["finished"]
+    failures = ", ".join(f"{name} {count}" for name, count in summary["failures"].items()) or "none"
+    lines = [
+        f"**{summary['correct']} of {total} problems correct**"
+        + (f" ({total - finished} not finished)" if finished < total else "")
+        + f"; failures: {failures}; {summary['flagged']} correct with non-blocking flags.", "",
+        "fast_p, the fraction of all problems correct and faster than p x the baseline (KernelBench's "
+        "definition):", "",
+        "| against | " + " | ".join(f"p = {threshold_key(p)}" for p in THRESHOLDS) + " | geomean speedup |",
+        "| --- |" + " --- |" * (len(THRESHOLDS) + 1),
+        "| the faster baseline | " + " | ".join(_fraction(summary["fast_p"][threshold_key(p)]) for p in THRESHOLDS)
+        + f" | {_times(summary['geomean_best_speedup'])} |",
+    ]
+    for name, row in summary["fast_p_by_baseline"].items():
+        lines.append(f"| {name} | " + " | ".join(_fraction(row[threshold_key(p)]) for p in THRESHOLDS)
+                     + f" | {_times(summary['geomean_speedup'].get(name))} |")
+    lines += ["", f"Geomean speedups are over the {summary['timed']} correct, timed problems. "
+              f"{summary['seconds']:.1f} s were spent on the problems in all"
+              + (f"; this invocation took {summary['wall_seconds']:.1f} s of wall time for "
+                 f"{summary['evaluated_now']} problems ({summary['seconds_per_problem']:.2f} s per problem)."
+                 if summary.get("evaluated_now") else ".")]
+    llm = summary.get("llm")
+    if llm:
+        cost = f"${llm['cost_usd']:.4f}" if llm["cost_usd"] is not None else "cost unknown"
+        if llm["cost_usd"] is not None and not llm["cost_complete"]:
+            cost += " (some models have no price)"
+        lines += ["", f"LLM: {llm['calls']} calls, {llm['input_tokens'] + llm['output_tokens']:,} tokens, {cost}."]
+    return lines
+
+
+def _problems(results: list[ProblemResult], bench_dir: Path) -> list[str]:
+    names = baselines_of(results) or ["eager", "compile"]
+    llm = any(r.usage is not None for r in results)
+    head = ["#", "problem", "verdict", "runtime (ms)"] + [f"vs {n}" for n in names] + ["bits", "flags", "device",
+                                                                                      "s"]
+    head += ["tokens", "cost (USD)", "run"] if llm else []
+    lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    for number, r in enumerate(results, start=1):
+        verdict = "correct" if r.correct else (r.failure or "failed")
+        link = f"[{r.key}]({PROBLEMS}/{r.key}/{VERDICT})" if (problem_dir(bench_dir, r.key) / VERDICT).is_file() \
+            else r.key
+        row = [str(number), link, cell(verdict), ms(r.runtime_ms)] + [_times(r.speedup(n)) for n in names]
+        bits = f"{r.precision_bits:.1f}" if r.precision_bits is not None else "-"
+        row += [bits, ", ".join(r.flags), r.device, f"{r.seconds:.1f}"]
+        if llm:
+            u = r.usage
+            row += [f"{u.tokens:,}" if u else "-",
+                    (f"{u.cost_usd:.4f}" if u.cost_usd is not None else "no price") if u else "-", r.run_id or "-"]
+        lines.append("| " + " | ".join(row) + " |")
+    return lines
+
+
+def _failures(results: list[ProblemResult]) -> list[str]:
+    failed = [r for r in results if not r.correct and r.message]
+    if not failed:
+        return []
+    lines = ["", "## Failures"]
+    for r in failed:
+        text = "\n".join(r.message.strip().splitlines()[:12])
+        lines += ["", f"**{r.key}** ({r.failure}):", "", "```text", text, "```"]
+    return lines

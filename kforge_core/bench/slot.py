@@ -1,0 +1,132 @@
+"""One slot of an executor: a harness bound to one unit of the device, evaluating one problem at a time.
+
+The harness is made for the first problem and moved on to each next one (``Harness.use_problem``), so its workers
+stay warm across problems under the usual rule (only after a clean candidate), its baseline worker serves every
+problem, and baselines come from the baseline cache where they were measured before.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any, Iterable
+
+from ..harness import Harness, Verdict
+from ..harness.host.pool import WorkerStartError
+from ..plugins import PluginSelection
+from ..problem import ProblemError, load_problem
+from ..records import Backend, Problem
+from ..settings import Settings
+from .results import INVALID_PROBLEM, NO_SOLUTION, ProblemJob, ProblemResult
+
+MESSAGE_LIMIT = 2000  # characters of a failure's message kept in the store (the verdict file has all of it)
+
+
+class ProblemLoader:
+    """Problems loaded once, by any slot, in the KForge process (``load_problem`` validates each on the CPU)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._loaded: dict[Path, Future[Problem]] = {}
+
+    def load(self, path: Path) -> Problem:
+        """The problem; raises the ProblemError that loading it raised."""
+        with self._lock:
+            future = self._loaded.get(path)
+            mine = future is None
+            if mine:
+                future = self._loaded[path] = Future()
+        if mine:
+            try:
+                future.set_result(load_problem(path))
+            except Exception as exc:  # noqa: BLE001 - whoever waits for it gets the same error
+                future.set_exception(exc)
+        return future.result()
+
+    def forget(self, path: Path) -> None:
+        with self._lock:
+            self._loaded.pop(path, None)
+
+
+class DeviceSlot:
+    """Evaluates problems on one unit of the backend's device (``device_index``; None: what the process sees).
+
+    :param label: how results name where they ran (``cuda:1``).
+    :param measure: False checks correctness only (no timing, no baselines).
+    """
+
+    def __init__(self, *, backend: Backend, settings: Settings, plugins: PluginSelection, options: Any,
+                 device_index: int | None, label: str, loader: ProblemLoader | None = None,
+                 measure: bool = True) -> None:
+        self.backend = backend
+        self.settings = settings
+        self.plugins = plugins
+        self.options = options
+        self.device_index = device_index
+        self.label = label
+        self.loader = loader or ProblemLoader()
+        self.measure = measure
+        self._harness: Harness | None = None
+
+    @property
+    def ready(self) -> bool:
+        """True once the slot's harness exists (made with its first problem)."""
+        return self._harness is not None
+
+    def harness_for(self, problem: Problem) -> Harness:
+        """The slot's harness, moved on to ``problem`` (made for it on first use)."""
+        if self._harness is None:
+            self._harness = Harness(backend=self.backend, problem=problem, settings=self.settings,
+                                    plugins=self.plugins, options=self.options, device_index=self.device_index)
+        else:
+            self._harness.use_problem(problem)
+        return self._harness
+
+    def evaluate(self, job: ProblemJob) -> ProblemResult:
+        """Compile, verify and time the job's solution; every outcome is a result, never an exception."""
+        start = time.perf_counter()
+        if job.candidate is None:
+            return ProblemResult(job.key, False, NO_SOLUTION, "no solution was found for this problem",
+                                 device=self.label)
+        try:
+            problem = self.loader.load(job.path)
+            harness = self.harness_for(problem)  # an unusable backend or device raises here: the bench stops
+            verdict = harness.evaluate(job.candidate, measure=self.measure)
+        except (ProblemError, WorkerStartError) as exc:  # not loadable, or its reference fails in a worker
+            return ProblemResult(job.key, False, INVALID_PROBLEM, str(exc)[:MESSAGE_LIMIT], device=self.label,
+                                 seconds=time.perf_counter() - start, candidate_digest=job.candidate.digest)
+        finally:
+            self.loader.forget(job.path)
+        return result_of(job.key, verdict, self.label, time.perf_counter() - start)
+
+    def prebuild(self, jobs: Iterable[ProblemJob]) -> None:
+        """Build the solutions of later problems ahead, where the backend can (see ``Harness.prebuild``)."""
+        if self._harness is None or not self._harness.builds_ahead:
+            return
+        for job in jobs:
+            if job.candidate is None:
+                continue
+            try:
+                problem = self.loader.load(job.path)
+            except ProblemError:
+                continue  # its own turn reports why
+            self._harness.prebuild([job.candidate], problem)
+
+    def close(self) -> None:
+        if self._harness is not None:
+            self._harness.close()
+            self._harness = None
+
+
+def result_of(key: str, verdict: Verdict, device: str, seconds: float) -> ProblemResult:
+    return ProblemResult(
+        key=key, correct=verdict.correct, failure=verdict.failure.value if verdict.failure is not None else None,
+        message="" if verdict.correct else verdict.message[:MESSAGE_LIMIT],
+        runtime_ms=verdict.runtime.median if verdict.runtime is not None else None,
+        baselines_ms=tuple((name, stats.median) for name, stats in verdict.baselines),
+        speedups=tuple(verdict.speedups), flags=tuple(f.code for f in verdict.flags),
+        precision_bits=verdict.precision.bits, device=device,
+        seconds=seconds, candidate_digest=verdict.candidate_digest, verdict=verdict.to_json(),
+    )

@@ -1,0 +1,86 @@
+"""A suite's figures: correctness, failures by class, KernelBench's fast_p and the geomean speedups.
+
+fast_p (KernelBench): the fraction of all problems whose solution is correct AND faster than ``p`` times the
+baseline, ``sum(correct_i and speedup_i > p) / total``. fast_0 is the correctness rate. ``fast_p`` is taken against
+the faster baseline of each problem (KForge's headline speedup, the harder one to beat) and, in
+``fast_p_by_baseline``, against each baseline.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Any, Iterable
+
+from .results import ProblemResult
+
+THRESHOLDS = (0.0, 1.0, 1.5, 2.0)
+
+
+def threshold_key(p: float) -> str:
+    """``"0"``, ``"1"``, ``"1.5"``, ``"2"``: how thresholds are keyed in JSON."""
+    return f"{p:g}"
+
+
+def fast_p(results: list[ProblemResult], total: int, p: float, baseline: str | None = None) -> float | None:
+    """The fraction of ``total`` problems correct and faster than ``p`` x the baseline (the faster one when
+    ``baseline`` is None); None when ``p`` > 0 and no problem was timed against it."""
+    if total == 0:
+        return None
+    if p == 0:
+        return sum(r.correct for r in results) / total
+    speeds = [_speedup(r, baseline) for r in results]
+    if all(s is None for s in speeds):
+        return None
+    return sum(1 for r, s in zip(results, speeds) if r.correct and s is not None and s > p) / total
+
+
+def geomean(values: Iterable[float]) -> float | None:
+    logs = [math.log(v) for v in values if v > 0]
+    return math.exp(sum(logs) / len(logs)) if logs else None
+
+
+def baselines_of(results: list[ProblemResult]) -> list[str]:
+    """The baselines any result was compared with, in the order first seen."""
+    names: list[str] = []
+    for result in results:
+        names += [name for name, _ in result.speedups if name not in names]
+    return names
+
+
+def summarize(results: list[ProblemResult], total: int | None = None) -> dict[str, Any]:
+    """The ``summary`` of ``kforge bench --json``; ``total`` counts problems not finished yet too."""
+    total = len(results) if total is None else total
+    baselines = baselines_of(results)
+    correct = [r for r in results if r.correct]
+    return {
+        "total": total,
+        "finished": len(results),
+        "correct": len(correct),
+        "failures": dict(sorted(Counter(r.failure for r in results if r.failure is not None).items())),
+        "flagged": sum(1 for r in correct if r.flags),
+        "fast_p": {threshold_key(p): fast_p(results, total, p) for p in THRESHOLDS},
+        "fast_p_by_baseline": {name: {threshold_key(p): fast_p(results, total, p, name) for p in THRESHOLDS}
+                               for name in baselines},
+        "geomean_speedup": {name: geomean(s for r in correct if (s := r.speedup(name)) is not None)
+                            for name in baselines},
+        "geomean_best_speedup": geomean(s for r in correct if (s := r.best_speedup) is not None),
+        "timed": sum(1 for r in correct if r.speedups),
+        "seconds": sum(r.seconds for r in results),
+        "llm": _usage(results),
+    }
+
+
+def _speedup(result: ProblemResult, baseline: str | None) -> float | None:
+    return result.best_speedup if baseline is None else result.speedup(baseline)
+
+
+def _usage(results: list[ProblemResult]) -> dict[str, Any] | None:
+    used = [r.usage for r in results if r.usage is not None]
+    if not used:
+        return None
+    costs = [u.cost_usd for u in used]
+    return {"calls": sum(u.calls for u in used), "input_tokens": sum(u.input_tokens for u in used),
+            "output_tokens": sum(u.output_tokens for u in used),
+            "cost_usd": sum(c for c in costs if c is not None) if any(c is not None for c in costs) else None,
+            "cost_complete": all(c is not None for c in costs)}

@@ -1,0 +1,32 @@
+"""A slot builds the solutions of later problems ahead, each for its own problem, while it evaluates the current
+one (a backend whose plugin builds ahead: the prebuild test plugin's)."""
+
+from __future__ import annotations
+
+from harness.helpers import CANDIDATES, PROBLEMS, settings_for
+from harness.prebuild_plugin import AHEAD, mark
+
+from kforge_core.bench.results import ProblemJob
+from kforge_core.bench.slot import DeviceSlot
+from kforge_core.plugins import PluginSelection
+from kforge_core.records import Candidate
+
+SELECTION = PluginSelection(entry_points=False, modules=("harness.prebuild_plugin",))
+
+
+def test_later_problems_build_ahead_for_their_own_problem(tmp_path):
+    cache = tmp_path / "cache"
+    slot = DeviceSlot(backend=AHEAD, settings=settings_for(cache, spare_workers=0, baselines=()), plugins=SELECTION,
+                      options=None, device_index=None, label="cpu", measure=False)
+    jobs = [ProblemJob(name, PROBLEMS / f"{name}.py", Candidate.from_path(CANDIDATES / f"{solution}.py", label=name))
+            for name, solution in (("relu_scale", "relu_scale_numpy"), ("linear_relu", "linear_relu_numpy"))]
+    try:
+        first = slot.evaluate(jobs[0])
+        slot.prebuild(jobs[1:])
+        second = slot.evaluate(jobs[1])
+    finally:
+        slot.close()
+    assert first.correct and second.correct, (first.message, second.message)
+    assert first.verdict["compile"]["log"].startswith("built now")
+    assert second.verdict["compile"]["log"].startswith("found built ahead")
+    assert mark(cache, jobs[1].candidate.digest).with_suffix(".problem").read_text() == "linear_relu"

@@ -1,0 +1,211 @@
+"""The parts of a bench that run no worker: the suite, the solutions, the summary (fast_p, geomean), the report,
+the plan, the local executor's distribution of problems over slots."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from kforge_core.bench.local import LocalExecutor
+from kforge_core.bench.plan import BenchPlan
+from kforge_core.bench.results import NO_SOLUTION, ProblemJob, ProblemResult, Usage
+from kforge_core.bench.report import render_bench_markdown
+from kforge_core.bench.plots import plot_fast_p, plot_speedup_histogram
+from kforge_core.bench.solutions import open_solutions
+from kforge_core.bench.suite import discover
+from kforge_core.bench.summary import fast_p, summarize
+from kforge_core.commands.bench import _devices
+from kforge_core.errors import KForgeError
+from kforge_core.settings import Settings
+from kforge_core.store import BenchInfo
+
+PROBLEM = "import torch\nclass Model(torch.nn.Module):\n    pass\n"
+
+
+def _tree(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+@pytest.fixture
+def suite(tmp_path) -> Path:
+    return _tree(tmp_path / "suite", {
+        "level1/10_Tanh.py": PROBLEM, "level1/2_ReLU.py": PROBLEM, "level1/1_Matmul.py": PROBLEM,
+        "level2/1_Conv_ReLU.py": PROBLEM, "level2/2_ReLU.py": PROBLEM, "level2/_helpers.py": PROBLEM,
+        "__init__.py": "", ".hidden/3_x.py": PROBLEM,
+    })
+
+
+def test_a_suite_is_every_problem_file_in_natural_order_and_filters_pick_some(suite):
+    assert [p.key for p in discover(suite)] == [
+        "level1/1_Matmul", "level1/2_ReLU", "level1/10_Tanh", "level2/1_Conv_ReLU", "level2/2_ReLU"]
+    assert [p.key for p in discover(suite, ("level2/*",))] == ["level2/1_Conv_ReLU", "level2/2_ReLU"]
+    assert [p.key for p in discover(suite, ("*ReLU*", "10_Tanh.py"))] == [
+        "level1/2_ReLU", "level1/10_Tanh", "level2/1_Conv_ReLU", "level2/2_ReLU"]
+    with pytest.raises(KForgeError, match="no problem files matching nothing"):
+        discover(suite, ("nothing",))
+    with pytest.raises(KForgeError, match="suite not found"):
+        discover(suite / "level9")
+
+
+def test_solutions_in_a_directory_flat_or_mirrored(suite, tmp_path):
+    problems = {p.key: p for p in discover(suite)}
+    solutions = _tree(tmp_path / "solutions", {
+        "level1/2_ReLU.py": "mirrored", "2_ReLU.py": "flat but shared by two problems", "1_Matmul.py": "flat",
+        "10_Tanh/model_new.py": "entry", "10_Tanh/kernel.cu": "// cuda",
+    })
+    found = open_solutions(solutions, list(problems.values()))
+    assert found.candidate_for(problems["level1/2_ReLU"]).source == "mirrored"
+    assert found.candidate_for(problems["level2/2_ReLU"]) is None  # the flat name names two problems
+    assert found.candidate_for(problems["level1/1_Matmul"]).source == "flat"
+    tanh = found.candidate_for(problems["level1/10_Tanh"])
+    assert tanh.entry == "model_new.py" and {f.name for f in tanh.files} == {"model_new.py", "kernel.cu"}
+    assert tanh.label == "level1/10_Tanh"
+    assert found.candidate_for(problems["level2/1_Conv_ReLU"]) is None
+
+
+def test_solutions_from_jsonl_name_problems_by_key_path_file_or_level_and_number(suite, tmp_path):
+    problems = {p.key: p for p in discover(suite)}
+    lines = [{"problem": "level1/2_ReLU", "code": "by key"}, {"problem": "level1/1_Matmul.py", "code": "by path"},
+             {"problem": "1_Conv_ReLU", "code": "by name"}, {"problem": "level1/10", "code": "by number"},
+             {"problem": "2_ReLU.py", "code": "ambiguous"}, {"problem": "level1/2_ReLU", "code": "second sample"}]
+    path = tmp_path / "set.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    found = open_solutions(path, list(problems.values()))
+    sources = {key: (c.source if (c := found.candidate_for(p)) else None) for key, p in problems.items()}
+    assert sources == {"level1/2_ReLU": "by key", "level1/1_Matmul": "by path", "level2/1_Conv_ReLU": "by name",
+                       "level1/10_Tanh": "by number", "level2/2_ReLU": None}
+    assert found.ignored == 1 and found.unmatched == ["2_ReLU.py"]
+    path.write_text('{"problem": "x"}\n')
+    with pytest.raises(KForgeError, match="set.jsonl:1: expected a JSON object"):
+        open_solutions(path, list(problems.values()))
+
+
+def _result(key, correct=True, speedups=(("eager", 2.0), ("compile", 1.2)), failure=None, **more):
+    return ProblemResult(key, correct, None if correct else failure, speedups=speedups if correct else (), **more)
+
+
+RESULTS = [
+    _result("a", speedups=(("eager", 4.0), ("compile", 1.6))),
+    _result("b", speedups=(("eager", 2.0), ("compile", 0.5))),
+    _result("c", speedups=(("eager", 1.0), ("compile", 1.0))),
+    _result("d", False, failure="numerical_mismatch"),
+    _result("e", False, failure=NO_SOLUTION),
+]
+
+
+def test_fast_p_is_the_fraction_of_all_problems_correct_and_faster_than_p_times_the_baseline():
+    assert fast_p(RESULTS, 5, 0) == pytest.approx(3 / 5)
+    assert fast_p(RESULTS, 5, 1.0) == pytest.approx(1 / 5)  # against the faster baseline: a (1.6x); c is not > 1
+    assert fast_p(RESULTS, 5, 1.0, "eager") == pytest.approx(2 / 5)
+    assert fast_p(RESULTS, 5, 1.5, "compile") == pytest.approx(1 / 5)
+    assert fast_p(RESULTS, 5, 2.0, "eager") == pytest.approx(1 / 5)  # strictly faster: b's 2.0x is not
+    untimed = [_result("a", speedups=())]
+    assert fast_p(untimed, 1, 0) == 1.0 and fast_p(untimed, 1, 1.0) is None
+
+
+def test_the_summary_counts_failures_by_class_and_takes_geomeans_over_correct_timed_problems():
+    summary = summarize(RESULTS + [_result("f", usage=Usage(2, 100, 50, None))], total=7)
+    assert summary["total"] == 7 and summary["finished"] == 6 and summary["correct"] == 4
+    assert summary["failures"] == {"no_solution": 1, "numerical_mismatch": 1}
+    assert set(summary["fast_p"]) == {"0", "1", "1.5", "2"} and summary["fast_p"]["0"] == pytest.approx(4 / 7)
+    assert summary["geomean_speedup"]["eager"] == pytest.approx((4.0 * 2.0 * 1.0 * 2.0) ** 0.25)
+    assert summary["geomean_speedup"]["compile"] == pytest.approx((1.6 * 0.5 * 1.0 * 1.2) ** 0.25)
+    assert summary["geomean_best_speedup"] == pytest.approx((1.6 * 0.5 * 1.0 * 1.2) ** 0.25)
+    assert summary["llm"] == {"calls": 2, "input_tokens": 100, "output_tokens": 50, "cost_usd": None,
+                              "cost_complete": False}
+    json.dumps(summary, allow_nan=False)
+
+
+def test_the_report_and_its_figures(tmp_path):
+    plan = BenchPlan(tmp_path, ("level1/*",), "cpu", tmp_path / "solutions", "model_new.py", True, Settings(),
+                     tuple((r.key, "0" * 16) for r in RESULTS))
+    info = BenchInfo("bench-1", 0.0, 0.0, "finished", "", str(tmp_path), "cpu", plan.source, tmp_path, {})
+    summary = summarize(RESULTS, 5) | {"executor": "local, cpu", "wall_seconds": 2.0, "evaluated_now": 4,
+                                       "seconds_per_problem": 0.5}
+    text = render_bench_markdown(info, plan, RESULTS, summary)
+    assert "**3 of 5 problems correct**; failures: no_solution 1, numerical_mismatch 1" in text
+    assert "| the faster baseline | 0.600 | 0.200 | 0.200 | 0.000 |" in text
+    assert "![fast_p curve](fast_p.png)" in text and "| 4 | d | numerical_mismatch |" in text
+    assert "| precision contract | fp32: may compute in float32 |" in text
+    plot_fast_p(RESULTS, 5, "t", tmp_path / "fast_p.png")
+    plot_speedup_histogram(RESULTS, "t", tmp_path / "speedups.png")
+    assert (tmp_path / "fast_p.png").stat().st_size > 1000 and (tmp_path / "speedups.png").stat().st_size > 1000
+
+
+def test_a_plan_reads_back_as_it_was_written(tmp_path):
+    plan = BenchPlan(tmp_path, ("a*",), "cpu", None, "model_new.py", False, Settings(runs_dir=tmp_path),
+                     (("a", "1" * 16),))
+    again = BenchPlan.from_json(json.loads(json.dumps(plan.to_json())), source="test")
+    assert again == plan and again.source.startswith("llm:")
+
+
+def test_devices_are_distinct_indices_for_the_local_executor():
+    assert _devices(None, "local") == (None,) and _devices("0,1", "local") == (0, 1)
+    for wrong in ("0,0", "a", "-1", ","):
+        with pytest.raises(KForgeError):
+            _devices(wrong, "local")
+    with pytest.raises(KForgeError, match="local executor"):
+        _devices("0", "ray")
+
+
+class _FakeSlot:
+    def __init__(self, index):
+        self.index, self.ready, self.built_ahead, self.closed = index, True, [], False
+
+    def prebuild(self, jobs):
+        self.built_ahead += [j.key for j in jobs]
+
+    def close(self):
+        self.closed = True
+
+
+def test_the_local_executor_runs_a_problem_at_a_time_on_each_device_and_builds_later_ones_ahead():
+    slots: dict[int, _FakeSlot] = {}
+    busy: dict[int, int] = {}
+    lock = threading.Lock()
+
+    def make_slot(index):
+        return slots.setdefault(index, _FakeSlot(index))
+
+    def work(slot, job):
+        with lock:
+            busy[slot.index] = busy.get(slot.index, 0) + 1
+            assert busy[slot.index] == 1, "two problems at once on one device"
+        time.sleep(0.2)
+        with lock:
+            busy[slot.index] -= 1
+        return ProblemResult(job.key, True, None, device=str(slot.index))
+
+    jobs = [ProblemJob(f"p{i}", Path(f"p{i}.py")) for i in range(6)]
+    results = []
+    start = time.perf_counter()
+    LocalExecutor(make_slot, [0, 1], lookahead=2).run(jobs, work, results.append)
+    assert time.perf_counter() - start < 1.1  # six problems of 0.2 s on two devices
+    assert sorted(r.key for r in results) == [j.key for j in jobs]
+    assert {r.device for r in results} == {"0", "1"}
+    ahead = slots[0].built_ahead + slots[1].built_ahead
+    assert ahead and len(set(ahead)) == len(ahead)  # each later problem handed out once
+    assert "p0" not in ahead  # taken first: nothing was ahead of it
+    assert all(slot.closed for slot in slots.values())
+
+
+def test_an_error_of_a_slot_stops_the_local_executor():
+    def make_slot(index):
+        if index == 1:
+            raise KForgeError("device 1 is not usable")
+        return _FakeSlot(index)
+
+    def work(slot, job):
+        time.sleep(0.05)
+        return ProblemResult(job.key, True, None)
+
+    with pytest.raises(KForgeError, match="device 1"):
+        LocalExecutor(make_slot, [0, 1]).run([ProblemJob(f"p{i}", Path("p.py")) for i in range(20)], work,
+                                             lambda r: None)

@@ -1,0 +1,84 @@
+"""One harness across problems (warm workers take the next problem), the baseline cache, and binding workers to
+one unit of a device."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from kforge_core.device import Device
+from kforge_core.errors import KForgeError
+from kforge_core.harness import Harness
+from kforge_core.harness.host.device_binding import device_environment
+
+from .helpers import SELECTION, TORCH_CPU, candidate, problem, settings_for
+from .torch_backend_plugin import TORCH_CPU_UNITS
+
+
+def _harness(cache_dir, **changes) -> Harness:
+    settings = settings_for(cache_dir, **{"spare_workers": 0, **changes})
+    return Harness(backend=TORCH_CPU, problem=problem("relu_scale"), settings=settings, plugins=SELECTION)
+
+
+def test_a_warm_worker_takes_the_next_problem_and_baselines_come_from_the_cache_next_time(tmp_path):
+    cache = tmp_path / "cache"
+    with _harness(cache) as harness:
+        first = harness.evaluate(candidate("relu_scale_numpy"))
+        harness.use_problem(problem("linear_relu"))
+        second = harness.evaluate(candidate("linear_relu_numpy"))
+        harness.use_problem(problem("relu_scale"))
+        third = harness.evaluate(candidate("relu_scale_numpy"))
+        started = harness.workers_started
+    assert [v.correct for v in (first, second, third)] == [True, True, True], [second.message, third.message]
+    assert [v.problem for v in (first, second, third)] == ["relu_scale", "linear_relu", "relu_scale"]
+    assert not any(v.worker_replaced for v in (first, second, third))
+    assert started == 2  # one worker served all three candidates; one measured every baseline
+    assert second.baselines and second.baselines[0][1].median != first.baselines[0][1].median
+    assert not first.baseline_notes and not second.baseline_notes
+    assert third.baselines == first.baselines  # measured once for the problem, kept in the cache
+    assert "read from the baseline cache" in dict(third.baseline_notes)["eager"]
+    kept = list((cache / "baselines").glob("*.json"))
+    assert len(kept) == 2 and all("eager" in json.loads(p.read_text())["baselines"] for p in kept)
+
+    with _harness(cache) as again:  # another run: no worker measures a baseline
+        verdict = again.evaluate(candidate("relu_scale_numpy"))
+        assert verdict.baselines == first.baselines and again.workers_started == 1
+    with _harness(cache, baseline_cache="refresh") as fresh:
+        verdict = fresh.evaluate(candidate("relu_scale_numpy"))
+        assert not verdict.baseline_notes and fresh.workers_started == 2
+
+
+def test_a_worker_that_failed_is_not_reused_for_the_next_problem(tmp_path):
+    with _harness(tmp_path / "cache", baselines=()) as harness:
+        failed = harness.evaluate(candidate("mismatch"), measure=False)
+        harness.use_problem(problem("linear_relu"))
+        verdict = harness.evaluate(candidate("linear_relu_numpy"), measure=False)
+        assert failed.worker_replaced and verdict.correct, verdict.message
+        assert harness.workers_started == 2
+
+
+def test_workers_are_bound_to_the_unit_they_are_given(tmp_path):
+    settings = settings_for(tmp_path / "cache", spare_workers=0, baselines=())
+    with Harness(backend=TORCH_CPU_UNITS, problem=problem("relu_scale"), settings=settings, plugins=SELECTION,
+                 device_index=1) as harness:
+        verdict = harness.evaluate(candidate("env_report"), measure=False)
+    assert verdict.correct, verdict.message
+    assert "UNIT=1" in verdict.stdout
+
+
+def test_device_environment_counts_among_the_units_already_shown():
+    assert device_environment(TORCH_CPU_UNITS, None) == ()
+    assert device_environment(TORCH_CPU_UNITS, 1, {}) == (("TORCH_TEST_UNITS", "1"),)
+    assert device_environment(TORCH_CPU_UNITS, 1, {"TORCH_TEST_UNITS": "4,6"}) == (("TORCH_TEST_UNITS", "6"),)
+    with pytest.raises(KForgeError, match="out of range"):
+        device_environment(TORCH_CPU_UNITS, 2, {"TORCH_TEST_UNITS": "4,6"})
+    assert device_environment(TORCH_CPU, 1, {}) == ()  # the host CPU: a slot, nothing to bind
+
+    class UnboundDevice(Device):
+        torch_type = "xpu"
+
+    gpu = dataclasses.replace(TORCH_CPU, name="no-selector", device="xpu", device_class=UnboundDevice)
+    with pytest.raises(KForgeError, match="names no visible_devices_env"):
+        device_environment(gpu, 0, {})
