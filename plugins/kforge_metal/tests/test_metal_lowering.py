@@ -9,7 +9,8 @@ import re
 
 import torch
 
-from kforge_core.agents import GenerationAgent, GenerationRequest, parse_reply
+from kforge_core.agents import GenerationAgent, GenerationRequest, PrecisionTerms, parse_reply
+from kforge_core.precision_contract import CONTRACTS
 from kforge_core.problem import load_problem
 from kforge_core.prompts import PromptTemplates
 from kforge_metal.device_facts import MetalFacts
@@ -62,7 +63,8 @@ def test_the_example_problem_is_a_valid_problem_and_the_solution_matches_it(tmp_
 def test_the_generation_prompt_carries_the_model_the_example_and_the_format(tmp_path):
     path = tmp_path / "problem.py"
     path.write_text(shipped_example().problem)
-    agent = GenerationAgent(PromptTemplates(), load_problem(path), lower(FACTS))
+    fp32 = PrecisionTerms(CONTRACTS["fp32"], (("float32", 1e-4, 1e-4),))
+    agent = GenerationAgent(PromptTemplates(), load_problem(path), lower(FACTS), precision=fp32)
     prompt = agent.prompt(GenerationRequest("functional", 0, 1))
     text = prompt.system + prompt.user
     assert "Metal Shading Language" in text or "compile_shader" in text
