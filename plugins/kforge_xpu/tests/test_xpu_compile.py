@@ -34,7 +34,7 @@ INTEL_GPU_ERROR = ('type("IntelGPUError", (RuntimeError,), {"__module__": "trito
 CANDIDATES = {
     "syntax.py": "class ModelNew(:\n",
     "import_error.py": "import a_module_that_is_not_there\n",
-    "no_model.py": "class Model: ...\n",
+    "no_model.py": "class Kernel: ...\n",  # neither ModelNew nor Model
     "intel_build.py": RAISES.format(prelude=f"IntelGPUError = {INTEL_GPU_ERROR[0]}",
                                     error=f"IntelGPUError({INTEL_GPU_ERROR[1]})"),
     "device_lost.py": RAISES.format(prelude="", error='RuntimeError("UR backend failed. UR backend returns:20 '
