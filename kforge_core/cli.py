@@ -44,6 +44,8 @@ def cli(ctx: click.Context, debug: bool, no_plugins: bool, config_file: Path | N
 
 def _add_commands() -> None:
     from .commands import backends, bench, check, plugins_cmd, run, runs, show
+    from .commands import index as index_cmd
+    from .commands import search as search_cmd
     from .commands import eval as eval_cmd
 
     cli.add_command(backends.backends)
@@ -54,6 +56,8 @@ def _add_commands() -> None:
     cli.add_command(bench.bench)
     cli.add_command(runs.runs)
     cli.add_command(show.show)
+    cli.add_command(index_cmd.index)
+    cli.add_command(search_cmd.search)
 
 
 _add_commands()

@@ -164,6 +164,20 @@ class AnalysisSettings:
 
 
 @dataclass(frozen=True)
+class RetrievalSettings:
+    """``[retrieval]``: kernels of earlier runs (``RUNS_DIR/retrieval.db``) shown to the generation agent."""
+
+    references: str = "auto"  # "auto": the top_k related kernels of the index, when it has any; "none": never
+    top_k: int = 3
+
+    def __post_init__(self) -> None:
+        if self.references not in ("auto", "none"):
+            raise ValueError(f"retrieval.references must be 'auto' or 'none', not {self.references!r}")
+        if self.top_k < 0:
+            raise ValueError("retrieval.top_k must be >= 0")
+
+
+@dataclass(frozen=True)
 class Settings:
     """All settings. ``backends`` holds each backend's raw options table, parsed by :meth:`backend_options`."""
 
@@ -175,6 +189,7 @@ class Settings:
     llm: LLMSettings = field(default_factory=LLMSettings)
     budget: BudgetSettings = field(default_factory=BudgetSettings)
     analysis: AnalysisSettings = field(default_factory=AnalysisSettings)
+    retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
     backends: dict[str, dict[str, Any]] = field(default_factory=dict)
     sources: tuple[str, ...] = field(default=(), metadata={"internal": True})  # where settings came from
 

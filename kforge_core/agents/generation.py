@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from ..candidate_module import DEFAULT_CLASS
 from ..prompts import PromptTemplates
 from ..records import Lowering, Problem, SourceFile
+from ..retrieval import RetrievedReference
 from .prompt import Prompt
 from .reply_parser import ParsedReply, parse_reply
 from .views import CandidateView, Feedback, PrecisionTerms
@@ -39,6 +40,7 @@ class GenerationAgent:
     def __init__(
         self, templates: PromptTemplates, problem: Problem, lowering: Lowering, reference: Reference | None = None,
         *, precision: PrecisionTerms, candidate_class: str = DEFAULT_CLASS,
+        references: tuple[RetrievedReference, ...] = (),
     ) -> None:
         self.templates = templates
         self.problem = problem
@@ -46,12 +48,14 @@ class GenerationAgent:
         self.reference = reference
         self.precision = precision
         self.candidate_class = candidate_class  # the class the candidate defines (harness.candidate_class)
+        self.references = references  # kernels retrieved from the index (warm starts and related problems)
 
     def prompt(self, request: GenerationRequest) -> Prompt:
         context = dict(
             problem=self.problem, lowering=self.lowering, reference=self.reference, precision=self.precision,
             pass_kind=request.pass_kind, round=request.round, attempt=request.attempt, feedback=request.feedback,
             best=request.best, recommendations=request.recommendations, candidate_class=self.candidate_class,
+            references=self.references,
         )
         return Prompt(
             agent="generation",

@@ -47,6 +47,9 @@ def print_run(report: RunReport, console: Console) -> None:
     console.print(f"models: generation {run.model}, analysis {run.analyst_model}", markup=False)
     console.print(f"precision contract: {report.precision_terms()}", markup=False)
     console.print("baselines: " + (", ".join(f"{n} {ms:.3f} ms" for n, ms in report.baselines) or "not measured"))
+    for ref in report.references:
+        kind = "warm start" if ref.warm_start else "reference"
+        console.print(f"{kind}: {ref.problem} on {ref.backend} ({ref.figures}), score {ref.score:.2f}", markup=False)
     table = Table(show_header=True)
     for column in ("#", "attempt", "verdict", "runtime ms", "speedups", "bits", "files"):
         table.add_column(column, overflow="fold")
@@ -89,4 +92,5 @@ def report_json(report: RunReport) -> dict[str, Any]:
         "rounds": [{"round": r.round, "profiled": r.profiled, "recommendations": r.recommendations}
                    for r in report.rounds],
         "usage": [u.__dict__ for u in report.usage],
+        "references": [r.__dict__ for r in report.references],
     }

@@ -1,0 +1,78 @@
+"""The retrieved kernels a run shows its generation agent: chosen before the run starts, kept with its plan (a
+resumed run prompts as before), recorded in its journal and report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..records import SourceFile
+from .index_store import KernelIndexStore, index_path
+from .search import Hit, search
+from .sketch import ProblemSketch, sketch_problem
+
+REFERENCE_MODES = ("auto", "none")
+
+
+@dataclass(frozen=True)
+class RetrievedReference:
+    """A kernel from the index, as the prompt shows it.
+
+    :param warm_start: the same problem on the same backend: a kernel to start from, not a hint.
+    :param why: why it was chosen, in one sentence.
+    :param figures: what is known of it (backend, speedup, time, contract).
+    """
+
+    key: str
+    problem_name: str
+    backend: str
+    score: float
+    warm_start: bool
+    why: str
+    figures: str
+    files: tuple[SourceFile, ...]
+    entry: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.problem_name} on {self.backend}"
+
+    def summary(self) -> dict[str, object]:
+        """What the journal and the report keep of it (not the code)."""
+        return {"key": self.key, "problem": self.problem_name, "backend": self.backend, "score": round(self.score, 4),
+                "warm_start": self.warm_start, "why": self.why, "figures": self.figures}
+
+
+def retrieve_references(runs_dir: Path, problem_path: Path, backend: str, precision: str,
+                        limit: int) -> tuple[RetrievedReference, ...]:
+    """Up to ``limit`` kernels for the problem at ``problem_path``: the same backend's first, then other backends'
+    as cross-platform references. Nothing (and no file created) when the runs directory has no index."""
+    if limit < 1 or not index_path(runs_dir).is_file():
+        return ()
+    with KernelIndexStore(runs_dir) as store:
+        kernels = store.kernels()
+    if not kernels:
+        return ()
+    query = sketch_problem(problem_path)
+    return tuple(_reference(hit, query, backend, precision) for hit in search(kernels, query, backend=backend,
+                                                                               limit=limit))
+
+
+def _reference(hit: Hit, query: ProblemSketch, backend: str, precision: str) -> RetrievedReference:
+    kernel = hit.kernel
+    same_backend = kernel.backend == backend
+    if hit.same_problem and same_backend:
+        why = f"It solves this same problem on {backend}: a warm start, to improve on rather than a hint."
+    elif hit.same_problem:
+        why = (f"It solves this same problem on {kernel.backend}: a cross-platform reference; carry its algorithm "
+               f"over to {backend}'s programming model.")
+    else:
+        shared = ", ".join(hit.shared[:6]) or "related operators"
+        where = f"on {backend}" if same_backend else f"on {kernel.backend} (a cross-platform reference)"
+        why = f"It solves a related problem ({kernel.problem.name}) {where}; both compute {shared}."
+    if kernel.precision and kernel.precision != precision:
+        why += f" It was held to the {kernel.precision} contract; this run's is {precision}."
+    return RetrievedReference(
+        key=kernel.key, problem_name=kernel.problem.name, backend=kernel.backend, score=hit.score,
+        warm_start=hit.same_problem and same_backend, why=why, figures=kernel.figures(), files=kernel.files,
+        entry=kernel.entry)

@@ -1,0 +1,48 @@
+"""BM25 over the kernels' problem descriptions (llama-index's BM25 retriever, on bm25s): no network, no model.
+
+A hit carries its score and the reason it was chosen, in words a prompt and a person can read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .entry import IndexedKernel
+from .operators import canonical, with_families
+from .sketch import ProblemSketch
+
+
+@dataclass(frozen=True)
+class Hit:
+    kernel: IndexedKernel
+    score: float
+    shared: tuple[str, ...]  # operators the query and the kernel's problem both have
+    same_problem: bool  # the kernel solves the very problem asked about (same source)
+
+
+def bm25_search(kernels: list[IndexedKernel], query: str, limit: int) -> list[tuple[IndexedKernel, float]]:
+    """The ``limit`` best kernels for ``query`` (words), best first; kernels that share no word are left out."""
+    if not kernels or not query.split():
+        return []
+    from llama_index.core.schema import TextNode
+    from llama_index.retrievers.bm25 import BM25Retriever
+
+    nodes = [TextNode(text=k.problem.words(), id_=str(i)) for i, k in enumerate(kernels)]
+    retriever = BM25Retriever.from_defaults(nodes=nodes, similarity_top_k=min(limit, len(nodes)),
+                                            skip_stemming=True)
+    found = retriever.retrieve(query)
+    return [(kernels[int(n.node.node_id)], float(n.score or 0.0)) for n in found if (n.score or 0.0) > 0.0]
+
+
+def search(kernels: list[IndexedKernel], query: ProblemSketch | str, *, backend: str | None = None,
+           limit: int = 10) -> list[Hit]:
+    """Kernels for a problem (or free words), best first; with ``backend``, that backend's kernels come first."""
+    words = query.words() if isinstance(query, ProblemSketch) else " ".join(canonical(w) for w in query.split())
+    digest = query.digest if isinstance(query, ProblemSketch) else ""
+    query_ops = set(words.split())
+    hits = [Hit(k, score, tuple(op for op in with_families((*k.problem.operators, *k.problem.traced))
+                                if op in query_ops), bool(digest) and k.problem.digest == digest)
+            for k, score in bm25_search(kernels, words, len(kernels))]
+    hits = [h for h in hits if h.shared or h.same_problem]  # a shared dtype or name word alone is no relation
+    hits.sort(key=lambda h: (backend is not None and h.kernel.backend != backend, not h.same_problem, -h.score))
+    return hits[:limit]

@@ -1,0 +1,144 @@
+"""Retrieved references in runs: finished runs fill the kernel index, a later run on a related problem is shown
+the right kernels (same backend first, other backends as cross-platform references), its journal and report say
+which; ``references = "none"`` and a damaged index (toy backend, scripted verdicts: no harness)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from loop_helpers import EXAMPLES, RecordingProgress, ScriptedEvaluator, code_reply, toy_app, toy_settings, write_script
+
+from kforge_core.cli import cli
+from kforge_core.errors import KForgeError
+from kforge_core.loop.session import plan_run, start_run
+from kforge_core.retrieval import KernelIndexStore, add_folder, index_path
+from kforge_core.settings import RetrievalSettings
+from kforge_core.store import RunStore
+
+PROBLEMS = EXAMPLES / "problems"
+RELATED = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """A smaller linear layer and GELU: the operators of gemm_bias_gelu, other shapes."""
+
+    def __init__(self, n: int):
+        super().__init__()
+        self.fc = nn.Linear(n, n)
+
+    def forward(self, x):
+        return torch.nn.functional.gelu(self.fc(x))
+
+
+def get_inputs():
+    return [torch.randn(64, 256)]
+
+
+def get_init_inputs():
+    return [256]
+'''
+
+
+def gen(reply: str, **extra) -> dict:
+    return {"agent": "generation", "reply": reply, "usage": {"input_tokens": 10, "output_tokens": 5}, **extra}
+
+
+def run_problem(tmp_path: Path, problem: Path, name: str, replies: list[dict], references: str = "auto"):
+    settings = toy_settings(tmp_path, write_script(tmp_path / f"{name}.jsonl", replies), optimization_rounds=0)
+    settings = dataclasses.replace(settings, retrieval=RetrievalSettings(references=references))
+    progress = RecordingProgress()
+    with RunStore(settings.runs_dir) as store:
+        plan = plan_run(settings, problem, store=store)
+        result = start_run(toy_app(), plan, store, progress, evaluator_factory=ScriptedEvaluator().factory())
+    return result, progress
+
+
+def first_prompt(result) -> str:
+    report = result.outputs.report
+    return (report.run_dir / report.attempts[0].step_dir / "prompt.md").read_text()
+
+
+@pytest.fixture
+def filled(tmp_path) -> Path:
+    """A runs directory with two finished runs (a GEMM+GELU and a logsumexp) and a folder of solutions for
+    another backend; returns the related problem's file."""
+    run_problem(tmp_path, PROBLEMS / "gemm_bias_gelu.py", "gemm", [gen(code_reply("ms=2.0", "# the gemm kernel\n"))])
+    run_problem(tmp_path, PROBLEMS / "reduction_logsumexp.py", "lse", [gen(code_reply("ms=1.0", "# the lse kernel\n"))])
+    solutions = tmp_path / "published"
+    solutions.mkdir()
+    (solutions / "layernorm.py").write_text("class ModelNew:  # the published layernorm kernel\n    pass\n")
+    add_folder(tmp_path / "runs", solutions, "metal", PROBLEMS)
+    related = tmp_path / "linear_gelu_small.py"
+    related.write_text(RELATED)
+    return related
+
+
+def test_finished_runs_fill_the_index(filled, tmp_path):
+    with KernelIndexStore(tmp_path / "runs") as index:
+        kernels = {k.problem.name: k for k in index.kernels()}
+    assert set(kernels) == {"gemm_bias_gelu", "reduction_logsumexp", "layernorm"}
+    gemm = kernels["gemm_bias_gelu"]
+    assert (gemm.backend, gemm.verdict, gemm.precision, gemm.runtime_ms) == ("toy", "correct", "fp32", 2.0)
+    assert "linear" in gemm.problem.operators and "gelu" in gemm.problem.operators
+    assert gemm.problem.inputs == ("float32[1024, 1024]",)  # traced on the meta device
+    assert "the gemm kernel" in gemm.files[0].text
+    assert kernels["layernorm"].backend == "metal" and kernels["layernorm"].verdict == "published"
+
+
+def test_a_related_problem_is_shown_the_right_kernel_and_the_run_records_it(filled, tmp_path):
+    result, progress = run_problem(tmp_path, filled, "related", [
+        gen(code_reply("ms=1.5"), expect={"contains": [
+            "Kernels that worked before", "Reference 1: gemm_bias_gelu on toy", "the gemm kernel", "linear, gelu"]}),
+    ])
+    report = result.outputs.report
+    assert [r.problem for r in report.references][0] == "gemm_bias_gelu"
+    prompt = first_prompt(result)
+    assert "the gemm kernel" in prompt and "the lse kernel" not in prompt  # the unrelated logsumexp is left out
+    assert not report.references[0].warm_start
+    assert any(e.startswith("reference: gemm_bias_gelu on toy") for e in progress.events)
+    assert "## Retrieved references" in result.outputs.report_path.read_text()
+    with RunStore(tmp_path / "runs") as store:
+        steps = [s for s in store.steps(result.run_id) if s.kind == "references"]
+    assert steps and steps[0].data["references"][0]["problem"] == "gemm_bias_gelu"
+
+
+def test_the_same_problem_on_the_same_backend_is_a_warm_start(filled, tmp_path):
+    result, _ = run_problem(tmp_path, PROBLEMS / "gemm_bias_gelu.py", "again", [
+        gen(code_reply("ms=1.5"), expect={"contains": ["Warm start: gemm_bias_gelu on toy", "a warm start"]}),
+    ])
+    assert result.outputs.report.references[0].warm_start
+
+
+def test_another_backends_kernel_is_a_cross_platform_reference(filled, tmp_path):
+    result, _ = run_problem(tmp_path, PROBLEMS / "layernorm.py", "ln", [
+        gen(code_reply("ms=1.5"), expect={"contains": [
+            "Reference 1: layernorm on metal", "cross-platform reference", "the published layernorm kernel"]}),
+    ])
+    assert [(r.backend, r.warm_start) for r in result.outputs.report.references][0] == ("metal", False)
+
+
+def test_references_none_shows_nothing(filled, tmp_path):
+    result, _ = run_problem(tmp_path, filled, "none", [gen(code_reply("ms=1.5"))], references="none")
+    assert result.outputs.report.references == ()
+    assert "Kernels that worked before" not in first_prompt(result)
+
+
+def test_a_damaged_or_empty_index_is_a_clear_error(tmp_path):
+    runs = tmp_path / "runs"
+    runner = CliRunner()
+    empty = runner.invoke(cli, ["search", "conv3d", "--runs-dir", str(runs)])
+    assert empty.exit_code == 1 and "no kernel index" in empty.output and "Traceback" not in empty.output
+    built = runner.invoke(cli, ["index", "--runs-dir", str(runs)])
+    assert built.exit_code == 0 and "holds 0 kernels" in built.output, built.output
+    none = runner.invoke(cli, ["search", "conv3d", "--runs-dir", str(runs)])
+    assert none.exit_code == 0 and "no kernel of the 0" in none.output
+    index_path(runs).write_bytes(b"this is not a database" * 100)
+    damaged = runner.invoke(cli, ["search", "conv3d", "--runs-dir", str(runs)])
+    assert damaged.exit_code == 1 and "is damaged" in damaged.output and "Traceback" not in damaged.output
+    settings = toy_settings(tmp_path, write_script(tmp_path / "s.jsonl", []))
+    with RunStore(runs) as store, pytest.raises(KForgeError, match="is damaged"):
+        plan_run(settings, PROBLEMS / "layernorm.py", store=store)
