@@ -9,15 +9,15 @@ prompt held the retrieved kernel and said why it was chosen.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from make_cpu_demo import reply_text
+from make_cpu_demo import script_lines
 
 HERE = Path(__file__).resolve().parent
 REPLIES = HERE / "retrieval_demo"
 TARGET = HERE / "retrieval_demo.jsonl"
 
+# (agent, file, text before the code, usage (input, output tokens), what the prompt must contain)
 SCRIPT = [
     ("generation", "01_bias_gelu.py", "The retrieved elementwise_gelu_scale kernel already has a fast erf; the same "
      "loop nest, with the bias added per column:", (5200, 560),
@@ -26,14 +26,5 @@ SCRIPT = [
 ]
 
 
-def main() -> None:
-    lines = []
-    for agent, name, lead_in, (tokens_in, tokens_out), contains in SCRIPT:
-        lines.append(json.dumps({
-            "agent": agent, "note": name, "reply": reply_text(name, lead_in, REPLIES),
-            "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out}, "expect": {"contains": contains}}))
-    TARGET.write_text("\n".join(lines) + "\n")
-
-
 if __name__ == "__main__":
-    main()
+    TARGET.write_text("\n".join(script_lines(SCRIPT, REPLIES)) + "\n")

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from ..candidate_module import DEFAULT_CLASS
 from ..prompts import PromptTemplates
 from ..records import Lowering, Problem, SourceFile
-from ..retrieval import RetrievedReference
 from .prompt import Prompt
 from .reply_parser import ParsedReply, parse_reply
 from .views import CandidateView, Feedback, PrecisionTerms
@@ -21,6 +20,35 @@ class Reference:
     note: str
     files: tuple[SourceFile, ...]
     entry: str
+
+
+@dataclass(frozen=True)
+class RetrievedReference:
+    """A kernel retrieved from the kernel index (``kforge_core.retrieval``), as the prompt shows it.
+
+    :param warm_start: the same problem on the same backend: a kernel to start from, not a hint.
+    :param why: why it was chosen, in one sentence.
+    :param figures: what is known of it (backend, speedup, time, contract).
+    """
+
+    key: str
+    problem_name: str
+    backend: str
+    score: float
+    warm_start: bool
+    why: str
+    figures: str
+    files: tuple[SourceFile, ...]
+    entry: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.problem_name} on {self.backend}"
+
+    def summary(self) -> dict[str, object]:
+        """What the journal and the report keep of it (not the code)."""
+        return {"key": self.key, "problem": self.problem_name, "backend": self.backend, "score": round(self.score, 4),
+                "warm_start": self.warm_start, "why": self.why, "figures": self.figures}
 
 
 @dataclass(frozen=True)

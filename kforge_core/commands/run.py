@@ -13,6 +13,7 @@ from ..errors import KForgeError
 from ..loop.progress import RichProgress
 from ..loop.session import plan_run, resume_run, start_run
 from ..report.console import print_summary
+from ..retrieval import REFERENCE_MODES
 from ..store import RunStore
 from .backend_flags import backend_option_flags, settings_with_backend_options
 from .evaluation_flags import evaluation_flags, evaluation_settings
@@ -58,7 +59,7 @@ def budget_option_flags(command: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--reference", "reference_file", type=click.Path(dir_okay=False, path_type=Path),
               help="A working kernel for this problem (e.g. for another backend) to show the generation agent.")
 @click.option("--reference-run", metavar="RUN_ID", help="Show the generation agent the best kernel of an earlier run.")
-@click.option("--references", "references", type=click.Choice(["auto", "none"]),
+@click.option("--references", "references", type=click.Choice(REFERENCE_MODES),
               help="auto (the default): show the generation agent the related kernels the kernel index holds "
                    "(`kforge index`, `kforge search`); none: show none ([retrieval] references).")
 @click.option("--profile-image", "profile_images", multiple=True, type=click.Path(dir_okay=False, path_type=Path),

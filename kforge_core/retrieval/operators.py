@@ -36,6 +36,7 @@ _FAMILIES = (
 )
 HEAVY_FAMILIES = ("gemm", "conv", "deconv")
 _BINOPS = {ast.MatMult: "matmul", ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.Pow: "pow"}
+ARITHMETIC = frozenset({"add", "sub", "mul", "div", "pow", "rsub", "neg"})
 
 
 def canonical(name: str) -> str:
@@ -57,9 +58,11 @@ def source_operators(source: str) -> tuple[str, ...]:
     except SyntaxError:
         return ()
     model = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Model"), tree)
+    setup = {id(n) for f in ast.walk(model) if isinstance(f, ast.FunctionDef) and f.name == "__init__"
+             for n in ast.walk(f) if isinstance(n, ast.BinOp)}  # arithmetic on sizes and initial values
     found: list[str] = []
     for node in _in_source_order(model):
-        op = _operator_of(node)
+        op = None if id(node) in setup else _operator_of(node)
         if op and op not in _NON_COMPUTE and op not in found:
             found.append(op)
     return tuple(found)
@@ -97,6 +100,6 @@ def traced_operators(names: Iterable[str]) -> tuple[str, ...]:
 
 def with_families(ops: Iterable[str]) -> tuple[str, ...]:
     """``ops`` followed by the families they belong to (each once)."""
-    ops = tuple(ops)
+    ops = tuple(dict.fromkeys(ops))
     families = [f for f in (family(op) for op in ops) if f]
     return ops + tuple(dict.fromkeys(f for f in families if f not in ops))

@@ -3,44 +3,14 @@ resumed run prompts as before), recorded in its journal and report."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
-from ..records import SourceFile
+from ..agents import RetrievedReference
 from .index_store import KernelIndexStore, index_path
 from .search import Hit, search
 from .sketch import ProblemSketch, sketch_problem
 
 REFERENCE_MODES = ("auto", "none")
-
-
-@dataclass(frozen=True)
-class RetrievedReference:
-    """A kernel from the index, as the prompt shows it.
-
-    :param warm_start: the same problem on the same backend: a kernel to start from, not a hint.
-    :param why: why it was chosen, in one sentence.
-    :param figures: what is known of it (backend, speedup, time, contract).
-    """
-
-    key: str
-    problem_name: str
-    backend: str
-    score: float
-    warm_start: bool
-    why: str
-    figures: str
-    files: tuple[SourceFile, ...]
-    entry: str
-
-    @property
-    def label(self) -> str:
-        return f"{self.problem_name} on {self.backend}"
-
-    def summary(self) -> dict[str, object]:
-        """What the journal and the report keep of it (not the code)."""
-        return {"key": self.key, "problem": self.problem_name, "backend": self.backend, "score": round(self.score, 4),
-                "warm_start": self.warm_start, "why": self.why, "figures": self.figures}
 
 
 def retrieve_references(runs_dir: Path, problem_path: Path, backend: str, precision: str,

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .entry import IndexedKernel
-from .operators import canonical, with_families
+from .operators import ARITHMETIC, canonical, with_families
 from .sketch import ProblemSketch
 
 
@@ -40,9 +40,15 @@ def search(kernels: list[IndexedKernel], query: ProblemSketch | str, *, backend:
     words = query.words() if isinstance(query, ProblemSketch) else " ".join(canonical(w) for w in query.split())
     digest = query.digest if isinstance(query, ProblemSketch) else ""
     query_ops = set(words.split())
-    hits = [Hit(k, score, tuple(op for op in with_families((*k.problem.operators, *k.problem.traced))
-                                if op in query_ops), bool(digest) and k.problem.digest == digest)
+    hits = [Hit(k, score, _shared(k, query_ops), bool(digest) and k.problem.digest == digest)
             for k, score in bm25_search(kernels, words, len(kernels))]
     hits = [h for h in hits if h.shared or h.same_problem]  # a shared dtype or name word alone is no relation
     hits.sort(key=lambda h: (backend is not None and h.kernel.backend != backend, not h.same_problem, -h.score))
     return hits[:limit]
+
+
+def _shared(kernel: IndexedKernel, query_words: set[str]) -> tuple[str, ...]:
+    """The operators (and families) of the kernel's problem that the query has, named operators before
+    arithmetic."""
+    shared = [op for op in with_families((*kernel.problem.operators, *kernel.problem.traced)) if op in query_words]
+    return tuple(sorted(shared, key=lambda op: op in ARITHMETIC))

@@ -14,7 +14,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .operators import HEAVY_FAMILIES, family, source_operators, traced_operators, with_families
+from .operators import ARITHMETIC, HEAVY_FAMILIES, family, source_operators, traced_operators, with_families
 
 
 @dataclass(frozen=True)
@@ -36,9 +36,11 @@ class ProblemSketch:
 
     @property
     def main_operator(self) -> str | None:
-        """The first GEMM, convolution or transposed convolution if there is one, else the first operator."""
+        """The first GEMM, convolution or transposed convolution if there is one, else the first operator that is
+        not arithmetic (``+``, ``*``, ...), else the first operator."""
         heavy = [op for op in self.operators if family(op) in HEAVY_FAMILIES]
-        return (heavy or list(self.operators) or list(self.traced) or [None])[0]
+        named = [op for op in self.operators if op not in ARITHMETIC]
+        return (heavy or named or list(self.operators) or list(self.traced) or [None])[0]
 
     @property
     def dtypes(self) -> tuple[str, ...]:

@@ -142,3 +142,19 @@ def test_a_damaged_or_empty_index_is_a_clear_error(tmp_path):
     settings = toy_settings(tmp_path, write_script(tmp_path / "s.jsonl", []))
     with RunStore(runs) as store, pytest.raises(KForgeError, match="is damaged"):
         plan_run(settings, PROBLEMS / "layernorm.py", store=store)
+
+
+def test_the_retrieval_demo_script_is_what_its_generator_writes():
+    import importlib.util
+    import sys
+
+    sys.path.insert(0, str(EXAMPLES / "replay"))
+    try:
+        spec = importlib.util.spec_from_file_location("make_retrieval_demo",
+                                                      EXAMPLES / "replay" / "make_retrieval_demo.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(EXAMPLES / "replay"))
+    assert module.TARGET.read_text() == "\n".join(module.script_lines(module.SCRIPT, module.REPLIES)) + "\n", (
+        "run: python examples/replay/make_retrieval_demo.py")
