@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import time
 from collections import Counter
@@ -74,6 +75,7 @@ def main() -> None:
     everything = list(kernels.values())
 
     shared_loo = shared_with_self = self_first = no_main = 0
+    chance = 0.0  # the expected share for args.top kernels drawn at random from the others
     misses: Counter[str] = Counter()
     for key, sketch in sketches.items():
         main_op = sketch.main_operator
@@ -81,6 +83,8 @@ def main() -> None:
             no_main += 1
             continue
         others = [k for k in everything if k.key != f"extra:{key}"]
+        sharing = sum(main_op in (*k.problem.operators, *k.problem.traced) for k in others)
+        chance += 1 - math.comb(len(others) - sharing, args.top) / math.comb(len(others), args.top)
         top = search(others, sketch, backend=args.backend, limit=args.top)
         if any(main_op in (*h.kernel.problem.operators, *h.kernel.problem.traced) for h in top):
             shared_loo += 1
@@ -97,7 +101,7 @@ def main() -> None:
           f"{no_main} without an operator")
     print(f"store: {len(kernels)} {args.backend} kernels from the solution set")
     print(f"top-{args.top} shares the main operator, own kernel left out: {shared_loo}/{asked} = "
-          f"{shared_loo / asked:.1%}")
+          f"{shared_loo / asked:.1%} (by chance: {chance / asked:.1%})")
     print(f"top-{args.top} shares the main operator, own kernel allowed: {shared_with_self}/{asked} = "
           f"{shared_with_self / asked:.1%}; own kernel ranked first: {self_first}/{len(kernels)}")
     print("misses by main operator: " + (", ".join(f"{op} {n}" for op, n in misses.most_common()) or "none"))
