@@ -13,15 +13,12 @@ from typing import Iterable
 
 from ..harness.op_trace import NON_COMPUTE_OPS
 
-# namespaces whose calls name an operator: torch.matmul, nn.Conv3d, F.gelu, torch.nn.functional.softmax, ...
-_TORCH_ROOTS = {"torch", "nn", "F", "functional"}
 _NON_COMPUTE = {name.replace("_", "") for name in NON_COMPUTE_OPS} | {
     "module", "parameter", "tensor", "randn", "rand", "randint", "manualseed", "nograd", "sequential",
     "modulelist", "super", "init", "forward", "getinputs", "getinitinputs", "float", "double", "half", "bfloat16",
     "shape", "device", "dtype", "cuda", "cpu", "len", "range", "print", "isinstance", "tuple", "list", "int",
 }
-_ALIASES = {"mm": "matmul", "bmm": "matmul", "linear": "linear", "convolution": "conv", "addmm": "linear",
-            "nativegroupnorm": "groupnorm", "nativelayernorm": "layernorm", "nativebatchnorm": "batchnorm"}
+_ALIASES = {"mm": "matmul", "bmm": "matmul", "convolution": "conv", "addmm": "linear"}
 _FAMILIES = (
     (re.compile(r"^convtranspose\dd$|^convtranspose$"), "deconv"),
     (re.compile(r"^conv(\dd)?$|^convolution$"), "conv"),
@@ -83,7 +80,7 @@ def _operator_of(node: ast.AST) -> str | None:
         root = func.value
         while isinstance(root, ast.Attribute):
             root = root.value
-        if isinstance(root, ast.Name) and (root.id in _TORCH_ROOTS or root.id not in {"self", "super"}):
+        if isinstance(root, ast.Name) and root.id != "self":  # self.conv(x) is a layer built in __init__
             return canonical(func.attr)  # torch.x(), nn.X(), F.x(), and tensor methods (x.sum())
     return None
 

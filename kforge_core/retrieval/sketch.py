@@ -94,5 +94,6 @@ def _trace_on_meta(path: Path) -> tuple[list[str], tuple[str, ...]]:
         return [], ()
     finally:
         sys.modules.pop(name, None)
-    shapes = tuple(f"{str(x.dtype).replace('torch.', '')}{list(x.shape)}" for x in inputs if isinstance(x, torch.Tensor))
+    tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
+    shapes = tuple(f"{str(x.dtype).replace('torch.', '')}{list(x.shape)}" for x in tensors)
     return names, shapes
