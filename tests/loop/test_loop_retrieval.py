@@ -158,3 +158,22 @@ def test_the_retrieval_demo_script_is_what_its_generator_writes():
         sys.path.remove(str(EXAMPLES / "replay"))
     assert module.TARGET.read_text() == "\n".join(module.script_lines(module.SCRIPT, module.REPLIES)) + "\n", (
         "run: python examples/replay/make_retrieval_demo.py")
+
+
+def test_kforge_index_rebuilds_from_the_runs_and_adds_a_folder_and_search_lists_it(filled, tmp_path):
+    import json
+
+    runs, runner = tmp_path / "runs", CliRunner()
+    index_path(runs).unlink()
+    missing = runner.invoke(cli, ["index", "--runs-dir", str(runs), "--extra", str(tmp_path / "published")])
+    assert missing.exit_code == 1 and "--extra needs --extra-backend" in missing.output
+    built = runner.invoke(cli, ["index", "--runs-dir", str(runs), "--extra", str(tmp_path / "published"),
+                                "--extra-backend", "metal", "--problems", str(PROBLEMS)])
+    assert built.exit_code == 0, built.output
+    assert "runs: 2 kernels indexed" in built.output and "1 metal kernels indexed" in built.output
+    found = runner.invoke(cli, ["search", "layer_norm", "--runs-dir", str(runs), "--json"])
+    rows = json.loads(found.output)
+    assert [(r["problem"], r["backend"], r["verdict"]) for r in rows] == [("layernorm", "metal", "published")]
+    assert rows[0]["score"] > 0
+    listed = runner.invoke(cli, ["search", "gelu matmul", "--runs-dir", str(runs), "--backend", "toy"])
+    assert listed.exit_code == 0 and "gemm_bias_gelu" in listed.output and "logsumexp" not in listed.output
