@@ -45,6 +45,8 @@ def load_kernels(packages: tuple[KernelPackage, ...]) -> dict[str, LoadedKernel]
 
 def _import_directly(package_dir: Path) -> ModuleType:
     name = f"_kforge_integrate_{package_dir.name}"
+    if name in sys.modules:
+        return sys.modules[name]
     spec = importlib.util.spec_from_file_location(name, package_dir / "__init__.py",
                                                   submodule_search_locations=[str(package_dir)])
     assert spec is not None and spec.loader is not None

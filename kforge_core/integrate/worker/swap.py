@@ -8,6 +8,7 @@ swapped: its ``forward`` becomes the kernel layer's, bound to it (what ``kernels
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import types
 from dataclasses import dataclass, field
@@ -83,7 +84,7 @@ def try_kernel(kernel: LoadedKernel, captured: Captured, aliases: dict[str, str]
     arity, wanted = _arity(type(module).forward), _arity(kernel.layer.forward)
     if arity != wanted:
         return f"forward takes {arity - 1} argument(s), the kernel {wanted - 1}"
-    binding = kernel.package._binding
+    binding = importlib.import_module(f"{kernel.package.__name__}._binding")
     binding.ALIASES[kernel.name] = aliases
     try:
         binding.attribute_paths(module, _needs(kernel), aliases)
