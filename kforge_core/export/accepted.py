@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..bench.plan import BenchPlan
+from ..bench.report import VERDICT, problem_dir
 from ..bench.solutions import open_solutions
 from ..bench.suite import discover
 from ..errors import KForgeError
@@ -119,7 +120,7 @@ def _from_bench(store: BenchStore, bench_id: str) -> list[AcceptedKernel]:
         if candidate is None or candidate.digest != result.get("candidate_digest"):
             raise KForgeError(f"bench {bench_id}: the solution of {key} is no longer the one it accepted",
                               hint=f"the solutions in {plan.solutions} changed since; run the bench again")
-        verdict = result.get("verdict") or {}
+        verdict = result.get("verdict") or _stored_verdict(info.bench_dir, key)
         kernels.append(AcceptedKernel(
             problem=key, problem_path=str(problems[key].path), run_id=None, bench_id=bench_id, backend=info.backend,
             precision=plan.settings.harness.precision, candidate=candidate, runtime_ms=result["runtime_ms"],
@@ -132,3 +133,9 @@ def _from_bench(store: BenchStore, bench_id: str) -> list[AcceptedKernel]:
     if not kernels:
         raise KForgeError(f"bench {bench_id} has no correct, timed problem to export")
     return kernels
+
+
+def _stored_verdict(bench_dir: Path, key: str) -> dict[str, Any]:
+    """The verdict document a bench keeps beside each problem's results (the store keeps the figures only)."""
+    path = problem_dir(bench_dir, key) / VERDICT
+    return json.loads(path.read_text()) if path.is_file() else {}

@@ -17,6 +17,8 @@ from .model_new import ModelNewShape
 
 UNIVERSAL = "torch-universal"
 _ALWAYS_ALLOWED = {"torch", "triton", "__future__"}
+# imports that come with a dependency the format lists: CuTe DSL's package brings the CUDA Python bindings
+_COMES_WITH = {"cutlass": ("cuda",)}
 # torch device type -> the backend name ``kernels`` gives its noarch variants
 _KERNELS_BACKEND = {"cuda": "cuda", "xpu": "xpu", "mps": "metal", "cpu": "cpu"}
 
@@ -39,8 +41,9 @@ class KernelKind:
 def kernel_kind(shape: ModelNewShape, source: str, device: str) -> KernelKind:
     """The kind of a candidate whose ModelNew has ``shape``, run on torch device type ``device``."""
     imports = set(shape.imports)
+    compiled = "kforge_cuda" in imports or "load_inline" in source or "cpp_extension" in source
     kind = ("numba" if "numba" in imports else "cute" if "cutlass" in imports else "triton" if "triton" in imports
-            else "cuda-cpp" if "load_inline" in source or "cpp_extension" in source else "pytorch")
+            else "cuda-cpp" if compiled else "pytorch")
     backend = _KERNELS_BACKEND.get(device, device)
     declared, refused = _dependencies(imports, backend)
     if refused:
@@ -57,8 +60,13 @@ def _dependencies(imports: set[str], backend: str) -> tuple[tuple[str, ...], str
     """The dependencies to declare, and why the imports cannot all be declared ("" when they can)."""
     allowed = allowed_imports(backend)
     stdlib = set(sys.stdlib_module_names)
+    implied = {name for dependency in imports & set(allowed) for name in _COMES_WITH.get(dependency, ())}
     outside = sorted(name for name in imports if name not in stdlib and name not in _ALWAYS_ALLOWED
-                     and name not in allowed)
+                     and name not in allowed and name not in implied)
+    own = [name for name in outside if name.startswith("kforge")]
+    if own:
+        return (), (f"imports {', '.join(own)}, KForge's own build-and-load runtime, which an exported package "
+                    "does not carry")
     if outside:
         listed = ", ".join(sorted(allowed)) or "none"
         return (), (f"imports {', '.join(outside)}, which a kernels package cannot depend on (it may use torch, "

@@ -8,10 +8,15 @@ from pathlib import Path
 
 import pytest
 
+from kforge_core.bench.plan import BenchPlan
+from kforge_core.bench.report import VERDICT, problem_dir
+from kforge_core.bench.results import ProblemResult
 from kforge_core.codec import to_json
 from kforge_core.export import AcceptedKernel
 from kforge_core.records import Candidate
+from kforge_core.settings import Settings
 from kforge_core.store import RunStore, StepRecord
+from kforge_core.store.bench_store import BenchStore
 from kforge_core.store.attempts import Outcome
 
 REPO = Path(__file__).resolve().parents[2]
@@ -19,6 +24,7 @@ BASICS = REPO / "examples" / "suites" / "basics"
 TIMING = {"device": "cpu", "warmup": 3, "repetitions": 20, "l2_flush_bytes": 0, "synchronize": "s",
           "timer": "time.perf_counter", "fresh_inputs": True, "notes": ""}
 RUN_ID = "20260101-000000-aaaa"
+BENCH_ID = "bench-20260101-000000-bbbb"
 
 
 def accepted(problem: str, solutions: str = "torch", speedup: float = 1.5, backend: str = "cpu") -> AcceptedKernel:
@@ -58,4 +64,28 @@ def runs_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         store.finish(RUN_ID, "finished", "")
     (runs / RUN_ID / "steps" / "002").mkdir(parents=True)
     (runs / RUN_ID / "steps" / "002" / "verdict.json").write_text(json.dumps({"method": TIMING}))
+    return runs
+
+
+@pytest.fixture(scope="session")
+def bench_runs_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A runs directory with bench BENCH_ID of the basics torch solutions: GELU correct and timed (its verdict
+    document beside it, as a bench keeps it), softmax wrong."""
+    runs = tmp_path_factory.mktemp("bench-runs")
+    plan = BenchPlan(BASICS / "problems", ("*2_gelu", "*5_softmax"), "cpu", BASICS / "solutions" / "torch",
+                     "model_new.py", True, Settings(), ())
+    gelu = Candidate.from_path(BASICS / "solutions" / "torch" / "elementwise" / "2_gelu.py")
+    with BenchStore(runs) as store:
+        info = store.create_bench(BENCH_ID, suite_path=str(plan.suite), backend="cpu", source=plan.source,
+                                  config=plan.to_json())
+        store.problem_done(BENCH_ID, "elementwise/2_gelu", to_json(ProblemResult(
+            "elementwise/2_gelu", True, None, runtime_ms=3.0, speedups=(("eager", 0.8),),
+            candidate_digest=gelu.digest)))
+        store.problem_done(BENCH_ID, "reduction/5_softmax", to_json(ProblemResult(
+            "reduction/5_softmax", False, "numerical_mismatch")))
+        store.finish_bench(BENCH_ID, "finished")
+    folder = problem_dir(info.bench_dir, "elementwise/2_gelu")
+    folder.mkdir(parents=True)
+    (folder / VERDICT).write_text(json.dumps({"method": TIMING, "precision": {
+        "contract": "fp32", "tolerances": [["float32", 1e-4, 1e-4]]}}))
     return runs

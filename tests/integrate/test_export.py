@@ -10,11 +10,11 @@ import pytest
 import torch
 
 from kforge_core.errors import KForgeError
-from kforge_core.export import prepare, write_package
+from kforge_core.export import accepted_kernels, prepare, write_package
 from kforge_core.export.kinds import package_variant
 from kforge_core.export.model_new import read_model_new
 
-from .conftest import accepted, device_of
+from .conftest import BENCH_ID, accepted, device_of
 
 kernels = pytest.importorskip("kernels")
 
@@ -116,3 +116,25 @@ def test_without_kernels_export_names_the_extra(runs_dir: Path, tmp_path: Path,
     result = CliRunner().invoke(cli, ["export", "x", "--out", str(tmp_path), "--runs-dir", str(runs_dir)],
                                 obj=App(load_plugins=False))
     assert result.exit_code == 1 and "pip install 'kforge-core[export]'" in result.output
+
+
+def test_shipped_gpu_examples_are_classified() -> None:
+    """CuTe DSL declares its listed dependency; a CUDA C++ candidate built by KForge's own runtime is refused."""
+    from kforge_core.export.kinds import kernel_kind
+
+    repo = Path(__file__).resolve().parents[2]
+    for path, kind, variant, refused in (
+            ("plugins/kforge_cute/kforge_cute/examples/cute_solution.py", "cute", "torch-cuda", ""),
+            ("kforge_core/languages/triton/example/solution.py", "triton", "torch-cuda", ""),
+            ("plugins/kforge_cuda/kforge_cuda/examples/cuda_solution.py", "cuda-cpp", "", "kforge_cuda")):
+        source = (repo / path).read_text()
+        found = kernel_kind(read_model_new(source, path), source, "cuda")
+        assert (found.kind, found.variant) == (kind, variant) and refused in found.refused
+        assert found.python_depends == (("nvidia-cutlass-dsl",) if kind == "cute" else ())
+
+
+def test_a_bench_gives_its_correct_problems_with_their_verdicts(bench_runs_dir: Path) -> None:
+    [gelu] = accepted_kernels(bench_runs_dir, BENCH_ID)
+    assert (gelu.problem, gelu.bench_id, gelu.run_id, gelu.best_speedup) == ("elementwise/2_gelu", BENCH_ID, None, 0.8)
+    assert gelu.timing is not None and gelu.timing["repetitions"] == 20
+    assert gelu.tolerances == (("float32", 1e-4, 1e-4),)

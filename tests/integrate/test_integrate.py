@@ -77,3 +77,19 @@ def test_export_then_integrate_json(runs_dir: Path, tmp_path: Path, monkeypatch:
     report = json.loads(result.output)
     assert report["layers"][0]["modules"] == ["norm2"] and report["outputs"]["within_contract"] is True
     assert report["timing_method"]["repetitions"] == 1
+
+
+def test_a_hugging_face_causal_lm_from_its_config(packages: tuple, tmp_path: Path) -> None:
+    """A Llama built from a config with random weights: LlamaRMSNorm takes the RMSNorm kernel (its epsilon is
+    variance_epsilon), and prefill and decode are timed."""
+    transformers = pytest.importorskip("transformers")
+    config = transformers.LlamaConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                                      num_attention_heads=2, num_key_value_heads=1, vocab_size=64)
+    config.save_pretrained(tmp_path)
+    spec = IntegrateRequest(**{**request(packages).__dict__, "model": str(tmp_path), "prompt_tokens": 8,
+                               "decode_tokens": 2})
+    report = integrate(spec)
+    changed = {layer["layer_class"]: layer["kernel"] for layer in report["layers"]}
+    assert changed["LlamaRMSNorm"] == "rmsnorm" and report["outputs"]["within_contract"] is True
+    assert set(report["end_to_end"]["speedups"]) == {"forward", "prefill", "decode"}
+    assert "random weights" in report["model"]

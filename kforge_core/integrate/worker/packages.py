@@ -35,10 +35,10 @@ def load_kernels(packages: tuple[KernelPackage, ...]) -> dict[str, LoadedKernel]
             module = _import_directly(Path(spec.module_dir))
             how = "imported from the run's candidate"
         metadata = _metadata(Path(module.__file__).parent.parent / "metadata.json")
+        package_name = Path(module.__file__).parent.name
         for name, layer_name in module.KERNELS.items():
-            if name in kernels:
-                raise ValueError(f"two packages hold a kernel named {name!r}")
-            kernels[name] = LoadedKernel(name, getattr(module.layers, layer_name), module, metadata.get(name, {}),
+            key = name if name not in kernels else f"{package_name}.{name}"  # two packages with one problem
+            kernels[key] = LoadedKernel(name, getattr(module.layers, layer_name), module, metadata.get(name, {}),
                                          how)
     return kernels
 

@@ -3,6 +3,7 @@ and a device-wide synchronize, the clock stopped after another synchronize; the 
 
 from __future__ import annotations
 
+import inspect
 import statistics
 from typing import Any, Callable
 
@@ -42,12 +43,15 @@ def causal_lm_throughput(model: Any, input_ids: Any, decode_tokens: int, device:
     def prefill() -> Any:
         return model(input_ids=input_ids, use_cache=True)
 
+    # transformers 5 calls the key-value cache ``cache``; earlier versions ``past_key_values``
+    cache_name = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+
     def decode() -> None:
         out = model(input_ids=input_ids, use_cache=True)
-        cache, token = out.past_key_values, out.logits[:, -1:].argmax(-1)
+        cache, token = getattr(out, cache_name), out.logits[:, -1:].argmax(-1)
         for _ in range(decode_tokens):
-            out = model(input_ids=token, past_key_values=cache, use_cache=True)
-            cache, token = out.past_key_values, out.logits[:, -1:].argmax(-1)
+            out = model(input_ids=token, use_cache=True, **{cache_name: cache})
+            cache, token = getattr(out, cache_name), out.logits[:, -1:].argmax(-1)
 
     prefill_ms = median_ms(prefill, device, warmup, repetitions)
     with_decode_ms = median_ms(decode, device, max(1, warmup // 2), max(3, repetitions // 2))
