@@ -9,8 +9,8 @@ from ..request import IntegrateRequest
 from .compare import compare
 from .model_source import load_model
 from .packages import load_kernels
-from .swap import Captured, Match, capture_calls, swap, try_kernel, unswap
-from .timing import causal_lm_throughput, median_ms, timing_method
+from .swap import Captured, Match, capture_calls, swap, try_kernel
+from .timing import end_to_end, paired_medians, timing_method
 
 
 def integrate(request: IntegrateRequest) -> dict[str, Any]:
@@ -28,11 +28,11 @@ def integrate(request: IntegrateRequest) -> dict[str, Any]:
     matches, misses = _match(request, kernels, captured, tolerances)
     with torch.no_grad():
         expected = _detached(model(*inputs))
-    swap(model, matches, kernels)
+    swapped = swap(model, matches, kernels)
     with torch.no_grad():
         check = compare(model(*inputs), expected, tolerances)
     layers = [_layer_figures(m, kernels[m.kernel], captured[m.layer_class], device, request) for m in matches]
-    end_to_end = _end_to_end(model, inputs, loaded.causal_lm, device, request)
+    figures = _end_to_end(model, inputs, swapped, loaded.causal_lm, device, request)
     return {
         "model": loaded.description, "backend": request.backend, "device": device.hardware_name(),
         "dtype": request.dtype, "precision": request.precision,
@@ -44,7 +44,7 @@ def integrate(request: IntegrateRequest) -> dict[str, Any]:
         "layers": layers, "not_matched": misses,
         "outputs": {"within_contract": check.matches, "message": check.message,
                     "max_abs_error": check.max_abs_error},
-        "end_to_end": end_to_end, "timing_method": timing_method(device, request.warmup, request.repetitions),
+        "end_to_end": figures, "timing_method": timing_method(device, request.warmup, request.repetitions),
     }
 
 
@@ -109,32 +109,30 @@ def _detached(value: Any) -> Any:
 def _layer_figures(match: Match, kernel: Any, call: Captured, device: Any, request: IntegrateRequest) -> dict:
     module = call.module
     original = type(module).forward
-    baseline = median_ms(lambda: original(module, *call.args, **call.kwargs), device, request.warmup,
-                         request.repetitions)
-    swapped = median_ms(lambda: kernel.layer.forward(module, *call.args, **call.kwargs), device, request.warmup,
-                        request.repetitions)
+    nothing = lambda: None  # noqa: E731
+    baseline, swapped = paired_medians(
+        [(nothing, lambda: original(module, *call.args, **call.kwargs)),
+         (nothing, lambda: kernel.layer.forward(module, *call.args, **call.kwargs))],
+        device, request.warmup, request.repetitions)
     return {"layer_class": match.layer_class, "kernel": match.kernel, "modules": match.modules,
             "original_ms": baseline, "kernel_ms": swapped, "speedup": baseline / swapped if swapped else None}
 
 
-def _end_to_end(model: Any, inputs: tuple, causal_lm: bool, device: Any, request: IntegrateRequest) -> dict:
-    swapped_forwards = {name: module.__dict__["forward"] for name, module in model.named_modules()
-                        if "forward" in module.__dict__}
+def _end_to_end(model: Any, inputs: tuple, swapped: dict[Any, Any], causal_lm: bool, device: Any,
+                request: IntegrateRequest) -> dict:
+    def untouched_model() -> None:
+        for module in swapped:
+            module.__dict__.pop("forward", None)
 
-    def measure() -> dict[str, float]:
-        figures = {"forward_ms": median_ms(lambda: model(*inputs), device, request.warmup, request.repetitions)}
-        if causal_lm:
-            figures.update(causal_lm_throughput(model, inputs[0], request.decode_tokens, device, request.warmup,
-                                                request.repetitions))
-        return figures
+    def with_kernels() -> None:
+        for module, forward in swapped.items():
+            module.forward = forward
 
-    with_kernels = measure()
-    unswap(model)
-    untouched = measure()
-    for name, module in model.named_modules():
-        if name in swapped_forwards:
-            module.forward = swapped_forwards[name]
-    speedups = {key.replace("_ms", "").replace("_tokens_per_s", ""): (
-        untouched[key] / with_kernels[key] if key.endswith("_ms") else with_kernels[key] / untouched[key])
-        for key in with_kernels if key in ("forward_ms", "prefill_tokens_per_s", "decode_tokens_per_s")}
-    return {"untouched": untouched, "with_kernels": with_kernels, "speedups": speedups}
+    untouched, after = end_to_end(model, inputs, causal_lm, (untouched_model, with_kernels), device,
+                                  request.warmup, request.repetitions, request.decode_tokens)
+    with_kernels()
+    speedups = {"forward": untouched["forward_ms"] / after["forward_ms"]}
+    for phase in ("prefill", "decode"):
+        if f"{phase}_tokens_per_s" in after:
+            speedups[phase] = after[f"{phase}_tokens_per_s"] / untouched[f"{phase}_tokens_per_s"]
+    return {"untouched": untouched, "with_kernels": after, "speedups": speedups}

@@ -109,15 +109,14 @@ def _needs(kernel: LoadedKernel) -> dict[str, str]:
     return getattr(layers, f"_{kernel.name.upper()}_NEEDS", {})
 
 
-def swap(model: Any, matches: list[Match], kernels: dict[str, LoadedKernel]) -> None:
+def swap(model: Any, matches: list[Match], kernels: dict[str, LoadedKernel]) -> dict[Any, Any]:
+    """Bind each matched kernel's forward to every module of its class; returns module -> the forward it got."""
     by_class = {m.layer_class: m for m in matches}
+    swapped = {}
     for name, module in model.named_modules():
         match = by_class.get(type(module).__name__)
         if match is not None and module is not model:
             module.forward = types.MethodType(kernels[match.kernel].layer.forward, module)
+            swapped[module] = module.forward
             match.modules.append(name)
-
-
-def unswap(model: Any) -> None:
-    for module in model.modules():
-        module.__dict__.pop("forward", None)
+    return swapped
