@@ -65,8 +65,7 @@ def test_mapping_misses_are_reported_with_their_reason(packages: tuple) -> None:
 def test_export_then_integrate_json(runs_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(REPO)
     out = tmp_path / "pkg"
-    exported = CliRunner().invoke(cli, ["export", RUN_ID, "--runs-dir", str(runs_dir), "--out", str(out), "--json"],
-                                  obj=App())
+    exported = CliRunner().invoke(cli, ["export", str(runs_dir / RUN_ID), "--out", str(out), "--json"], obj=App())
     assert exported.exit_code == 0, exported.output
     summary = json.loads(exported.output)
     assert summary["variant"] == "torch-universal" and summary["package"] == "kforge_2_rmsnorm"
