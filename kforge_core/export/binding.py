@@ -31,7 +31,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
 # attributes differently
 ALIASES: dict[str, dict[str, str]] = {}
 
-_PATHS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_VIEWS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 class BindingError(AttributeError):
@@ -44,13 +44,13 @@ class ModuleView:
     __slots__ = ("_module", "_paths", "_model_class")
 
     def __init__(self, module: Any, paths: dict[str, str], model_class: type) -> None:
-        object.__setattr__(self, "_module", module)
+        object.__setattr__(self, "_module", weakref.ref(module))  # the cache of views must not keep modules alive
         object.__setattr__(self, "_paths", paths)
         object.__setattr__(self, "_model_class", model_class)
 
     def __getattr__(self, name: str) -> Any:
         paths = object.__getattribute__(self, "_paths")
-        module = object.__getattribute__(self, "_module")
+        module = object.__getattribute__(self, "_module")()
         if name in paths:
             return resolve(module, paths[name])
         method = getattr(object.__getattribute__(self, "_model_class"), name, None)
@@ -116,9 +116,10 @@ def _has(module: Any, name: str) -> bool:
 
 
 def view_of(module: Any, kernel: str, needs: dict[str, str], model_class: type) -> ModuleView:
-    """The view ``kernel``'s ModelNew.forward runs on; the attribute paths are found once per module."""
-    cached = _PATHS.get(module)
+    """The view ``kernel``'s ModelNew.forward runs on, made once per module (attribute values are read at each
+    access, so a module whose weights change is seen as it is)."""
+    cached = _VIEWS.get(module)
     if cached is None or cached[0] != kernel:
-        cached = (kernel, attribute_paths(module, needs, ALIASES.get(kernel)))
-        _PATHS[module] = cached
-    return ModuleView(module, cached[1], model_class)
+        cached = (kernel, ModuleView(module, attribute_paths(module, needs, ALIASES.get(kernel)), model_class))
+        _VIEWS[module] = cached
+    return cached[1]
