@@ -75,7 +75,7 @@ def _missing_requirements() -> str:
     try:
         import transformers  # noqa: F401
     except ImportError:
-        return "needs the transformers package (pip install transformers)"
+        return "needs the transformers package (pip install 'kforge-core[transformers]')"
     import torch
 
     if not torch.cuda.is_available():

@@ -58,7 +58,7 @@ def _from_hugging_face(spec: str, prompt_tokens: int) -> LoadedModel:
         from transformers import AutoConfig, AutoModelForCausalLM
     except ImportError:
         raise RuntimeError(f"{spec} names a Hugging Face model, which needs the transformers package; "
-                           "install it or give a factory (package.module:build_model)") from None
+                           "pip install 'kforge-core[transformers]', or give a factory (package.module:build_model)") from None
     config = AutoConfig.from_pretrained(spec)
     model = AutoModelForCausalLM.from_config(config)
     generator = torch.Generator().manual_seed(0)
