@@ -127,7 +127,8 @@ def _from_bench(store: BenchStore, bench_id: str) -> list[AcceptedKernel]:
             speedups=tuple(tuple(s) for s in result.get("speedups", ())),  # type: ignore[misc]
             baselines_ms=tuple(tuple(b) for b in result.get("baselines_ms", ())),  # type: ignore[misc]
             precision_bits=result.get("precision_bits"),
-            tolerances=tuple(tuple(t) for t in (verdict.get("precision") or {}).get("tolerances", ())),  # type: ignore[misc]
+            tolerances=tuple(tuple(t)  # type: ignore[misc]
+                             for t in (verdict.get("precision") or {}).get("tolerances", ())),
             timing=verdict.get("method"),
         ))
     if not kernels:

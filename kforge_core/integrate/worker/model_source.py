@@ -57,8 +57,8 @@ def _from_hugging_face(spec: str, prompt_tokens: int) -> LoadedModel:
     try:
         from transformers import AutoConfig, AutoModelForCausalLM
     except ImportError:
-        raise RuntimeError(f"{spec} names a Hugging Face model, which needs the transformers package; "
-                           "pip install 'kforge-core[transformers]', or give a factory (package.module:build_model)") from None
+        raise RuntimeError(f"{spec} names a Hugging Face model, which needs the transformers package: pip install "
+                           "'kforge-core[transformers]', or give a factory (package.module:build_model)") from None
     config = AutoConfig.from_pretrained(spec)
     model = AutoModelForCausalLM.from_config(config)
     generator = torch.Generator().manual_seed(0)
