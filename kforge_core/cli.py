@@ -47,6 +47,8 @@ def _add_commands() -> None:
     from .commands import index as index_cmd
     from .commands import search as search_cmd
     from .commands import eval as eval_cmd
+    from .commands import export as export_cmd
+    from .commands import integrate as integrate_cmd
 
     cli.add_command(backends.backends)
     cli.add_command(plugins_cmd.plugins)
@@ -56,6 +58,8 @@ def _add_commands() -> None:
     cli.add_command(bench.bench)
     cli.add_command(runs.runs)
     cli.add_command(show.show)
+    cli.add_command(export_cmd.export)
+    cli.add_command(integrate_cmd.integrate)
     cli.add_command(index_cmd.index)
     cli.add_command(search_cmd.search)
 
