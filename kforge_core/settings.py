@@ -169,6 +169,7 @@ class RetrievalSettings:
 
     references: str = "auto"  # "auto": the top_k related kernels of the index, when it has any; "none": never
     top_k: int = 3
+    embed_model: str | None = None  # "PROVIDER:MODEL": an embedding model re-ranks BM25's candidates; unset: BM25 alone
 
     def __post_init__(self) -> None:
         if self.references not in ("auto", "none"):

@@ -12,6 +12,7 @@ from rich.table import Table
 from ..app import App
 from ..errors import KForgeError
 from ..retrieval import KernelIndexStore, index_path, search as search_index
+from ..retrieval.embedding import embedding_model
 
 
 @click.command("search")
@@ -30,7 +31,8 @@ def search(app: App, query: str, backend: str | None, runs_dir: Path | None, lim
                           hint="runs add their best kernel as they finish; `kforge index` builds it from the runs")
     with KernelIndexStore(settings.runs_dir) as store:
         kernels = store.kernels()
-    hits = search_index(kernels, query, backend=backend, limit=limit)
+    embed = embedding_model(settings.retrieval.embed_model) if settings.retrieval.embed_model else None
+    hits = search_index(kernels, query, backend=backend, limit=limit, embed=embed)
     rows = [{"key": h.kernel.key, "problem": h.kernel.problem.name, "backend": h.kernel.backend,
              "score": round(h.score, 4), "operators": list(h.kernel.problem.operators),
              "speedup": h.kernel.speedup, "runtime_ms": h.kernel.runtime_ms, "precision": h.kernel.precision,

@@ -81,7 +81,8 @@ def plan_run(
     references: tuple[RetrievedReference, ...] = ()
     if settings.retrieval.references == "auto":
         references = retrieve_references(settings.runs_dir, problem_path, settings.backend,
-                                         settings.harness.precision, settings.retrieval.top_k)
+                                         settings.harness.precision, settings.retrieval.top_k,
+                                         settings.retrieval.embed_model)
     return RunPlan(problem_path.resolve(), settings.backend, model, analyst, reference, settings, references)
 
 

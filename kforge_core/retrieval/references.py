@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..agents import RetrievedReference
+from .embedding import embedding_model
 from .index_store import KernelIndexStore, index_path
 from .search import Hit, search
 from .sketch import ProblemSketch, sketch_problem
@@ -14,9 +15,10 @@ REFERENCE_MODES = ("auto", "none")
 
 
 def retrieve_references(runs_dir: Path, problem_path: Path, backend: str, precision: str,
-                        limit: int) -> tuple[RetrievedReference, ...]:
+                        limit: int, embed_model: str | None = None) -> tuple[RetrievedReference, ...]:
     """Up to ``limit`` kernels for the problem at ``problem_path``: the same backend's first, then other backends'
-    as cross-platform references. Nothing (and no file created) when the runs directory has no index."""
+    as cross-platform references, re-ranked by ``embed_model`` when one is named. Nothing (and no file created)
+    when the runs directory has no index."""
     if limit < 1 or not index_path(runs_dir).is_file():
         return ()
     with KernelIndexStore(runs_dir) as store:
@@ -24,8 +26,9 @@ def retrieve_references(runs_dir: Path, problem_path: Path, backend: str, precis
     if not kernels:
         return ()
     query = sketch_problem(problem_path)
-    return tuple(_reference(hit, query, backend, precision) for hit in search(kernels, query, backend=backend,
-                                                                               limit=limit))
+    embed = embedding_model(embed_model) if embed_model else None
+    hits = search(kernels, query, backend=backend, limit=limit, embed=embed)
+    return tuple(_reference(hit, query, backend, precision) for hit in hits)
 
 
 def _reference(hit: Hit, query: ProblemSketch, backend: str, precision: str) -> RetrievedReference:

@@ -7,9 +7,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from typing import TYPE_CHECKING
+
+from .embedding import rerank
 from .entry import IndexedKernel
 from .operators import ARITHMETIC, canonical, with_families
 from .sketch import ProblemSketch
+
+if TYPE_CHECKING:
+    from llama_index.core.base.embeddings.base import BaseEmbedding
 
 
 @dataclass(frozen=True)
@@ -35,14 +41,17 @@ def bm25_search(kernels: list[IndexedKernel], query: str, limit: int) -> list[tu
 
 
 def search(kernels: list[IndexedKernel], query: ProblemSketch | str, *, backend: str | None = None,
-           limit: int = 10) -> list[Hit]:
-    """Kernels for a problem (or free words), best first; with ``backend``, that backend's kernels come first."""
+           limit: int = 10, embed: BaseEmbedding | None = None) -> list[Hit]:
+    """Kernels for a problem (or free words), best first; with ``backend``, that backend's kernels come first.
+    ``embed``: an embedding model that re-ranks BM25's best few (see :mod:`.embedding`)."""
     words = query.words() if isinstance(query, ProblemSketch) else " ".join(canonical(w) for w in query.split())
     digest = query.digest if isinstance(query, ProblemSketch) else ""
     query_ops = set(words.split())
     hits = [Hit(k, score, _shared(k, query_ops), bool(digest) and k.problem.digest == digest)
             for k, score in bm25_search(kernels, words, len(kernels))]
     hits = [h for h in hits if h.shared or h.same_problem]  # a shared dtype or name word alone is no relation
+    if embed is not None:
+        hits = rerank(hits[:max(20, 4 * limit)], words, embed)
     hits.sort(key=lambda h: (backend is not None and h.kernel.backend != backend, not h.same_problem, -h.score))
     return hits[:limit]
 

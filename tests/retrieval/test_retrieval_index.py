@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+from llama_index.core.base.embeddings.base import BaseEmbedding
 
 from kforge_core.errors import KForgeError
 from kforge_core.records import SourceFile
@@ -93,3 +94,38 @@ def test_the_stored_index_round_trips_and_a_damaged_one_says_so(tmp_path):
     index_path(tmp_path).write_bytes(b"\0garbage" * 512)
     with pytest.raises(KForgeError, match="is damaged.*\n  hint: delete it"):
         KernelIndexStore(tmp_path)
+
+
+class WordCountEmbedding(BaseEmbedding):
+    """An embedding model whose second dimension counts ``word``: a test can say which kernel it finds closest."""
+
+    word: str
+
+    def _vector(self, text: str) -> list[float]:
+        return [1.0, 10.0 * text.split().count(self.word)]
+
+    def _get_text_embedding(self, text: str) -> list[float]:
+        return self._vector(text)
+
+    def _get_query_embedding(self, query: str) -> list[float]:
+        return self._vector(query)
+
+    async def _aget_query_embedding(self, query: str) -> list[float]:
+        return self._vector(query)
+
+
+def test_a_configured_embedding_model_re_ranks_what_bm25_found():
+    kernels = [kernel("conv3d_groupnorm_mean", ("conv3d", "groupnorm", "mean")), kernel("relu_only", ("relu",)),
+               kernel("softmax_only", ("softmax",))]
+    query = sketch_source("new", CONV3D_GROUPNORM)
+    assert [h.kernel.problem.name for h in search(kernels, query)] == ["conv3d_groupnorm_mean", "relu_only"]
+    reranked = search(kernels, query, embed=WordCountEmbedding(word="relu"))
+    assert [h.kernel.problem.name for h in reranked] == ["relu_only", "conv3d_groupnorm_mean"]  # softmax: still out
+
+
+def test_an_embedding_model_is_named_provider_colon_model():
+    from kforge_core.retrieval.embedding import embedding_model
+
+    for spec in ("nope:x", "openai", "ollama:"):
+        with pytest.raises(KForgeError, match="is not PROVIDER:MODEL"):
+            embedding_model(spec)
