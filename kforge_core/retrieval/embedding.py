@@ -19,12 +19,13 @@ if TYPE_CHECKING:
 
     from .search import Hit
 
-# provider -> (module, class, the package that provides it, the keyword that names the model)
+# provider -> (module, class, the package that provides it, the keyword that names the model, other arguments)
 PROVIDERS = {
-    "openai": ("llama_index.embeddings.openai", "OpenAIEmbedding", "llama-index-embeddings-openai", "model"),
-    "ollama": ("llama_index.embeddings.ollama", "OllamaEmbedding", "llama-index-embeddings-ollama", "model_name"),
+    "openai": ("llama_index.embeddings.openai", "OpenAIEmbedding", "llama-index-embeddings-openai", "model", {}),
+    "ollama": ("llama_index.embeddings.ollama", "OllamaEmbedding", "llama-index-embeddings-ollama", "model_name",
+               {"base_url": "http://localhost:11434"}),  # a local Ollama server, where its docs put it
     "huggingface": ("llama_index.embeddings.huggingface", "HuggingFaceEmbedding",
-                    "llama-index-embeddings-huggingface", "model_name"),
+                    "llama-index-embeddings-huggingface", "model_name", {}),
 }
 
 
@@ -34,13 +35,13 @@ def embedding_model(spec: str) -> BaseEmbedding:
     if provider not in PROVIDERS or not model:
         raise KForgeError(f"retrieval.embed_model {spec!r} is not PROVIDER:MODEL with a provider among "
                           f"{', '.join(PROVIDERS)}")
-    module_name, class_name, package, keyword = PROVIDERS[provider]
+    module_name, class_name, package, keyword, extra = PROVIDERS[provider]
     try:
         module = importlib.import_module(module_name)
     except ImportError:
         raise KForgeError(f"retrieval.embed_model {spec!r} needs the package {package}",
                           hint=f"pip install {package}, or leave embed_model unset for BM25 alone") from None
-    return getattr(module, class_name)(**{keyword: model})
+    return getattr(module, class_name)(**{keyword: model}, **extra)
 
 
 def rerank(hits: list[Hit], query: str, model: BaseEmbedding) -> list[Hit]:
