@@ -98,7 +98,8 @@ def run(ctx: click.Context, problem_path: Path | None, backend: str | None, mode
         settings = settings_with_backend_options(app, {
             "backend": backend, "runs_dir": runs_dir, "prompts_dir": prompts_dir, "llm.model": model,
             "llm.analyst_model": analyst_model, "llm.base_url": base_url,
-            "analysis.images": tuple(profile_images) or None, "retrieval.references": references, PRECISION_SETTING: precision, **budget, **evaluation,
+            "analysis.images": tuple(profile_images) or None, PRECISION_SETTING: precision, **budget, **evaluation,
+            "retrieval.references": references,
         }, backend_options, sanitize)
     console = Console(highlight=False)
     with RunStore(settings.runs_dir) as store, RichProgress(console) as progress:

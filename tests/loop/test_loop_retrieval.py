@@ -177,3 +177,15 @@ def test_kforge_index_rebuilds_from_the_runs_and_adds_a_folder_and_search_lists_
     assert rows[0]["score"] > 0
     listed = runner.invoke(cli, ["search", "gelu matmul", "--runs-dir", str(runs), "--backend", "toy"])
     assert listed.exit_code == 0 and "gemm_bias_gelu" in listed.output and "logsumexp" not in listed.output
+
+
+def test_kforge_run_stops_on_a_damaged_index_unless_references_none(tmp_path):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    index_path(runs).write_bytes(b"this is not a database" * 100)
+    args = ["run", str(PROBLEMS / "layernorm.py"), "--backend", "toy", "--llm", "replay:missing.jsonl",
+            "--runs-dir", str(runs)]
+    damaged = CliRunner().invoke(cli, args, obj=toy_app())
+    assert damaged.exit_code == 1 and "is damaged" in damaged.output and "Traceback" not in damaged.output
+    without = CliRunner().invoke(cli, [*args, "--references", "none"], obj=toy_app())
+    assert without.exit_code == 1 and "replay script not found" in without.output  # got past the index
