@@ -5,6 +5,7 @@ which; ``references = "none"`` and a damaged index (toy backend, scripted verdic
 from __future__ import annotations
 
 import dataclasses
+import shutil
 from pathlib import Path
 
 import pytest
@@ -62,16 +63,25 @@ def first_prompt(result) -> str:
     return (report.run_dir / report.attempts[0].step_dir / "prompt.md").read_text()
 
 
-@pytest.fixture
-def filled(tmp_path) -> Path:
+@pytest.fixture(scope="module")
+def filled_once(tmp_path_factory) -> Path:
     """A runs directory with two finished runs (a GEMM+GELU and a logsumexp) and a folder of solutions for
-    another backend; returns the related problem's file."""
+    another backend, made once for the module."""
+    tmp_path = tmp_path_factory.mktemp("filled")
     run_problem(tmp_path, PROBLEMS / "gemm_bias_gelu.py", "gemm", [gen(code_reply("ms=2.0", "# the gemm kernel\n"))])
     run_problem(tmp_path, PROBLEMS / "reduction_logsumexp.py", "lse", [gen(code_reply("ms=1.0", "# the lse kernel\n"))])
     solutions = tmp_path / "published"
     solutions.mkdir()
     (solutions / "layernorm.py").write_text("class ModelNew:  # the published layernorm kernel\n    pass\n")
     add_folder(tmp_path / "runs", solutions, "metal", PROBLEMS)
+    return tmp_path
+
+
+@pytest.fixture
+def filled(filled_once, tmp_path) -> Path:
+    """A copy of that runs directory (and solutions folder) in ``tmp_path``; returns the related problem's file."""
+    for name in ("runs", "published"):
+        shutil.copytree(filled_once / name, tmp_path / name)
     related = tmp_path / "linear_gelu_small.py"
     related.write_text(RELATED)
     return related
