@@ -29,7 +29,7 @@ def _integration(spec: ModelSpec, module: str, extra: str) -> Any:
     except ImportError as exc:
         raise KForgeError(
             f"the {spec.provider!r} provider needs the {module} integration, which is not installed ({exc})",
-            hint=f"pip install 'kforge[{extra}]'",
+            hint=f"pip install 'kforge-core[{extra}]'",
         ) from None
 
 
@@ -134,7 +134,7 @@ def build_agent_llms(
         try:
             from .replay import ReplayLLM, ReplayScript
         except ImportError as exc:
-            raise KForgeError(f"replay needs llama-index-core ({exc})", hint="pip install 'kforge[openai-like]'") from None
+            raise KForgeError(f"replay needs llama-index-core ({exc})", hint="pip install 'kforge-core[openai-like]'") from None
 
         path = Path(spec.model).resolve()
         if path not in scripts:
