@@ -271,7 +271,7 @@ def _result(run: _Run) -> VerifyResult:
     failure, message = run.failure, run.message
     blocking = [f for f in flags if f.blocking]
     if failure is None and blocking:
-        failure, message = Failure.CHEAT, "; ".join(f"{f.code}: {f.message}" for f in blocking)
+        failure, message = Failure.CHEAT, F.describe_blocking(blocking)
     if failure is None and not run.trials:
         failure, message = Failure.HARNESS, "no trial ran"
     passed = sum(t.passed for t in run.trials)
