@@ -180,7 +180,7 @@ def _run(app: App, plan: BenchPlan, info: BenchInfo, choice: ExecutorChoice, job
         work, lookahead = DeviceSlot.evaluate, plan.settings.harness.prebuild_jobs
     else:
         work = functools.partial(run_agent, app=app, settings=plan.settings, bench_id=info.id,
-                                 console=Console(highlight=False, stderr=True), lock=threading.Lock())
+                                 console=Console(highlight=False, soft_wrap=True, stderr=True), lock=threading.Lock())
         lookahead = 0
     LocalExecutor(make_slot, list(choice.devices), lookahead).run(jobs, work, keep)
 
