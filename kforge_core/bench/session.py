@@ -30,7 +30,7 @@ from .ray_executor import RayExecutor, SlotSpec
 from .results import NO_SOLUTION, ProblemJob, ProblemResult
 from .report import VERDICT, BenchReport, problem_dir, write_bench_outputs
 from .slot import DeviceSlot, ProblemLoader
-from .solutions import open_solutions
+from .solutions import open_solutions, require_a_match
 from .suite import SuiteProblem, discover
 
 Report = Callable[[str], None]  # where a line about the bench's progress goes
@@ -74,6 +74,8 @@ def plan_bench(settings: Settings, suite: Path, *, filters: tuple[str, ...], sol
         settings = dataclasses.replace(settings, llm=dataclasses.replace(llm, model=model, analyst_model=analyst))
     elif not solutions.exists():
         raise KForgeError(f"solutions not found: {solutions}")
+    else:
+        require_a_match(solutions, problems, entry=entry)
     return BenchPlan(suite.resolve(), filters, settings.backend, solutions.resolve() if solutions else None, entry,
                      measure, absolute_settings(settings), tuple((p.key, p.digest) for p in problems))
 
