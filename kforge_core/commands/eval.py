@@ -115,7 +115,7 @@ def print_verdict(console: Console, verdict: Verdict, summary: str | None) -> No
     if verdict.flags:
         cells = [[flag.code, "yes" if flag.blocking else "no", flag.message] for flag in verdict.flags]
         console.print(fitted_table(_FLAG_COLUMNS, cells, console.width, title="cheat flags"))
-    if verdict.method is not None:
+    if verdict.method is not None and verdict.runtime is not None:  # how it was timed; nothing to say if it was not
         m = verdict.method
         console.print(f"[dim]timing: {escape(m.device)}, {m.warmup} warm-up + {m.repetitions} timed runs, L2 flush "
                       f"{m.l2_flush_bytes:,} bytes, fresh inputs per run; sync: {escape(m.synchronize)}; "
@@ -129,7 +129,8 @@ def print_verdict(console: Console, verdict: Verdict, summary: str | None) -> No
         console.print(f"[bold green]CORRECT[/]{speed} ({escape(verdict.precision.describe())})")
     else:
         console.print(f"[bold red]NOT CORRECT[/]: {verdict.failure.value}")
-        console.print(verdict.message, markup=False, highlight=False)
+        if verdict.compile.ok:  # a build's failure was printed with its log above
+            console.print(verdict.message, markup=False, highlight=False)
 
 
 def _print_precision(console: Console, verdict: Verdict) -> None:
