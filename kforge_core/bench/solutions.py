@@ -42,7 +42,8 @@ def require_a_match(path: Path, problems: list[SuiteProblem], *, entry: str = "m
                f"file name ({example.path.name}) or its level and number")
     else:
         relative = [p.relative_to(path) for p in path.rglob("*") if p.is_file()]
-        found = sorted(str(r) for r in relative if not any(part[:1] == "." or part == "__pycache__" for part in r.parts))
+        found = sorted(str(r) for r in relative
+                       if not any(part[:1] == "." or part == "__pycache__" for part in r.parts))
         how = (f"a problem's solution is {example.key}.py (mirroring the suite's folders) or {example.path.name} "
                f"(flat), or a directory of that name holding {entry}")
     shown = ", ".join(found[:8]) + (f" and {len(found) - 8} more" if len(found) > 8 else "") if found else "nothing"

@@ -137,7 +137,8 @@ def build_agent_llms(
         try:
             from .replay import ReplayLLM, ReplayScript
         except ImportError as exc:
-            raise KForgeError(f"replay needs llama-index-core ({exc})", hint="pip install 'kforge-core[openai-like]'") from None
+            raise KForgeError(f"replay needs llama-index-core ({exc})",
+                              hint="pip install 'kforge-core[openai-like]'") from None
 
         if path not in scripts:
             position = sum(n for name, n in received.items() if _replay_path(name) == path)
