@@ -30,7 +30,7 @@ from .ray_executor import RayExecutor, SlotSpec
 from .results import NO_SOLUTION, ProblemJob, ProblemResult
 from .report import VERDICT, BenchReport, problem_dir, write_bench_outputs
 from .slot import DeviceSlot, ProblemLoader
-from .solutions import open_solutions
+from .solutions import open_solutions, require_a_match
 from .suite import SuiteProblem, discover
 
 Report = Callable[[str], None]  # where a line about the bench's progress goes
@@ -74,6 +74,8 @@ def plan_bench(settings: Settings, suite: Path, *, filters: tuple[str, ...], sol
         settings = dataclasses.replace(settings, llm=dataclasses.replace(llm, model=model, analyst_model=analyst))
     elif not solutions.exists():
         raise KForgeError(f"solutions not found: {solutions}")
+    else:
+        require_a_match(solutions, problems, entry=entry)
     return BenchPlan(suite.resolve(), filters, settings.backend, solutions.resolve() if solutions else None, entry,
                      measure, absolute_settings(settings), tuple((p.key, p.digest) for p in problems))
 
@@ -180,7 +182,7 @@ def _run(app: App, plan: BenchPlan, info: BenchInfo, choice: ExecutorChoice, job
         work, lookahead = DeviceSlot.evaluate, plan.settings.harness.prebuild_jobs
     else:
         work = functools.partial(run_agent, app=app, settings=plan.settings, bench_id=info.id,
-                                 console=Console(highlight=False, stderr=True), lock=threading.Lock())
+                                 console=Console(highlight=False, soft_wrap=True, stderr=True), lock=threading.Lock())
         lookahead = 0
     LocalExecutor(make_slot, list(choice.devices), lookahead).run(jobs, work, keep)
 

@@ -63,7 +63,7 @@ def bench(app: App, suite: Path | None, backend_name: str | None, solutions: Pat
     harness = {**harness_settings(flags),
                **evaluation_settings(flags.pop("atol"), flags.pop("rtol"), flags.pop("candidate_class"))}
     budget = {BUDGET_FLAGS[name]: value for name, value in flags.items() if value is not None}
-    console = Console(highlight=False, stderr=as_json)
+    console = Console(highlight=False, soft_wrap=True, stderr=as_json)
 
     def report(line: str) -> None:
         console.print(line, markup=False)

@@ -101,7 +101,7 @@ def run(ctx: click.Context, problem_path: Path | None, backend: str | None, mode
             "analysis.images": tuple(profile_images) or None, PRECISION_SETTING: precision, **budget, **evaluation,
             "retrieval.references": references,
         }, backend_options, sanitize)
-    console = Console(highlight=False)
+    console = Console(highlight=False, soft_wrap=True)
     with RunStore(settings.runs_dir) as store, RichProgress(console) as progress:
         if resume_id is not None:
             overrides = {key.split(".", 1)[1]: value for key, value in budget.items()}

@@ -69,16 +69,17 @@ class _Ready:
 
 
 def _get_ready(app: App, plan: RunPlan, replies_received: dict[str, int] | None = None) -> _Ready:
-    problem = load_problem(plan.problem_path)
+    # what the user typed (the backend's name, a replay script, a credential) is checked before the problem loads
     registered = app.backend(plan.backend)
-    options = plan.settings.backend_options(registered.backend)
-    availability = app.registry.availability(plan.backend, options)
-    if not availability.available:
-        raise KForgeError(f"backend {plan.backend!r} is not available here: {availability.reason}")
     generation_llm, analysis_llm = build_agent_llms(
         parse_model_spec(plan.model), parse_model_spec(plan.analyst_model), plan.settings.llm,
         replies_received=replies_received,
     )
+    problem = load_problem(plan.problem_path)
+    options = plan.settings.backend_options(registered.backend)
+    availability = app.registry.availability(plan.backend, options)
+    if not availability.available:
+        raise KForgeError(f"backend {plan.backend!r} is not available here: {availability.reason}")
     return _Ready(problem, registered, options, generation_llm, analysis_llm)
 
 

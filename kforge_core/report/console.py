@@ -7,12 +7,18 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
+from rich.text import Text
 
 from ..codec import to_json
 from ..secrets import redact
 from .outputs import BEST, PLOT, REPORT
 from .run_report import RunReport
+from .tables import Column, fitted_table
+
+# at 80 columns the step folders go first, then the precision bits
+_ATTEMPT_COLUMNS = (Column("#"), Column("attempt"), Column("verdict", fold=True, min_width=14),
+                    Column("runtime ms"), Column("speedups", fold=True), Column("bits", optional=True),
+                    Column("files", fold=True, optional=True))
 
 
 def print_summary(report: RunReport, console: Console) -> None:
@@ -22,7 +28,7 @@ def print_summary(report: RunReport, console: Console) -> None:
         console.print(f"[red]No correct candidate[/] in run {run.id} ({escape(run.stop_reason or run.display_status)}).")
     else:
         speedups = ", ".join(f"{v:.2f}x vs {n}" for n, v in best.outcome.speedups)
-        console.print(f"[green]Best: {best.label}[/] — {best.outcome.runtime_ms:.3f} ms, {speedups} "
+        console.print(f"[green]Best: {escape(best.label)}[/] — {best.outcome.runtime_ms:.3f} ms, {speedups} "
                       f"({escape(report.contract.caption(best.outcome.precision_bits))})")
     calls = sum(u.calls for u in report.usage)
     tokens = sum(u.input_tokens + u.output_tokens for u in report.usage)
@@ -42,7 +48,7 @@ def print_run(report: RunReport, console: Console) -> None:
     """The whole run: what was asked, every attempt, each round's recommendations, usage."""
     run = report.run
     started = dt.datetime.fromtimestamp(run.created_at).strftime("%Y-%m-%d %H:%M:%S")
-    console.print(f"[bold]{run.id}[/]  {run.problem_name} on {run.backend}, started {started}")
+    console.print(f"[bold]{escape(run.id)}[/]  {escape(run.problem_name)} on {escape(run.backend)}, started {started}")
     console.print(f"status: {run.display_status}" + (f" ({run.stop_reason})" if run.stop_reason else ""), markup=False)
     console.print(f"models: generation {run.model}, analysis {run.analyst_model}", markup=False)
     console.print(f"precision contract: {report.precision_terms()}", markup=False)
@@ -50,20 +56,17 @@ def print_run(report: RunReport, console: Console) -> None:
     for ref in report.references:
         kind = "warm start" if ref.warm_start else "reference"
         console.print(f"{kind}: {ref.problem} on {ref.backend} ({ref.figures}), score {ref.score:.2f}", markup=False)
-    table = Table(show_header=True)
-    for column in ("#", "attempt", "verdict", "runtime ms", "speedups", "bits", "files"):
-        table.add_column(column, overflow="fold")
-    best = report.best
+    best, cells = report.best, []
     for row in report.attempts:
         outcome = row.outcome
         runtime = f"{outcome.runtime_ms:.3f}" if outcome is not None and outcome.runtime_ms is not None else "-"
         speedups = ", ".join(f"{v:.2f}x {n}" for n, v in outcome.speedups) if outcome is not None else ""
         bits = f"{outcome.precision_bits:.1f}" if outcome is not None and outcome.precision_bits is not None else "-"
-        table.add_row(str(row.number), row.label, escape(row.verdict) + (" [green](best)[/]" if row is best else ""),
-                      runtime, speedups, bits, row.step_dir)
-    console.print(table)
+        verdict = Text.assemble(row.verdict, (" (best)", "green") if row is best else "")
+        cells.append([str(row.number), row.label, verdict, runtime, speedups, bits, row.step_dir])
+    console.print(fitted_table(_ATTEMPT_COLUMNS, cells, console.width))
     for r in report.rounds:
-        console.print(f"[bold]round {r.round}[/] (profile of {r.profiled or 'the best'}):")
+        console.print(f"[bold]round {r.round}[/] (profile of {escape(r.profiled or 'the best')}):")
         console.print(redact(r.recommendations.strip()), markup=False)
     print_summary(report, console)
 

@@ -124,7 +124,7 @@ def decide(out: StageOutcomes, static_flags: tuple[Flag, ...]) -> tuple[tuple[Fl
         return flags, out.verify.failure, out.verify.message
     blocking = [f for f in flags if f.blocking]
     if blocking:
-        return flags, Failure.CHEAT, "rejected: " + "; ".join(f"{f.code}: {f.message}" for f in blocking)
+        return flags, Failure.CHEAT, "rejected: " + F.describe_blocking(blocking)
     if out.verify is None:
         return flags, Failure.HARNESS, "the candidate was not verified"
     return flags, None, out.verify.message
