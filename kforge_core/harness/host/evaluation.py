@@ -6,7 +6,7 @@ Every step that can go wrong in the worker comes back as a failure class; nothin
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, ContextManager
 
@@ -49,6 +49,7 @@ def run_stages(worker: WorkerProcess, candidate: Candidate, workdir: Path, setti
                timing_guard: Callable[[], ContextManager[None]]) -> StageOutcomes:
     """Drive the worker through the candidate's stages; a dead or hung worker ends them with its fault."""
     out = StageOutcomes()
+    worker.wait_notes.clear()
     try:
         _expect(worker.call(Begin(candidate, workdir), _BEGIN_TIMEOUT_S, "preparing the scratch directory"), out)
         if out.failure is None:
@@ -59,6 +60,8 @@ def run_stages(worker: WorkerProcess, candidate: Candidate, workdir: Path, setti
         out.fault(fault.failure, fault.message)
         if fault.failure is Failure.CHEAT:  # a forged reply: tampering with the harness itself
             out.flags.append(F.raise_flag(F.TAMPERING, fault.message, settings))
+    if worker.wait_notes and out.verify is not None:  # calls allowed past their limit while compiling
+        out.verify = replace(out.verify, notes=(*out.verify.notes, *worker.wait_notes))
     if out.finish is not None:
         out.flags.extend(out.finish.flags)
         out.clean = out.clean and out.finish.clean
@@ -70,14 +73,15 @@ def run_stages(worker: WorkerProcess, candidate: Candidate, workdir: Path, setti
 def _stages(worker: WorkerProcess, settings: HarnessSettings, timeouts: StageTimeouts, out: StageOutcomes, *,
             measure: bool, profile: bool, timing_guard: Callable[[], ContextManager[None]]) -> None:
     waits = timeouts.waits
-    out.compile = _expect(worker.call(RunStage("compile"), timeouts.compile_s, "compile", waits), out)
+    out.compile = _expect(worker.call(RunStage("compile"), timeouts.compile_s, "compile", timeouts.compile_waits),
+                          out)
     if out.compile is None or not out.compile.ok:
         return
     out.verify = _expect(worker.call(RunStage("verify"), timeouts.verify_s, "verify", waits), out)
     if out.verify is None:
         return
     out.flags.extend(out.verify.flags)
-    if not out.verify.correct:
+    if not out.verify.correct or any(flag.blocking for flag in out.flags):  # rejected already: no time spent on it
         return
     if measure:
         with timing_guard():  # what else the harness runs stays quiet while the candidate is timed

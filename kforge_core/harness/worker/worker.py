@@ -208,6 +208,17 @@ def _watch_lifeline(fd: int) -> None:
     threading.Thread(target=watch, name="kforge-lifeline", daemon=True).start()
 
 
+def _dump_stacks_on_request() -> None:
+    """Write every thread's stack to the stack file when the KForge process asks (it tells compiling from hanging
+    when a call runs past its limit: ``harness.host.activity``)."""
+    import faulthandler
+
+    from ..protocol import STACK_FILE, STACK_SIGNAL
+
+    stacks = open(Path.cwd() / STACK_FILE, "a")  # noqa: SIM115 - open for the life of the worker
+    faulthandler.register(STACK_SIGNAL, file=stacks, all_threads=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="kforge_core.harness.worker")
     parser.add_argument("--fds", required=True,
@@ -215,6 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     read_fd, write_fd, lifeline_fd = (int(part) for part in args.fds.split(","))
     _watch_lifeline(lifeline_fd)
+    _dump_stacks_on_request()
     channel = Channel(read_fd, write_fd)
     init_id, init = channel.receive(trusted=True)
     timer = ChannelTimer(channel)
