@@ -4,6 +4,7 @@ KernelBench's fast_p, geomean speedups and a report; ``--resume BENCH_ID`` conti
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from rich.console import Console
 
 from ..app import App
 from ..bench import ExecutorChoice, plan_bench, resume_bench, start_bench
+from ..bench.interrupt import GracefulStop
 from ..errors import KForgeError
 from .backend_flags import backend_option_flags, settings_with_backend_options
 from .evaluation_flags import evaluation_flags, evaluation_settings
@@ -68,13 +70,16 @@ def bench(app: App, suite: Path | None, backend_name: str | None, solutions: Pat
     def report(line: str) -> None:
         console.print(line, markup=False)
 
+    stop = GracefulStop(report)
     if resume_id is not None:
         given = [suite, backend_name, solutions, model, analyst_model, base_url, *filters, *backend_options,
                  sanitize or None, no_timing or None, *budget.values(), *(v for v in harness.values() if v is not None)]
         if any(value is not None for value in given):
             raise KForgeError("--resume continues a bench as it was started; give only BENCH_ID, --runs-dir and "
                               "where it runs (--executor, --devices, --ray-address)")
-        outcome = resume_bench(app, app.settings(runs_dir=runs_dir).runs_dir, resume_id, choice, report)
+        with stop:
+            outcome = resume_bench(app, app.settings(runs_dir=runs_dir).runs_dir, resume_id, choice, report,
+                                   stop.requested)
     else:
         if suite is None:
             raise KForgeError("give a SUITE directory to start a bench, or --resume BENCH_ID to continue one")
@@ -86,12 +91,18 @@ def bench(app: App, suite: Path | None, backend_name: str | None, solutions: Pat
             "llm.base_url": base_url, **harness, **budget,
         }, backend_options, sanitize)
         plan = plan_bench(settings, suite, filters=filters, solutions=solutions, entry=entry, measure=not no_timing)
-        outcome = start_bench(app, plan, choice, report)
+        with stop:
+            outcome = start_bench(app, plan, choice, report, stop.requested)
     if as_json:
         click.echo(json.dumps(outcome.document, indent=2, allow_nan=False))
     else:
         _print_summary(console, outcome.document["summary"])
         console.print(f"  {outcome.report_path}", markup=False)
+    if stop.requested.is_set():
+        where = f" --runs-dir {shlex.quote(str(runs_dir))}" if runs_dir is not None else ""
+        click.echo(f"interrupted; the rest of the bench runs with: kforge bench --resume {outcome.info.id}{where}",
+                   err=as_json)  # one line, never wrapped: it is to be copied
+        click.get_current_context().exit(130)
 
 
 def _devices(text: str | None, executor: str) -> tuple[int | None, ...]:
