@@ -77,6 +77,7 @@ def _stages(worker: WorkerProcess, settings: HarnessSettings, timeouts: StageTim
                           out)
     if out.compile is None or not out.compile.ok:
         return
+    out.flags.extend(out.compile.flags)
     out.verify = _expect(worker.call(RunStage("verify"), timeouts.verify_s, "verify", waits), out)
     if out.verify is None:
         return

@@ -11,6 +11,7 @@ A device fault in the warm-up call (the CUDA context fails every call after it) 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import sys
 import time
 import traceback
@@ -21,7 +22,8 @@ from typing import Iterator
 from kforge_core.candidate_module import NotBuilt, candidate_class, candidate_class_name, import_for_compile
 from kforge_core.devices import make_device
 from kforge_core.languages import triton as triton_language
-from kforge_core.records import Backend, Candidate, CompileResult, Failure, StageContext
+from kforge_core.harness.flags import BUILD_ERROR_CAUGHT
+from kforge_core.records import Backend, Candidate, CompileResult, Failure, Flag, StageContext
 from kforge_core.stage_timer import StageTimer
 from kforge_core.tracebacks import innermost_candidate_line
 
@@ -114,11 +116,12 @@ def compile_candidate(backend: Backend, candidate: Candidate, context: StageCont
             warm_failure = _warm_up(backend, candidate, module, context, builds, notes)
             if warm_failure is not None:
                 return result(False, warm_failure[1], warm_failure[0])
-    if builds.failures:  # the candidate caught a build error and went on: it still did not build
-        return result(False, builds.failures[0].log, Failure.COMPILE)
     log = "\n".join([o.log for o in builds.outcomes if o.log] + notes)
     cached = bool(builds.outcomes) and all(o.cached for o in builds.outcomes)
-    return result(True, log, cached=cached)
+    # a build failed and the candidate caught the error and went on (its fallback), as it would under PyTorch
+    caught = tuple(Flag(BUILD_ERROR_CAUGHT, f"building {f.name!r} failed and the candidate went on without it:\n"
+                                            f"{f.log}", blocking=False) for f in builds.failures)
+    return dataclasses.replace(result(True, log, cached=cached), flags=caught)
 
 
 def _warm_up(backend: Backend, candidate: Candidate, module: ModuleType, context: StageContext,
