@@ -42,9 +42,13 @@ class _Builds:
     def __init__(self) -> None:
         self.outcomes: list[BuildOutcome] = []
         self.failures: list[CudaBuildError] = []
+        self.inline_failures: list[CudaBuildError] = []  # load_inline's: the candidate may catch them, as in PyTorch
 
     def record(self, item: BuildOutcome | CudaBuildError) -> None:
         (self.failures if isinstance(item, CudaBuildError) else self.outcomes).append(item)
+
+    def record_inline(self, item: BuildOutcome | CudaBuildError) -> None:
+        (self.inline_failures if isinstance(item, CudaBuildError) else self.outcomes).append(item)
 
 
 def cache_root(context: StageContext) -> Path:
@@ -81,7 +85,7 @@ def building(options: NvidiaOptions, root: Path, timer: StageTimer | None = None
         toolchain = nvcc_version(nvcc) if nvcc else "no nvcc"
         if isinstance(options, CudaOptions):
             stack.enter_context(runtime.build_session(build_config(options, root), builds.record))
-        stack.enter_context(cached_load_inline(root / "inline", toolchain, builds.record, timer))
+        stack.enter_context(cached_load_inline(root / "inline", toolchain, builds.record_inline, timer))
         yield builds
     if isinstance(options, TritonOptions) and "triton" in sys.modules and options.warmup_forward:
         # Triton compiled on the first call, or found every kernel in its cache
@@ -116,11 +120,13 @@ def compile_candidate(backend: Backend, candidate: Candidate, context: StageCont
             warm_failure = _warm_up(backend, candidate, module, context, builds, notes)
             if warm_failure is not None:
                 return result(False, warm_failure[1], warm_failure[0])
+    if builds.failures:  # the candidate caught load_cuda's build error and went on: it still did not build
+        return result(False, builds.failures[0].log, Failure.COMPILE)
     log = "\n".join([o.log for o in builds.outcomes if o.log] + notes)
     cached = bool(builds.outcomes) and all(o.cached for o in builds.outcomes)
-    # a build failed and the candidate caught the error and went on (its fallback), as it would under PyTorch
+    # load_inline failed and the candidate caught PyTorch's error and went on (its fallback), as under PyTorch
     caught = tuple(Flag(BUILD_ERROR_CAUGHT, f"building {f.name!r} failed and the candidate went on without it:\n"
-                                            f"{f.log}", blocking=False) for f in builds.failures)
+                                            f"{f.log}", blocking=False) for f in builds.inline_failures)
     return dataclasses.replace(result(True, log, cached=cached), flags=caught)
 
 
@@ -155,8 +161,8 @@ def _fault_log(backend: Backend, candidate: Candidate, context: StageContext, ex
 
 def _build_failure_log(exc: BaseException, builds: _Builds) -> str | None:
     """The trimmed log when ``exc`` (or what caused it) is a build failure; None for other errors."""
-    if builds.failures:
-        return builds.failures[0].log
+    if builds.failures or builds.inline_failures:
+        return (builds.failures or builds.inline_failures)[0].log
     seen: BaseException | None = exc
     while seen is not None:
         if isinstance(seen, CudaBuildError):
