@@ -51,6 +51,7 @@ class HarnessSettings:
     profile_timeout_s: float = 600.0
     timing_timeout_s: float = 0.0
     startup_timeout_s: float = 300.0  # starting a worker: Python, torch, the device, the reference's outputs
+    problem_budget_s: float = 900.0  # kforge bench: one problem's whole evaluation; past it, budget_exceeded; 0: none
     memory_limit_mb: int = 0  # 0: the worker's address space is not limited (only applied on the CPU device)
     file_size_limit_mb: int = 1024  # the largest file a worker may write (a flood of output stops here)
     output_limit_kb: int = 64
@@ -79,7 +80,7 @@ class HarnessSettings:
         for name in ("compile_timeout_s", "profile_timeout_s", "startup_timeout_s"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"harness.{name} must be > 0")
-        for name in ("call_timeout_s", "verify_timeout_s", "timing_timeout_s"):
+        for name in ("call_timeout_s", "verify_timeout_s", "timing_timeout_s", "problem_budget_s"):
             if getattr(self, name) < 0:
                 raise ValueError(f"harness.{name} must be >= 0 (0: follows the problem)")
         for name in ("atol", "rtol"):

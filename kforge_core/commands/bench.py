@@ -43,6 +43,9 @@ from .run import BUDGET_FLAGS, budget_option_flags
 @click.option("--json", "as_json", is_flag=True,
               help="Print {\"problems\": [...], \"summary\": {...}} (progress lines go to stderr).")
 @click.option("--no-timing", is_flag=True, help="Check correctness only.")
+@click.option("--problem-budget", type=click.FloatRange(min=0), metavar="SECONDS",
+              help="Seconds one problem's evaluation may take in all (harness.problem_budget_s, default 900; 0: no "
+                   "budget); past it the problem is budget_exceeded and the bench goes on.")
 @harness_option_flags
 @click.option("--entry", default="model_new.py", show_default=True,
               help="The file defining ModelNew where a problem's solution is a directory.")
@@ -55,7 +58,8 @@ from .run import BUDGET_FLAGS, budget_option_flags
 @click.pass_obj
 def bench(app: App, suite: Path | None, backend_name: str | None, solutions: Path | None, model: str | None,
           analyst_model: str | None, base_url: str | None, filters: tuple[str, ...], executor: str,
-          devices: str | None, ray_address: str | None, as_json: bool, no_timing: bool, entry: str,
+          devices: str | None, ray_address: str | None, as_json: bool, no_timing: bool, problem_budget: float | None,
+          entry: str,
           runs_dir: Path | None, resume_id: str | None, backend_options: tuple[str, ...], sanitize: bool,
           **flags: Any) -> None:
     """Evaluate every problem of SUITE (a directory of KernelBench-format problems, e.g. KernelBench's
@@ -63,7 +67,8 @@ def bench(app: App, suite: Path | None, backend_name: str | None, solutions: Pat
     the geomean speedups. Each result is kept in the run store as it comes."""
     choice = ExecutorChoice(executor, _devices(devices, executor), ray_address)
     harness = {**harness_settings(flags),
-               **evaluation_settings(flags.pop("atol"), flags.pop("rtol"), flags.pop("candidate_class"))}
+               **evaluation_settings(flags.pop("atol"), flags.pop("rtol"), flags.pop("candidate_class")),
+               "harness.problem_budget_s": problem_budget}
     budget = {BUDGET_FLAGS[name]: value for name, value in flags.items() if value is not None}
     console = Console(highlight=False, stderr=as_json)
 

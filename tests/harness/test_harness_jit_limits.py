@@ -130,3 +130,12 @@ def test_an_idle_hang_at_import_in_init_or_in_forward_is_classified_at_the_call_
     verdict = short_calls.evaluate(candidate(name), measure=False)
     assert verdict.failure is Failure.TIMEOUT, verdict.message
     assert what in verdict.message
+
+
+def test_nothing_goes_on_past_the_problems_budget_not_even_a_compiling_call():
+    probe = FakeProbe(compiling="nvcc running")
+    deadline = StageDeadline("verify", 600, LIMITS, start=0.0, probe=probe, hard_stop=25.0)
+    deadline.enter("call", "the first forward", now=0)
+    assert deadline.expired(10) is None and deadline.expired(20) is None  # compiling: allowed on ...
+    assert deadline.expires() == (25.0, "verify: the problem's time budget ran out (harness.problem_budget_s)")
+    assert deadline.expired(25.0).startswith("verify: the problem's time budget ran out")  # ... but not past it

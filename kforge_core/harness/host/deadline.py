@@ -110,6 +110,7 @@ class Probe(Protocol):
     def compiling(self) -> str: ...
 
 
+BUDGET_RAN_OUT = "the problem's time budget ran out (harness.problem_budget_s)"
 BUSY_CORES = 0.05  # below this share of one core, a worker is idle
 
 
@@ -142,6 +143,7 @@ class StageDeadline:
     limits: WaitLimits | None
     start: float
     probe: Probe | None = None
+    hard_stop: float | None = None  # monotonic time past which nothing may go on (a problem's budget)
     notes: list[str] = field(default_factory=list)  # calls allowed past their limit, and why
     _waits: list[_Wait] = field(default_factory=list)
     _built: float = 0.0  # seconds of closed builds in this request
@@ -182,6 +184,12 @@ class StageDeadline:
         at, message, _ = self._next()
         return at, message
 
+    def _next(self) -> tuple[float, str, _Wait | None]:
+        at, message, wait = self._next_limit()
+        if self.hard_stop is not None and self.hard_stop <= at:
+            return self.hard_stop, f"{self.what}: {BUDGET_RAN_OUT}", None
+        return at, message, wait
+
     def expired(self, now: float) -> str | None:
         """The time of :meth:`expires` has come: the message to end the request with, or None when a look at the
         worker allowed it more time."""
@@ -203,7 +211,7 @@ class StageDeadline:
             wait.limit_at = wait.since[0] + self.limits.idle_s
         return wait
 
-    def _next(self) -> tuple[float, str, _Wait | None]:
+    def _next_limit(self) -> tuple[float, str, _Wait | None]:
         """The first limit to come, its message, and the wait to look at before ending it (None: end it)."""
         limits = self.limits
         build = self._open_build()

@@ -97,8 +97,11 @@ class Harness:
         self._pool.reference_s = None  # the stage limits follow the new problem's reference
         self._baselines = None
 
-    def evaluate(self, candidate: Candidate, *, profile: bool = False, measure: bool = True) -> Verdict:
+    def evaluate(self, candidate: Candidate, *, profile: bool = False, measure: bool = True,
+                 stop_at: float | None = None) -> Verdict:
         """Compile, verify and (with ``measure``) time ``candidate``; profile it when asked and it is correct.
+        With ``stop_at`` (a ``time.monotonic()`` time: a problem's budget), a stage still running then is ended
+        as a timeout.
 
         Never raises for anything the candidate does: every fault is a Verdict with a Failure.
         """
@@ -107,8 +110,10 @@ class Harness:
         workdir = self._scratch_dir(candidate)
         self._prebuilder.wait(candidate)  # its compile stage then finds what was built ahead
         worker = self._pool.acquire()
-        out = run_stages(worker, candidate, workdir, self.settings.harness, self.timeouts, measure=measure,
-                         profile=profile, timing_guard=self._quiet_for_timing)
+        blocked = any(flag.blocking for flag in static_flags)  # rejected already: not worth timing
+        out = run_stages(worker, candidate, workdir, self.settings.harness, self.timeouts,
+                         measure=measure and not blocked, profile=profile, timing_guard=self._quiet_for_timing,
+                         stop_at=stop_at)
         flags, failure, message = decide(out, static_flags)
         replaced = self._pool.release(worker, reusable=failure is None and out.clean)
         stdout, stderr = captured_output(workdir, self.settings.harness.output_limit_kb)

@@ -94,13 +94,15 @@ class WorkerProcess:
             raise self._fault_from_exit() from None
         self._awaited.append(request_id)
 
-    def receive(self, timeout_s: float, what: str, waits: WaitLimits | None = None) -> Reply:
+    def receive(self, timeout_s: float, what: str, waits: WaitLimits | None = None,
+                hard_stop: float | None = None) -> Reply:
         """The next reply; a WorkerFault when the worker dies, hangs past its deadline or sends garbage.
 
         ``timeout_s`` limits the request; with ``waits``, the calls and builds the worker reports while serving it
-        get their own limits (see :mod:`kforge_core.harness.host.deadline`).
+        get their own limits (see :mod:`kforge_core.harness.host.deadline`); nothing goes on past ``hard_stop``
+        (a monotonic time).
         """
-        deadline = StageDeadline(what, timeout_s, waits, time.monotonic(), probe=self.probe)
+        deadline = StageDeadline(what, timeout_s, waits, time.monotonic(), probe=self.probe, hard_stop=hard_stop)
         while True:
             expires, _ = deadline.expires()
             try:
@@ -137,9 +139,10 @@ class WorkerProcess:
         return WorkerFault(Failure.CHEAT, f"the reply to {what} was not the worker's ({why}): code in the worker "
                                           "wrote into the harness's private pipe")
 
-    def call(self, request: Any, timeout_s: float, what: str, waits: WaitLimits | None = None) -> Reply:
+    def call(self, request: Any, timeout_s: float, what: str, waits: WaitLimits | None = None,
+             hard_stop: float | None = None) -> Reply:
         self.send(request)
-        return self.receive(timeout_s, what, waits)
+        return self.receive(timeout_s, what, waits, hard_stop)
 
     def drain(self, timeout_s: float, what: str) -> list[Reply]:
         """Read every pending reply."""
