@@ -139,3 +139,29 @@ def test_nothing_goes_on_past_the_problems_budget_not_even_a_compiling_call():
     assert deadline.expired(10) is None and deadline.expired(20) is None  # compiling: allowed on ...
     assert deadline.expires() == (25.0, "verify: the problem's time budget ran out (harness.problem_budget_s)")
     assert deadline.expired(25.0).startswith("verify: the problem's time budget ran out")  # ... but not past it
+
+
+def test_dynamo_compilations_in_any_stage_are_marked_as_builds():
+    import torch
+    import torch._dynamo  # noqa: F401 - loaded, as by a candidate that compiled before
+
+    from kforge_core.harness.worker.jit_marks import jit_builds_marked
+    from kforge_core.stage_timer import StageTimer
+
+    class Recording(StageTimer):
+        def __init__(self):
+            self.marks = []
+
+        def enter(self, kind, what):
+            self.marks.append(("enter", kind, what))
+
+        def leave(self, kind, what):
+            self.marks.append(("leave", kind, what))
+
+    timer = Recording()
+    with jit_builds_marked(timer):
+        torch.compile(lambda t: t.sin() * 2, backend="eager")(torch.ones(3))
+    assert ("enter", "build", "Dynamo compiling (torch.compile)") in timer.marks
+    assert timer.marks[-1] == ("leave", "build", "Dynamo compiling (torch.compile)")
+    torch.compile(lambda t: t.cos() * 3, backend="eager")(torch.ones(3))  # outside the block: nothing marked
+    assert len(timer.marks) == 2

@@ -118,8 +118,10 @@ class Worker:
             return self._stage(request.stage)
         if isinstance(request, Time):
             from .candidate_timing import time_candidate
+            from .jit_marks import jit_builds_marked
 
-            return time_candidate(self.backend, self.candidate, self.context, self.reference(), self.device)
+            with jit_builds_marked(self.timer):
+                return time_candidate(self.backend, self.candidate, self.context, self.reference(), self.device)
         if isinstance(request, Finish):
             return self._finish()
         if isinstance(request, MeasureBaselines):
@@ -144,7 +146,10 @@ class Worker:
         self.snapshot = ProcessSnapshot.take(reference.known_ops)
 
     def _stage(self, stage: str) -> Any:
-        result = self.hooks.caller(stage)(backend=self.backend, candidate=self.candidate, context=self.context)
+        from .jit_marks import jit_builds_marked
+
+        with jit_builds_marked(self.timer):  # a JIT inside a call is a build, not the call's time
+            result = self.hooks.caller(stage)(backend=self.backend, candidate=self.candidate, context=self.context)
         if result is None:
             raise RuntimeError(f"no plugin answered kforge_{stage} for backend {self.backend.name!r}")
         return result
