@@ -65,6 +65,7 @@ class LocalExecutor:
                 job, upcoming = taken
                 if upcoming:
                     ahead.submit(slot.prebuild, upcoming)
+                slot.upcoming = todo.peek()  # its spare workers prepare for it while this one is evaluated
                 results.put(work(slot, job))
         except BaseException as exc:  # noqa: BLE001 - the caller's thread raises it
             stop.set()
@@ -85,6 +86,11 @@ class _Queue:
         self._lookahead = lookahead
         self._ahead: set[str] = set()
         self._lock = threading.Lock()
+
+    def peek(self) -> ProblemJob | None:
+        """The job that will be taken next, if any is left."""
+        with self._lock:
+            return self._jobs[0] if self._jobs and not self._halt.is_set() else None
 
     def take(self, *, ahead: bool) -> tuple[ProblemJob, list[ProblemJob]] | None:
         """The next job and (with ``ahead``) the later jobs to build ahead now, each handed out once; None when

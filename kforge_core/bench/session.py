@@ -184,7 +184,8 @@ def _run(app: App, plan: BenchPlan, info: BenchInfo, choice: ExecutorChoice, job
                           device_index=index, label=slot_label(backend, index), loader=loader, measure=plan.measure)
 
     if plan.solutions is not None:
-        work, lookahead = DeviceSlot.evaluate, plan.settings.harness.prebuild_jobs
+        # every later solution is queued to build ahead; harness.prebuild_jobs of them build at once
+        work, lookahead = DeviceSlot.evaluate, len(jobs) if plan.settings.harness.prebuild_jobs else 0
     else:
         work = functools.partial(run_agent, app=app, settings=plan.settings, bench_id=info.id,
                                  console=Console(highlight=False, stderr=True), lock=threading.Lock())

@@ -71,6 +71,7 @@ class DeviceSlot:
         self.loader = loader or ProblemLoader()
         self.measure = measure
         self._harness: Harness | None = None
+        self.upcoming: ProblemJob | None = None  # the job this slot takes after the current one, when known
 
     @property
     def ready(self) -> bool:
@@ -97,6 +98,7 @@ class DeviceSlot:
         try:
             problem = self.loader.load(job.path)
             harness = self.harness_for(problem)  # an unusable backend or device raises here: the bench stops
+            self._expect_next(harness)
             verdict = harness.evaluate(job.candidate, measure=self.measure, stop_at=stop_at)
         except (ProblemError, WorkerStartError) as exc:  # not loadable, or its reference fails in a worker
             return ProblemResult(job.key, False, INVALID_PROBLEM, str(exc)[:MESSAGE_LIMIT], device=self.label,
@@ -108,6 +110,15 @@ class DeviceSlot:
             result = dataclasses.replace(result, failure=BUDGET_EXCEEDED, message=(
                 f"the problem's budget of {budget:g} s ran out ({_done(verdict)}): {verdict.message}")[:MESSAGE_LIMIT])
         return result
+
+    def _expect_next(self, harness: Harness) -> None:
+        """Spare workers prepare for the next job's problem while this one is evaluated."""
+        if self.upcoming is None:
+            return
+        try:
+            harness.expect_problem(self.loader.load(self.upcoming.path))
+        except ProblemError:
+            pass  # its own turn reports why
 
     def prebuild(self, jobs: Iterable[ProblemJob]) -> None:
         """Build the solutions of later problems ahead, where the backend can (see ``Harness.prebuild``)."""

@@ -43,6 +43,9 @@ from .run import BUDGET_FLAGS, budget_option_flags
 @click.option("--json", "as_json", is_flag=True,
               help="Print {\"problems\": [...], \"summary\": {...}} (progress lines go to stderr).")
 @click.option("--no-timing", is_flag=True, help="Check correctness only.")
+@click.option("--build-jobs", type=click.IntRange(min=0), metavar="N",
+              help="Solutions of the whole suite built ahead, N at a time, while earlier problems are evaluated "
+                   "(harness.prebuild_jobs; default: the cores less one, at most 16; 0: none).")
 @click.option("--problem-budget", type=click.FloatRange(min=0), metavar="SECONDS",
               help="Seconds one problem's evaluation may take in all (harness.problem_budget_s, default 900; 0: no "
                    "budget); past it the problem is budget_exceeded and the bench goes on.")
@@ -58,7 +61,8 @@ from .run import BUDGET_FLAGS, budget_option_flags
 @click.pass_obj
 def bench(app: App, suite: Path | None, backend_name: str | None, solutions: Path | None, model: str | None,
           analyst_model: str | None, base_url: str | None, filters: tuple[str, ...], executor: str,
-          devices: str | None, ray_address: str | None, as_json: bool, no_timing: bool, problem_budget: float | None,
+          devices: str | None, ray_address: str | None, as_json: bool, no_timing: bool, build_jobs: int | None,
+          problem_budget: float | None,
           entry: str,
           runs_dir: Path | None, resume_id: str | None, backend_options: tuple[str, ...], sanitize: bool,
           **flags: Any) -> None:
@@ -68,7 +72,7 @@ def bench(app: App, suite: Path | None, backend_name: str | None, solutions: Pat
     choice = ExecutorChoice(executor, _devices(devices, executor), ray_address)
     harness = {**harness_settings(flags),
                **evaluation_settings(flags.pop("atol"), flags.pop("rtol"), flags.pop("candidate_class")),
-               "harness.problem_budget_s": problem_budget}
+               "harness.problem_budget_s": problem_budget, "harness.prebuild_jobs": build_jobs}
     budget = {BUDGET_FLAGS[name]: value for name, value in flags.items() if value is not None}
     console = Console(highlight=False, stderr=as_json)
 

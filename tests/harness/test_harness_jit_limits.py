@@ -165,3 +165,36 @@ def test_dynamo_compilations_in_any_stage_are_marked_as_builds():
     assert timer.marks[-1] == ("leave", "build", "Dynamo compiling (torch.compile)")
     torch.compile(lambda t: t.cos() * 3, backend="eager")(torch.ones(3))  # outside the block: nothing marked
     assert len(timer.marks) == 2
+
+
+class ScriptedWorker:
+    """Answers each request with the next scripted value, and records what was asked."""
+
+    def __init__(self, replies: dict[type, object]) -> None:
+        self.replies, self.asked, self.wait_notes, self.alive = replies, [], [], True
+
+    def call(self, request, timeout_s, what, waits=None, hard_stop=None):
+        from kforge_core.harness.protocol import Reply
+
+        self.asked.append((type(request).__name__, getattr(request, "stage", "")))
+        stage = getattr(request, "stage", None)
+        return Reply(value=self.replies[stage] if stage else self.replies.get(type(request)))
+
+
+@pytest.mark.parametrize("blocking", [True, False])
+def test_a_candidate_with_a_blocking_flag_from_verify_is_not_timed(tmp_path, blocking):
+    import contextlib
+
+    from kforge_core.harness.host.deadline import StageTimeouts
+    from kforge_core.harness.host.evaluation import run_stages
+    from kforge_core.harness.protocol import Finish, FinishReport, Time
+    from kforge_core.records import Candidate, CompileResult, Flag, VerifyResult
+    from kforge_core.settings import HarnessSettings
+
+    flag = Flag("reference_call", "torch.relu ran", blocking=blocking)
+    worker = ScriptedWorker({"compile": CompileResult(ok=True), "verify": VerifyResult(correct=True, flags=(flag,)),
+                             Time: None, Finish: FinishReport()})
+    settings = HarnessSettings()
+    run_stages(worker, Candidate.from_source("x = 1"), tmp_path, settings, StageTimeouts.derive(settings, 0.001),
+               measure=True, profile=False, timing_guard=contextlib.nullcontext)
+    assert (("Time", "") in worker.asked) is not blocking

@@ -94,8 +94,13 @@ class Harness:
             return
         self.problem = problem
         self._pool.problem = problem
-        self._pool.reference_s = None  # the stage limits follow the new problem's reference
         self._baselines = None
+
+    def expect_problem(self, problem: Problem | None) -> None:
+        """``problem`` is the next one :meth:`use_problem` will be given: spare workers prepare for it while the
+        current one is evaluated."""
+        self._check_open()
+        self._pool.expect(problem)
 
     def evaluate(self, candidate: Candidate, *, profile: bool = False, measure: bool = True,
                  stop_at: float | None = None) -> Verdict:
@@ -110,10 +115,8 @@ class Harness:
         workdir = self._scratch_dir(candidate)
         self._prebuilder.wait(candidate)  # its compile stage then finds what was built ahead
         worker = self._pool.acquire()
-        blocked = any(flag.blocking for flag in static_flags)  # rejected already: not worth timing
-        out = run_stages(worker, candidate, workdir, self.settings.harness, self.timeouts,
-                         measure=measure and not blocked, profile=profile, timing_guard=self._quiet_for_timing,
-                         stop_at=stop_at)
+        out = run_stages(worker, candidate, workdir, self.settings.harness, self.timeouts, measure=measure,
+                         profile=profile, timing_guard=self._quiet_for_timing, stop_at=stop_at)
         flags, failure, message = decide(out, static_flags)
         replaced = self._pool.release(worker, reusable=failure is None and out.clean)
         stdout, stderr = captured_output(workdir, self.settings.harness.output_limit_kb)
