@@ -152,7 +152,8 @@ class StageDeadline:
 
     def __post_init__(self) -> None:
         if self._watching() and self.limits.watch_request:
-            self._request = self._watched(_Wait("build", f"{self.what} (importing and building the candidate)", self.start))
+            what = f"{self.what} (importing and building the candidate)"
+            self._request = self._watched(_Wait("build", what, self.start))
 
     def enter(self, kind: str, what: str, now: float) -> None:
         if self.limits is None or kind not in ("call", "build"):

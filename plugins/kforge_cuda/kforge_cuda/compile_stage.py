@@ -125,8 +125,9 @@ def compile_candidate(backend: Backend, candidate: Candidate, context: StageCont
     log = "\n".join([o.log for o in builds.outcomes if o.log] + notes)
     cached = bool(builds.outcomes) and all(o.cached for o in builds.outcomes)
     # load_inline failed and the candidate caught PyTorch's error and went on (its fallback), as under PyTorch
-    caught = tuple(Flag(BUILD_ERROR_CAUGHT, f"building {f.name!r} failed and the candidate went on without it:\n"
-                                            f"{f.log}", blocking=False) for f in builds.inline_failures)
+    caught = tuple(Flag(BUILD_ERROR_CAUGHT, f"building {f.name!r} failed{' (from the build cache)' if f.cached else ''}"
+                                            f" and the candidate went on without it:\n{f.log}", blocking=False)
+                   for f in builds.inline_failures)
     return dataclasses.replace(result(True, log, cached=cached), flags=caught)
 
 

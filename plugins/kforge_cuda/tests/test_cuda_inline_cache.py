@@ -87,37 +87,3 @@ def test_a_failed_build_raises_into_the_candidate_what_pytorchs_load_inline_rais
                                      "scope"), attempt
     assert [failure.name for failure in recorded] == ["my_ext", "my_ext"]  # the log is kept for the verdict
 
-
-FALLBACK = '''
-import torch
-import torch.nn as nn
-from torch.utils.cpp_extension import load_inline
-
-try:
-    ext = load_inline(name="no_bindings", cpp_sources="", functions=["twice"], verbose=False)
-except RuntimeError as error:  # as under PyTorch: the bindings name a function that does not exist
-    ext = None
-    open(__file__[:-len("model_new.py")] + "caught.txt", "w").write(f"{type(error).__name__}: {error}")
-
-
-class ModelNew(nn.Module):
-    def __init__(self, scale):
-        super().__init__()
-
-    def forward(self, x):
-        return x * 2 if ext is None else ext.twice(x)
-'''
-
-
-@pytest.mark.slow
-def test_a_candidate_that_catches_a_failed_build_falls_back_and_the_log_is_a_flag(tmp_path, cuda_problem):
-    workdir = tmp_path / "fallback"
-    workdir.mkdir()
-    context = StageContext(cuda_problem, workdir, CudaOptions(arch=TEST_ARCH, warmup_forward=False),
-                           tmp_path / "cache")
-    result = compile_candidate(CUDA, Candidate.from_source(FALLBACK, label="fallback"), context)
-    assert result.ok, result.log
-    assert (workdir / "caught.txt").read_text().startswith("RuntimeError: Error building extension 'no_bindings'")
-    (flag,) = result.flags
-    assert flag.code == "build_error_caught" and not flag.blocking
-    assert "twice" in flag.message  # the compiler's complaint, for the agent

@@ -62,3 +62,54 @@ def test_a_failed_build_ahead_is_cached_so_the_compile_stage_fails_at_once_as_py
     with pytest.raises(RuntimeError) as raised:
         content_addressed(never, tmp_path, "nvcc 13", lambda item: None)(**dict(call.kwargs))
     assert str(raised.value) == "Error building extension 'twice_ext': error: boom"
+
+
+
+FALLBACK = '''
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+try:
+    ext = load_inline(name="no_bindings", cpp_sources="", functions=["twice"], verbose=False)
+except RuntimeError as error:  # as under PyTorch: the bindings name a function that does not exist
+    ext = None
+    open(__file__[:-len("model_new.py")] + "caught.txt", "w").write(f"{type(error).__name__}: {error}")
+
+
+class ModelNew(nn.Module):
+    def __init__(self, scale):
+        super().__init__()
+
+    def forward(self, x):
+        return x * 2 if ext is None else ext.twice(x)
+'''
+
+
+@pytest.mark.slow
+def test_a_failed_load_inline_built_ahead_raises_pytorchs_error_from_the_cache_and_the_fallback_runs(
+        tmp_path, cuda_problem):
+    """PyTorch's extension builder runs for real (C++ only: this machine has no CUDA build of torch)."""
+    from cuda_testing import TEST_ARCH
+
+    from kforge_core.records import StageContext
+    from kforge_cuda.backends import CUDA
+    from kforge_cuda.compile_stage import compile_candidate
+    from kforge_cuda.options import CudaOptions
+    from kforge_cuda.prebuild import prebuild_candidate
+
+    options = CudaOptions(arch=TEST_ARCH, warmup_forward=False)
+    candidate = Candidate.from_source(FALLBACK)
+    contexts = []
+    for label in ("ahead", "stage"):
+        (tmp_path / label).mkdir()
+        contexts.append(StageContext(cuda_problem, tmp_path / label, options, tmp_path / "cache"))
+    ahead = prebuild_candidate(CUDA, candidate, contexts[0])
+    assert not ahead.ok and "twice" in ahead.log, ahead.log
+    result = compile_candidate(CUDA, candidate, contexts[1])
+    assert result.ok, result.log
+    caught = (tmp_path / "stage" / "caught.txt").read_text()
+    assert caught.startswith("RuntimeError: Error building extension 'no_bindings'")
+    (flag,) = result.flags
+    assert flag.code == "build_error_caught" and not flag.blocking
+    assert "from the build cache" in flag.message and "twice" in flag.message  # built ahead; the log, for the agent
