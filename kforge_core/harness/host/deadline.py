@@ -198,7 +198,7 @@ class StageDeadline:
         if wait is None or self.probe is None:
             return message
         if wait.kind == "build":
-            return self._look_at_build(wait, now, message)
+            return self._look_at_build(wait, now)
         return self._look_at_call(wait, now, message)
 
     # ------------------------------------------------------------------------------------------ internals
@@ -245,21 +245,19 @@ class StageDeadline:
             return request.limit_at, late, request
         return stage, late, None
 
-    def _look_at_build(self, wait: _Wait, now: float, late: str) -> str | None:
+    def _look_at_build(self, wait: _Wait, now: float) -> str | None:
         """A build (or the watched request) is looked at: idle and not compiling is a hang."""
         cores = self.probe.cores(wait.since)
         if cores is not None and cores < BUSY_CORES and not self.probe.compiling():
-            idle_for = now - wait.since[0]
-            what = wait.what
-            return (f"{what} made no progress: the worker used no CPU time for {idle_for:.0f} s and was not "
-                    "compiling (an idle hang: a sleep, a wait on something that never comes, a deadlock)")
+            return (f"{wait.what} made no progress: the worker used no CPU time for {now - wait.since[0]:.0f} s and "
+                    "was not compiling (an idle hang: a sleep, a wait on something that never comes, a deadlock)")
         self._watched(wait)
         return None
 
     def _look_at_call(self, wait: _Wait, now: float, late: str) -> str | None:
         """A call past its limit: a worker busy compiling may go on, up to the build limit."""
         limits = self.limits
-        if now >= wait.start + wait.built_inside + limits.build_s:
+        if wait.allowed and now >= wait.start + wait.built_inside + limits.build_s:
             return f"{late}: it was allowed the build limit ({limits.build_s:g} s) while compiling ({wait.allowed})"
         cores = self.probe.cores()
         compiling = self.probe.compiling() if cores is not None and cores >= BUSY_CORES else ""
