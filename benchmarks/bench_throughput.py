@@ -4,18 +4,20 @@ solutions and tolerance, side by side.
 KForge runs the suite once with ``kforge bench --solutions ... --json`` (every problem: compile, verify, time against
 its baselines). With ``--kernelbench DIR`` (a checkout of ScalingIntelligence/KernelBench), each solution is then
 evaluated by KernelBench's ``eval_kernel_against_ref`` in a child process of its own (as its batch scripts do, with a
-time limit per problem), on the device this process sees. Each line: the problem, KForge's verdict and seconds,
-KernelBench's verdict and seconds, and whether they agree (correct or not).
+time limit per problem), on the device this process sees. Each line: the problem, KForge's verdict and seconds
+(as ``kforge bench`` reports them: a worker's start counts on the first problem only), KernelBench's verdict and
+seconds (its child's start, Python and torch, included), and whether they agree (correct or not).
 
     python benchmarks/bench_throughput.py SUITE --solutions DIR --backend cuda
     python benchmarks/bench_throughput.py KernelBench/KernelBench/level2 --solutions sols/ --backend cuda \\
-        --kernelbench KernelBench --filter '1*' -- --build-jobs 16
+        --kernelbench KernelBench --filter '1*' --kforge-args '--build-jobs 16'
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import statistics
 import subprocess
 import sys
@@ -65,7 +67,7 @@ def main() -> None:
     parser.add_argument("--rtol", type=float, default=1e-2)
     parser.add_argument("--trials", type=int, default=5, help="correctness trials, both sides")
     parser.add_argument("--kernelbench-timeout", type=float, default=900.0, help="seconds per problem")
-    parser.add_argument("kforge_args", nargs="*", help="more kforge bench flags, after --")
+    parser.add_argument("--kforge-args", default="", help="more kforge bench flags, in one string")
     args = parser.parse_args()
     problems = discover(args.suite, tuple(args.filters))
     solutions = open_solutions(args.solutions, problems)
@@ -79,7 +81,7 @@ def _kforge(args: argparse.Namespace) -> dict[str, dict]:
         command = [sys.executable, "-c", "from kforge_core.cli import main; main()", "bench", str(args.suite),
                    "--backend", args.backend, "--solutions", str(args.solutions), "--json", "--runs-dir", runs,
                    "--atol", str(args.atol), "--rtol", str(args.rtol), "--trials", str(args.trials),
-                   *(f for name in args.filters for f in ("--filter", name)), *args.kforge_args]
+                   *(f for name in args.filters for f in ("--filter", name)), *shlex.split(args.kforge_args)]
         start = time.perf_counter()
         finished = subprocess.run(command, capture_output=True, text=True)
         wall = time.perf_counter() - start
@@ -88,7 +90,7 @@ def _kforge(args: argparse.Namespace) -> dict[str, dict]:
     document = json.loads(finished.stdout)
     print(f"kforge bench: {len(document['problems'])} problems in {wall:.1f} s (process wall time, start-up "
           "included)")
-    return {p["key"]: p for p in document["problems"]}
+    return {p["problem"]: p for p in document["problems"]}
 
 
 def _kernelbench(args: argparse.Namespace, problems, solutions) -> dict[str, dict]:
