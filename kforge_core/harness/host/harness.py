@@ -94,11 +94,19 @@ class Harness:
             return
         self.problem = problem
         self._pool.problem = problem
-        self._pool.reference_s = None  # the stage limits follow the new problem's reference
         self._baselines = None
 
-    def evaluate(self, candidate: Candidate, *, profile: bool = False, measure: bool = True) -> Verdict:
+    def expect_problem(self, problem: Problem | None) -> None:
+        """``problem`` is the next one :meth:`use_problem` will be given: spare workers prepare for it while the
+        current one is evaluated."""
+        self._check_open()
+        self._pool.expect(problem)
+
+    def evaluate(self, candidate: Candidate, *, profile: bool = False, measure: bool = True,
+                 stop_at: float | None = None) -> Verdict:
         """Compile, verify and (with ``measure``) time ``candidate``; profile it when asked and it is correct.
+        With ``stop_at`` (a ``time.monotonic()`` time: a problem's budget), a stage still running then is ended
+        as a timeout.
 
         Never raises for anything the candidate does: every fault is a Verdict with a Failure.
         """
@@ -108,7 +116,7 @@ class Harness:
         self._prebuilder.wait(candidate)  # its compile stage then finds what was built ahead
         worker = self._pool.acquire()
         out = run_stages(worker, candidate, workdir, self.settings.harness, self.timeouts, measure=measure,
-                         profile=profile, timing_guard=self._quiet_for_timing)
+                         profile=profile, timing_guard=self._quiet_for_timing, stop_at=stop_at)
         flags, failure, message = decide(out, static_flags)
         replaced = self._pool.release(worker, reusable=failure is None and out.clean)
         stdout, stderr = captured_output(workdir, self.settings.harness.output_limit_kb)
