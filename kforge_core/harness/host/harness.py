@@ -27,6 +27,7 @@ from .pool import WorkerPool, WorkerStartError
 from .prebuild import PrebuildOutcome, Prebuilder
 from .baseline_cache import BaselineCache, BaselineKey
 from .device_binding import device_environment
+from .namespaces import sandbox_plan, use_sandbox
 from .process import WorkerFault, WorkerProcess
 from .static_check import check_source
 
@@ -71,6 +72,10 @@ class Harness:
         self._own_root = scratch_root is None
         self.root = Path(tempfile.mkdtemp(prefix="kforge-harness-")) if scratch_root is None else scratch_root
         self.root.mkdir(parents=True, exist_ok=True)
+        self._sandbox = sandbox_plan(
+            scratch_root=self.root.resolve(), cache_dir=settings.cache_dir.resolve(),
+            runs_dir=settings.runs_dir.resolve(), sys_path=self._sys_path(),
+        ) if use_sandbox(settings.harness.sandbox) else None
         self._pool = WorkerPool(self._worker_init, self.root / "workers", settings.harness, problem)
         self._prebuilder = Prebuilder(
             self._prebuild_request, self.root / "prebuilds", settings.harness, host_cpu=self._host_cpu,
@@ -217,11 +222,15 @@ class Harness:
     def _worker_init(self) -> WorkerInit:
         # the workers import what this process can import: the selected plugin modules must be found there too
         return WorkerInit(
-            sys_path=tuple(str(Path(p).resolve()) for p in sys.path if p and Path(p).is_dir()),
+            sys_path=self._sys_path(),
             selection=self.plugins, backend=self.backend.name, host_cpu=self._host_cpu, options=self.options,
             settings=self.settings.harness, cache_dir=self.settings.cache_dir.resolve(),
-            environment=self._environment,
+            environment=self._environment, sandbox=self._sandbox,
         )
+
+    @staticmethod
+    def _sys_path() -> tuple[str, ...]:
+        return tuple(str(Path(p).resolve()) for p in sys.path if p and Path(p).is_dir())
 
     def _prebuild_request(self, candidate: Candidate) -> PrebuildRequest:
         problem = self._prebuild_problems.get(candidate.digest, self.problem)

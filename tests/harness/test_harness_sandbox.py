@@ -1,0 +1,76 @@
+"""The worker sandbox (Linux namespaces): a candidate sees no other process, no network, neither the run store nor
+the home directory, writes only to its scratch directory and the caches; and whatever it starts ends with its
+worker, in the sandbox or not."""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from pathlib import Path
+
+import pytest
+
+from kforge_core.harness import Harness
+from kforge_core.harness.host.namespaces import sandbox_status
+
+from .helpers import SELECTION, TORCH_CPU, candidate, problem, settings_for
+from .test_harness_isolation import reported
+
+needs_sandbox = pytest.mark.skipif(not sandbox_status().available, reason="no namespace sandbox on this machine")
+
+
+@needs_sandbox
+def test_a_sandboxed_candidate_reaches_nothing_outside_its_scratch_directory(cache_dir, tmp_path, monkeypatch):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "kforge.db").write_text("the store")
+    home = tmp_path / "home"
+    home.mkdir()
+    elsewhere = Path("/var/tmp") / f"kforge-sandbox-test-{os.getpid()}.txt"
+    listener = socket.create_server(("127.0.0.1", 0))
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("SANDBOX_TEST_RUNS_DIR", str(runs))
+    monkeypatch.setenv("SANDBOX_TEST_ELSEWHERE", str(elsewhere))
+    monkeypatch.setenv("SANDBOX_TEST_PORT", str(listener.getsockname()[1]))
+    settings = settings_for(cache_dir, spare_workers=0, baselines=(), sandbox="required")
+    settings = type(settings)(**{**settings.__dict__, "runs_dir": runs})
+    try:
+        with Harness(backend=TORCH_CPU, problem=problem("relu_scale"), settings=settings, plugins=SELECTION,
+                     scratch_root=tmp_path / "scratch") as harness:
+            verdict = harness.evaluate(candidate("sandbox_probe"))
+    finally:
+        listener.close()
+        escaped = elsewhere.exists()
+        elsewhere.unlink(missing_ok=True)
+    assert verdict.correct, verdict.message
+    assert int(reported(verdict, "PIDS")) <= 3  # its init and itself (and, at most, one more of its own)
+    assert reported(verdict, "NETWORK") != "done"
+    assert reported(verdict, "RUNS_DIR") in ("", "FileNotFoundError")
+    assert reported(verdict, "WRITE_ELSEWHERE") == "OSError"  # a read-only file system
+    assert reported(verdict, "WRITE_SCRATCH") == "done"
+    assert [p.name for p in runs.iterdir()] == ["kforge.db"] and (runs / "kforge.db").read_text() == "the store"
+    assert list(home.iterdir()) == [] and not escaped
+
+
+def _grows(path: Path) -> bool:
+    before = path.stat().st_size
+    time.sleep(0.5)
+    return path.stat().st_size > before
+
+
+@pytest.mark.parametrize("name, sandbox", [
+    pytest.param("fork_writer", "required", marks=needs_sandbox),  # leaves its session: only the sandbox ends it
+    ("fork_writer_in_group", "off"),
+])
+def test_a_process_a_candidate_started_ends_with_its_worker(cache_dir, tmp_path, name, sandbox):
+    harness = Harness(backend=TORCH_CPU, problem=problem("relu_scale"), plugins=SELECTION, scratch_root=tmp_path,
+                      settings=settings_for(cache_dir, spare_workers=0, baselines=(), sandbox=sandbox))
+    try:
+        verdict = harness.evaluate(candidate(name))
+        assert verdict.correct, verdict.message
+        grow = next(tmp_path.glob("candidates/*/grow.txt"))
+        assert _grows(grow)  # the child runs while its (warm) worker is kept
+    finally:
+        harness.close()
+    assert not _grows(grow)
