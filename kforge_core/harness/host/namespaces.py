@@ -104,7 +104,7 @@ def sandbox_status() -> SandboxStatus:
         return SandboxStatus(False, f"the worker sandbox needs Linux namespaces; this is {sys.platform}")
     try:
         done = subprocess.run([sys.executable, "-I", "-S", str(LAUNCHER), "--probe"], capture_output=True,
-                              text=True, timeout=60, stdin=subprocess.DEVNULL)
+                              text=True, timeout=60, stdin=subprocess.DEVNULL, cwd="/")
     except (OSError, subprocess.TimeoutExpired) as exc:
         return SandboxStatus(False, f"the sandbox's probe could not run: {exc}")
     if done.returncode != 0:
