@@ -11,6 +11,8 @@ from ..errors import KForgeError
 from .guarded import guarded, store_error
 from .schema import connect
 
+_SQLITE_HEADER = b"SQLite format 3\0"
+
 
 def open_store(runs_dir: Path, path: Path) -> sqlite3.Connection:
     """The connection to ``path`` in ``runs_dir`` (both made if missing)."""
@@ -53,8 +55,12 @@ def check_store(path: Path, inode: int) -> None:
                           hint="the run directories beside it keep every artifact") from None
     if now != inode:
         raise KForgeError(f"the run store {path} was replaced by another file while KForge used it")
-    if path.stat().st_size == 0:
-        raise KForgeError(f"the run store {path} was truncated to 0 bytes while KForge used it")
+    with open(path, "rb") as f:
+        header = f.read(len(_SQLITE_HEADER))
+    if header != _SQLITE_HEADER:  # overwritten: what SQLite still holds in its log may hide it for a while
+        raise KForgeError(f"the run store {path} was overwritten while KForge used it (its header is gone)",
+                          hint=f"move {path} away (KForge then starts a new one there); the run directories beside "
+                               "it keep every artifact")
     with guarded(path):
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30.0)
         try:
