@@ -5,6 +5,7 @@ worker, in the sandbox or not."""
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import time
 from pathlib import Path
@@ -14,7 +15,9 @@ import pytest
 from kforge_core.harness import Harness
 from kforge_core.harness.host.namespaces import sandbox_status
 
-from .helpers import SELECTION, TORCH_CPU, candidate, problem, settings_for
+from kforge_core.problem import load_problem
+
+from .helpers import PROBLEMS, SELECTION, TORCH_CPU, candidate, problem, settings_for
 from .test_harness_isolation import reported
 
 needs_sandbox = pytest.mark.skipif(not sandbox_status().available, reason="no namespace sandbox on this machine")
@@ -36,7 +39,10 @@ def test_a_sandboxed_candidate_reaches_nothing_outside_its_scratch_directory(cac
     settings = settings_for(cache_dir, spare_workers=0, baselines=(), sandbox="required")
     settings = type(settings)(**{**settings.__dict__, "runs_dir": runs})
     try:
-        with Harness(backend=TORCH_CPU, problem=problem("relu_scale"), settings=settings, plugins=SELECTION,
+        hidden_problem = home / "problems" / "relu_scale.py"  # under the home directory, hidden from workers
+        hidden_problem.parent.mkdir()
+        shutil.copy(PROBLEMS / "relu_scale.py", hidden_problem)
+        with Harness(backend=TORCH_CPU, problem=load_problem(hidden_problem), settings=settings, plugins=SELECTION,
                      scratch_root=tmp_path / "scratch") as harness:
             verdict = harness.evaluate(candidate("sandbox_probe"))
     finally:
@@ -50,7 +56,7 @@ def test_a_sandboxed_candidate_reaches_nothing_outside_its_scratch_directory(cac
     assert reported(verdict, "WRITE_ELSEWHERE") == "OSError"  # a read-only file system
     assert reported(verdict, "WRITE_SCRATCH") == "done"
     assert [p.name for p in runs.iterdir()] == ["kforge.db"] and (runs / "kforge.db").read_text() == "the store"
-    assert list(home.iterdir()) == [] and not escaped
+    assert [p.name for p in home.iterdir()] == ["problems"] and not escaped
 
 
 def _grows(path: Path) -> bool:

@@ -4,6 +4,7 @@ processes; it can move on to another problem and keep its workers warm (``use_pr
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 import re
 import shutil
@@ -76,7 +77,8 @@ class Harness:
             scratch_root=self.root.resolve(), cache_dir=settings.cache_dir.resolve(),
             runs_dir=settings.runs_dir.resolve(), sys_path=self._sys_path(),
         ) if use_sandbox(settings.harness.sandbox) else None
-        self._pool = WorkerPool(self._worker_init, self.root / "workers", settings.harness, problem)
+        self._pool = WorkerPool(self._worker_init, self.root / "workers", settings.harness,
+                                self._seen_by_workers(problem))
         self._prebuilder = Prebuilder(
             self._prebuild_request, self.root / "prebuilds", settings.harness, host_cpu=self._host_cpu,
             cache_dir=settings.cache_dir.resolve(), enabled=self._hooks.builds_ahead,
@@ -98,7 +100,7 @@ class Harness:
         if problem.digest == self.problem.digest:
             return
         self.problem = problem
-        self._pool.problem = problem
+        self._pool.problem = self._seen_by_workers(problem)
         self._pool.reference_s = None  # the stage limits follow the new problem's reference
         self._baselines = None
 
@@ -234,7 +236,17 @@ class Harness:
 
     def _prebuild_request(self, candidate: Candidate) -> PrebuildRequest:
         problem = self._prebuild_problems.get(candidate.digest, self.problem)
-        return PrebuildRequest(self._worker_init(), problem, candidate)
+        return PrebuildRequest(self._worker_init(), self._seen_by_workers(problem), candidate)
+
+    def _seen_by_workers(self, problem: Problem) -> Problem:
+        """``problem`` as workers find it: in the sandbox, a file under a hidden directory (the home directory,
+        /tmp) is read from a copy of its validated source in the scratch root, which workers see."""
+        if self._sandbox is None or not self._sandbox.hides(problem.path):
+            return problem
+        copy = self.root / "problems" / problem.digest / problem.path.name
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        copy.write_text(problem.source)
+        return dataclasses.replace(problem, path=copy.resolve())
 
     @contextlib.contextmanager
     def _quiet_for_timing(self) -> Iterator[None]:

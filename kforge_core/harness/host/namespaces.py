@@ -52,6 +52,12 @@ class SandboxPlan:
     writable: tuple[str, ...]
     readable: tuple[str, ...]
 
+    def hides(self, path: Path) -> bool:
+        """Whether ``path`` is out of a sandboxed worker's sight (under a hidden directory, not bound back)."""
+        path = Path(path).resolve()
+        kept = (*self.writable, *self.readable)
+        return any(path.is_relative_to(h) for h in self.hide) and not any(path.is_relative_to(k) for k in kept)
+
     def wrap(self, command: list[str], env: Mapping[str, str]) -> list[str]:
         """``command`` run in the sandbox, with the build caches that ``env`` names writable (made if missing)."""
         caches = []
