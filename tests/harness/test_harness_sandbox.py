@@ -80,3 +80,39 @@ def test_a_process_a_candidate_started_ends_with_its_worker(cache_dir, tmp_path,
     finally:
         harness.close()
     assert not _grows(grow)
+
+
+@pytest.mark.gpu
+@needs_sandbox
+def test_a_sandboxed_worker_builds_and_runs_a_cuda_kernel(cache_dir, tmp_path):
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("needs an NVIDIA GPU")
+    from .helpers import TORCH_CUDA
+
+    settings = settings_for(cache_dir, spare_workers=0, sandbox="required", compile_timeout_s=900,
+                            verify_timeout_s=300, timing_timeout_s=300)
+    with Harness(backend=TORCH_CUDA, problem=problem("relu_scale"), settings=settings, plugins=SELECTION,
+                 scratch_root=tmp_path) as harness:
+        verdict = harness.evaluate(candidate("gpu_relu_scale"))  # nvcc, the build cache, /dev/nvidia*
+    assert verdict.correct, verdict.message
+    assert verdict.speedup("eager") is not None
+
+
+def test_kforge_check_says_whether_the_sandbox_applies(monkeypatch):
+    from click.testing import CliRunner
+
+    from kforge_core.app import App
+    from kforge_core.cli import cli
+
+    def check(mode: str):
+        monkeypatch.setenv("KFORGE_HARNESS__SANDBOX", mode)
+        return CliRunner().invoke(cli, ["check", "--sandbox"], obj=App(load_plugins=False))
+
+    status = sandbox_status()
+    auto, off, required = check("auto"), check("off"), check("required")
+    assert auto.output.startswith("sandbox: on" if status.available else "sandbox: unavailable")
+    assert off.exit_code == 0 and off.output.startswith('sandbox: off (harness.sandbox = "off")')
+    assert required.exit_code == (0 if status.available else 1)
+    assert status.why in auto.output + off.output + required.output
