@@ -50,11 +50,11 @@ def worker_starts(args, root: Path, mode: str) -> list[float]:
     return seconds
 
 
-def launcher_runs(count: int, plan) -> dict[str, list[float]]:
+def launcher_runs(count: int, plan, home: Path) -> dict[str, list[float]]:
     """Seconds to run ``true`` directly and through the sandbox's launcher (its own cost, without Python's)."""
     rows: dict[str, list[float]] = {"off": [], "required": []}
     for _ in range(count):
-        for mode, command in (("off", ["true"]), ("required", plan.wrap(["true"], {}))):
+        for mode, command in (("off", ["true"]), ("required", plan.wrap(["true"], {}, home))):
             start = time.perf_counter()
             subprocess.run(command, check=True)
             rows[mode].append(time.perf_counter() - start)
@@ -88,7 +88,7 @@ def main() -> None:
     with scratch() as root:
         plan = sandbox_plan(scratch_root=Path(root) / "launcher", cache_dir=Path(root) / "cache",
                             runs_dir=Path(root) / "runs", sys_path=[p for p in sys.path if p])
-        launches = launcher_runs(20, plan)
+        launches = launcher_runs(20, plan, Path(root) / "launcher")
         starts = {mode: worker_starts(args, Path(root), mode) for mode in MODES}
         colds = {mode: cold_evaluations(args, Path(root), mode) for mode in MODES}
     print(f"worker sandbox cost ({args.problem}, device {args.backend or args.device}; medians of {args.starts} "

@@ -78,7 +78,7 @@ def test_scratch_directories_are_kept_under_a_given_root_and_removed_otherwise(c
 
 
 def test_warm_workers_are_reused_after_correct_candidates_and_replaced_after_faults(make_harness):
-    harness = make_harness()
+    harness = make_harness(sandbox="off")  # a worker is told apart by its pid, the same in every sandbox
     first = harness.evaluate(candidate("env_report"))
     second = harness.evaluate(candidate("env_report", label="again"))
     assert not first.worker_replaced and not second.worker_replaced
@@ -89,7 +89,7 @@ def test_warm_workers_are_reused_after_correct_candidates_and_replaced_after_fau
 
 
 def test_without_warm_workers_every_candidate_gets_a_new_process(make_harness):
-    harness = make_harness(warm_workers=False)
+    harness = make_harness(warm_workers=False, sandbox="off")  # as above
     pids = {reported(harness.evaluate(candidate("env_report", label=f"n{i}"), measure=False), "PID")
             for i in range(2)}
     assert len(pids) == 2

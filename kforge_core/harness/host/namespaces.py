@@ -58,9 +58,10 @@ class SandboxPlan:
         kept = (*self.writable, *self.readable)
         return any(path.is_relative_to(h) for h in self.hide) and not any(path.is_relative_to(k) for k in kept)
 
-    def wrap(self, command: list[str], env: Mapping[str, str]) -> list[str]:
-        """``command`` run in the sandbox, with the build caches that ``env`` names writable (made if missing)."""
-        caches = []
+    def wrap(self, command: list[str], env: Mapping[str, str], home: Path) -> list[str]:
+        """``command`` run in the sandbox, with its directory ``home`` and the build caches that ``env`` names
+        writable (made if missing)."""
+        caches = [str(home.resolve())]
         for name in CACHE_VARIABLES:
             if env.get(name):
                 path = Path(env[name]).resolve()

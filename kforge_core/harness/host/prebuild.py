@@ -142,7 +142,7 @@ class Prebuilder:
                     return None
                 command = [sys.executable, "-m", "kforge_core.harness.worker.prebuild_child", str(directory)]
                 if request.init.sandbox is not None:
-                    command = request.init.sandbox.wrap(command, env)
+                    command = request.init.sandbox.wrap(command, env, directory)
                 process = subprocess.Popen(
                     command,
                     cwd=directory, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,

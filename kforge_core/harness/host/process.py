@@ -49,7 +49,7 @@ class WorkerProcess:
         command = [sys.executable, "-m", "kforge_core.harness.worker", "--fds",
                    f"{to_child_r},{from_child_w},{lifeline_r}"]
         if init.sandbox is not None:
-            command = init.sandbox.wrap(command, env)
+            command = init.sandbox.wrap(command, env, home)
         with open(home / "worker.out", "ab") as out, open(home / "worker.err", "ab") as err:
             self.process = subprocess.Popen(
                 command,
