@@ -116,3 +116,13 @@ def test_kforge_check_says_whether_the_sandbox_applies(monkeypatch):
     assert off.exit_code == 0 and off.output.startswith('sandbox: off (harness.sandbox = "off")')
     assert required.exit_code == (0 if status.available else 1)
     assert status.why in auto.output + off.output + required.output
+
+
+def test_without_the_sandbox_the_kforge_process_is_not_dumpable():
+    import ctypes
+
+    from kforge_core.harness.host.namespaces import use_sandbox
+
+    assert use_sandbox("off") is False
+    pr_get_dumpable = 3
+    assert ctypes.CDLL(None).prctl(pr_get_dumpable, 0, 0, 0, 0) == 0  # its /proc/PID/environ is root's only

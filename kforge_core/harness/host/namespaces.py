@@ -65,7 +65,8 @@ class SandboxPlan:
         for name in CACHE_VARIABLES:
             if env.get(name):
                 path = Path(env[name]).resolve()
-                path.mkdir(parents=True, exist_ok=True)
+                if not path.exists():  # a file stays one: the tool that expects a directory says so
+                    path.mkdir(parents=True)
                 caches.append(str(path))
         plan = {"hide": list(self.hide), "writable": [*self.writable, *caches], "readable": list(self.readable)}
         return [sys.executable, "-I", "-S", str(LAUNCHER), json.dumps(plan), "--", *command]
