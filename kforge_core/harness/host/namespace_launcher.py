@@ -40,9 +40,12 @@ def _check(result, what):
         raise OSError(errno, f"{what}: {os.strerror(errno)}")
 
 
+def _encode(text):
+    return None if text is None else os.fsencode(text)
+
+
 def _mount(source, target, fstype, flags, data=None):
-    encode = lambda text: None if text is None else os.fsencode(text)  # noqa: E731
-    _check(_libc.mount(encode(source), encode(target), encode(fstype), ctypes.c_ulong(flags), encode(data)),
+    _check(_libc.mount(_encode(source), _encode(target), _encode(fstype), ctypes.c_ulong(flags), _encode(data)),
            f"mount {target}")
 
 
@@ -74,9 +77,7 @@ def set_up_mounts(plan):
     hidden = [h for h in sorted(set(plan["hide"])) if os.path.isdir(h)]
     hidden = [h for h in hidden if not any(o != h and _under(h, o) for o in hidden)]  # the outermost only
     originals = {h: os.open(h, os.O_PATH | os.O_DIRECTORY) for h in hidden}  # the real ones, once covered
-    flags_of = {}
-    for point, flags in _mounts():
-        flags_of[point] = flags
+    for point, flags in list(_mounts()):
         if point == "/proc" or any(_under(point, p) for p in _NOT_REMOUNTED):
             continue
         try:
