@@ -78,3 +78,16 @@ def test_damage_while_in_use_is_found_by_the_integrity_check(tmp_path, damage):
             database.write_bytes((tmp_path / "old.db").read_bytes())
         with pytest.raises(KForgeError, match=str(database)):
             store.check_integrity()
+
+
+def test_a_second_resume_of_a_running_run_is_refused_naming_its_process(tmp_path):
+    from kforge_core.loop.session import resume_run
+    from kforge_core.store.locks import held
+
+    with RunStore(tmp_path) as store:
+        store.create_run("r1", problem_name="p", problem_path="/p.py", problem_digest="d", backend="cpu",
+                         model="openai:gpt-4.1", analyst_model="openai:gpt-4.1", config={}, precision="fp32")
+        store.finish("r1", "failed", "killed")
+        with held(tmp_path, "run", "r1"):  # as `kforge run --resume r1` holds it while it runs
+            with pytest.raises(KForgeError, match=f"run r1 is being run by process {os.getpid()}"):
+                resume_run(App(load_plugins=False), store, "r1", progress=None)
