@@ -10,6 +10,7 @@ import click
 
 from .app import App, configure_logging
 from .errors import KForgeError
+from .redacting_stream import RedactingStream
 
 
 class KForgeGroup(click.Group):
@@ -37,9 +38,23 @@ class KForgeGroup(click.Group):
 @click.pass_context
 def cli(ctx: click.Context, debug: bool, no_plugins: bool, config_file: Path | None) -> None:
     """KForge: two LLM agents turn a PyTorch reference into a correct, fast kernel for your accelerator."""
+    _redact_output(ctx)
     configure_logging(debug)
     if not isinstance(ctx.obj, App):  # tests may pass a prepared App
         ctx.obj = App(debug=debug, load_plugins=not no_plugins, config_file=config_file)
+
+
+def _redact_output(ctx: click.Context) -> None:
+    """Secrets never reach the terminal: standard output and error are redacted until the command ends."""
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = RedactingStream(sys.stdout), RedactingStream(sys.stderr)  # type: ignore[assignment]
+
+    def restore() -> None:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        sys.stdout, sys.stderr = streams
+
+    ctx.call_on_close(restore)
 
 
 def _add_commands() -> None:

@@ -7,8 +7,11 @@ Keys are read from the environment by the provider clients only; redaction is th
 
 from __future__ import annotations
 
+import base64
+import functools
 import os
 import re
+import urllib.parse
 from typing import Mapping
 
 # Names of environment variables that hold credentials; matched case-insensitively against the whole name.
@@ -37,8 +40,28 @@ def secret_values(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
 
 
 def redact(text: str, secrets: tuple[str, ...] | None = None) -> str:
-    """``text`` with every secret value and URL password replaced by ``[redacted]``."""
+    """``text`` with every secret value, its encoded forms (:func:`encoded_forms`) and URL passwords replaced by
+    ``[redacted]``."""
     for value in secret_values() if secrets is None else secrets:
-        if value in text:
-            text = text.replace(value, MASK)
+        for form in encoded_forms(value):
+            if form in text:
+                text = text.replace(form, MASK)
     return _URL_PASSWORD.sub(lambda m: f"{m['scheme']}{m['user']}:{MASK}@", text)
+
+
+@functools.lru_cache(maxsize=256)
+def encoded_forms(value: str) -> tuple[str, ...]:
+    """``value`` as code that read it could have printed it: plain, reversed, hex (both cases), URL-encoded, and
+    base64 (standard and URL-safe, padded or not, and at each of the three byte offsets it can have inside a longer
+    encoded text: there only the characters that depend on the value alone are matched). Longest first."""
+    raw = value.encode()
+    forms = {value, value[::-1], raw.hex(), raw.hex().upper(), urllib.parse.quote(value, safe=""),
+             urllib.parse.quote_plus(value, safe="")}
+    for encode in (base64.b64encode, base64.urlsafe_b64encode):
+        whole = encode(raw).decode()
+        forms.update((whole, whole.rstrip("=")))
+        for offset in range(3):
+            encoded = encode(bytes(offset) + raw).decode()
+            start, end = -(-8 * offset // 6), 8 * (offset + len(raw)) // 6  # characters of the value's bits only
+            forms.add(encoded[start:end])
+    return tuple(sorted((f for f in forms if len(f) >= _MIN_SECRET_LENGTH), key=len, reverse=True))

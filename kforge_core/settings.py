@@ -75,6 +75,8 @@ class HarnessSettings:
     # baselines kept in <cache_dir>/baselines across runs: "use" reads and writes them, "refresh" measures again
     # and writes, "off" neither reads nor writes
     baseline_cache: Literal["use", "refresh", "off"] = "use"
+    # workers in Linux namespaces (docs/trust.md): "auto" where the machine allows it, "required": refuse without
+    sandbox: Literal["auto", "off", "required"] = "auto"
 
     def __post_init__(self) -> None:
         for name in ("trials", "repetitions"):

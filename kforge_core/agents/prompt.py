@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..records import Image
+from ..secrets import redact
 
 if TYPE_CHECKING:
     from llama_index.core.base.llms.types import ChatMessage
@@ -25,13 +26,14 @@ class Prompt:
     images: tuple[Image, ...] = ()
 
     def messages(self) -> list[ChatMessage]:
-        """Chat messages for any llama-index LLM; each image becomes an ``ImageBlock`` of the user message."""
+        """Chat messages for any llama-index LLM; each image becomes an ``ImageBlock`` of the user message. The text is
+        redacted of secrets (a candidate's output quoted in it could hold one it read)."""
         from llama_index.core.base.llms.types import ChatMessage, ImageBlock, MessageRole, TextBlock
 
-        blocks: list = [TextBlock(text=self.user)]
+        blocks: list = [TextBlock(text=redact(self.user))]
         blocks += [ImageBlock(path=image.path, image_mimetype=image.mime) for image in self.images]
         return [
-            ChatMessage(role=MessageRole.SYSTEM, content=self.system),
+            ChatMessage(role=MessageRole.SYSTEM, content=redact(self.system)),
             ChatMessage(role=MessageRole.USER, blocks=blocks),
         ]
 

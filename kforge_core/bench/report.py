@@ -71,7 +71,7 @@ def write_bench_outputs(info: BenchInfo, plan: BenchPlan, results: list[ProblemR
     title = f"{Path(plan.suite).name} on {plan.backend} ({info.id}), {plan.settings.harness.contract.caption()}"
     plot_fast_p(results, len(plan.keys), title, directory / FAST_P_PLOT)
     plot_speedup_histogram(results, title, directory / HISTOGRAM)
-    (directory / SUMMARY).write_text(json.dumps(document, indent=2, allow_nan=False))
+    (directory / SUMMARY).write_text(redact(json.dumps(document, indent=2, allow_nan=False)))
     path = directory / REPORT
     path.write_text(redact(render_bench_markdown(info, plan, results, document["summary"])))
     return BenchReport(info, plan, results, document, path)

@@ -22,6 +22,7 @@ from ..loop.plan import absolute_model_spec
 from ..records import Backend
 from ..settings import Settings
 from ..store import BenchInfo, BenchStore, RunDirectory
+from ..store.locks import held
 from ..codec import record_from_json, to_json
 from .agent import run_agent
 from .local import LocalExecutor
@@ -88,19 +89,26 @@ def start_bench(app: App, plan: BenchPlan, choice: ExecutorChoice, report: Repor
     with BenchStore(plan.settings.runs_dir) as benches:
         info = benches.create_bench(new_bench_id(), suite_path=str(plan.suite), backend=plan.backend,
                                     source=plan.source, config=plan.to_json())
-        return _execute(app, benches, info, plan, choice, report, halt)
+        with held(benches.runs_dir, "bench", info.id):
+            outcome = _execute(app, benches, info, plan, choice, report, halt)
+        benches.check_integrity()  # a candidate may have damaged it: never a success then
+        return outcome
 
 
 def resume_bench(app: App, runs_dir: Path, bench_id: str, choice: ExecutorChoice, report: Report,
                  halt: threading.Event | None = None) -> BenchReport:
     with BenchStore(runs_dir) as benches:
-        info = benches.get_bench(bench_id)
-        if info.alive:
-            raise KForgeError(f"bench {bench_id} is still running (process {info.pid})")
-        plan = BenchPlan.from_json(info.config, source=f"bench {bench_id}")
-        _get_ready(app, plan, choice)
-        benches.claim_bench(bench_id)
-        return _execute(app, benches, benches.get_bench(bench_id), plan, choice, report, halt)
+        benches.get_bench(bench_id)  # an unknown id is said before any lock is taken
+        with held(benches.runs_dir, "bench", bench_id):
+            info = benches.get_bench(bench_id)
+            if info.alive:
+                raise KForgeError(f"bench {bench_id} is still running (process {info.pid})")
+            plan = BenchPlan.from_json(info.config, source=f"bench {bench_id}")
+            _get_ready(app, plan, choice)
+            benches.claim_bench(bench_id)
+            outcome = _execute(app, benches, benches.get_bench(bench_id), plan, choice, report, halt)
+        benches.check_integrity()
+        return outcome
 
 
 def _get_ready(app: App, plan: BenchPlan, choice: ExecutorChoice) -> None:

@@ -9,6 +9,8 @@ import click
 from rich.console import Console
 
 from ..app import App
+from ..errors import KForgeError
+from ..harness.host.namespaces import sandbox_status
 from ..problem import load_problem, time_reference_forward
 from ..report.tables import Column, fitted_table
 
@@ -16,12 +18,20 @@ _COLUMNS = (Column(""), Column("value", fold=True))
 
 
 @click.command()
-@click.argument("problem_path", metavar="PROBLEM", type=click.Path(path_type=Path))
+@click.argument("problem_path", metavar="PROBLEM", type=click.Path(path_type=Path), required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print the description as JSON.")
+@click.option("--sandbox", "show_sandbox", is_flag=True,
+              help="Say whether candidates run in the worker sandbox here, and why (docs/trust.md).")
 @click.pass_obj
-def check(app: App, problem_path: Path, as_json: bool) -> None:
+def check(app: App, problem_path: Path | None, as_json: bool, show_sandbox: bool) -> None:
     """Validate PROBLEM (a KernelBench-format file) and print its inputs, outputs and reference time."""
-    app.settings()  # a broken --config, kforge.toml or KFORGE_* setting is reported here too
+    settings = app.settings()  # a broken --config, kforge.toml or KFORGE_* setting is reported here too
+    if show_sandbox:
+        _report_sandbox(settings.harness.sandbox)
+    if problem_path is None:
+        if not show_sandbox:
+            raise KForgeError("kforge check needs a PROBLEM file (or --sandbox)")
+        return
     problem = load_problem(problem_path)
     seconds = time_reference_forward(problem)
     if as_json:
@@ -43,3 +53,19 @@ def check(app: App, problem_path: Path, as_json: bool) -> None:
     table = fitted_table(_COLUMNS, rows, console.width, title=f"{problem.name}  ({problem.path})")
     console.print(table)
     click.echo("problem OK")
+
+
+def _report_sandbox(mode: str) -> None:
+    status = sandbox_status()
+    if mode == "off":
+        would = "available" if status.available else "unavailable"
+        click.echo(f"sandbox: off (harness.sandbox = \"off\"); it would be {would} here: {status.why}")
+    elif status.available:
+        click.echo(f"sandbox: on (harness.sandbox = \"{mode}\"): {status.why}; a candidate sees no other process, "
+                   "no network, neither the runs directory nor the home directory, and writes only to its scratch "
+                   "directory and the build caches")
+    elif mode == "required":
+        raise KForgeError(f"sandbox: required but unavailable: {status.why}")
+    else:
+        click.echo(f"sandbox: unavailable, workers run without it: {status.why}; candidates get an environment "
+                   "without secrets, resource limits and their own process group only (docs/trust.md)")

@@ -23,6 +23,9 @@ _FLAGS: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
     click.option("--fresh-baselines", is_flag=True, default=None,
                  help="Measure the baselines again instead of reading them from the baseline cache (and keep the "
                       "new ones there)."),
+    click.option("--sandbox", type=click.Choice(["auto", "off", "required"]),
+                 help="Run candidates in the Linux namespace sandbox: auto (where the machine allows it), off, or "
+                      "required (harness.sandbox; docs/trust.md)."),
 ]
 
 
@@ -44,4 +47,5 @@ def harness_settings(flags: dict[str, Any]) -> dict[str, Any]:
         PRECISION_SETTING: flags.pop("precision"), "harness.precision_policy": flags.pop("precision_policy"),
         "harness.baselines": [b.strip() for b in baselines.split(",") if b.strip()] if baselines else None,
         "harness.baseline_cache": "refresh" if flags.pop("fresh_baselines") else None,
+        "harness.sandbox": flags.pop("sandbox"),
     }

@@ -25,6 +25,7 @@ from typing import Any
 from ..plugins import PluginSelection
 from ..records import Candidate, Failure, Flag, Problem
 from ..settings import HarnessSettings
+from .host.namespaces import SandboxPlan
 
 _HEADER = struct.Struct("!Q")
 MAX_MESSAGE_BYTES = 1 << 30
@@ -61,6 +62,7 @@ class WorkerInit:
     settings: HarnessSettings
     cache_dir: Path
     environment: tuple[tuple[str, str], ...] = ()
+    sandbox: SandboxPlan | None = None  # the namespace sandbox the worker runs in; None: none applies
 
 
 @dataclass(frozen=True)

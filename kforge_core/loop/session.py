@@ -24,6 +24,7 @@ from ..report import RunOutputs, write_outputs
 from ..retrieval import remember_run
 from ..settings import Settings
 from ..store import RunDirectory, RunInfo, RunStore
+from ..store.locks import held
 from ..store.attempts import Attempt, Place
 from .agent_loop import AgentLoop
 from .budget import Budget, RunClock
@@ -95,7 +96,10 @@ def start_run(
         problem_digest=problem.digest, backend=plan.backend, model=plan.model, analyst_model=plan.analyst_model,
         config=plan.to_json(), precision=plan.settings.harness.precision,
     )
-    return _execute(app, store, run, plan, ready, progress, evaluator_factory)
+    with held(store.runs_dir, "run", run.id):
+        result = _execute(app, store, run, plan, ready, progress, evaluator_factory)
+    store.check_integrity()  # a candidate may have damaged it: never a success then
+    return result
 
 
 def resume_run(
@@ -104,6 +108,15 @@ def resume_run(
 ) -> RunResult:
     """Continue run ``run_id`` as it was started. ``precision``: a contract the caller asks for (``--precision``);
     a run continues only under the contract it was started with, so another one is refused."""
+    store.get_run(run_id)  # an unknown id is said before any lock is taken
+    with held(store.runs_dir, "run", run_id):
+        result = _resume(app, store, run_id, progress, budget, precision, evaluator_factory)
+    store.check_integrity()
+    return result
+
+
+def _resume(app: App, store: RunStore, run_id: str, progress: Progress, budget: dict[str, Any] | None,
+            precision: str | None, evaluator_factory: EvaluatorFactory) -> RunResult:
     run = store.get_run(run_id)
     if run.alive:
         raise KForgeError(f"run {run_id} is still running (process {run.pid})")

@@ -13,7 +13,8 @@ from typing import Any
 
 from ..errors import KForgeError
 from ..secrets import redact, secret_values
-from .schema import connect
+from .guarded import GuardedConnection
+from .integrity import check_store, open_store
 
 DB_NAME = "kforge.db"
 
@@ -105,16 +106,18 @@ class RunStore:
 
     def __init__(self, runs_dir: Path) -> None:
         self.runs_dir = Path(runs_dir)
-        self.runs_dir.mkdir(parents=True, exist_ok=True)
         self.path = self.runs_dir / DB_NAME
         self._secrets = secret_values()
-        try:
-            self._conn = connect(str(self.path))
-        except sqlite3.DatabaseError as exc:
-            raise KForgeError(f"cannot open the run store {self.path}: {exc}") from None
+        self._conn = GuardedConnection(open_store(self.runs_dir, self.path), self.path)
+        self._inode = self.path.stat().st_ino
 
     def close(self) -> None:
         self._conn.close()
+
+    def check_integrity(self) -> None:
+        """A KForgeError unless the database file is still the one opened, and whole (``PRAGMA quick_check`` in a
+        connection of its own, which reads the file as it is on disk now)."""
+        check_store(self.path, self._inode)
 
     def __enter__(self) -> RunStore:
         return self

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from kforge_core.app import App
 from kforge_core.cli import cli
+
+from kforge_core.secrets import encoded_forms
 
 from .helpers import CANDIDATES, PLUGIN_MODULE, PROBLEMS
 
@@ -81,3 +87,30 @@ def test_a_kernelbench_load_inline_candidate_evaluates_as_it_is(kforge_eval):
     result = kforge_eval("relu_scale", "kernelbench_cpp.py")  # builds a C++ extension: about a minute on 2 cores
     assert result.exit_code == 0, result.output
     assert "CORRECT" in result.output and "NOT CORRECT" not in result.output
+
+
+STOLEN = {"OPENAI_API_KEY": "sk-proj-THIEF0123456789abcdef", "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG/bPxRfiCY",
+          "MY_SERVICE_TOKEN": "tok_9f8e7d6c5b4a3210"}
+EVAL_IN_A_PROCESS = """
+import sys
+sys.path.insert(0, {tests!r})
+from kforge_core.app import App
+from kforge_core.cli import cli
+cli.main(args=sys.argv[1:], obj=App(load_plugins=False, plugin_modules=({plugin!r},)), prog_name="kforge")
+"""
+
+
+@pytest.mark.parametrize("sandbox", ["auto", "off"])
+def test_credentials_a_candidate_reads_from_proc_appear_nowhere(cache_dir, tmp_path, sandbox):
+    # a KForge process of its own: the credentials are in the environment it started with, as a user's would be
+    env = {**os.environ, **STOLEN, "KFORGE_CACHE_DIR": str(cache_dir), "KFORGE_HARNESS__SPARE_WORKERS": "0"}
+    script = EVAL_IN_A_PROCESS.format(tests=str(Path(__file__).resolve().parents[1]), plugin=PLUGIN_MODULE)
+    result = subprocess.run(
+        [sys.executable, "-c", script, "eval", str(PROBLEMS / "relu_scale.py"), str(CANDIDATES / "environ_thief.py"),
+         *QUICK_FLAGS, "--sandbox", sandbox, "--json"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode != 0
+    shown = result.stdout + result.stderr
+    assert "stolen" in shown  # the candidate ran and raised what it found
+    for value in STOLEN.values():
+        assert not {f for f in encoded_forms(value) if f in shown}, sandbox

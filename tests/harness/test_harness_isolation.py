@@ -78,7 +78,7 @@ def test_scratch_directories_are_kept_under_a_given_root_and_removed_otherwise(c
 
 
 def test_warm_workers_are_reused_after_correct_candidates_and_replaced_after_faults(make_harness):
-    harness = make_harness()
+    harness = make_harness(sandbox="off")  # a worker is told apart by its pid, the same in every sandbox
     first = harness.evaluate(candidate("env_report"))
     second = harness.evaluate(candidate("env_report", label="again"))
     assert not first.worker_replaced and not second.worker_replaced
@@ -89,14 +89,14 @@ def test_warm_workers_are_reused_after_correct_candidates_and_replaced_after_fau
 
 
 def test_without_warm_workers_every_candidate_gets_a_new_process(make_harness):
-    harness = make_harness(warm_workers=False)
+    harness = make_harness(warm_workers=False, sandbox="off")  # as above
     pids = {reported(harness.evaluate(candidate("env_report", label=f"n{i}"), measure=False), "PID")
             for i in range(2)}
     assert len(pids) == 2
 
 
 def test_a_timeout_kills_what_the_candidate_started(make_harness):
-    harness = make_harness(verify_timeout_s=5)
+    harness = make_harness(verify_timeout_s=5, sandbox="off")  # the pid it writes down is the host's
     verdict = harness.evaluate(candidate("child_then_hang"))
     assert verdict.failure is Failure.TIMEOUT
     child = int(next(harness.root.glob("candidates/*/child.pid")).read_text())
@@ -140,7 +140,7 @@ from pathlib import Path
 from kforge_core.harness import Harness
 from harness.helpers import SELECTION, TORCH_CPU, candidate, problem, settings_for
 harness = Harness(backend=TORCH_CPU, problem=problem("relu_scale"), plugins=SELECTION,
-                  settings=settings_for(Path({cache!r}), spare_workers=0), scratch_root=Path({root!r}))
+                  settings=settings_for(Path({cache!r}), spare_workers=0, sandbox="off"), scratch_root=Path({root!r}))
 harness.evaluate(candidate("pid_then_hang"))
 """
 

@@ -47,7 +47,7 @@ def harness_for(tmp_path):
 
 
 def test_later_candidates_build_ahead_in_their_own_processes(harness_for, tmp_path):
-    harness = harness_for(AHEAD)
+    harness = harness_for(AHEAD, sandbox="off")  # processes are told apart by their pids, the same in every sandbox
     candidates = variants(3)
     verdicts = list(harness.evaluate_all(candidates, measure=False))
     assert [v.correct for v in verdicts] == [True, True, True], [v.message for v in verdicts]
@@ -64,7 +64,7 @@ def test_later_candidates_build_ahead_in_their_own_processes(harness_for, tmp_pa
 
 
 def test_a_hanging_build_is_killed_at_the_compile_timeout_and_the_candidate_still_evaluates(harness_for, tmp_path):
-    harness = harness_for(AHEAD, compile_timeout_s=3)
+    harness = harness_for(AHEAD, compile_timeout_s=3, sandbox="off")  # the pid it writes down is the host's
     first, hanging = variants(1)[0], variants(1, " PREBUILD_HANG")[0]
     verdicts = list(harness.evaluate_all([first, hanging], measure=False))
     assert [v.correct for v in verdicts] == [True, True]

@@ -4,6 +4,7 @@ processes; it can move on to another problem and keep its workers warm (``use_pr
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 import re
 import shutil
@@ -27,6 +28,7 @@ from .pool import WorkerPool, WorkerStartError
 from .prebuild import PrebuildOutcome, Prebuilder
 from .baseline_cache import BaselineCache, BaselineKey
 from .device_binding import device_environment
+from .namespaces import sandbox_plan, use_sandbox
 from .process import WorkerFault, WorkerProcess
 from .static_check import check_source
 
@@ -71,7 +73,12 @@ class Harness:
         self._own_root = scratch_root is None
         self.root = Path(tempfile.mkdtemp(prefix="kforge-harness-")) if scratch_root is None else scratch_root
         self.root.mkdir(parents=True, exist_ok=True)
-        self._pool = WorkerPool(self._worker_init, self.root / "workers", settings.harness, problem)
+        self._sandbox = sandbox_plan(
+            scratch_root=self.root.resolve(), cache_dir=settings.cache_dir.resolve(),
+            runs_dir=settings.runs_dir.resolve(), sys_path=self._sys_path(),
+        ) if use_sandbox(settings.harness.sandbox) else None
+        self._pool = WorkerPool(self._worker_init, self.root / "workers", settings.harness,
+                                self._seen_by_workers(problem))
         self._prebuilder = Prebuilder(
             self._prebuild_request, self.root / "prebuilds", settings.harness, host_cpu=self._host_cpu,
             cache_dir=settings.cache_dir.resolve(), enabled=self._hooks.builds_ahead,
@@ -93,14 +100,14 @@ class Harness:
         if problem.digest == self.problem.digest:
             return
         self.problem = problem
-        self._pool.problem = problem
+        self._pool.problem = self._seen_by_workers(problem)
         self._baselines = None
 
     def expect_problem(self, problem: Problem | None) -> None:
         """``problem`` is the next one :meth:`use_problem` will be given: spare workers prepare for it while the
         current one is evaluated."""
         self._check_open()
-        self._pool.expect(problem)
+        self._pool.expect(self._seen_by_workers(problem) if problem is not None else None)
 
     def evaluate(self, candidate: Candidate, *, profile: bool = False, measure: bool = True,
                  stop_at: float | None = None) -> Verdict:
@@ -225,15 +232,29 @@ class Harness:
     def _worker_init(self) -> WorkerInit:
         # the workers import what this process can import: the selected plugin modules must be found there too
         return WorkerInit(
-            sys_path=tuple(str(Path(p).resolve()) for p in sys.path if p and Path(p).is_dir()),
+            sys_path=self._sys_path(),
             selection=self.plugins, backend=self.backend.name, host_cpu=self._host_cpu, options=self.options,
             settings=self.settings.harness, cache_dir=self.settings.cache_dir.resolve(),
-            environment=self._environment,
+            environment=self._environment, sandbox=self._sandbox,
         )
+
+    @staticmethod
+    def _sys_path() -> tuple[str, ...]:
+        return tuple(str(Path(p).resolve()) for p in sys.path if p and Path(p).is_dir())
 
     def _prebuild_request(self, candidate: Candidate) -> PrebuildRequest:
         problem = self._prebuild_problems.get(candidate.digest, self.problem)
-        return PrebuildRequest(self._worker_init(), problem, candidate)
+        return PrebuildRequest(self._worker_init(), self._seen_by_workers(problem), candidate)
+
+    def _seen_by_workers(self, problem: Problem) -> Problem:
+        """``problem`` as workers find it: in the sandbox, a file under a hidden directory (the home directory,
+        /tmp) is read from a copy of its validated source in the scratch root, which workers see."""
+        if self._sandbox is None or not self._sandbox.hides(problem.path):
+            return problem
+        copy = self.root / "problems" / problem.digest / problem.path.name
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        copy.write_text(problem.source)
+        return dataclasses.replace(problem, path=copy.resolve())
 
     @contextlib.contextmanager
     def _quiet_for_timing(self) -> Iterator[None]:

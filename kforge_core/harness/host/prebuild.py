@@ -140,8 +140,11 @@ class Prebuilder:
                     self._changed.wait()
                 if self._nothing_to_build:
                     return None
+                command = [sys.executable, "-m", "kforge_core.harness.worker.prebuild_child", str(directory)]
+                if request.init.sandbox is not None:
+                    command = request.init.sandbox.wrap(command, env, directory)
                 process = subprocess.Popen(
-                    [sys.executable, "-m", "kforge_core.harness.worker.prebuild_child", str(directory)],
+                    command,
                     cwd=directory, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                     start_new_session=True,
                     preexec_fn=_background(limits_setter(memory_limit_mb=self._settings.memory_limit_mb,

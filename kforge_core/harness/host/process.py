@@ -47,10 +47,13 @@ class WorkerProcess:
         lifeline_r, self._lifeline = os.pipe()  # never written: the worker sees EOF when this process is gone
         settings = init.settings
         env = worker_environment(os.environ if environ is None else environ, init.cache_dir, init.environment)
+        command = [sys.executable, "-m", "kforge_core.harness.worker", "--fds",
+                   f"{to_child_r},{from_child_w},{lifeline_r}"]
+        if init.sandbox is not None:
+            command = init.sandbox.wrap(command, env, home)
         with open(home / "worker.out", "ab") as out, open(home / "worker.err", "ab") as err:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "kforge_core.harness.worker", "--fds",
-                 f"{to_child_r},{from_child_w},{lifeline_r}"],
+                command,
                 cwd=home, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                 pass_fds=(to_child_r, from_child_w, lifeline_r), start_new_session=True,
                 preexec_fn=limits_setter(memory_limit_mb=settings.memory_limit_mb,
@@ -151,13 +154,14 @@ class WorkerProcess:
     # ------------------------------------------------------------------------------------------ ending
 
     def kill(self) -> None:
-        """Kill the worker and everything it started (its whole session), and reap it."""
+        """Kill the worker and everything it started (its whole session), and reap it. The group is killed even
+        when the worker has already exited: a process it started may live on in it."""
         if self.process.returncode is None:
             self.killed_by_harness = True
-            try:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
         self._reap(_REAP_S)
         self.channel.close()
         self._close_lifeline()

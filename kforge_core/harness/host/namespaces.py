@@ -1,0 +1,154 @@
+"""Whether workers run in the Linux namespace sandbox (``harness.sandbox``), and the plan they run under.
+
+``auto`` (the default) uses the sandbox where this machine allows it, and otherwise says once why not and goes on
+with the plain isolation (an environment without secrets, resource limits, a session of its own per worker) with
+the KForge process made non-dumpable, so that a process of the same user cannot read its environment through
+/proc. ``required`` refuses to evaluate without the sandbox; ``off`` never uses it. The sandbox itself is
+:mod:`kforge_core.harness.host.namespace_launcher`; docs/trust.md says what it does and does not protect against.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import json
+import logging
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Mapping
+
+from ...errors import KForgeError
+from . import namespace_launcher
+
+log = logging.getLogger(__name__)
+
+SANDBOX_MODES = ("auto", "off", "required")
+LAUNCHER = Path(namespace_launcher.__file__).resolve()
+# variables that name a build cache a worker writes: the directories they name stay writable in the sandbox
+CACHE_VARIABLES = ("TORCH_EXTENSIONS_DIR", "TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR", "CUTE_DSL_CACHE_DIR",
+                   "NUMBA_CACHE_DIR", "CUDA_CACHE_PATH")
+_PR_SET_DUMPABLE = 4
+
+
+@dataclass(frozen=True)
+class SandboxStatus:
+    """Whether the namespace sandbox can run here, and why (a sentence)."""
+
+    available: bool
+    why: str
+
+
+@dataclass(frozen=True)
+class SandboxPlan:
+    """What a sandboxed worker sees: ``hide`` covered by an empty tmpfs, ``writable`` (its scratch directory and
+    the build caches) writable, ``readable`` (Python and its packages, where they lie under a hidden directory)
+    readable; the rest of the file system read-only. Paths are absolute and resolved."""
+
+    hide: tuple[str, ...]
+    writable: tuple[str, ...]
+    readable: tuple[str, ...]
+
+    def hides(self, path: Path) -> bool:
+        """Whether ``path`` is out of a sandboxed worker's sight (under a hidden directory, not bound back)."""
+        path = Path(path).resolve()
+        kept = (*self.writable, *self.readable)
+        return any(path.is_relative_to(h) for h in self.hide) and not any(path.is_relative_to(k) for k in kept)
+
+    def wrap(self, command: list[str], env: Mapping[str, str], home: Path) -> list[str]:
+        """``command`` run in the sandbox, with its directory ``home`` and the build caches that ``env`` names
+        writable (made if missing)."""
+        caches = [str(home.resolve())]
+        for name in CACHE_VARIABLES:
+            if env.get(name):
+                path = Path(env[name]).resolve()
+                if not path.exists():  # a file stays one: the tool that expects a directory says so
+                    path.mkdir(parents=True)
+                caches.append(str(path))
+        plan = {"hide": list(self.hide), "writable": [*self.writable, *caches], "readable": list(self.readable)}
+        return [sys.executable, "-I", "-S", str(LAUNCHER), json.dumps(plan), "--", *command]
+
+
+def sandbox_plan(*, scratch_root: Path, cache_dir: Path, runs_dir: Path, sys_path: Iterable[str],
+                 environ: Mapping[str, str] | None = None) -> SandboxPlan:
+    """The plan for workers whose files live in ``scratch_root``: the runs directory, the home directory and the
+    temporary directory hidden; ``scratch_root`` and ``cache_dir`` writable; Python, ``sys_path`` and the packages
+    imported so far readable."""
+    environ = os.environ if environ is None else environ
+    hide = {runs_dir, Path("/tmp"), Path(tempfile.gettempdir())}
+    if environ.get("HOME"):
+        hide.add(Path(environ["HOME"]))
+    writable = [scratch_root, cache_dir]
+    for path in writable:
+        path.mkdir(parents=True, exist_ok=True)
+    readable = {Path(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, *sys_path)}
+    readable.add(Path(sys.executable).resolve().parent)
+    readable.update(_imported_package_roots())
+    hide.discard(Path("/"))  # a home directory of / would hide the whole system
+    return SandboxPlan(hide=_resolved(hide), writable=_resolved(writable), readable=_resolved(readable))
+
+
+def _imported_package_roots() -> set[Path]:
+    """The directories of the top-level packages imported so far (an editable install's sources among them)."""
+    roots = set()
+    for name, module in list(sys.modules.items()):
+        path = getattr(module, "__file__", None)
+        if "." not in name and path and Path(path).name == "__init__.py":  # a module file lies in sys.path
+            roots.add(Path(path).parent)
+    return roots
+
+
+def _resolved(paths: Iterable[Path]) -> tuple[str, ...]:
+    return tuple(sorted({str(Path(p).resolve()) for p in paths if str(p)}))
+
+
+@functools.cache
+def sandbox_status() -> SandboxStatus:
+    """Whether the namespace sandbox works on this machine: it is tried once, with a trivial command."""
+    if sys.platform != "linux":
+        return SandboxStatus(False, f"the worker sandbox needs Linux namespaces; this is {sys.platform}")
+    try:
+        done = subprocess.run([sys.executable, "-I", "-S", str(LAUNCHER), "--probe"], capture_output=True,
+                              text=True, timeout=60, stdin=subprocess.DEVNULL, cwd="/")
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return SandboxStatus(False, f"the sandbox's probe could not run: {exc}")
+    if done.returncode != 0:
+        lines = (done.stderr or "").strip().splitlines()
+        why = lines[-1] if lines else f"exit status {done.returncode}"
+        return SandboxStatus(False, f"this machine does not allow user, PID, mount and network namespaces ({why})")
+    return SandboxStatus(True, "user, PID, mount and network namespaces are available")
+
+
+@functools.cache
+def _warn_once(why: str) -> None:
+    log.warning("workers run WITHOUT the sandbox: %s. Candidates get an environment without secrets, resource "
+                "limits and their own process group only (docs/trust.md); set harness.sandbox = \"off\" to "
+                "choose this, or \"required\" to refuse it.", why)
+
+
+def use_sandbox(mode: str) -> bool:
+    """Whether workers start in the sandbox under ``harness.sandbox = mode``; a KForgeError when it is required
+    and unavailable. Without it, the KForge process is made non-dumpable (its /proc entries then belong to root)."""
+    if mode not in SANDBOX_MODES:
+        raise KForgeError(f"harness.sandbox is {mode!r}; use one of {', '.join(SANDBOX_MODES)}")
+    if mode == "off":
+        _make_non_dumpable()
+        return False
+    status = sandbox_status()
+    if status.available:
+        return True
+    if mode == "required":
+        raise KForgeError(f"harness.sandbox is \"required\" but {status.why}",
+                          hint="allow unprivileged user namespaces, or set harness.sandbox = \"auto\"")
+    _warn_once(status.why)
+    _make_non_dumpable()
+    return False
+
+
+def _make_non_dumpable() -> None:
+    """No process of the same user (a candidate's) can read this process's /proc/PID/environ or memory."""
+    if sys.platform == "linux":
+        ctypes.CDLL(None).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)

@@ -1,0 +1,128 @@
+"""The worker sandbox (Linux namespaces): a candidate sees no other process, no network, neither the run store nor
+the home directory, writes only to its scratch directory and the caches; and whatever it starts ends with its
+worker, in the sandbox or not."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import time
+from pathlib import Path
+
+import pytest
+
+from kforge_core.harness import Harness
+from kforge_core.harness.host.namespaces import sandbox_status
+
+from kforge_core.problem import load_problem
+
+from .helpers import PROBLEMS, SELECTION, TORCH_CPU, candidate, problem, settings_for
+from .test_harness_isolation import reported
+
+needs_sandbox = pytest.mark.skipif(not sandbox_status().available, reason="no namespace sandbox on this machine")
+
+
+@needs_sandbox
+def test_a_sandboxed_candidate_reaches_nothing_outside_its_scratch_directory(cache_dir, tmp_path, monkeypatch):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "kforge.db").write_text("the store")
+    home = tmp_path / "home"
+    home.mkdir()
+    elsewhere = Path("/var/tmp") / f"kforge-sandbox-test-{os.getpid()}.txt"
+    listener = socket.create_server(("127.0.0.1", 0))
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("SANDBOX_TEST_RUNS_DIR", str(runs))
+    monkeypatch.setenv("SANDBOX_TEST_ELSEWHERE", str(elsewhere))
+    monkeypatch.setenv("SANDBOX_TEST_PORT", str(listener.getsockname()[1]))
+    settings = settings_for(cache_dir, spare_workers=0, baselines=(), sandbox="required")
+    settings = type(settings)(**{**settings.__dict__, "runs_dir": runs})
+    try:
+        hidden_problem = home / "problems" / "relu_scale.py"  # under the home directory, hidden from workers
+        hidden_problem.parent.mkdir()
+        shutil.copy(PROBLEMS / "relu_scale.py", hidden_problem)
+        with Harness(backend=TORCH_CPU, problem=load_problem(hidden_problem), settings=settings, plugins=SELECTION,
+                     scratch_root=tmp_path / "scratch") as harness:
+            verdict = harness.evaluate(candidate("sandbox_probe"))
+    finally:
+        listener.close()
+        escaped = elsewhere.exists()
+        elsewhere.unlink(missing_ok=True)
+    assert verdict.correct, verdict.message
+    assert int(reported(verdict, "PIDS")) <= 3  # its init and itself (and, at most, one more of its own)
+    assert reported(verdict, "NETWORK") != "done"
+    assert reported(verdict, "RUNS_DIR") in ("", "FileNotFoundError")
+    assert reported(verdict, "WRITE_ELSEWHERE") == "OSError"  # a read-only file system
+    assert reported(verdict, "WRITE_SCRATCH") == "done"
+    assert [p.name for p in runs.iterdir()] == ["kforge.db"] and (runs / "kforge.db").read_text() == "the store"
+    assert [p.name for p in home.iterdir()] == ["problems"] and not escaped
+
+
+def _grows(path: Path) -> bool:
+    before = path.stat().st_size
+    time.sleep(0.5)
+    return path.stat().st_size > before
+
+
+@pytest.mark.parametrize("name, sandbox", [
+    pytest.param("fork_writer", "required", marks=needs_sandbox),  # leaves its session: only the sandbox ends it
+    ("fork_writer_in_group", "off"),
+])
+def test_a_process_a_candidate_started_ends_with_its_worker(cache_dir, tmp_path, name, sandbox):
+    harness = Harness(backend=TORCH_CPU, problem=problem("relu_scale"), plugins=SELECTION, scratch_root=tmp_path,
+                      settings=settings_for(cache_dir, spare_workers=0, baselines=(), sandbox=sandbox))
+    try:
+        verdict = harness.evaluate(candidate(name))
+        assert verdict.correct, verdict.message
+        grow = next(tmp_path.glob("candidates/*/grow.txt"))
+        assert _grows(grow)  # the child runs while its (warm) worker is kept
+    finally:
+        harness.close()
+    assert not _grows(grow)
+
+
+@pytest.mark.gpu
+@needs_sandbox
+def test_a_sandboxed_worker_builds_and_runs_a_cuda_kernel(cache_dir, tmp_path):
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("needs an NVIDIA GPU")
+    from .helpers import TORCH_CUDA
+
+    settings = settings_for(cache_dir, spare_workers=0, sandbox="required", compile_timeout_s=900,
+                            verify_timeout_s=300, timing_timeout_s=300)
+    with Harness(backend=TORCH_CUDA, problem=problem("relu_scale"), settings=settings, plugins=SELECTION,
+                 scratch_root=tmp_path) as harness:
+        verdict = harness.evaluate(candidate("gpu_relu_scale"))  # nvcc, the build cache, /dev/nvidia*
+    assert verdict.correct, verdict.message
+    assert verdict.speedup("eager") is not None
+
+
+def test_kforge_check_says_whether_the_sandbox_applies(monkeypatch):
+    from click.testing import CliRunner
+
+    from kforge_core.app import App
+    from kforge_core.cli import cli
+
+    def check(mode: str):
+        monkeypatch.setenv("KFORGE_HARNESS__SANDBOX", mode)
+        return CliRunner().invoke(cli, ["check", "--sandbox"], obj=App(load_plugins=False))
+
+    status = sandbox_status()
+    auto, off, required = check("auto"), check("off"), check("required")
+    assert auto.output.startswith("sandbox: on" if status.available else "sandbox: unavailable")
+    assert off.exit_code == 0 and off.output.startswith('sandbox: off (harness.sandbox = "off")')
+    assert required.exit_code == (0 if status.available else 1)
+    assert status.why in auto.output + off.output + required.output
+
+
+def test_without_the_sandbox_the_kforge_process_is_not_dumpable():
+    import ctypes
+
+    from kforge_core.harness.host.namespaces import use_sandbox
+
+    assert use_sandbox("off") is False
+    pr_get_dumpable = 3
+    assert ctypes.CDLL(None).prctl(pr_get_dumpable, 0, 0, 0, 0) == 0  # its /proc/PID/environ is root's only
