@@ -18,6 +18,7 @@ from ...plugins import PluginSelection, build_plugin_manager
 from ...records import Backend, Candidate, CompileResult, Failure, Problem, ProfileResult, ProfileSummary
 from ...registry import BackendRegistry
 from ...settings import Settings
+from ...tolerances import output_tolerances
 from ..protocol import BaselineResults, DeviceFacts, MeasureBaselines, PrebuildRequest, WorkerInit
 from ..timed_runs import checked_timed_runs
 from ..verdict import PrecisionReached, RuntimeStats, TimingMethod, Verdict
@@ -310,8 +311,8 @@ class Harness:
             contract=harness.precision,
             bits=out.verify.precision_bits if out.verify is not None else None,
             switches=out.finish.switches if out.finish is not None else (),
-            tolerances=harness.output_tolerances((t.dtype for o in self.problem.outputs for t in o.tensors()),
-                                                 self.backend.default_tolerance),
+            tolerances=output_tolerances(harness, (t.dtype for o in self.problem.outputs for t in o.tensors()),
+                                         self.backend.default_tolerance),
         )
 
     def _planned_method(self) -> TimingMethod | None:
