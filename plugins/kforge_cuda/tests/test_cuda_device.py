@@ -8,7 +8,7 @@ import sys
 
 import torch
 
-from kforge_core.harness.worker.faults import classify_exception
+from kforge_core.plugin_api import classify_exception
 from kforge_core.records import Failure
 from kforge_cuda import CUDA, TRITON
 from kforge_cuda.device import CudaDevice, free_cuda_blocks
