@@ -99,7 +99,7 @@ def test_static_check_sees_torch_compute_calls_through_aliases_but_not_allocatio
     assert "empty_like" not in found[F.REFERENCE_CALL] and "zeros" not in found[F.REFERENCE_CALL]
 
 
-def test_static_check_sees_tampering_threads_precision_and_l2_persistence():
+def test_static_check_sees_tampering_threads_and_precision_and_knows_no_devices_api():
     found = _flags(
         "import time, threading, torch, gc\nimport kforge_core.harness\n"
         "time.perf_counter = lambda: 0\nsetattr(torch, 'allclose', None)\n"
@@ -110,7 +110,7 @@ def test_static_check_sees_tampering_threads_precision_and_l2_persistence():
     assert "uses threading.Thread" in found[F.ASYNC_OUTPUT]
     assert "sets torch.backends.cuda.matmul.allow_tf32" in found[F.PRECISION_DOWNGRADE]
     assert ".half()" in found[F.PRECISION_DOWNGRADE]
-    assert "persisting-L2" in found[F.L2_PERSISTENCE]
+    assert F.L2_PERSISTENCE not in found  # NVIDIA's APIs are the NVIDIA plugin's to look for (kforge_source_checks)
 
 
 def test_static_check_sees_the_problems_model_unless_the_candidate_defines_one():

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from kforge_core import Availability, Backend, Example, Lowering, hookimpl
 from kforge_core.devices.cpu import CpuDevice
-from kforge_cuda.device import CudaDevice
+from kforge_nvidia.device import CudaDevice
 
 TORCH_CPU = Backend(name="torch-cpu", programming_model="PyTorch", device="cpu",
                     description="candidates on the CPU, served by the core's generic stages")

@@ -62,6 +62,7 @@ class Harness:
         registry = BackendRegistry(self._loaded)
         registry.get(backend.name)  # unknown backend: the user's mistake, said now
         self._hooks = registry.hooks(backend.name)
+        self._source_checks = self._hooks.collect("source_checks", backend=backend)
         availability = registry.availability(backend.name, self.options)
         if not availability.available:
             raise KForgeError(f"backend {backend.name!r} is not available here: {availability.reason}")
@@ -104,7 +105,7 @@ class Harness:
         Never raises for anything the candidate does: every fault is a Verdict with a Failure.
         """
         self._check_open()
-        static_flags = check_source(candidate, self.problem, self.settings.harness.contract)
+        static_flags = check_source(candidate, self.problem, self.settings.harness.contract, self._source_checks)
         workdir = self._scratch_dir(candidate)
         self._prebuilder.wait(candidate)  # its compile stage then finds what was built ahead
         worker = self._pool.acquire()

@@ -1,11 +1,14 @@
-"""The two backends this plugin registers."""
+"""The backend this plugin registers: ``cuda``, CUDA C++ kernels on an NVIDIA GPU."""
 
 from __future__ import annotations
 
-from kforge_core.records import Backend
+from typing import Callable
 
-from .device import CudaDevice
-from .options import CudaOptions, TritonOptions
+from kforge_core.hookspecs import hookimpl
+from kforge_core.records import Backend
+from kforge_nvidia.device import CudaDevice
+
+from .options import CudaOptions
 
 CUDA = Backend(
     name="cuda",
@@ -15,12 +18,8 @@ CUDA = Backend(
     options_type=CudaOptions,
     device_class=CudaDevice,
 )
-TRITON = Backend(
-    name="triton",
-    programming_model="Triton",
-    device="cuda",
-    description="@triton.jit kernels launched from ModelNew (NVIDIA GPUs)",
-    options_type=TritonOptions,
-    device_class=CudaDevice,
-)
-BACKENDS = {b.name: b for b in (CUDA, TRITON)}
+
+
+@hookimpl
+def kforge_register_backends(register: Callable[[Backend], None]) -> None:
+    register(CUDA)

@@ -5,10 +5,10 @@ import pytest
 import torch.utils.cpp_extension
 
 from kforge_core.records import Candidate, Failure, StageContext
-from kforge_cuda.backends import CUDA
-from kforge_cuda.inline_cache import inline_key
+from kforge_cuda.backend import CUDA
+from kforge_core.languages.cuda_cpp.inline_cache import inline_key
 from kforge_cuda.options import CudaOptions
-from kforge_cuda.compile_stage import compile_candidate
+from kforge_cuda.stages import compile_candidate
 
 from cuda_testing import TEST_ARCH
 

@@ -12,6 +12,7 @@ the backend is unavailable.
 from .availability import kforge_backend_availability
 from .backend import METAL, MetalOptions, kforge_register_backends
 from .compile_stage import kforge_compile
+from .device import kforge_device_namespaces
 from .lowering import kforge_lower
 from .profile_stage import kforge_profile
 from .summary import kforge_summarize_profile
@@ -21,6 +22,7 @@ __all__ = [
     "MetalOptions",
     "kforge_backend_availability",
     "kforge_compile",
+    "kforge_device_namespaces",
     "kforge_lower",
     "kforge_profile",
     "kforge_register_backends",

@@ -51,9 +51,9 @@ METAL = Backend(
 )
 
 
-def metal_options(options: object) -> MetalOptions:
+def metal_options(options: MetalOptions | None) -> MetalOptions:
     """The options a hook was given, or the defaults when the caller passed None."""
-    return options if isinstance(options, MetalOptions) else MetalOptions()
+    return options if options is not None else MetalOptions()
 
 
 @hookimpl

@@ -1,93 +1,31 @@
-"""The compile stage of both NVIDIA backends, run inside the harness's worker.
+"""The compile stage every language on NVIDIA GPUs shares, run inside the harness's worker (``cuda``, ``triton``).
 
-Steps: check the syntax; import the candidate while ``load_cuda`` builds through the content-hash cache and
-``load_inline`` is content-addressed; find ``ModelNew``; with ``warmup_forward`` (triton's default) run it once on
-the problem's inputs so JIT builds happen here (the call is a call of forward on the stage's timer, each Triton
-compilation in it a build, so a forward that never returns times out at the call's limit). Build failures (nvcc, the PyTorch extension builder, Triton) become ``Failure.COMPILE`` with a trimmed log.
-A device fault in the warm-up call (the CUDA context fails every call after it) is reported as
-``Failure.DEVICE_FAULT`` with the candidate's line; anything else it raises is left for verification to classify.
+Steps: check the syntax; import the candidate while its builds go through the language's routes and ``load_inline``
+is content-addressed (:mod:`.builds`); find ``ModelNew``; with ``warmup_forward`` run it once on the problem's
+inputs so JIT builds happen here (the call is a call of forward on the stage's timer, each build in it a build, so a
+forward that never returns times out at the call's limit). Build failures (nvcc, the PyTorch extension builder,
+Triton) become ``Failure.COMPILE`` with a trimmed log. A device fault in the warm-up call (the CUDA context fails
+every call after it) is reported as ``Failure.DEVICE_FAULT`` with the candidate's line; anything else it raises is
+left for verification to classify.
 """
 
 from __future__ import annotations
 
-import contextlib
-import sys
 import time
-import traceback
-from pathlib import Path
 from types import ModuleType
-from typing import Iterator
 
 from kforge_core.candidate_module import NotBuilt, candidate_class, candidate_class_name, import_for_compile
 from kforge_core.devices import make_device
 from kforge_core.languages import triton as triton_language
 from kforge_core.records import Backend, Candidate, CompileResult, Failure, StageContext
-from kforge_core.stage_timer import StageTimer
-from kforge_core.tracebacks import innermost_candidate_line
 
-from . import runtime
-from .build_cache import BuildConfig, BuildOutcome, CudaBuildError
-from .device_facts import driver_capability
-from .inline_cache import cached_load_inline
-from .options import CudaOptions, NvidiaOptions, TritonOptions
-from .toolchain import find_tool, nvcc_version
-from .warmup import context_poisoned
+from .builds import BuildRoutes, Builds, building, cache_root
+from .warmup import context_poisoned, describe_exception
 
 
-class _Builds:
-    """What was built (or failed to build) while one candidate was imported and warmed up."""
-
-    def __init__(self) -> None:
-        self.outcomes: list[BuildOutcome] = []
-        self.failures: list[CudaBuildError] = []
-
-    def record(self, item: BuildOutcome | CudaBuildError) -> None:
-        (self.failures if isinstance(item, CudaBuildError) else self.outcomes).append(item)
-
-
-def cache_root(context: StageContext) -> Path:
-    return Path(context.cache_dir or Path.home() / ".cache" / "kforge") / "nvidia"
-
-
-def build_config(options: CudaOptions, root: Path) -> BuildConfig:
-    """How ``load_cuda`` builds: the options' flags, for the options' arch or else the device's (read from the
-    driver, so the process that builds ahead does not import PyTorch)."""
-    nvcc = find_tool("nvcc", options.nvcc) or "nvcc"
-    arch = options.arch
-    if not arch:
-        capability = driver_capability()
-        if capability is None:
-            import torch
-
-            capability = torch.cuda.get_device_capability()
-        arch = f"sm_{capability[0]}{capability[1]}"
-    return BuildConfig(nvcc=nvcc, arch=arch, cache_dir=root / "nvcc", opt_level=options.opt_level,
-                       extra_flags=options.extra_nvcc_flags, options_hash=options.hash(),
-                       timeout_s=options.build_timeout_s)
-
-
-@contextlib.contextmanager
-def building(options: NvidiaOptions, root: Path, timer: StageTimer | None = None) -> Iterator[_Builds]:
-    """Route every build the candidate starts through the caches under ``root``, and record them (a
-    ``load_inline`` is a build on ``timer``)."""
-    builds = _Builds()
-    triton_cache = triton_language.use_cache_dir(root / "triton")
-    triton_before = triton_language.cache_entries(triton_cache)
-    start = time.perf_counter()
-    with contextlib.ExitStack() as stack:
-        nvcc = find_tool("nvcc", getattr(options, "nvcc", ""))
-        toolchain = nvcc_version(nvcc) if nvcc else "no nvcc"
-        if isinstance(options, CudaOptions):
-            stack.enter_context(runtime.build_session(build_config(options, root), builds.record))
-        stack.enter_context(cached_load_inline(root / "inline", toolchain, builds.record, timer))
-        yield builds
-    if isinstance(options, TritonOptions) and "triton" in sys.modules and options.warmup_forward:
-        # Triton compiled on the first call, or found every kernel in its cache
-        compiled = bool(triton_language.cache_entries(triton_cache) - triton_before)
-        builds.record(BuildOutcome(triton_cache, "triton", not compiled, time.perf_counter() - start))
-
-
-def compile_candidate(backend: Backend, candidate: Candidate, context: StageContext) -> CompileResult:
+def compile_candidate(backend: Backend, candidate: Candidate, context: StageContext,
+                      routes: BuildRoutes) -> CompileResult:
+    """Build ``candidate`` with the language's build ``routes``; the stage's verdict."""
     start = time.perf_counter()
     options = context.options if context.options is not None else backend.default_options()
 
@@ -95,9 +33,9 @@ def compile_candidate(backend: Backend, candidate: Candidate, context: StageCont
         return CompileResult(ok=ok, log=log, seconds=time.perf_counter() - start, cached=cached, failure=failure)
 
     notes: list[str] = []
-    with building(options, cache_root(context), context.timer) as builds:
+    with building(routes, options, cache_root(context), context.timer) as builds:
         def import_failure(exc: Exception) -> NotBuilt:
-            build_log = _build_failure_log(exc, builds)
+            build_log = builds.failure_log(exc)
             if build_log is not None:
                 return NotBuilt(Failure.COMPILE, build_log)
             return NotBuilt(Failure.IMPORT, describe_exception(exc, context.workdir))
@@ -111,7 +49,7 @@ def compile_candidate(backend: Backend, candidate: Candidate, context: StageCont
         if note:
             notes.append(f"note: {note}")
         if options.warmup_forward:
-            warm_failure = _warm_up(backend, candidate, module, context, builds, notes)
+            warm_failure = _warm_up(backend, candidate, module, context, builds, notes, routes)
             if warm_failure is not None:
                 return result(False, warm_failure[1], warm_failure[0])
     if builds.failures:  # the candidate caught a build error and went on: it still did not build
@@ -122,7 +60,7 @@ def compile_candidate(backend: Backend, candidate: Candidate, context: StageCont
 
 
 def _warm_up(backend: Backend, candidate: Candidate, module: ModuleType, context: StageContext,
-             builds: _Builds, notes: list[str]) -> tuple[Failure, str] | None:
+             builds: Builds, notes: list[str], routes: BuildRoutes) -> tuple[Failure, str] | None:
     """None when the first forward ran, or failed in a way verification reports with its trial; else the failure
     and its log: a build that failed (a JIT), or a device fault. A fault poisons the CUDA context, so it is
     reported here, with the candidate's line that faulted (and the memcheck report when ``sanitize`` is on)."""
@@ -131,43 +69,21 @@ def _warm_up(backend: Backend, candidate: Candidate, module: ModuleType, context
         triton_language.run_forward(module, context.problem.path, device, class_name=candidate_class_name(context),
                                     timer=context.timer)
     except Exception as exc:
-        build_log = _build_failure_log(exc, builds)
+        build_log = builds.failure_log(exc)
         if build_log is not None:
             return Failure.COMPILE, build_log
         if context_poisoned():
-            return Failure.DEVICE_FAULT, _fault_log(backend, candidate, context, exc)
+            return Failure.DEVICE_FAULT, _fault_log(backend, candidate, context, exc, routes)
         notes.append(f"note: the first forward raised {type(exc).__name__}; verification reports it")
     return None
 
 
-def _fault_log(backend: Backend, candidate: Candidate, context: StageContext, exc: BaseException) -> str:
+def _fault_log(backend: Backend, candidate: Candidate, context: StageContext, exc: BaseException,
+               routes: BuildRoutes) -> str:
     log = "the first call of ModelNew on the problem's inputs faulted:\n" + describe_exception(exc, context.workdir)
     options = context.options if context.options is not None else backend.default_options()
     if options.sanitize:
         from .sanitize import run_memcheck
 
-        log += "\n\n" + run_memcheck(backend, candidate, context, options)
+        log += "\n\n" + run_memcheck(backend, candidate, context, options, routes)
     return log
-
-
-def _build_failure_log(exc: BaseException, builds: _Builds) -> str | None:
-    """The trimmed log when ``exc`` (or what caused it) is a build failure; None for other errors."""
-    if builds.failures:
-        return builds.failures[0].log
-    seen: BaseException | None = exc
-    while seen is not None:
-        if isinstance(seen, CudaBuildError):
-            return seen.log
-        if triton_language.is_build_error(seen):
-            return triton_language.trim_error(f"{type(seen).__name__}: {seen}")
-        seen = seen.__cause__ or seen.__context__
-    return None
-
-
-def describe_exception(exc: BaseException, workdir: Path) -> str:
-    """The exception and the innermost line of the candidate's own code that led to it."""
-    message = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-    own = innermost_candidate_line(exc, workdir)
-    if own is None:
-        return message
-    return f"{Path(own.file).name}:{own.line} in {own.function}: {own.text}\n{message}"
