@@ -4,8 +4,10 @@ A plugin is a module (or object) with functions decorated ``@kforge_core.hookimp
 It implements only the hooks it needs and, in each, only the arguments it uses. Stage hooks (every hook but
 ``register_backends``) are routed: the core calls them only on the plugin that registered the backend, then on the
 core's generic implementations (``kforge_core.routing``), so an implementation never asks whose backend it was
-given. A plugin that registers two backends tells its own two apart by name where they differ. A backend's device
-comes with it: ``Backend.device_class`` (``kforge_core.device``).
+given, nor the type of its options: a plugin registers one backend (languages that share a device share a vendor
+layer, as ``cuda``, ``triton`` and ``cute`` share ``kforge_nvidia``; see docs/plugins.md). A backend's device comes
+with it: ``Backend.device_class`` (``kforge_core.device``). What a plugin may use of the harness is
+``kforge_core.plugin_api``.
 
 The data flows one way: ``lower`` -> (the agent writes a candidate) -> ``compile`` -> ``verify`` -> ``profile``
 -> ``summarize_profile`` -> (the analyst recommends) -> ``lower``'s output plus the recommendations -> ...
