@@ -30,10 +30,10 @@ def options_to_json(options: Any) -> str:
 
 
 def options_from_json(options_type: str, text: str) -> Any:
-    return record_from_json(_resolve(options_type), json.loads(text))
+    return record_from_json(resolve(options_type), json.loads(text))
 
 
-def _resolve(name: str) -> Any:
+def resolve(name: str) -> Any:
     """The object ``module:qualified.name`` names."""
     module_name, _, attribute = name.partition(":")
     found: Any = importlib.import_module(module_name)
@@ -83,7 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     workdir = Path(args.workdir)
     os.chdir(workdir)
     options = options_from_json(args.options_type, args.options)
-    with building(_resolve(args.routes), options, Path(args.cache_root)):
+    with building(resolve(args.routes), options, Path(args.cache_root)):
         module = _import_entry(workdir, args.entry)
         model, inputs = build_model_and_inputs(module, Path(args.problem), "cuda", class_name=args.candidate_class)
         with torch.no_grad():
