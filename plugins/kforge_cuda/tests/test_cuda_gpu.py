@@ -24,7 +24,7 @@ from kforge_cuda.options import CudaOptions
 from cuda_testing import CANDIDATES, EXAMPLES, example_path
 
 pytestmark = pytest.mark.gpu
-PLUGINS = PluginSelection(only=("cuda",))
+PLUGINS = PluginSelection(only=("cuda", "triton"))
 
 
 @pytest.fixture(scope="module")
