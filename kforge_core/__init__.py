@@ -31,6 +31,5 @@ from .stage_timer import StageTimer
 __all__ = [
     "Availability", "Backend", "Candidate", "CompileResult", "Example", "Failure", "Flag", "Image",
     "KForgeError", "KernelMetrics", "Lowering", "Problem", "ProfileResult", "ProfileSummary", "SourceCheck",
-    "SourceFile",
-    "StageContext", "StageTimer", "TrialError", "ValueSpec", "VerifyResult", "hookimpl",
+    "SourceFile", "StageContext", "StageTimer", "TrialError", "ValueSpec", "VerifyResult", "hookimpl",
 ]
