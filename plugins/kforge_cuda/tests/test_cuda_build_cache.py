@@ -100,3 +100,12 @@ def test_parallel_builders_of_one_source_build_it_once(config):
     cached = [json.loads(p.communicate()[0]) for p in procs]
     assert all(p.returncode == 0 for p in procs)
     assert sorted(cached) == [False, True, True]
+
+
+def test_nvcc_builds_for_the_arch_with_line_info_and_cudas_error_helpers(tmp_path):
+    config = nvcc_config(str(tmp_path / "bin" / "nvcc"), "sm_90a", tmp_path, opt_level=2,
+                         extra_flags=("--use_fast_math",))
+    assert config.command("k.cu", "lib.so") == [
+        str(tmp_path / "bin" / "nvcc"), "-shared", "-Xcompiler", "-fPIC", "-O2", "-std=c++17", "-lineinfo",
+        "-gencode=arch=compute_90a,code=sm_90a", "--use_fast_math", "-o", "lib.so", "k.cu"]
+    assert "kforge_cuda_last_error" in config.helpers and config.tool == "nvcc"
