@@ -68,7 +68,7 @@ LOAD_CUDA_CHILD = """
 import json, sys, time
 from pathlib import Path
 import torch
-from kforge_cuda.compile_stage import build_config
+from kforge_cuda.build_config import build_config
 from kforge_cuda.options import CudaOptions
 from kforge_cuda import runtime
 source, name, cache = json.loads(sys.argv[1])
@@ -83,7 +83,7 @@ INLINE_CHILD = """
 import json, sys, time, os
 from pathlib import Path
 import torch, torch.utils.cpp_extension
-from kforge_cuda.inline_cache import cached_load_inline
+from kforge_core.languages.cuda_cpp.inline_cache import cached_load_inline
 code, name, cache, content_addressed = json.loads(sys.argv[1])
 code = code.replace("name=NAME", "name=" + repr(name)).replace('name="row_softmax"', "name=" + repr(name))
 namespace = {}

@@ -28,13 +28,15 @@ def compile_once(backend: str, cache: str) -> dict:
     torch.zeros(1, device="cuda")
     from kforge_core.problem import load_problem
     from kforge_core.records import Candidate, StageContext
-    from kforge_cuda.backends import BACKENDS
-    from kforge_cuda.compile_stage import compile_candidate
+    import importlib
+
+    stages = importlib.import_module(f"kforge_{backend}.stages")  # kforge_cuda.stages, kforge_triton.stages
+    backend_record = importlib.import_module(f"kforge_{backend}.backend").__dict__[backend.upper()]
 
     problem = load_problem(EXAMPLES / f"{backend}_problem.py")
     candidate = Candidate.from_source((EXAMPLES / f"{backend}_solution.py").read_text())
     workdir = Path(tempfile.mkdtemp())
-    result = compile_candidate(BACKENDS[backend], candidate, StageContext(problem, workdir, None, Path(cache)))
+    result = stages.compile_candidate(backend_record, candidate, StageContext(problem, workdir, None, Path(cache)))
     return {"ok": result.ok, "seconds": result.seconds, "cached": result.cached, "log": result.log}
 
 

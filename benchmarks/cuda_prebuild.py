@@ -45,7 +45,7 @@ MODES = {  # name: (prebuild_jobs, prebuild_during_timing)
 
 
 def run_mode(mode: str, count: int, salt: str, root: Path) -> dict[str, object]:
-    from kforge_cuda.backends import CUDA
+    from kforge_cuda.backend import CUDA
 
     jobs, during_timing = MODES[mode]
     settings = Settings(harness=HarnessSettings(baselines=(), prebuild_jobs=jobs, spare_workers=1,

@@ -18,7 +18,7 @@ from kforge_core.plugins import PluginSelection
 from kforge_core.problem import load_problem
 from kforge_core.records import Candidate
 from kforge_core.settings import HarnessSettings, Settings
-from kforge_cuda.device import CudaDevice
+from kforge_nvidia.device import CudaDevice
 
 BENCH_CPU = Backend(name="bench-cpu", programming_model="PyTorch", device="cpu")
 BENCH_CUDA = Backend(name="bench-cuda", programming_model="PyTorch", device="cuda", device_class=CudaDevice)

@@ -19,6 +19,7 @@ from .records import (
     Problem,
     ProfileResult,
     ProfileSummary,
+    SourceCheck,
     SourceFile,
     StageContext,
     TrialError,
@@ -29,6 +30,6 @@ from .stage_timer import StageTimer
 
 __all__ = [
     "Availability", "Backend", "Candidate", "CompileResult", "Example", "Failure", "Flag", "Image",
-    "KForgeError", "KernelMetrics", "Lowering", "Problem", "ProfileResult", "ProfileSummary", "SourceFile",
-    "StageContext", "StageTimer", "TrialError", "ValueSpec", "VerifyResult", "hookimpl",
+    "KForgeError", "KernelMetrics", "Lowering", "Problem", "ProfileResult", "ProfileSummary", "SourceCheck",
+    "SourceFile", "StageContext", "StageTimer", "TrialError", "ValueSpec", "VerifyResult", "hookimpl",
 ]

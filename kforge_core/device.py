@@ -5,7 +5,7 @@ instance and the harness only ever talks to it (timing, verification, baselines,
 classification, the generic profile). :class:`Device` holds the policy in its public methods and leaves a device the
 underscore methods to fill, as tinygrad's devices do. The base class itself serves any torch device type through
 ``torch.get_device_module``; :class:`~kforge_core.devices.cpu.CpuDevice` (the core's built-in, used when a backend
-names no class) and ``kforge_cuda.device.CudaDevice`` are the first two implementations.
+names no class) and ``kforge_nvidia.device.CudaDevice`` are the first two implementations.
 
 Importing this module does not import torch, so a plugin can name its device class when it registers its backend;
 a device module must keep it that way (import torch inside methods).

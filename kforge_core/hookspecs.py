@@ -4,17 +4,20 @@ A plugin is a module (or object) with functions decorated ``@kforge_core.hookimp
 It implements only the hooks it needs and, in each, only the arguments it uses. Stage hooks (every hook but
 ``register_backends``) are routed: the core calls them only on the plugin that registered the backend, then on the
 core's generic implementations (``kforge_core.routing``), so an implementation never asks whose backend it was
-given. A plugin that registers two backends tells its own two apart by name where they differ. A backend's device
-comes with it: ``Backend.device_class`` (``kforge_core.device``).
+given, nor the type of its options: a plugin registers one backend (languages that share a device share a vendor
+layer, as ``cuda``, ``triton`` and ``cute`` share ``kforge_nvidia``; see docs/plugins.md). A backend's device comes
+with it: ``Backend.device_class`` (``kforge_core.device``). What a plugin may use of the harness is
+``kforge_core.plugin_api``.
 
 The data flows one way: ``lower`` -> (the agent writes a candidate) -> ``compile`` -> ``verify`` -> ``profile``
 -> ``summarize_profile`` -> (the analyst recommends) -> ``lower``'s output plus the recommendations -> ...
 
 ``prebuild`` may run ahead of ``compile``, in a child process of its own, for candidates waiting their turn.
+``source_checks`` and ``device_namespaces`` extend the harness's cheat checks with what a device's plugin knows.
 
 ``prebuild``, ``compile``, ``verify`` and ``profile`` run inside isolated child processes, never in the KForge process;
-``register_backends``, ``backend_availability``, ``lower`` and ``summarize_profile`` run in the KForge process and
-must not import candidate code.
+``device_namespaces`` runs there too; ``register_backends``, ``backend_availability``, ``lower``, ``source_checks``
+and ``summarize_profile`` run in the KForge process and must not import candidate code.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ if TYPE_CHECKING:
         Problem,
         ProfileResult,
         ProfileSummary,
+        SourceCheck,
         StageContext,
         VerifyResult,
     )
@@ -228,4 +232,48 @@ def kforge_summarize_profile(backend: Backend, problem: Problem, profile: Profil
         def kforge_summarize_profile(backend, profile):
             if profile.tool == "ncu":
                 return ProfileSummary(text=rank_kernels(profile.kernels))
+    """
+
+
+@hookspec
+def kforge_source_checks(backend: Backend) -> list[SourceCheck]:
+    """Patterns the static check looks for in a candidate's files, beyond the core's own: the device's APIs a
+    candidate could cheat with. Runs in the KForge process, on the text alone, before the candidate runs.
+
+    A match is evidence, not a verdict (the code may never run): it becomes a non-blocking flag whose message
+    starts with "source:"; the worker's dynamic checks decide.
+
+    :param backend: the target backend, one this plugin registered.
+    :return: a list of :class:`~kforge_core.records.SourceCheck`, each a flag code, a regular expression and
+        what a match is.
+
+    Every implementation's answers are used.
+
+    Example::
+
+        @hookimpl
+        def kforge_source_checks(backend):
+            return [SourceCheck(code="l2_persistence", pattern=r"cudaLimitPersistingL2CacheSize|accessPolicyWindow",
+                                what="the persisting-L2 APIs")]
+    """
+
+
+@hookspec
+def kforge_device_namespaces(backend: Backend) -> list[str]:
+    """The modules of the backend's device runtime whose functions a candidate must not replace, such as
+    ``"torch.cuda"``. Runs inside the worker, before each candidate is imported.
+
+    The worker's integrity check records every function of these modules (besides torch's own and the harness's)
+    and reports a replaced one as tampering.
+
+    :param backend: the target backend, one this plugin registered.
+    :return: a list of importable module names.
+
+    Every implementation's answers are used.
+
+    Example::
+
+        @hookimpl
+        def kforge_device_namespaces(backend):
+            return ["torch.mps"]
     """

@@ -384,6 +384,31 @@ class Flag:
 
 
 @dataclass(frozen=True)
+class SourceCheck:
+    """A pattern a backend's plugin asks the static check to look for in a candidate's files (any file: Python,
+    CUDA sources, shaders), raising a non-blocking flag where it is found.
+
+    :param code: the flag's code ("l2_persistence"); a cheat of the catalogue or the plugin's own.
+    :param pattern: a regular expression, searched case-insensitively in each file's text.
+    :param what: what a match is, for the flag's message ("the persisting-L2 APIs").
+    """
+
+    code: str
+    pattern: str
+    what: str
+
+    def __post_init__(self) -> None:
+        _check(bool(_NAME.match(self.code)), self, f"code {self.code!r} must match {_NAME.pattern}")
+        try:
+            re.compile(self.pattern)
+        except re.error as exc:
+            _check(False, self, f"pattern {self.pattern!r} is not a regular expression: {exc}")
+
+    def finds(self, text: str) -> bool:
+        return re.search(self.pattern, text, re.IGNORECASE) is not None
+
+
+@dataclass(frozen=True)
 class VerifyResult:
     """Whether a candidate computes what the reference computes.
 

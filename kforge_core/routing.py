@@ -12,7 +12,8 @@ from typing import Any, Callable
 
 from .plugins import LoadedPlugins
 
-STAGES = ("backend_availability", "lower", "prebuild", "compile", "verify", "profile", "summarize_profile")
+STAGES = ("backend_availability", "lower", "prebuild", "compile", "verify", "profile", "summarize_profile",
+          "source_checks", "device_namespaces")
 
 
 class BackendHooks:
@@ -34,6 +35,10 @@ class BackendHooks:
         if stage not in STAGES:
             raise ValueError(f"unknown stage {stage!r} (stages: {', '.join(STAGES)})")
         return self._pm.subset_hook_caller(f"kforge_{stage}", remove_plugins=self._others)
+
+    def collect(self, stage: str, **kwargs: Any) -> tuple[Any, ...]:
+        """Every answer of ``kforge_<stage>``, a hook whose implementations each return a list, in one tuple."""
+        return tuple(item for answer in self.caller(stage)(**kwargs) for item in answer or ())
 
     def implements(self, stage: str) -> bool:
         """Whether the backend's own plugin implements ``kforge_<stage>`` (not counting the core's)."""

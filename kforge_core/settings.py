@@ -21,11 +21,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Literal
+from typing import Any, Literal
 
 from .precision_contract import DEFAULT as DEFAULT_PRECISION
 from .precision_contract import PrecisionContract, contract_named
-from .tolerances import DEFAULT_TOLERANCES, tolerance_in_effect  # noqa: F401 - DEFAULT_TOLERANCES: where callers found it
 
 
 def _default_cache_dir() -> Path:
@@ -107,16 +106,6 @@ class HarnessSettings:
     @property
     def contract(self) -> PrecisionContract:
         return contract_named(self.precision)
-
-    def tolerance(self, dtype: str, backend_overrides: tuple[tuple[str, float, float], ...] = ()) -> tuple[float, float]:
-        """``(atol, rtol)`` for an output of ``dtype`` ("float32") by :func:`kforge_core.tolerances.tolerance_in_effect`
-        (which also says where each came from)."""
-        return tolerance_in_effect(dtype, self, backend_overrides).pair
-
-    def output_tolerances(self, dtypes: Iterable[str], backend_overrides: tuple[tuple[str, float, float], ...] = ()
-                          ) -> tuple[tuple[str, float, float], ...]:
-        """``(dtype, atol, rtol)`` for each distinct dtype of ``dtypes`` (a problem's outputs), in order."""
-        return tuple((dtype, *self.tolerance(dtype, backend_overrides)) for dtype in dict.fromkeys(dtypes))
 
 
 @dataclass(frozen=True)

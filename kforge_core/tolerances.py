@@ -85,6 +85,15 @@ def tolerance_in_effect(dtype: str, settings: HarnessSettings, backend_defaults:
     return Tolerance(atol[0], rtol[0], atol[1], rtol[1])
 
 
+def output_tolerances(settings: HarnessSettings, dtypes: Iterable[str],
+                      backend_defaults: Iterable[tuple[str, float, float]] = ()) -> tuple[tuple[str, float, float], ...]:
+    """``(dtype, atol, rtol)`` for each distinct dtype of ``dtypes`` (a problem's outputs), in order: the table the
+    verdict records and the prompts state."""
+    backend_defaults = tuple(backend_defaults)
+    return tuple((dtype, *tolerance_in_effect(dtype, settings, backend_defaults).pair)
+                 for dtype in dict.fromkeys(dtypes))
+
+
 def describe_tolerances(tolerances: Sequence[tuple[str, float, float]]) -> str:
     """``"float32 outputs within atol=0.02, rtol=0.02"`` for ``(dtype, atol, rtol)`` entries, joined by "; "."""
     return "; ".join(f"{dtype} outputs within atol={atol:g}, rtol={rtol:g}" for dtype, atol, rtol in tolerances)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..app import App
+from ..devices import device_class_of
 from ..errors import KForgeError
 from ..plugins import PLUGINS_ENV, PluginSelection
 from ..records import Backend
@@ -82,7 +83,7 @@ class RayExecutor:
                      include_dashboard=False, log_to_driver=True)
         actors = []
         try:
-            uses_gpus = self.spec.backend.device != "cpu"
+            uses_gpus = not device_class_of(self.spec.backend).host_cpu
             count = self._actor_count(ray, uses_gpus)
             actor_class = ray.remote(num_gpus=1 if uses_gpus else 0, num_cpus=0 if uses_gpus else 1)(SlotActor)
             actors = [actor_class.remote(self.spec) for _ in range(min(count, len(jobs)))]

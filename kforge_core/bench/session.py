@@ -24,6 +24,7 @@ from ..settings import Settings
 from ..store import BenchInfo, BenchStore, RunDirectory
 from ..store.locks import held
 from ..codec import record_from_json, to_json
+from ..devices import device_class_of
 from .agent import run_agent
 from .local import LocalExecutor
 from .plan import BenchPlan, absolute_settings
@@ -55,7 +56,7 @@ class ExecutorChoice:
 def slot_label(backend: Backend, index: int | None) -> str:
     if index is None:
         return backend.device
-    return f"{backend.device} slot {index}" if backend.device == "cpu" else f"{backend.device}:{index}"
+    return f"{backend.device} slot {index}" if device_class_of(backend).host_cpu else f"{backend.device}:{index}"
 
 
 def new_bench_id() -> str:

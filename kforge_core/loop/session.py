@@ -23,6 +23,7 @@ from ..registry import RegisteredBackend
 from ..report import RunOutputs, write_outputs
 from ..retrieval import remember_run
 from ..settings import Settings
+from ..tolerances import output_tolerances
 from ..store import RunDirectory, RunInfo, RunStore
 from ..store.locks import held
 from ..store.attempts import Attempt, Place
@@ -209,8 +210,8 @@ def _work(
 def _precision_terms(settings: Settings, problem: Problem, registered: RegisteredBackend) -> PrecisionTerms:
     """The run's precision contract and the tolerances its candidates are held to, as the prompts state them."""
     harness = settings.harness
-    return PrecisionTerms(harness.contract, harness.output_tolerances(
-        (t.dtype for o in problem.outputs for t in o.tensors()), registered.backend.default_tolerance))
+    return PrecisionTerms(harness.contract, output_tolerances(
+        harness, (t.dtype for o in problem.outputs for t in o.tensors()), registered.backend.default_tolerance))
 
 
 def _lowering(

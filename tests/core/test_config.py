@@ -9,6 +9,7 @@ import pytest
 
 from kforge_core import Backend
 from kforge_core.config import ConfigError, load_settings
+from kforge_core.tolerances import tolerance_in_effect
 
 
 def write(directory: Path, name: str, text: str) -> Path:
@@ -22,7 +23,7 @@ def test_defaults_without_any_source(tmp_path):
     assert settings.backend == "cpu"
     assert settings.harness.trials == 5
     assert settings.harness.tolerances == {}  # the user named none: kforge_core.tolerances' defaults apply
-    assert settings.harness.tolerance("float32") == (1e-4, 1e-4)
+    assert tolerance_in_effect("float32", settings.harness).pair == (1e-4, 1e-4)
     assert settings.harness.precision == "fp32"
     assert settings.sources == ()
 

@@ -23,10 +23,12 @@ def test_the_contract_has_the_hooks_the_core_calls():
     assert HOOKS == [
         "kforge_backend_availability",
         "kforge_compile",
+        "kforge_device_namespaces",
         "kforge_lower",
         "kforge_prebuild",
         "kforge_profile",
         "kforge_register_backends",
+        "kforge_source_checks",
         "kforge_summarize_profile",
         "kforge_verify",
     ]
@@ -54,7 +56,7 @@ def _test_sources() -> str:
 @pytest.mark.parametrize("name", HOOKS)
 def test_every_hook_has_a_test(name):
     # a test calls the hook through the plugin manager (hook.kforge_x(...)), through a backend's routed hooks
-    # (caller("x")(...)), or through the CLI that calls it
+    # (caller("x")(...), collect("x", ...)), or through the CLI that calls it
     stage = name.removeprefix("kforge_")
-    pattern = rf"hook\.{name}\(|caller\(\"{stage}\"\)\("
+    pattern = rf"hook\.{name}\(|caller\(\"{stage}\"\)\(|collect\(\"{stage}\""
     assert re.search(pattern, _test_sources()), f"no test calls {name} through the plugin manager"

@@ -1,13 +1,17 @@
-"""The layout shows the architecture: dependencies between kforge_core's packages only point one way, the harness's
-host side and worker side never import each other, and a few file names are used once."""
+"""The layout shows the architecture: dependencies between kforge_core's packages, and between the modules of the
+core and of every plugin, only point one way; the harness's host side and worker side never import each other; the
+core tests no device by name; and a few file names are used once."""
 
 from __future__ import annotations
 
 import ast
+import re
 from collections import Counter
 from pathlib import Path
 
-CORE = Path(__file__).resolve().parents[2] / "kforge_core"
+REPO = Path(__file__).resolve().parents[2]
+CORE = REPO / "kforge_core"
+PLUGIN_PACKAGES = sorted(p for p in (REPO / "plugins").glob("kforge_*/kforge_*") if (p / "__init__.py").is_file())
 
 
 def _imports(root: Path) -> dict[str, dict[str, str]]:
@@ -32,7 +36,7 @@ def _imports(root: Path) -> dict[str, dict[str, str]]:
                     stem = ".".join(base + ([node.module] if node.module else []))
                 else:
                     stem = node.module or ""
-                names = [stem] + [f"{stem}.{alias.name}" for alias in node.names]
+                names = [f"{stem}.{alias.name}" for alias in node.names]  # a module, or a name in one
             else:
                 continue
             for name in names:
@@ -47,7 +51,8 @@ def _unit(module: str, root: str, depth: int) -> str:
 
 
 def package_cycles(root: Path, depth: int = 1) -> list[list[str]]:
-    """Cycles among ``root``'s packages and top-level modules (strongly connected components of more than one)."""
+    """Cycles among ``root``'s packages and top-level modules (strongly connected components of more than one);
+    with a large ``depth``, among all its modules."""
     graph: dict[str, set[str]] = {}
     known = set(_imports(root))
     for module, targets in _imports(root).items():
@@ -92,6 +97,36 @@ def test_no_import_cycle_between_the_cores_packages():
     assert package_cycles(CORE) == []
 
 
+def test_no_import_cycle_between_the_cores_modules():
+    assert package_cycles(CORE, depth=99) == []
+
+
+def test_no_import_cycle_between_a_plugins_modules():
+    assert PLUGIN_PACKAGES, "no plugin found under plugins/"
+    assert {p.name: package_cycles(p, depth=99) for p in PLUGIN_PACKAGES} == {p.name: [] for p in PLUGIN_PACKAGES}
+
+
+# A test of a device's name: ``device == "cpu"``, ``"cuda" in ...``, ``.startswith("cuda")``.
+_DEVICE_NAME_TEST = re.compile(r"""(==|!=|\bin)\s*[(\[{]?\s*["'](cpu|cuda|xpu|mps)["']"""
+                               r"""|["'](cpu|cuda|xpu|mps)["']\s*(==|!=|\bin\b)|startswith\(["'](cpu|cuda|xpu|mps)""")
+
+
+def device_name_tests(root: Path) -> list[str]:
+    return [f"{path.relative_to(root.parent)}:{number}: {line.strip()}" for path in sorted(root.rglob("*.py"))
+            for number, line in enumerate(path.read_text().splitlines(), 1) if _DEVICE_NAME_TEST.search(line)]
+
+
+def test_the_core_tests_no_device_by_its_name():
+    """What differs between devices is asked of the device class (``Device.host_cpu``, ``torch_type``, ...)."""
+    assert device_name_tests(CORE) == []
+
+
+def test_the_device_name_finder_finds_one(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "a.py").write_text('gpus = backend.device != "cpu"\nok = device.host_cpu\n')
+    assert device_name_tests(tmp_path / "pkg") == ['pkg/a.py:1: gpus = backend.device != "cpu"']
+
+
 def test_the_cycle_finder_finds_a_cycle(tmp_path):
     package = tmp_path / "pkg"
     for name, text in {"__init__.py": "", "a/__init__.py": "", "a/x.py": "from ..b import y\n",
@@ -100,6 +135,7 @@ def test_the_cycle_finder_finds_a_cycle(tmp_path):
         (package / name).parent.mkdir(parents=True, exist_ok=True)
         (package / name).write_text(text)
     assert package_cycles(package) == [["pkg.a", "pkg.b"]]  # a lazy import counts; a typing-only one does not
+    assert package_cycles(package, depth=99) == [["pkg.a.x", "pkg.b.y"]]
 
 
 def test_the_harness_host_and_worker_sides_never_import_each_other():
@@ -115,3 +151,27 @@ def test_records_runs_and_backends_are_each_one_file():
     names = Counter(path.name for path in CORE.rglob("*.py"))
     assert {name: names[name] for name in ("records.py", "runs.py", "backends.py")} == {
         "records.py": 1, "runs.py": 1, "backends.py": 1}
+
+
+def test_plugins_use_the_harness_only_through_the_plugin_api():
+    """A plugin's code imports nothing of ``kforge_core.harness`` (``kforge_core.plugin_api`` names what it may
+    use), and its tests nothing of the worker's internals."""
+    reached = {f"{module} -> {target}" for package in PLUGIN_PACKAGES
+               for module, targets in _imports_of(package).items()
+               for target in targets if target.startswith("kforge_core.harness")}
+    assert not reached, reached
+    worker = re.compile(r"^\s*(from|import)\s+kforge_core\.harness\.worker", re.MULTILINE)
+    in_tests = [str(p.relative_to(REPO)) for p in sorted((REPO / "plugins").rglob("*.py"))
+                if worker.search(p.read_text())]
+    assert in_tests == []
+
+
+def _imports_of(package: Path) -> dict[str, dict[str, str]]:
+    """Every kforge_core import of a plugin package's modules."""
+    found: dict[str, dict[str, str]] = {}
+    for path in sorted(package.rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        names = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+        names |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+        found[str(path.relative_to(REPO))] = {n: "" for n in names if n.startswith("kforge_core")}
+    return found

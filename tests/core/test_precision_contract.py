@@ -9,7 +9,7 @@ import pytest
 from kforge_core.config import ConfigError, load_settings
 from kforge_core.precision_contract import CONTRACTS, NAMES, contract_named, mixed_contracts_note
 from kforge_core.settings import HarnessSettings
-from kforge_core.tolerances import DEFAULT_TOLERANCES, tolerance_in_effect
+from kforge_core.tolerances import DEFAULT_TOLERANCES, output_tolerances, tolerance_in_effect
 
 
 def resolve(dtype, *, user, contract, backend=()):
@@ -51,8 +51,8 @@ def test_tolerances_resolve_user_then_contract_then_backend_then_defaults():
 def test_harness_settings_hold_the_contract_and_resolve_tolerances_through_it():
     settings = HarnessSettings(precision="tf32")
     assert settings.contract is CONTRACTS["tf32"]
-    assert settings.tolerance("float32") == (1e-2, 1e-2)
-    assert settings.output_tolerances(["float32", "int64", "float32"]) == (("float32", 1e-2, 1e-2),
+    assert tolerance_in_effect("float32", settings).pair == (1e-2, 1e-2)
+    assert output_tolerances(settings, ["float32", "int64", "float32"]) == (("float32", 1e-2, 1e-2),
                                                                            ("int64", 0.0, 0.0))
     with pytest.raises(ValueError, match="unknown precision contract"):
         HarnessSettings(precision="fp64")

@@ -1,6 +1,7 @@
 """A device type the core has never heard of, from a separately packaged plugin (``kforge_toydevice``): candidates
-are evaluated end to end on it (a correct one, a wrong one, a fault of its runtime, a cheat), and every
-device-specific step goes through its own Device."""
+are evaluated end to end on it (a correct one, a wrong one, a fault of its runtime, a cheat, one that names the
+device's cache-pinning call, one that patches the device's runtime), every device-specific step goes through its own
+Device, and the plugin's own static-check pattern and device namespace join the cheat checks."""
 
 from __future__ import annotations
 
@@ -21,18 +22,38 @@ class ModelNew(torch.nn.Module):
     def forward(self, x):
         raise RuntimeError("toy runtime: toy queue lost while running kernel relu_scale")
 '''
+# Correct, and calls the toy runtime's cache pinning: the plugin's static-check pattern finds it in the source.
+PINS = '''
+import numpy as np
+import torch
+import kforge_toydevice.runtime as toy
+
+
+class ModelNew(torch.nn.Module):
+    def __init__(self, scale):
+        super().__init__()
+        self.scale = scale
+        toy.pin_cache(1 << 20)
+
+    def forward(self, x):
+        return torch.from_numpy(np.maximum(x.numpy(), 0) * np.float32(self.scale))
+'''
+# Correct, but replaces a function of the toy runtime: the plugin's device namespace makes it tampering.
+PATCHES = PINS.replace("toy.pin_cache(1 << 20)", "toy.drain = lambda: None")
 
 
 @pytest.fixture(scope="module")
 def toy_eval(plugin_site, tmp_path_factory):
-    """One ``kforge eval`` of four candidates on the toy backend, and the trace of the device's methods."""
+    """One ``kforge eval`` of six candidates on the toy backend, and the trace of the device's methods."""
     from .conftest import kforge_command
 
     work = tmp_path_factory.mktemp("toy")
-    (work / "fault.py").write_text(FAULT)
+    for name, text in (("fault", FAULT), ("pins", PINS), ("patches", PATCHES)):
+        (work / f"{name}.py").write_text(text)
     trace = work / "trace.txt"
     candidates = [str(HARNESS / "candidates" / f"{name}.py") for name in ("relu_scale_numpy", "mismatch")]
     candidates += [str(work / "fault.py"), str(HARNESS / "candidates" / "stale_output.py")]
+    candidates += [str(work / "pins.py"), str(work / "patches.py")]
     result = kforge_command(plugin_site, work, "eval", str(HARNESS / "problems" / "relu_scale.py"), *candidates,
                             "--backend", "toy", "--json", "--trials", "2", "--warmup", "1", "--repetitions", "3",
                             "--baselines", "eager", plugins="toydevice", env={"TOYDEVICE_TRACE": str(trace)})
@@ -41,7 +62,7 @@ def toy_eval(plugin_site, tmp_path_factory):
 
 
 def test_candidates_are_evaluated_end_to_end_on_a_device_of_its_own(toy_eval):
-    result, (good, wrong, fault, cheat), _ = toy_eval
+    result, (good, wrong, fault, cheat, _, _), _ = toy_eval
     assert result.returncode == 3, result.stderr  # some candidate is incorrect
     assert good["correct"] is True, good["message"]
     assert good["runtime"]["count"] == 3 and good["speedups"]["eager"] > 0
@@ -59,3 +80,13 @@ def test_every_device_specific_step_went_through_the_toy_device(toy_eval):
     assert method["timer"].startswith("the toy clock")
     assert method["l2_flush_bytes"] == 2 << 20  # twice the toy cache
     assert {"synchronize", "flush", "poison", "classify"} <= set(called)
+
+
+def test_the_plugins_own_pattern_and_namespace_join_the_cheat_checks(toy_eval):
+    _, (*_, pins, patches), _ = toy_eval
+    pinning = {f["code"]: f for f in pins["flags"]}["toy_cache_pinning"]
+    assert pins["correct"] is True and pinning["blocking"] is False
+    assert pinning["message"] == "source: pins.py names the toy cache-pinning call"
+    assert patches["correct"] is False
+    tampering = {f["code"]: f for f in patches["flags"]}["tampering"]
+    assert tampering["blocking"] is True and "kforge_toydevice.runtime.drain" in tampering["message"]

@@ -9,7 +9,11 @@ from __future__ import annotations
 
 from kforge_core import Availability, Backend, Example, Lowering, hookimpl
 from kforge_core.devices.cpu import CpuDevice
-from kforge_cuda.device import CudaDevice
+from kforge_nvidia.device import CudaDevice
+from kforge_nvidia.source_checks import kforge_device_namespaces, kforge_source_checks  # noqa: F401 - hooks
+
+# The NVIDIA layer's check hooks answer for all three backends (as the harness's checks did before plugins added
+# theirs): the persisting-L2 APIs in a candidate's source, torch.cuda's functions watched.
 
 TORCH_CPU = Backend(name="torch-cpu", programming_model="PyTorch", device="cpu",
                     description="candidates on the CPU, served by the core's generic stages")

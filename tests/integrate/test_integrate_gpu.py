@@ -35,7 +35,7 @@ def test_triton_kernels_in_a_llama_on_the_gpu(tmp_path: Path) -> None:
     report = integrate(IntegrateRequest(
         model=str(tmp_path / "llama"), packages=(KernelPackage(str(tmp_path / "pkg"), through_kernels=True),),
         mappings=(), backend="triton", programming_model="Triton", device="cuda",
-        device_class="kforge_cuda.device:CudaDevice", precision="bf16", tolerances=(("bfloat16", 2e-2, 2e-2),),
+        device_class="kforge_nvidia.device:CudaDevice", precision="bf16", tolerances=(("bfloat16", 2e-2, 2e-2),),
         warmup=1, repetitions=3, dtype="bfloat16", prompt_tokens=32, decode_tokens=4, workdir=str(REPO)))
     changed = {layer["layer_class"]: layer["kernel"] for layer in report["layers"]}
     assert changed == {"LlamaRMSNorm": "llama_rmsnorm", "LlamaMLP": "swiglu_mlp"}, report["not_matched"]

@@ -21,6 +21,7 @@ from kforge_core.harness import PrecisionReached
 from kforge_core.records import (
     Availability, Backend, CompileResult, Example, Failure, Lowering, ProfileResult, ProfileSummary,
 )
+from kforge_core.tolerances import output_tolerances
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 PROBLEM = EXAMPLES / "problems" / "elementwise_gelu_scale.py"
@@ -143,7 +144,7 @@ class ScriptedEvaluator:
         @contextmanager
         def open_evaluator(backend, problem, settings, *rest: Any) -> Iterator[ScriptedEvaluator]:
             self.contract = settings.harness.precision
-            self.tolerances = settings.harness.output_tolerances(o.dtype for o in problem.outputs)
+            self.tolerances = output_tolerances(settings.harness, (o.dtype for o in problem.outputs))
             yield self
         return open_evaluator
 

@@ -19,6 +19,7 @@ from ...plugins import PluginSelection, build_plugin_manager
 from ...records import Backend, Candidate, CompileResult, Failure, Problem, ProfileResult, ProfileSummary
 from ...registry import BackendRegistry
 from ...settings import Settings
+from ...tolerances import output_tolerances
 from ..protocol import BaselineResults, DeviceFacts, MeasureBaselines, PrebuildRequest, WorkerInit
 from ..timed_runs import checked_timed_runs
 from ..verdict import PrecisionReached, RuntimeStats, TimingMethod, Verdict
@@ -63,6 +64,7 @@ class Harness:
         registry = BackendRegistry(self._loaded)
         registry.get(backend.name)  # unknown backend: the user's mistake, said now
         self._hooks = registry.hooks(backend.name)
+        self._source_checks = self._hooks.collect("source_checks", backend=backend)
         availability = registry.availability(backend.name, self.options)
         if not availability.available:
             raise KForgeError(f"backend {backend.name!r} is not available here: {availability.reason}")
@@ -118,7 +120,7 @@ class Harness:
         Never raises for anything the candidate does: every fault is a Verdict with a Failure.
         """
         self._check_open()
-        static_flags = check_source(candidate, self.problem, self.settings.harness.contract)
+        static_flags = check_source(candidate, self.problem, self.settings.harness.contract, self._source_checks)
         workdir = self._scratch_dir(candidate)
         self._prebuilder.wait(candidate)  # its compile stage then finds what was built ahead
         worker = self._pool.acquire()
@@ -339,8 +341,8 @@ class Harness:
             contract=harness.precision,
             bits=out.verify.precision_bits if out.verify is not None else None,
             switches=out.finish.switches if out.finish is not None else (),
-            tolerances=harness.output_tolerances((t.dtype for o in self.problem.outputs for t in o.tensors()),
-                                                 self.backend.default_tolerance),
+            tolerances=output_tolerances(harness, (t.dtype for o in self.problem.outputs for t in o.tensors()),
+                                         self.backend.default_tolerance),
         )
 
     def _planned_method(self) -> TimingMethod | None:

@@ -13,17 +13,17 @@ starts with "source:"; the dynamic checks in the worker decide. What is looked f
 * ``async_output``: threads, processes and CUDA streams.
 * ``precision_downgrade``: TF32 and reduced-precision switches, conversions to float16/bfloat16 (for problems
   whose outputs are wider), each unless the precision contract allows what it enables.
-* ``l2_persistence``: the persisting-L2 APIs, in any of the candidate's files (CUDA sources included).
+* whatever the backend's plugin asks for (``kforge_source_checks``: NVIDIA's persisting-L2 APIs, say), in any of
+  the candidate's files (CUDA sources and shaders included).
 """
 
 from __future__ import annotations
 
 import ast
-import re
 
 from ...candidate_source import parsed_python_files
 from ...precision_contract import CONTRACTS, DEFAULT, PrecisionContract
-from ...records import Candidate, Flag, Problem
+from ...records import Candidate, Flag, Problem, SourceCheck
 from .. import flags as F
 from ..op_trace import NON_COMPUTE_OPS
 from ..precision_switches import BOOLEAN_SWITCHES, PRECISION_VALUES
@@ -52,9 +52,6 @@ _PRECISION_ATTRS: dict[str, str | None] = {**BOOLEAN_SWITCHES, "set_float32_matm
                                            "fp32_precision": None}
 _NARROW_TYPES = {"torch.float16": "float16", "torch.half": "float16", "torch.bfloat16": "bfloat16",
                  "numpy.float16": "float16", "half": "float16", "bfloat16": "bfloat16"}
-_L2_PERSISTENCE = re.compile(r"cudaLimitPersistingL2CacheSize|CU_LIMIT_PERSISTING_L2_CACHE_SIZE|accessPolicyWindow|"
-                             r"cudaAccessPropertyPersisting|CU_ACCESS_PROPERTY_PERSISTING|hitProp|"
-                             r"cuCtxSetLimit|cudaDeviceSetLimit", re.IGNORECASE)
 
 
 class _Aliases(ast.NodeVisitor):
@@ -192,14 +189,16 @@ class _Finder(ast.NodeVisitor):
             self.add(F.TAMPERING, f"imports from {node.module}", node)
 
 
-def check_source(candidate: Candidate, problem: Problem, contract: PrecisionContract = CONTRACTS[DEFAULT]
-                 ) -> tuple[Flag, ...]:
-    """Non-blocking flags for what the candidate's files show (precision evidence judged against ``contract``)."""
+def check_source(candidate: Candidate, problem: Problem, contract: PrecisionContract = CONTRACTS[DEFAULT],
+                 plugin_checks: tuple[SourceCheck, ...] = ()) -> tuple[Flag, ...]:
+    """Non-blocking flags for what the candidate's files show (precision evidence judged against ``contract``;
+    ``plugin_checks``: the backend plugin's own patterns)."""
     wide_outputs = any(t.dtype in ("float32", "float64") for o in problem.outputs for t in o.tensors())
     found: dict[str, list[str]] = {}
     for file in candidate.files:
-        if _L2_PERSISTENCE.search(file.text):
-            found.setdefault(F.L2_PERSISTENCE, []).append(f"{file.name} names the persisting-L2 APIs")
+        for check in plugin_checks:
+            if check.finds(file.text):
+                found.setdefault(check.code, []).append(f"{file.name} names {check.what}")
     for file, tree in parsed_python_files(candidate):
         aliases = _Aliases()
         aliases.visit(tree)

@@ -1,7 +1,8 @@
 """What a candidate may have changed in the process that evaluates it.
 
 A snapshot taken before the candidate is imported is compared with the process after it ran: functions of the
-timers, of torch and of the harness itself (their identity and their code), the kernels registered for the
+timers, of torch, of the device's runtime (the modules its plugin names, ``kforge_device_namespaces``) and of the
+harness itself (their identity and their code), the kernels registered for the
 operators the reference runs, global dispatch modes, precision switches, other global torch state, and Python
 threads. A changed function or kernel is tampering (cheat 6); a changed precision switch is a precision
 downgrade (cheat 7); any other change leaves the worker unclean, so it is not reused.
@@ -10,6 +11,7 @@ downgrade (cheat 7); any other change leaves the worker unclean, so it is not re
 from __future__ import annotations
 
 import builtins
+import importlib
 import math
 import sys
 import threading
@@ -24,7 +26,7 @@ import torch
 _WATCHED_MODULE_PREFIXES = ("kforge_core", "kforge_problem_")
 
 
-def _watched_namespaces() -> dict[str, Any]:
+def _watched_namespaces(device_namespaces: tuple[str, ...]) -> dict[str, Any]:
     spaces: dict[str, Any] = {
         "builtins": builtins, "time": time, "math": math, "torch": torch, "torch.Tensor": torch.Tensor,
         "torch._C.TensorBase": torch._C.TensorBase, "torch.nn.functional": torch.nn.functional,
@@ -32,22 +34,26 @@ def _watched_namespaces() -> dict[str, Any]:
         "torch.special": torch.special, "torch.fft": torch.fft, "torch._C._VariableFunctions":
             torch._C._VariableFunctions, "torch._C._nn": torch._C._nn,
     }
-    for name in ("cuda", "xpu", "mps", "accelerator"):
-        if hasattr(torch, name):
-            spaces[f"torch.{name}"] = getattr(torch, name)
+    if hasattr(torch, "accelerator"):  # torch's device-neutral runtime API
+        spaces["torch.accelerator"] = torch.accelerator
+    for name in device_namespaces:
+        try:
+            spaces[name] = importlib.import_module(name)
+        except ImportError:  # a runtime this torch build lacks
+            continue
     for name, module in list(sys.modules.items()):
         if module is not None and name.startswith(_WATCHED_MODULE_PREFIXES):
             spaces[name] = module
     return spaces
 
 
-def _bindings() -> dict[str, tuple[Any, Any]]:
+def _bindings(device_namespaces: tuple[str, ...]) -> dict[str, tuple[Any, Any]]:
     """``"torch.allclose" -> (the object, its code when it is a Python function)``.
 
     The objects themselves are held (not their ids), so a replaced function cannot be freed and its id reused.
     """
     found: dict[str, tuple[Any, Any]] = {}
-    for space_name, space in _watched_namespaces().items():
+    for space_name, space in _watched_namespaces(device_namespaces).items():
         try:
             items = list(vars(space).items())
         except TypeError:
@@ -152,12 +158,15 @@ class ProcessSnapshot:
     state: dict[str, Any]
     dispatch: dict[str, str]
     threads: set[threading.Thread]
+    device_namespaces: tuple[str, ...] = ()
 
     @classmethod
-    def take(cls, reference_ops: list[str] = ()) -> ProcessSnapshot:
-        """The process now; the kernels of the harness's operators and of ``reference_ops`` are recorded."""
-        return cls(_bindings(), _read_all(_switch_readers()), _read_all(_state_readers()),
-                   _dispatch_tables(sorted({*HARNESS_OPS, *reference_ops})), set(threading.enumerate()))
+    def take(cls, reference_ops: list[str] = (), device_namespaces: tuple[str, ...] = ()) -> ProcessSnapshot:
+        """The process now; the kernels of the harness's operators and of ``reference_ops`` are recorded, and the
+        functions of the device's ``device_namespaces`` with torch's and the harness's."""
+        return cls(_bindings(device_namespaces), _read_all(_switch_readers()), _read_all(_state_readers()),
+                   _dispatch_tables(sorted({*HARNESS_OPS, *reference_ops})), set(threading.enumerate()),
+                   tuple(device_namespaces))
 
 
 @dataclass
@@ -170,7 +179,7 @@ class Changes:
 
 def changes_since(before: ProcessSnapshot) -> Changes:
     """What differs now from ``before``. Names added since (lazy imports) are not changes."""
-    now = ProcessSnapshot.take(list(before.dispatch))
+    now = ProcessSnapshot.take(list(before.dispatch), before.device_namespaces)
     replaced = sorted(name for name, (value, code) in before.bindings.items()
                       if name not in now.bindings or now.bindings[name][0] is not value
                       or now.bindings[name][1] is not code)

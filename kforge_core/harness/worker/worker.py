@@ -68,6 +68,7 @@ class Worker:
         registry = BackendRegistry(self.plugins)
         self.backend = registry.get(init.backend).backend
         self.hooks = registry.hooks(init.backend)
+        self.device_namespaces = self.hooks.collect("device_namespaces", backend=self.backend)
         self.device = make_device(self.backend, flush_bytes=init.settings.l2_flush_bytes)
         self.device.start()  # the device runtime starts now, not inside a timed run
         self.home = Path.cwd()
@@ -143,7 +144,7 @@ class Worker:
         self.context = StageContext(problem=self.problem, workdir=workdir, options=self.init.options,
                                     cache_dir=self.init.cache_dir, settings=self.init.settings,
                                     device=self.device, timer=self.timer)
-        self.snapshot = ProcessSnapshot.take(reference.known_ops)
+        self.snapshot = ProcessSnapshot.take(reference.known_ops, self.device_namespaces)
 
     def _stage(self, stage: str) -> Any:
         from .jit_marks import jit_builds_marked

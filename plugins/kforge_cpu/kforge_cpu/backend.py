@@ -48,6 +48,6 @@ def kforge_register_backends(register: Callable[[Backend], None]) -> None:
     register(CPU_BACKEND)
 
 
-def cpu_options(options: object) -> CpuOptions:
+def cpu_options(options: CpuOptions | None) -> CpuOptions:
     """The options a hook was given, or the defaults when the caller passed None."""
-    return options if isinstance(options, CpuOptions) else CpuOptions()
+    return options if options is not None else CpuOptions()

@@ -3,7 +3,7 @@
 The candidate is read, never imported: a ``torch.utils.cpp_extension.load_inline(...)`` call whose every argument
 is a literal (strings, lists of strings, numbers, booleans) or a module-level name bound once to one is built in the
 process that builds ahead, through the same content-addressed wrapper the compile stage puts in front of
-``load_inline`` (:mod:`kforge_cuda.inline_cache`): same arguments, same key, same build directory. The compile stage
+``load_inline`` (:mod:`kforge_core.languages.cuda_cpp.inline_cache`): same arguments, same key, same build directory. The compile stage
 then loads the extension from the cache, or fails at once, from the cache, where the build failed. A call with an
 argument made at run time is left to the compile stage.
 """
@@ -19,8 +19,8 @@ from typing import Any, Callable
 from kforge_core.candidate_source import parsed_python_files
 from kforge_core.records import Candidate
 
-from .build_cache import BuildOutcome, CudaBuildError
-from .inline_cache import content_addressed
+from kforge_core.languages.cuda_cpp.build_cache import BuildOutcome, CudaBuildError
+from kforge_core.languages.cuda_cpp.inline_cache import content_addressed
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""The ``[backends.cuda]`` and ``[backends.triton]`` options: frozen, validated, hashed for the build cache.
+"""The ``[backends.cuda]`` options: frozen, validated, hashed for the build cache.
 
 As in Triton's backends, an options object is a frozen dataclass with defaults; ``__post_init__`` rejects what
 cannot work, and :meth:`hash` is part of every build-cache key, so changing an option never loads a stale build.
@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from kforge_core.records import options_hash
+from kforge_nvidia.options import NvidiaOptions
 
 _ARCH = re.compile(r"^sm_\d{2,3}[af]?$")
 # Flags that would change what the build step produces or where: the build step owns them.
@@ -17,41 +17,11 @@ _OWNED_FLAGS = ("-o", "--output-file", "-shared", "--shared", "-c", "--compile",
 
 
 @dataclass(frozen=True)
-class NvidiaOptions:
-    """What both NVIDIA backends share: profiling and sanitizing.
-
-    :param use_ncu: profile with Nsight Compute when ``ncu`` is found; otherwise the PyTorch profiler is used.
-    :param ncu: path to ``ncu``; empty: found on PATH or under CUDA_HOME.
-    :param sanitize: rerun a candidate that fails verification under compute-sanitizer memcheck and add its
-        trimmed report to the verdict's message.
-    :param compute_sanitizer: path to ``compute-sanitizer``; empty: found on PATH or under CUDA_HOME.
-    :param tool_timeout_s: wall-clock limit for one ncu or compute-sanitizer run.
-    :param warmup_forward: run ``ModelNew`` once on the problem's inputs in the compile stage, so that JIT builds
-        (Triton kernels, ``load_inline`` in ``__init__``) happen, and fail, as compilation.
-    """
-
-    use_ncu: bool = True
-    ncu: str = ""
-    sanitize: bool = False
-    compute_sanitizer: str = ""
-    tool_timeout_s: float = 300.0
-    warmup_forward: bool = True
-
-    def __post_init__(self) -> None:
-        if self.tool_timeout_s <= 0:
-            raise ValueError("tool_timeout_s must be > 0")
-
-    def hash(self) -> str:
-        """A stable digest of every option; build caches key on it."""
-        return options_hash(self)
-
-
-@dataclass(frozen=True)
 class CudaOptions(NvidiaOptions):
-    """``[backends.cuda]``.
+    """``[backends.cuda]``: :class:`~kforge_nvidia.options.NvidiaOptions` (profiling, sanitizing, ``nvcc``) and
+    how ``load_cuda`` builds.
 
     :param arch: the target, ``sm_90`` or ``sm_90a`` (wgmma, setmaxnreg); empty: the device's own.
-    :param nvcc: path to ``nvcc``; empty: found on PATH or under CUDA_HOME.
     :param opt_level: device and host optimisation level (``-O``).
     :param extra_nvcc_flags: appended to every build (``["--use_fast_math"]``).
     :param build_timeout_s: wall-clock limit for one ``nvcc`` run.
@@ -62,7 +32,6 @@ class CudaOptions(NvidiaOptions):
 
     warmup_forward: bool = False
     arch: str = ""
-    nvcc: str = ""
     opt_level: int = 3
     extra_nvcc_flags: tuple[str, ...] = ()
     build_timeout_s: float = 180.0
@@ -78,8 +47,3 @@ class CudaOptions(NvidiaOptions):
                 raise ValueError(f"extra_nvcc_flags: {flag!r} is set by the build step itself")
         if self.build_timeout_s <= 0:
             raise ValueError("build_timeout_s must be > 0")
-
-
-@dataclass(frozen=True)
-class TritonOptions(NvidiaOptions):
-    """``[backends.triton]``: Triton compiles and caches kernels itself (under the KForge cache directory)."""

@@ -15,12 +15,15 @@ import time
 from dataclasses import dataclass
 
 from kforge_core.candidate_source import parsed_python_files
+from kforge_core.hookspecs import hookimpl
+from kforge_core.languages.cuda_cpp.build_cache import CudaBuildError, build_library
 from kforge_core.records import Backend, Candidate, CompileResult, Failure, StageContext
+from kforge_nvidia.builds import cache_root
 
-from .build_cache import CudaBuildError, build_library
-from .compile_stage import build_config, cache_root
+from kforge_nvidia.toolchain import find_tool, nvcc_version
+
+from .build_config import build_config
 from .inline_prebuild import build_inline, find_inline_calls
-from .toolchain import find_tool, nvcc_version
 
 
 @dataclass(frozen=True)
@@ -130,3 +133,8 @@ def _source_text(node: ast.expr | None, constants: dict[str, str],
             return files[path], path.rsplit("/", 1)[-1][:-3]
         return None, None
     return _string(node, constants), None
+
+
+@hookimpl
+def kforge_prebuild(backend: Backend, candidate: Candidate, context: StageContext) -> CompileResult:
+    return prebuild_candidate(backend, candidate, context)

@@ -24,9 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from .build_cache import BuildConfig, BuildOutcome, CudaBuildError, build_library
-from .c_signature import CFunction, parse_exports
-from .toolchain import find_tool
+from kforge_core.languages.cuda_cpp.build_cache import BuildConfig, BuildOutcome, CudaBuildError, build_library
+from kforge_core.languages.cuda_cpp.c_signature import CFunction, parse_exports
+
+from .build_config import default_config
 
 __all__ = ["load_cuda", "CudaLibrary", "CudaBuildError", "CudaLaunchError"]
 
@@ -43,18 +44,6 @@ class _State:
 
 _state = _State()
 _lock = threading.Lock()
-
-
-def default_config() -> BuildConfig:
-    """Builds outside KForge's compile stage (a candidate run by hand): nvcc from PATH, the device's arch."""
-    import torch
-
-    nvcc = find_tool("nvcc")
-    if nvcc is None:
-        raise CudaBuildError("kforge_cuda", "nvcc not found: put it on PATH or set CUDA_HOME")
-    major, minor = torch.cuda.get_device_capability()
-    cache = Path(os.environ.get("KFORGE_CUDA_CACHE", Path.home() / ".cache" / "kforge" / "cuda"))
-    return BuildConfig(nvcc=nvcc, arch=f"sm_{major}{minor}", cache_dir=cache)
 
 
 @contextlib.contextmanager

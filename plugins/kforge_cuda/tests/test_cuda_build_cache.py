@@ -6,8 +6,9 @@ import sys
 
 import pytest
 
+from kforge_core.languages.cuda_cpp.build_cache import CudaBuildError, build_key, build_library
 from kforge_cuda import runtime
-from kforge_cuda.build_cache import BuildConfig, CudaBuildError, build_key, build_library
+from kforge_cuda.build_config import nvcc_config
 
 from cuda_testing import TEST_ARCH
 
@@ -29,7 +30,7 @@ extern "C" double mix(double a, float b, int64_t c) { return a * b + c; }
 
 @pytest.fixture
 def config(nvcc, tmp_path):
-    return BuildConfig(nvcc=nvcc, arch=TEST_ARCH, cache_dir=tmp_path / "cache")
+    return nvcc_config(nvcc, TEST_ARCH, tmp_path / "cache")
 
 
 def test_same_source_under_another_name_is_a_cache_hit(config):
@@ -43,9 +44,9 @@ def test_key_covers_source_flags_arch_and_options(config):
     keys = {
         build_key(SOURCE, config),
         build_key(SOURCE + "\n// changed", config),
-        build_key(SOURCE, BuildConfig(config.nvcc, "sm_80", config.cache_dir)),
-        build_key(SOURCE, BuildConfig(config.nvcc, config.arch, config.cache_dir, extra_flags=("--use_fast_math",))),
-        build_key(SOURCE, BuildConfig(config.nvcc, config.arch, config.cache_dir, options_hash="other")),
+        build_key(SOURCE, nvcc_config(config.compiler, "sm_80", config.cache_dir)),
+        build_key(SOURCE, nvcc_config(config.compiler, TEST_ARCH, config.cache_dir, extra_flags=("--use_fast_math",))),
+        build_key(SOURCE, nvcc_config(config.compiler, TEST_ARCH, config.cache_dir, options_hash="other")),
     }
     assert len(keys) == 5
 
@@ -84,17 +85,27 @@ def test_load_cuda_from_a_file(config, tmp_path):
 CHILD = """
 import json, sys
 from pathlib import Path
-from kforge_cuda.build_cache import BuildConfig, build_library
+from kforge_core.languages.cuda_cpp.build_cache import build_library
+from kforge_cuda.build_config import nvcc_config
 nvcc, arch, cache, source = json.loads(sys.argv[1])
-outcome = build_library(source, "scale", BuildConfig(nvcc=nvcc, arch=arch, cache_dir=Path(cache)))
+outcome = build_library(source, "scale", nvcc_config(nvcc, arch, Path(cache)))
 print(json.dumps(outcome.cached))
 """
 
 
 def test_parallel_builders_of_one_source_build_it_once(config):
-    argument = json.dumps([config.nvcc, config.arch, str(config.cache_dir), SOURCE])
+    argument = json.dumps([config.compiler, TEST_ARCH, str(config.cache_dir), SOURCE])
     procs = [subprocess.Popen([sys.executable, "-c", CHILD, argument], stdout=subprocess.PIPE, text=True)
              for _ in range(3)]
     cached = [json.loads(p.communicate()[0]) for p in procs]
     assert all(p.returncode == 0 for p in procs)
     assert sorted(cached) == [False, True, True]
+
+
+def test_nvcc_builds_for_the_arch_with_line_info_and_cudas_error_helpers(tmp_path):
+    config = nvcc_config(str(tmp_path / "bin" / "nvcc"), "sm_90a", tmp_path, opt_level=2,
+                         extra_flags=("--use_fast_math",))
+    assert config.command("k.cu", "lib.so") == [
+        str(tmp_path / "bin" / "nvcc"), "-shared", "-Xcompiler", "-fPIC", "-O2", "-std=c++17", "-lineinfo",
+        "-gencode=arch=compute_90a,code=sm_90a", "--use_fast_math", "-o", "lib.so", "k.cu"]
+    assert "kforge_cuda_last_error" in config.helpers and config.tool == "nvcc"

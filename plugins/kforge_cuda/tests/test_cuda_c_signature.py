@@ -2,7 +2,7 @@ import ctypes
 
 import pytest
 
-from kforge_cuda.c_signature import SignatureError, parse_exports
+from kforge_core.languages.cuda_cpp.c_signature import SignatureError, parse_exports
 
 SOURCE = r'''
 #include <cuda_runtime.h>

@@ -2,7 +2,7 @@
 
 import subprocess
 
-from kforge_cuda.compile_log import MAX_CHARS, MAX_ERRORS, trim_compile_log
+from kforge_core.languages.cuda_cpp.compile_log import MAX_CHARS, MAX_ERRORS, trim_compile_log
 
 BROKEN = r'''
 #include <cuda_runtime.h>

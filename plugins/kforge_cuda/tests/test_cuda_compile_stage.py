@@ -8,8 +8,8 @@ import sys
 import pytest
 
 from kforge_core.records import Candidate, Failure, StageContext
-from kforge_cuda.backends import CUDA
-from kforge_cuda.compile_stage import compile_candidate
+from kforge_cuda.backend import CUDA
+from kforge_cuda.stages import compile_candidate
 from kforge_cuda.options import CudaOptions
 
 from cuda_testing import EXAMPLES, TEST_ARCH

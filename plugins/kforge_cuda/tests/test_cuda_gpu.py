@@ -24,7 +24,7 @@ from kforge_cuda.options import CudaOptions
 from cuda_testing import CANDIDATES, EXAMPLES, example_path
 
 pytestmark = pytest.mark.gpu
-PLUGINS = PluginSelection(only=("cuda",))
+PLUGINS = PluginSelection(only=("cuda", "triton"))
 
 
 @pytest.fixture(scope="module")
@@ -82,12 +82,14 @@ def test_the_build_ahead_process_learns_the_arch_without_importing_pytorch(tmp_p
 
     import torch
 
-    code = ("import sys; from pathlib import Path; from kforge_cuda.compile_stage import build_config; "
+    code = ("import sys; from pathlib import Path; from kforge_cuda.build_config import build_config; "
             "from kforge_cuda.options import CudaOptions; "
-            f"print(build_config(CudaOptions(), Path({str(tmp_path)!r})).arch, 'torch' in sys.modules)")
+            f"config = build_config(CudaOptions(), Path({str(tmp_path)!r})); "
+            "print([f for f in config.flags if f.startswith('-gencode')][0], 'torch' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     major, minor = torch.cuda.get_device_capability()
-    assert done.stdout.split() == [f"sm_{major}{minor}", "False"], done.stdout + done.stderr
+    gencode = f"-gencode=arch=compute_{major}{minor},code=sm_{major}{minor}"
+    assert done.stdout.split() == [gencode, "False"], done.stdout + done.stderr
 
 
 def test_faulting_candidate_is_classified_and_the_next_still_evaluates(settings):

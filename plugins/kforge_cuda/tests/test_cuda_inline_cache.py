@@ -5,10 +5,10 @@ import pytest
 import torch.utils.cpp_extension
 
 from kforge_core.records import Candidate, Failure, StageContext
-from kforge_cuda.backends import CUDA
-from kforge_cuda.inline_cache import inline_key
+from kforge_cuda.backend import CUDA
+from kforge_core.languages.cuda_cpp.inline_cache import inline_key
 from kforge_cuda.options import CudaOptions
-from kforge_cuda.compile_stage import compile_candidate
+from kforge_cuda.stages import compile_candidate
 
 from cuda_testing import TEST_ARCH
 
@@ -72,7 +72,7 @@ def test_build_error_is_trimmed_and_remembered(tmp_path, cuda_problem):
 
 
 def test_a_failed_build_raises_into_the_candidate_what_pytorchs_load_inline_raises(tmp_path):
-    from kforge_cuda.inline_cache import content_addressed
+    from kforge_core.languages.cuda_cpp.inline_cache import content_addressed
 
     def load_inline(name, cpp_sources, functions=None, build_directory=None, verbose=False):
         raise RuntimeError(f"Error building extension '{name}': error: 'twice' was not declared in this scope")

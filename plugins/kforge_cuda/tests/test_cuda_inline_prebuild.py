@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from kforge_core.records import Candidate
-from kforge_cuda.inline_cache import content_addressed
+from kforge_core.languages.cuda_cpp.inline_cache import content_addressed
 from kforge_cuda.inline_prebuild import build_inline, find_inline_calls
 
 SOURCE = '''
@@ -93,8 +93,8 @@ def test_a_failed_load_inline_built_ahead_raises_pytorchs_error_from_the_cache_a
     from cuda_testing import TEST_ARCH
 
     from kforge_core.records import StageContext
-    from kforge_cuda.backends import CUDA
-    from kforge_cuda.compile_stage import compile_candidate
+    from kforge_cuda.backend import CUDA
+    from kforge_cuda.stages import compile_candidate
     from kforge_cuda.options import CudaOptions
     from kforge_cuda.prebuild import prebuild_candidate
 

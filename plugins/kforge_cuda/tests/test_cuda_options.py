@@ -1,12 +1,12 @@
 import pytest
 
 from kforge_core.config import ConfigError, parse_table
-from kforge_cuda.options import CudaOptions, TritonOptions
+from kforge_cuda.options import CudaOptions
 
 
 def test_defaults_are_valid_and_hash_is_stable():
     assert CudaOptions().hash() == CudaOptions().hash()
-    assert TritonOptions().sanitize is False
+    assert CudaOptions().sanitize is False
 
 
 def test_hash_changes_with_any_option():
@@ -42,15 +42,15 @@ def test_config_errors_name_the_key():
         parse_table(CudaOptions, {"arch": "ampere"}, where="backends.cuda", source="kforge.toml")
 
 
-def test_only_triton_warms_up_by_default():
-    # load_cuda builds at import; Triton compiles on the first call, which the compile stage must make
-    assert CudaOptions().warmup_forward is False and TritonOptions().warmup_forward is True
+def test_cuda_does_not_warm_up_by_default():
+    # load_cuda builds at import (Triton compiles on the first call, which the triton backend's stage makes)
+    assert CudaOptions().warmup_forward is False
 
 
 def test_the_sanitize_flag_turns_on_the_cuda_option(tmp_path, monkeypatch):
     from kforge_core.app import App
     from kforge_core.commands.backend_flags import settings_with_backend_options
-    from kforge_cuda.backends import CUDA
+    from kforge_cuda.backend import CUDA
 
     monkeypatch.chdir(tmp_path)
     app = App(load_plugins=False, plugin_modules=("kforge_cuda",))

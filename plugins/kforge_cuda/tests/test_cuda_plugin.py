@@ -1,7 +1,6 @@
 """The plugin as KForge loads it: through its entry point, with its availability answers on this machine."""
 
 import json
-import importlib.util
 
 import torch
 from click.testing import CliRunner
@@ -12,7 +11,7 @@ from kforge_core.hookspecs import hookimpl
 from kforge_core.plugins import PluginSelection, build_plugin_manager
 from kforge_core.records import Backend, ProfileResult
 from kforge_core.registry import BackendRegistry
-from kforge_cuda.backends import CUDA
+from kforge_cuda.backend import CUDA
 
 NO_GPU = torch.version.cuda is None or not torch.cuda.is_available()
 
@@ -21,23 +20,19 @@ def _registry():
     return BackendRegistry(build_plugin_manager(PluginSelection(only=("cuda",))))
 
 
-def test_entry_point_registers_both_backends():
+def test_entry_point_registers_the_cuda_backend_alone():
     registry = _registry()
-    cuda, triton = registry.get("cuda"), registry.get("triton")
-    assert (cuda.distribution, triton.distribution) == ("kforge-cuda", "kforge-cuda")
-    assert cuda.backend.programming_model == "CUDA C++" and triton.backend.programming_model == "Triton"
-    assert cuda.backend.device == triton.backend.device == "cuda"
+    cuda = registry.get("cuda")
+    assert cuda.distribution == "kforge-cuda"
+    assert cuda.backend.programming_model == "CUDA C++" and cuda.backend.device == "cuda"
+    assert [r.backend.name for r in registry.all()] == ["cuda"]
 
 
 def test_availability_says_why_not_here():
     registry = _registry()
     cuda = registry.availability("cuda")
-    triton = registry.availability("triton")
     if NO_GPU:
         assert not cuda.available and cuda.reason.startswith("no CUDA device")
-        assert not triton.available
-        expected = "triton not installed" if importlib.util.find_spec("triton") is None else "no CUDA device"
-        assert triton.reason.startswith(expected)
     else:
         assert cuda.available and "sm_" in cuda.detail
 

@@ -5,8 +5,8 @@ import pytest
 
 from kforge_core.plugins import PluginSelection, build_plugin_manager
 from kforge_core.records import Candidate, Failure, SourceFile, StageContext
-from kforge_cuda.backends import CUDA, TRITON
-from kforge_cuda.compile_stage import compile_candidate
+from kforge_cuda.backend import CUDA
+from kforge_cuda.stages import compile_candidate
 from kforge_cuda.options import CudaOptions
 from kforge_cuda.prebuild import find_cuda_sources, prebuild_candidate
 
@@ -78,11 +78,10 @@ def test_a_build_error_ahead_carries_nvcc_s_log(nvcc, cuda_problem, tmp_path):
     assert result.failure is Failure.COMPILE and "scaled_softmax.cu(" in result.log and "error" in result.log
 
 
-def test_the_hook_answers_for_cuda_and_not_for_triton(cuda_problem, tmp_path):
+def test_the_hook_answers_for_cuda(cuda_problem, tmp_path):
     loaded = build_plugin_manager(PluginSelection(entry_points=False, modules=("kforge_cuda",)))
     candidate = Candidate.from_source("import torch\nclass ModelNew(torch.nn.Module):\n    pass\n")
     context = _context(cuda_problem, tmp_path, "hook")
-    assert loaded.hook.kforge_prebuild(backend=TRITON, candidate=candidate, context=context) is None
     answer = loaded.hook.kforge_prebuild(backend=CUDA, candidate=candidate, context=context)
     assert answer.ok and "no load_cuda or load_inline source to build ahead" in answer.log
 
@@ -108,7 +107,7 @@ class _FakeDriver:
 def test_the_arch_comes_from_the_driver_without_pytorch(monkeypatch, devices, expected):
     import ctypes
 
-    from kforge_cuda import device_facts
+    from kforge_nvidia import device_facts
 
     monkeypatch.setattr(ctypes, "CDLL", lambda name: _FakeDriver(devices))
     assert device_facts.driver_capability() == expected
@@ -117,7 +116,7 @@ def test_the_arch_comes_from_the_driver_without_pytorch(monkeypatch, devices, ex
 def test_without_a_driver_there_is_no_capability(monkeypatch):
     import ctypes
 
-    from kforge_cuda import device_facts
+    from kforge_nvidia import device_facts
 
     def missing(name):
         raise OSError(f"{name}: cannot open shared object file")

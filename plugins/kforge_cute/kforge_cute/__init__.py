@@ -1,61 +1,29 @@
 """KForge backend for NVIDIA Hopper and Blackwell GPUs in the CuTe DSL: ``cute``.
 
-The hook implementations below are thin: the core calls them only for the backend this plugin registers, and each
-hands the work to a module with one job (availability, lowering, compile_stage, profile_stage). The device is the
-cuda backend's (``kforge_cuda.device.CudaDevice``) and verification the core's generic one; the profile is Nsight
-Compute through the cuda backend's runner, parser and summary. Importing this package imports neither the DSL nor
-any candidate code.
+The language's own parts are here (its options, availability, lowering and prompt, the compile cache, the DSL's
+errors, the child program Nsight Compute runs); the device, Nsight Compute's runner, parser and summary are the
+NVIDIA layer's (``kforge_nvidia``), and verification the core's generic one. Every hook lives in the module that does
+its work; this package only gathers them so that the ``kforge`` entry point (``cute = "kforge_cute"``) registers them
+all. Importing it imports neither the DSL nor any candidate code.
 """
 
-from __future__ import annotations
+from kforge_nvidia.profile_stage import kforge_summarize_profile
+from kforge_nvidia.source_checks import kforge_device_namespaces, kforge_source_checks
 
-from typing import Callable
+from .availability import kforge_backend_availability
+from .backend import CUTE, kforge_register_backends
+from .compile_stage import kforge_compile
+from .lowering import kforge_lower
+from .profile_stage import kforge_profile
 
-from kforge_core.hookspecs import hookimpl
-from kforge_core.records import (
-    Availability, Backend, Candidate, CompileResult, Lowering, Problem, ProfileResult, ProfileSummary, StageContext,
-)
-
-from .backend import CUTE
-
-__all__ = ["CUTE"]
-
-
-@hookimpl
-def kforge_register_backends(register: Callable[[Backend], None]) -> None:
-    register(CUTE)
-
-
-@hookimpl
-def kforge_backend_availability(backend: Backend) -> Availability | None:
-    from .availability import cute_availability
-
-    return cute_availability()
-
-
-@hookimpl
-def kforge_lower(backend: Backend, problem: Problem) -> Lowering | None:
-    from .lowering import lower
-
-    return lower(backend, problem)
-
-
-@hookimpl
-def kforge_compile(backend: Backend, candidate: Candidate, context: StageContext) -> CompileResult | None:
-    from .compile_stage import compile_candidate
-
-    return compile_candidate(backend, candidate, context)
-
-
-@hookimpl
-def kforge_profile(backend: Backend, candidate: Candidate, context: StageContext) -> ProfileResult | None:
-    from .profile_stage import profile_candidate
-
-    return profile_candidate(backend, candidate, context)
-
-
-@hookimpl
-def kforge_summarize_profile(backend: Backend, problem: Problem, profile: ProfileResult) -> ProfileSummary | None:
-    from kforge_cuda.profile_stage import summarize_ncu
-
-    return summarize_ncu(problem, profile)
+__all__ = [
+    "CUTE",
+    "kforge_backend_availability",
+    "kforge_compile",
+    "kforge_device_namespaces",
+    "kforge_lower",
+    "kforge_profile",
+    "kforge_register_backends",
+    "kforge_source_checks",
+    "kforge_summarize_profile",
+]

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kforge_core.records import Availability
+from kforge_core.hookspecs import hookimpl
+from kforge_core.records import Availability, Backend
+from kforge_nvidia.device_facts import driver_capability
 
 from .dsl_info import INSTALL_HINT, MIN_CAPABILITY, dsl_version, supports, tvm_ffi_version
 
@@ -44,8 +46,6 @@ def judge(version: str | None, device: DeviceSeen | None, tvm_ffi: str | None = 
 
 def device_seen() -> DeviceSeen | None:
     """GPU 0 as the driver reports it, or None without a driver or device."""
-    from kforge_cuda.device_facts import driver_capability
-
     capability = driver_capability()
     if capability is None:
         return None
@@ -57,3 +57,8 @@ def device_seen() -> DeviceSeen | None:
 
 def cute_availability() -> Availability:
     return judge(dsl_version(), device_seen(), tvm_ffi_version())
+
+
+@hookimpl
+def kforge_backend_availability(backend: Backend) -> Availability:
+    return cute_availability()

@@ -16,10 +16,10 @@ from pathlib import Path
 
 from kforge_core.candidate_module import NotBuilt, candidate_class_name, import_for_compile
 from kforge_core.devices import make_device
+from kforge_core.hookspecs import hookimpl
 from kforge_core.languages.triton import run_forward
 from kforge_core.records import Backend, Candidate, CompileResult, Failure, StageContext
-from kforge_cuda.compile_stage import describe_exception
-from kforge_cuda.warmup import context_poisoned
+from kforge_nvidia.warmup import context_poisoned, describe_exception
 
 from .compile_cache import CompileSession, install
 from .dsl_errors import describe_dsl_error, error_chain, is_dsl_error
@@ -92,3 +92,8 @@ def compile_candidate(backend: Backend, candidate: Candidate, context: StageCont
     log = "\n".join([event.line() for event in session.events] + notes)
     cached = bool(session.events) and all(event.cached for event in session.events)
     return result(True, log, cached=cached)
+
+
+@hookimpl
+def kforge_compile(backend: Backend, candidate: Candidate, context: StageContext) -> CompileResult:
+    return compile_candidate(backend, candidate, context)

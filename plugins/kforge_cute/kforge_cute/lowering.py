@@ -1,14 +1,14 @@
 """What the generation agent is told about the cute backend: the CuTe DSL's programming model, the target GPU
-read from this machine (the same facts as the cuda backend's), the single-shot example and the reply format."""
+read from this machine (the NVIDIA layer's facts, as for cuda and triton), the single-shot example and the reply format."""
 
 from __future__ import annotations
 
 from importlib import resources
 from string import Template
 
+from kforge_core.hookspecs import hookimpl
 from kforge_core.records import Backend, Example, Lowering, Problem
-from kforge_cuda.device_facts import driver_capability
-from kforge_cuda.lowering import hardware_text
+from kforge_nvidia.device_facts import driver_capability, hardware_text
 
 from .dsl_info import INSTALL_HINT, dsl_version, tvm_ffi_version
 
@@ -48,3 +48,8 @@ def programming_model() -> str:
 def lower(backend: Backend, problem: Problem) -> Lowering:
     return Lowering(backend=backend.name, programming_model=programming_model(), hardware=hardware_text(),
                     example=example(), reply_format=REPLY_FORMAT)
+
+
+@hookimpl
+def kforge_lower(backend: Backend, problem: Problem) -> Lowering:
+    return lower(backend, problem)

@@ -1,5 +1,5 @@
 """The cute backend's profile stage: Nsight Compute on the candidate's forward, inside the worker, through the
-cuda backend's runner and CSV parser (the summary is the cuda backend's too); the child it profiles is this
+NVIDIA layer's runner and CSV parser (the summary is the NVIDIA layer's too); the child it profiles is this
 plugin's, so that the candidate's kernels come from the compile cache.
 
 When ncu is missing, switched off (``use_ncu = false``) or cannot profile (no permission for the GPU's counters),
@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kforge_core.hookspecs import hookimpl
 from kforge_core.records import Backend, Candidate, ProfileResult, StageContext
-from kforge_cuda.profile_stage import ncu_profile
-from kforge_cuda.toolchain import find_tool
+from kforge_nvidia.profile_stage import ncu_profile
+from kforge_nvidia.toolchain import find_tool
 
 from .child import child_command
 from .compile_stage import cache_root
@@ -28,3 +29,8 @@ def profile_candidate(backend: Backend, candidate: Candidate, context: StageCont
     program = child_command(workdir=workdir, entry=candidate.entry, problem=context.problem.path,
                             cache_root=cache_root(context), digest=candidate.digest, options=options)
     return ncu_profile(ncu, program, workdir, options.tool_timeout_s, candidate.label)
+
+
+@hookimpl
+def kforge_profile(backend: Backend, candidate: Candidate, context: StageContext) -> ProfileResult | None:
+    return profile_candidate(backend, candidate, context)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import platform
 from dataclasses import dataclass
+from typing import Any
 
-from kforge_core.records import Availability
+from kforge_core.hookspecs import hookimpl
+from kforge_core.records import Availability, Backend
 
-from .backend import MetalOptions
+from .backend import MetalOptions, metal_options
 
 
 @dataclass(frozen=True)
@@ -61,3 +63,8 @@ def metal_availability(options: MetalOptions) -> Availability:
     facts = read_device_facts()
     xctrace = "xctrace found" if options.xctrace and find_xctrace() else "no xctrace (Metal System Trace off)"
     return Availability.yes(f"{facts.headline()}, torch {found.torch_version}, {xctrace}")
+
+
+@hookimpl
+def kforge_backend_availability(backend: Backend, options: Any) -> Availability:
+    return metal_availability(metal_options(options))

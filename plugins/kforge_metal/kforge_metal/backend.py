@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
+from kforge_core.hookspecs import hookimpl
 from kforge_core.records import Backend, options_hash
 
 from .device import MetalDevice
@@ -49,6 +51,11 @@ METAL = Backend(
 )
 
 
-def metal_options(options: object) -> MetalOptions:
+def metal_options(options: MetalOptions | None) -> MetalOptions:
     """The options a hook was given, or the defaults when the caller passed None."""
-    return options if isinstance(options, MetalOptions) else MetalOptions()
+    return options if options is not None else MetalOptions()
+
+
+@hookimpl
+def kforge_register_backends(register: Callable[[Backend], None]) -> None:
+    register(METAL)

@@ -20,7 +20,8 @@ import time
 from typing import Any
 
 from kforge_core.candidate_module import NotBuilt, candidate_class_name, import_for_compile
-from kforge_core.harness.worker.faults import candidate_traceback
+from kforge_core.hookspecs import hookimpl
+from kforge_core.plugin_api import candidate_traceback
 from kforge_core.records import Backend, Candidate, CompileResult, Failure, StageContext
 
 from .backend import metal_options
@@ -31,6 +32,11 @@ from .shader_sources import ShaderLocator, ShaderString, shader_strings
 _clock = time.perf_counter  # bound before any candidate is imported
 _NO_FUNCTION = re.compile(r"Failed to create function state object for: (\S+)")
 _NO_PIPELINE = "Failed to created pipeline state object"
+
+
+@hookimpl
+def kforge_compile(backend: Backend, candidate: Candidate, context: StageContext) -> CompileResult:
+    return compile_candidate(backend, candidate, context)
 
 
 def compile_candidate(backend: Backend, candidate: Candidate, context: StageContext) -> CompileResult:

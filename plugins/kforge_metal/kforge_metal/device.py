@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from kforge_core.device import Device, MemoryStats
+from kforge_core.hookspecs import hookimpl
 
 from .faults import FAULT_PATTERNS, OUT_OF_MEMORY_PATTERNS
 
@@ -57,3 +58,9 @@ class MetalDevice(Device):
         return MemoryStats(allocated=int(torch.mps.current_allocated_memory()),
                            reserved=int(torch.mps.driver_allocated_memory()),
                            total=int(torch.mps.recommended_max_memory()))
+
+
+@hookimpl
+def kforge_device_namespaces(backend: Any) -> list[str]:
+    """The device's runtime module, watched by the worker's integrity check for replaced functions."""
+    return ["torch.mps"]

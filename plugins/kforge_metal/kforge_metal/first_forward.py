@@ -3,16 +3,14 @@ drained: what a shader compiled in ``__init__`` or on the first call needs to be
 
 from __future__ import annotations
 
-from kforge_core.harness.worker.candidate import candidate_instance, device_of, reference_for
-from kforge_core.harness.worker.reference import clone_values
+from kforge_core.plugin_api import first_trial_inputs, stage_device, verified_model
 from kforge_core.records import Backend, Candidate, StageContext
 
 
 def run_first_forward(backend: Backend, candidate: Candidate, context: StageContext) -> None:
     import torch
 
-    reference = reference_for(backend, context)
-    model = candidate_instance(backend, candidate, context).model
+    model = verified_model(backend, candidate, context)
     with torch.no_grad(), context.timer.calling("the first forward"):  # the call's time limit, not the build's
-        model(*clone_values(reference.trials[0].inputs))
-        device_of(backend, context).synchronize()
+        model(*first_trial_inputs(backend, context))
+        stage_device(backend, context).synchronize()

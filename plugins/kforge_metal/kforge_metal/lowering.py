@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from importlib import resources
 
-from kforge_core.records import Example, Lowering
+from kforge_core.hookspecs import hookimpl
+from kforge_core.records import Backend, Example, Lowering, Problem
 
-from .device_facts import MetalFacts
+from .device_facts import MetalFacts, read_device_facts
 
 REPLY_FORMAT = (
     "Answer with one fenced ```python block holding the complete module that defines ModelNew, with the Metal "
@@ -40,3 +41,8 @@ def lower(facts: MetalFacts) -> Lowering:
         example=shipped_example(),
         reply_format=REPLY_FORMAT,
     )
+
+
+@hookimpl
+def kforge_lower(backend: Backend, problem: Problem) -> Lowering:
+    return lower(read_device_facts())

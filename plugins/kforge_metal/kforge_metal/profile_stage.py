@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import logging
 
-from kforge_core.harness.worker.candidate import candidate_instance, device_of, reference_for
-from kforge_core.builtin.torch_profile import profile_with_torch
-from kforge_core.harness.worker.reference import clone_values
+from kforge_core.hookspecs import hookimpl
+from kforge_core.plugin_api import first_trial_inputs, stage_device, verified_model
 from kforge_core.records import Backend, Candidate, ProfileResult, StageContext
 from kforge_core.workload import floor_bytes
 
@@ -61,9 +60,8 @@ def profile_candidate(backend: Backend, candidate: Candidate, context: StageCont
     import torch
 
     options = metal_options(context.options)
-    reference = reference_for(backend, context)
-    model = candidate_instance(backend, candidate, context).model
-    args = clone_values(reference.trials[0].inputs)  # timing is verified elsewhere: one input set serves here
+    model = verified_model(backend, candidate, context)
+    args = first_trial_inputs(backend, context)  # timing is verified elsewhere: one input set serves here
     with torch.no_grad():
         forward_ms = tuple(_event_ms(lambda: model(*args)) for _ in range(options.profile_forwards))
         with probing_dispatches() as dispatches:
@@ -73,10 +71,12 @@ def profile_candidate(backend: Backend, candidate: Candidate, context: StageCont
     kernels = kernel_times(dispatches, PROBE_FORWARDS) if dispatches is not None else ()
     trace, note = _trace(candidate, context, options)
     measured = MetalProfile(
-        device=device_of(backend, context).hardware_name(), forward_ms=forward_ms, copy_gbs=copy_bandwidth_gbs(),
+        device=stage_device(backend, context).hardware_name(), forward_ms=forward_ms, copy_gbs=copy_bandwidth_gbs(),
         minimum_bytes=floor_bytes(context.problem), kernels=kernels, trace=trace, trace_note=note,
         picture=options.profile_image,
     )
+    from kforge_core.builtin.torch_profile import profile_with_torch  # imports torch
+
     operators = profile_with_torch(backend, candidate, context)  # the operators, for the reference-call check
     path = measured.write(context.workdir)
     trace_files = sorted(context.workdir.glob("xctrace_*.xml"))
@@ -97,3 +97,8 @@ def _trace(candidate: Candidate, context: StageContext, options: MetalOptions): 
     except XctraceError as exc:
         log.warning("no Metal System Trace for %s: %s", candidate.label, exc)
         return None, f"no Metal System Trace: {exc}"
+
+
+@hookimpl
+def kforge_profile(backend: Backend, candidate: Candidate, context: StageContext) -> ProfileResult:
+    return profile_candidate(backend, candidate, context)

@@ -3,8 +3,9 @@ suggest, and the same as a picture (see ``profile_image``). Runs in KForge's pro
 
 from __future__ import annotations
 
-from kforge_core.harness.op_trace import compute_ops, describe_ops
-from kforge_core.records import Image, ProfileResult, ProfileSummary
+from kforge_core.plugin_api import compute_ops, describe_ops
+from kforge_core.hookspecs import hookimpl
+from kforge_core.records import Backend, Image, Problem, ProfileResult, ProfileSummary
 
 from .metal_profile import MetalProfile, profile_path
 from .metal_trace import TraceSummary
@@ -94,3 +95,11 @@ def _trace_lines(trace: TraceSummary) -> list[str]:
     for work in trace.named[:6]:
         lines.append(f"  PyTorch's own GPU work: {work.name}: {work.calls} call(s), {work.total_ns / 1e6:.3f} ms")
     return lines
+
+
+@hookimpl
+def kforge_summarize_profile(backend: Backend, problem: Problem, profile: ProfileResult) -> ProfileSummary | None:
+    """The metal profile stage's summary; None for another tool's profile (the core's generic summary answers)."""
+    if profile.tool != "metal":
+        return None
+    return summarize_metal(profile)

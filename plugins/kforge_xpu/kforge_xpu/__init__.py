@@ -9,6 +9,7 @@ machine without an Intel GPU still loads the plugin, and ``kforge backends`` say
 from .availability import kforge_backend_availability
 from .backend import XPU, XpuOptions, kforge_register_backends
 from .compile_stage import kforge_compile
+from .device import kforge_device_namespaces
 from .lowering import kforge_lower
 from .profile_stage import kforge_profile
 from .summary import kforge_summarize_profile
@@ -18,6 +19,7 @@ __all__ = [
     "XpuOptions",
     "kforge_backend_availability",
     "kforge_compile",
+    "kforge_device_namespaces",
     "kforge_lower",
     "kforge_profile",
     "kforge_register_backends",

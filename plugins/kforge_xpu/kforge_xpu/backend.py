@@ -60,9 +60,9 @@ XPU = Backend(
 )
 
 
-def xpu_options(options: object) -> XpuOptions:
+def xpu_options(options: XpuOptions | None) -> XpuOptions:
     """The options a hook was given, or the defaults when the caller passed None."""
-    return options if isinstance(options, XpuOptions) else XpuOptions()
+    return options if options is not None else XpuOptions()
 
 
 @hookimpl

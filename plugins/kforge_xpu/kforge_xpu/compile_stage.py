@@ -16,7 +16,7 @@ from types import ModuleType
 
 from kforge_core.candidate_module import NotBuilt, candidate_class_name, import_for_compile
 from kforge_core.devices import make_device
-from kforge_core.harness.worker.faults import candidate_traceback
+from kforge_core.plugin_api import candidate_traceback
 from kforge_core.hookspecs import hookimpl
 from kforge_core.languages import triton as triton_language
 from kforge_core.records import Backend, Candidate, CompileResult, Failure, StageContext

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any, Callable, ClassVar
 
 from kforge_core.device import Device, MemoryStats
+from kforge_core.hookspecs import hookimpl
 
 from .device_facts import XpuFacts, read_xpu_facts
 from .intel_errors import DEVICE_FAULT_PATTERNS, OUT_OF_MEMORY_PATTERNS
@@ -124,3 +125,9 @@ class XpuDevice(Device):
     def peak_allocated(self) -> int:
         """The most the caching allocator has held for live tensors since the last reset."""
         return int(self._module().max_memory_allocated(self._module_index()))
+
+
+@hookimpl
+def kforge_device_namespaces(backend: Any) -> list[str]:
+    """The device's runtime module, watched by the worker's integrity check for replaced functions."""
+    return ["torch.xpu"]

@@ -1,6 +1,6 @@
 """Running Nsight Compute on a candidate's forward, with a curated metric set.
 
-ncu runs the child program (``kforge_cuda.child``) with ``--profile-from-start off``, so it profiles only the
+ncu runs the child program (``kforge_nvidia.child``) with ``--profile-from-start off``, so it profiles only the
 kernels launched in the candidate's forward, and ``--clock-control none``, so the GPU runs at the clocks it would
 run at anyway. The report is exported, then read back as CSV (raw page, base units) for :mod:`ncu_csv`.
 """

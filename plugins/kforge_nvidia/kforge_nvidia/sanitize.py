@@ -3,23 +3,27 @@
 A wrong result, a NaN or a device fault is often an out-of-bounds access. With ``sanitize = true`` in
 ``[backends.cuda]`` (or ``[backends.triton]``), a candidate that fails verification is run once more in a child
 process under ``compute-sanitizer --tool memcheck``; the first distinct errors (what access, which kernel, which
-source line, which thread) are added to the verdict's message for the generation agent.
+source line, which thread) are added to the verdict's message for the generation agent. A language's package
+wraps verification with :func:`memcheck_on_failure` and its own build routes.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import subprocess
 from pathlib import Path
+from typing import Any, Generator
 
 from kforge_core.candidate_module import candidate_class_name
-from kforge_core.records import Backend, Candidate, Failure, StageContext
+from kforge_core.records import Backend, Candidate, Failure, StageContext, VerifyResult
 
+from .builds import BuildRoutes, cache_root
 from .child import child_command
-from .compile_stage import cache_root
 from .options import NvidiaOptions
 from .toolchain import find_tool
+from .warmup import context_poisoned
 
 # Failures an invalid memory access can explain.
 SANITIZED_FAILURES = {Failure.RUNTIME, Failure.MISMATCH, Failure.NAN_INF, Failure.DEVICE_FAULT, Failure.CRASH}
@@ -78,14 +82,15 @@ def trim_memcheck(output: str) -> str:
     return "\n".join(lines)
 
 
-def run_memcheck(backend: Backend, candidate: Candidate, context: StageContext, options: NvidiaOptions) -> str:
+def run_memcheck(backend: Backend, candidate: Candidate, context: StageContext, options: NvidiaOptions,
+                 routes: BuildRoutes) -> str:
     """Run the candidate once under memcheck in a child process; the trimmed report, or why there is none."""
     tool = find_tool("compute-sanitizer", options.compute_sanitizer)
     if tool is None:
         return "compute-sanitizer not found: no memcheck report."
     command = [tool, "--tool", "memcheck", "--show-backtrace", "device", "--print-limit", "20", *child_command(
         workdir=Path(context.workdir), entry=candidate.entry, problem=context.problem.path,
-        cache_root=cache_root(context), backend=backend.name, options=options, mode="sanitize",
+        cache_root=cache_root(context), routes=routes, options=options, mode="sanitize",
         candidate_class=candidate_class_name(context),
     )]
     # Without PyTorch's caching allocator every tensor is its own allocation, so memcheck sees an access past
@@ -97,3 +102,28 @@ def run_memcheck(backend: Backend, candidate: Candidate, context: StageContext, 
     except subprocess.TimeoutExpired:
         return f"compute-sanitizer did not finish within {options.tool_timeout_s:.0f} s: no memcheck report."
     return trim_memcheck(done.stdout + "\n" + done.stderr)
+
+
+def memcheck_on_failure(backend: Backend, candidate: Candidate, context: StageContext,
+                        routes: BuildRoutes) -> Generator[None, Any, VerifyResult | None]:
+    """The body of a ``kforge_verify`` wrapper (``return (yield from memcheck_on_failure(...))``) around
+    whichever implementation verifies (the core's generic one): with ``sanitize`` on, a failing candidate is rerun
+    under compute-sanitizer memcheck, built with the language's ``routes``, and the report joins the verdict's
+    message."""
+    options = context.options if context.options is not None else backend.default_options()
+    if not options.sanitize:
+        return (yield)
+    try:
+        result: VerifyResult | None = yield
+    except Exception as exc:
+        if not context_poisoned():
+            raise  # the worker classifies it
+        # A fault the candidate's kernels caused surfaced in verification's own code: still the candidate's.
+        first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        result = VerifyResult(correct=False, failure=Failure.DEVICE_FAULT,
+                              message=f"the device faulted while the candidate was verified: {first_line}")
+    if result is not None and result.failure in SANITIZED_FAILURES:
+        report = run_memcheck(backend, candidate, context, options, routes)
+        result = dataclasses.replace(result, message=f"{result.message}\n\n{report}".strip(),
+                                     notes=(*result.notes, report.splitlines()[0]))
+    return result

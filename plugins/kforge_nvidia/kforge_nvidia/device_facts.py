@@ -175,3 +175,22 @@ def read_gpu_facts(ordinal: int = 0) -> GpuFacts:
         peak_flops=peaks,
         sources=sources,
     )
+
+
+def hardware_text() -> str:
+    """The facts of GPU 0 as the generation agent reads them, or why there are none."""
+    import torch
+
+    if torch.version.cuda is None or not torch.cuda.is_available():
+        return "No CUDA device is visible here, so the target's facts are unknown; write for a recent NVIDIA GPU."
+    return read_gpu_facts(0).describe()
+
+
+def device_arch() -> str | None:
+    """GPU 0's architecture as ``sm_90``, or None where no CUDA device is visible."""
+    import torch
+
+    if torch.version.cuda is not None and torch.cuda.is_available():
+        major, minor = torch.cuda.get_device_capability()
+        return f"sm_{major}{minor}"
+    return None

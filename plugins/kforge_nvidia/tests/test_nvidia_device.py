@@ -1,5 +1,5 @@
-"""The NVIDIA device without a GPU: the CUDA runtime's faults, the caching allocator's free blocks, and both
-backends handing the harness this device."""
+"""The NVIDIA device without a GPU: the CUDA runtime's faults, the caching allocator's free blocks, and every
+NVIDIA backend handing the harness this device."""
 
 from __future__ import annotations
 
@@ -8,14 +8,16 @@ import sys
 
 import torch
 
-from kforge_core.harness.worker.faults import classify_exception
+from kforge_core.plugin_api import classify_exception
 from kforge_core.records import Failure
-from kforge_cuda import CUDA, TRITON
-from kforge_cuda.device import CudaDevice, free_cuda_blocks
+from kforge_cuda import CUDA
+from kforge_cute import CUTE
+from kforge_nvidia.device import CudaDevice, free_cuda_blocks
+from kforge_triton import TRITON
 
 
-def test_both_backends_run_on_the_cuda_device():
-    assert CUDA.device_class is CudaDevice and TRITON.device_class is CudaDevice
+def test_every_nvidia_backend_runs_on_the_cuda_device():
+    assert CUDA.device_class is CudaDevice and TRITON.device_class is CudaDevice and CUTE.device_class is CudaDevice
 
 
 def test_the_cuda_runtimes_faults_are_classified_by_the_device():
@@ -43,6 +45,6 @@ def test_the_free_blocks_of_the_cuda_caching_allocator_are_found_for_poisoning(m
 
 
 def test_naming_the_device_imports_no_torch():
-    code = "import sys, kforge_cuda.device, kforge_cuda.backends; print('torch' in sys.modules)"
+    code = "import sys, kforge_nvidia.device, kforge_cuda, kforge_triton, kforge_cute; print('torch' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"

@@ -3,12 +3,12 @@
 import pytest
 
 from kforge_core.records import KernelMetrics, ProfileResult
-from kforge_cuda.ncu import METRICS, ncu_command
-from kforge_cuda.ncu_csv import parse_ncu_csv
-from kforge_cuda.profile_stage import DROPPED_PREFIX, dropped_metrics
-from kforge_cuda.summary import assess, merge_launches, summarize_kernels
+from kforge_nvidia.ncu import METRICS, ncu_command
+from kforge_nvidia.ncu_csv import parse_ncu_csv
+from kforge_nvidia.ncu_summary import assess, merge_launches, summarize_kernels
+from kforge_nvidia.profile_stage import DROPPED_PREFIX, dropped_metrics
 
-from cuda_testing import FIXTURES
+from nvidia_testing import FIXTURES
 
 
 def _kernels(name):
@@ -113,12 +113,14 @@ def test_problem_floor_counts_bytes_and_matrix_flops(tmp_path, cuda_problem):
     assert gemm.bytes == (256 * 512 + 512 * 128 + 256 * 128) * 2
 
 
-def test_summary_compares_the_kernels_with_the_problem_floor(tmp_path, cuda_problem):
+@pytest.mark.parametrize("name", ["cuda", "triton", "cute"])
+def test_summary_compares_the_kernels_with_the_problem_floor(tmp_path, cuda_problem, name):
     from kforge_core.plugins import PluginSelection, build_plugin_manager
-    from kforge_cuda.backends import CUDA
+    from kforge_core.registry import BackendRegistry
 
-    hook = build_plugin_manager(PluginSelection(only=("cuda",))).hook
+    registry = BackendRegistry(build_plugin_manager(PluginSelection(only=(name,))))
     profile = ProfileResult(tool="ncu", kernels=_kernels("ncu_cuda_softmax"))
-    text = hook.kforge_summarize_profile(backend=CUDA, problem=cuda_problem, profile=profile).text
+    summarize = registry.hooks(name).caller("summarize_profile")
+    text = summarize(backend=registry.get(name).backend, problem=cuda_problem, profile=profile).text
     assert "Problem floor: 134.2 MB must move at least once (27.9 us at peak DRAM bandwidth)" in text
     assert "1.6x that floor" in text

@@ -1,14 +1,17 @@
 """The program a profiler or sanitizer runs: import a built candidate in its scratch directory and call it.
 
-``python -m kforge_cuda.child --workdir W --entry model_new.py --problem P --cache-root C --backend cuda
---options JSON --mode profile`` builds through the same caches as the worker (so the candidate loads from the
+``python -m kforge_nvidia.child --workdir W --entry model_new.py --problem P --cache-root C
+--routes kforge_cuda.stages:build_routes --options-type kforge_cuda.options:CudaOptions --options JSON --mode profile``
+builds through the same caches as the worker, with the language's build routes (so the candidate loads from the
 cache), warms up outside the profiled range, then calls ``forward`` between ``cudaProfilerStart`` and
 ``cudaProfilerStop`` (ncu runs with ``--profile-from-start off``, so only the candidate's forward is profiled).
+The routes and the options' type are named as ``module:name``, so that this program knows no language.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import importlib.util
 import json
 import os
@@ -19,25 +22,36 @@ from typing import Any, Sequence
 from kforge_core.candidate_module import DEFAULT_CLASS
 from kforge_core.codec import record_from_json, to_json
 
-from .backends import BACKENDS
+from .builds import BuildRoutes, building, routes_name
 
 
 def options_to_json(options: Any) -> str:
     return json.dumps(to_json(options))
 
 
-def options_from_json(backend: str, text: str) -> Any:
-    return record_from_json(BACKENDS[backend].options_type, json.loads(text))
+def options_from_json(options_type: str, text: str) -> Any:
+    return record_from_json(resolve(options_type), json.loads(text))
+
+
+def resolve(name: str) -> Any:
+    """The object ``module:qualified.name`` names."""
+    module_name, _, attribute = name.partition(":")
+    found: Any = importlib.import_module(module_name)
+    for part in attribute.split("."):
+        found = getattr(found, part)
+    return found
 
 
 def child_command(
-    *, workdir: Path, entry: str, problem: Path, cache_root: Path, backend: str, options: Any, mode: str,
+    *, workdir: Path, entry: str, problem: Path, cache_root: Path, routes: BuildRoutes, options: Any, mode: str,
     calls: int = 1, candidate_class: str = DEFAULT_CLASS,
 ) -> list[str]:
-    """The command line of this program for one candidate."""
+    """The command line of this program for one candidate, built with the language's ``routes``."""
+    options_type = type(options)
     return [
-        sys.executable, "-m", "kforge_cuda.child", "--workdir", str(workdir), "--entry", entry,
-        "--problem", str(problem), "--cache-root", str(cache_root), "--backend", backend,
+        sys.executable, "-m", "kforge_nvidia.child", "--workdir", str(workdir), "--entry", entry,
+        "--problem", str(problem), "--cache-root", str(cache_root), "--routes", routes_name(routes),
+        "--options-type", f"{options_type.__module__}:{options_type.__qualname__}",
         "--options", options_to_json(options), "--mode", mode, "--calls", str(calls),
         "--candidate-class", candidate_class,
     ]
@@ -54,8 +68,8 @@ def _import_entry(workdir: Path, entry: str):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m kforge_cuda.child")
-    for flag in ("--workdir", "--entry", "--problem", "--cache-root", "--backend", "--options"):
+    parser = argparse.ArgumentParser(prog="python -m kforge_nvidia.child")
+    for flag in ("--workdir", "--entry", "--problem", "--cache-root", "--routes", "--options-type", "--options"):
         parser.add_argument(flag, required=True)
     parser.add_argument("--mode", choices=("profile", "sanitize"), required=True)
     parser.add_argument("--calls", type=int, default=1)
@@ -66,12 +80,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from kforge_core.languages.triton import build_model_and_inputs
 
-    from .compile_stage import building
-
     workdir = Path(args.workdir)
     os.chdir(workdir)
-    options = options_from_json(args.backend, args.options)
-    with building(options, Path(args.cache_root)):
+    options = options_from_json(args.options_type, args.options)
+    with building(resolve(args.routes), options, Path(args.cache_root)):
         module = _import_entry(workdir, args.entry)
         model, inputs = build_model_and_inputs(module, Path(args.problem), "cuda", class_name=args.candidate_class)
         with torch.no_grad():

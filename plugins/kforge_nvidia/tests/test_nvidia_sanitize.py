@@ -7,11 +7,12 @@ import pytest
 from kforge_core.hookspecs import hookimpl
 from kforge_core.plugins import PluginSelection, build_plugin_manager
 from kforge_core.records import Candidate, Failure, StageContext, VerifyResult
-from kforge_cuda.backends import CUDA
+from kforge_cuda.backend import CUDA
 from kforge_cuda.options import CudaOptions
-from kforge_cuda.sanitize import trim_memcheck
+from kforge_nvidia.sanitize import trim_memcheck
+from kforge_triton.backend import TRITON, TritonOptions
 
-from cuda_testing import FIXTURES
+from nvidia_testing import FIXTURES
 
 
 def test_trim_keeps_the_access_error_with_kernel_line_and_thread():
@@ -48,16 +49,17 @@ def _failing_verifier(raises: bool):
     return module
 
 
-def _verify(tmp_path, cuda_problem, raises, sanitize=True):
-    loaded = build_plugin_manager(PluginSelection(only=("cuda",)),
+def _verify(tmp_path, cuda_problem, raises, sanitize=True, backend=CUDA, options_type=CudaOptions):
+    loaded = build_plugin_manager(PluginSelection(only=(backend.name,)),
                                   extra_plugins=[("failing", _failing_verifier(raises))])
-    options = CudaOptions(sanitize=sanitize, compute_sanitizer=str(tmp_path / "no-such-tool"))
+    options = options_type(sanitize=sanitize, compute_sanitizer=str(tmp_path / "no-such-tool"))
     context = StageContext(cuda_problem, tmp_path, options, tmp_path / "cache")
-    return loaded.hook.kforge_verify(backend=CUDA, candidate=Candidate.from_source("x = 1"), context=context)
+    return loaded.hook.kforge_verify(backend=backend, candidate=Candidate.from_source("x = 1"), context=context)
 
 
-def test_wrapper_adds_the_report_to_a_failed_verification(tmp_path, cuda_problem):
-    result = _verify(tmp_path, cuda_problem, raises=False)
+@pytest.mark.parametrize("backend, options_type", [(CUDA, CudaOptions), (TRITON, TritonOptions)])
+def test_wrapper_adds_the_report_to_a_failed_verification(tmp_path, cuda_problem, backend, options_type):
+    result = _verify(tmp_path, cuda_problem, raises=False, backend=backend, options_type=options_type)
     assert result.failure is Failure.MISMATCH
     assert result.message.startswith("trial 0: max abs error 3.2")
     assert "compute-sanitizer not found" in result.message  # this machine has none: the report says so

@@ -1,9 +1,10 @@
-"""The profile stage of both NVIDIA backends: Nsight Compute on the candidate's forward, inside the worker.
+"""Nsight Compute on the candidate's forward, inside the worker, and the analyst's summary of what it measured.
 
 When ncu is missing, switched off (``use_ncu = false``) or cannot profile (no permission for the GPU's counters),
-this returns None and the core's generic PyTorch-profiler implementation answers instead. :func:`ncu_profile` and
-:func:`summarize_ncu` serve any backend whose kernels run on an NVIDIA GPU (kforge_cute's too), each with a child
-program of its own that runs the candidate's forward.
+the profile stage returns None and the core's generic PyTorch-profiler implementation answers instead.
+:func:`profile_candidate` profiles :mod:`.child` built with a language's build routes (``cuda``, ``triton``);
+:func:`ncu_profile` any child program that calls a candidate's forward (``cute`` has its own);
+:func:`kforge_summarize_profile` serves every backend on an NVIDIA GPU.
 """
 
 from __future__ import annotations
@@ -13,28 +14,31 @@ import re
 from pathlib import Path
 
 from kforge_core.candidate_module import candidate_class_name
+from kforge_core.hookspecs import hookimpl
 from kforge_core.records import Backend, Candidate, Problem, ProfileResult, ProfileSummary, StageContext
 
+from .builds import BuildRoutes, cache_root
 from .child import child_command
-from .compile_stage import cache_root
 from .ncu import NcuError, run_ncu
 from .ncu_csv import parse_ncu_csv
 from .options import NvidiaOptions
 from .toolchain import find_tool
 
-log = logging.getLogger("kforge.cuda")
+log = logging.getLogger("kforge.nvidia")
 DROPPED_PREFIX = "# metrics not collected: "
 MAX_RAW_CHARS = 400_000
 
 
-def profile_candidate(backend: Backend, candidate: Candidate, context: StageContext) -> ProfileResult | None:
+def profile_candidate(backend: Backend, candidate: Candidate, context: StageContext,
+                      routes: BuildRoutes) -> ProfileResult | None:
+    """Nsight Compute's profile of the candidate built with the language's ``routes``, or None (see above)."""
     options: NvidiaOptions = context.options if context.options is not None else backend.default_options()
     ncu = find_tool("ncu", options.ncu) if options.use_ncu else None
     if ncu is None:
         return None
     workdir = Path(context.workdir)
     program = child_command(workdir=workdir, entry=candidate.entry, problem=context.problem.path,
-                            cache_root=cache_root(context), backend=backend.name, options=options, mode="profile",
+                            cache_root=cache_root(context), routes=routes, options=options, mode="profile",
                             candidate_class=candidate_class_name(context))
     return ncu_profile(ncu, program, workdir, options.tool_timeout_s, candidate.label)
 
@@ -59,10 +63,15 @@ def summarize_ncu(problem: Problem | None, profile: ProfileResult) -> ProfileSum
         return None
     from kforge_core.workload import problem_floor
 
-    from .summary import summarize_kernels
+    from .ncu_summary import summarize_kernels
 
     floor = problem_floor(problem) if problem is not None else None
     return ProfileSummary(text=summarize_kernels(profile.kernels, dropped=dropped_metrics(profile), floor=floor))
+
+
+@hookimpl
+def kforge_summarize_profile(backend: Backend, problem: Problem, profile: ProfileResult) -> ProfileSummary | None:
+    return summarize_ncu(problem, profile)
 
 
 def dropped_metrics(profile: ProfileResult) -> tuple[str, ...]:

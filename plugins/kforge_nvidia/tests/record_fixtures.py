@@ -1,9 +1,9 @@
 """Record the test fixtures that only a GPU machine can produce: Nsight Compute CSV of real kernels and
 compute-sanitizer output of a real out-of-bounds access. Run on the GPU machine:
 
-    python plugins/kforge_cuda/tests/record_fixtures.py OUT_DIR
+    python plugins/kforge_nvidia/tests/record_fixtures.py OUT_DIR
 
-then copy OUT_DIR's files into plugins/kforge_cuda/tests/fixtures/. It prints each profile's summary too.
+then copy OUT_DIR's files into plugins/kforge_nvidia/tests/fixtures/. It prints each profile's summary too.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-EXAMPLES = HERE.parent / "kforge_cuda" / "examples"
+EXAMPLES = HERE.parents[1] / "kforge_cuda" / "kforge_cuda" / "examples"
+CUDA_CANDIDATES = HERE.parents[1] / "kforge_cuda" / "tests" / "candidates"
 TRITON_EXAMPLE = HERE.parents[2] / "kforge_core" / "languages" / "triton" / "example"
 
 GEMM_PROBLEM = '''
@@ -48,25 +49,33 @@ def _problem(path: Path):
     return Problem(path.stem, path, path.read_text(), (), (), (ValueSpec("tensor", (1,), "float32"),), 0)
 
 
+def _language(backend_name: str):
+    """The backend and its stages module (its build routes)."""
+    import kforge_cuda.stages
+    import kforge_triton.stages
+    from kforge_cuda import CUDA
+    from kforge_triton import TRITON
+
+    return {"cuda": (CUDA, kforge_cuda.stages), "triton": (TRITON, kforge_triton.stages)}[backend_name]
+
+
 def _stage_inputs(backend_name: str, problem_path: Path, source: str, cache: Path):
     from kforge_core.records import Candidate, StageContext
-    from kforge_cuda.backends import BACKENDS
-    from kforge_cuda.compile_stage import compile_candidate
 
-    backend = BACKENDS[backend_name]
+    backend, stages = _language(backend_name)
     candidate = Candidate.from_source(source)
     context = StageContext(_problem(problem_path), Path(tempfile.mkdtemp()), None, cache)
-    compiled = compile_candidate(backend, candidate, context)
+    compiled = stages.compile_candidate(backend, candidate, context)
     print(f"compile {backend_name} {problem_path.name}: ok={compiled.ok} {compiled.seconds:.2f}s {compiled.log}")
     return backend, candidate, context
 
 
 def record_profile(out: Path, name: str, backend_name: str, problem_path: Path, source: str, cache: Path) -> None:
-    from kforge_cuda.profile_stage import profile_candidate
-    from kforge_cuda.summary import summarize_kernels
+    from kforge_nvidia.ncu_summary import summarize_kernels
+    from kforge_nvidia.profile_stage import profile_candidate
 
     backend, candidate, context = _stage_inputs(backend_name, problem_path, source, cache)
-    profile = profile_candidate(backend, candidate, context)
+    profile = profile_candidate(backend, candidate, context, _language(backend_name)[1].build_routes)
     if profile is None:
         print(f"{name}: ncu gave no profile")
         return
@@ -77,18 +86,20 @@ def record_profile(out: Path, name: str, backend_name: str, problem_path: Path, 
 
 
 def record_memcheck(out: Path, cache: Path) -> None:
-    from kforge_cuda.child import child_command
-    from kforge_cuda.compile_stage import cache_root
     from kforge_cuda.options import CudaOptions
-    from kforge_cuda.sanitize import trim_memcheck
-    from kforge_cuda.toolchain import find_tool
+    from kforge_cuda.stages import build_routes
+    from kforge_nvidia.builds import cache_root
+    from kforge_nvidia.child import child_command
+    from kforge_nvidia.sanitize import trim_memcheck
+    from kforge_nvidia.toolchain import find_tool
 
-    source = (HERE / "candidates" / "cuda_out_of_bounds.py").read_text()
+    source = (CUDA_CANDIDATES / "cuda_out_of_bounds.py").read_text()
     backend, candidate, context = _stage_inputs("cuda", EXAMPLES / "cuda_problem.py", source, cache)
     command = [find_tool("compute-sanitizer") or "compute-sanitizer", "--tool", "memcheck", "--show-backtrace",
                "device", "--print-limit", "20", *child_command(
                    workdir=context.workdir, entry=candidate.entry, problem=context.problem.path,
-                   cache_root=cache_root(context), backend="cuda", options=CudaOptions(), mode="sanitize")]
+                   cache_root=cache_root(context), routes=build_routes, options=CudaOptions(),
+                   mode="sanitize")]
     env = {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}
     import os
 
