@@ -13,6 +13,11 @@ In the worker, inside a stage hook (``kforge_compile``, ``kforge_verify``, ``kfo
 * :func:`first_trial_inputs`: fresh copies of the problem's first verification inputs, on the device;
 * :func:`verified_model`: the candidate's model as verification built it (same instance, same parameters).
 
+Flag codes a stage may raise in its own records:
+
+* :data:`BUILD_ERROR_CAUGHT`: a build failed, the candidate caught the error (as under PyTorch) and went on; the
+  flag (never blocking) carries the build log for the agent.
+
 In the KForge process, for summaries:
 
 * :func:`compute_ops` and :func:`describe_ops`: the computing PyTorch operators among a profile's operator names,
@@ -26,6 +31,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .harness.flags import BUILD_ERROR_CAUGHT
 from .harness.op_trace import compute_ops, describe_ops
 from .harness.worker.faults import candidate_traceback, classify_exception
 
@@ -33,7 +39,7 @@ if TYPE_CHECKING:
     from .device import Device
     from .records import Backend, Candidate, StageContext
 
-__all__ = ["candidate_traceback", "classify_exception", "compute_ops", "describe_ops", "first_trial_inputs",
+__all__ = ["BUILD_ERROR_CAUGHT", "candidate_traceback", "classify_exception", "compute_ops", "describe_ops", "first_trial_inputs",
            "stage_device", "verified_model"]
 
 

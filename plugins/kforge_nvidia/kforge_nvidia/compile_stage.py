@@ -18,7 +18,7 @@ from types import ModuleType
 from kforge_core.candidate_module import NotBuilt, candidate_class, candidate_class_name, import_for_compile
 from kforge_core.devices import make_device
 from kforge_core.languages import triton as triton_language
-from kforge_core.harness.flags import BUILD_ERROR_CAUGHT
+from kforge_core.plugin_api import BUILD_ERROR_CAUGHT
 from kforge_core.records import Backend, Candidate, CompileResult, Failure, Flag, StageContext
 
 from .builds import BuildRoutes, Builds, building, cache_root
