@@ -50,7 +50,34 @@ class CpuDevice(Device):
         _set_host_perturb(0)
 
     def _memory(self) -> MemoryStats:
-        return MemoryStats(total=os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+        page = os.sysconf("SC_PAGE_SIZE")
+        available = page * os.sysconf("SC_AVPHYS_PAGES")
+        room = _address_space_left()
+        return MemoryStats(total=page * os.sysconf("SC_PHYS_PAGES"),
+                           available=min(available, room) if room is not None else available)
+
+    def _empty_cache(self) -> None:
+        """Hand the heap's free memory back to the system (it is kept while timing, see
+        :func:`configure_host_allocator`)."""
+        libc = _libc()
+        if libc is not None and hasattr(libc, "malloc_trim"):
+            libc.malloc_trim(0)
+
+
+def _address_space_left() -> int | None:
+    """Bytes this process may still map under its address-space limit (``harness.memory_limit_mb``), or None
+    when it has none."""
+    import resource
+
+    limit, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if limit == resource.RLIM_INFINITY:
+        return None
+    try:
+        with open("/proc/self/statm") as statm:
+            mapped = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except OSError:
+        return None
+    return max(limit - mapped, 0)
 
 
 def _libc() -> Any:

@@ -28,6 +28,7 @@ TENSOR_SUBCLASS = "tensor_subclass"
 PRECISION_DOWNGRADE = "precision_downgrade"
 L2_PERSISTENCE = "l2_persistence"
 INPUT_MUTATION = "input_mutation"
+PERSISTENT_OUTPUT = "persistent_output"
 
 # code -> (the cheat number, what it catches); the README's table is written from this
 CATALOGUE: dict[str, tuple[str, str]] = {
@@ -42,11 +43,13 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     PRECISION_DOWNGRADE: ("7", "the candidate computes at lower precision than the reference's dtype"),
     L2_PERSISTENCE: ("8", "a persisting-L2 window was set to keep data in cache across the flush"),
     INPUT_MUTATION: ("-", "the candidate changed its inputs where the reference does not"),
+    PERSISTENT_OUTPUT: ("-", "the output is a buffer the candidate keeps and the next call overwrites (a CUDA "
+                             "graph's static output); each call's output is judged as it was when the call returned"),
 }
 
 _POLICY_GOVERNED = {REFERENCE_CALL: "cheat_policy", INPUT_MUTATION: "cheat_policy",
                     PRECISION_DOWNGRADE: "precision_policy"}
-_NEVER_BLOCKING = {INSENSITIVE_PROBLEM}
+_NEVER_BLOCKING = {INSENSITIVE_PROBLEM, PERSISTENT_OUTPUT}
 
 
 def blocks(code: str, settings: HarnessSettings) -> bool:

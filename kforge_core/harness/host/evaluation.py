@@ -19,6 +19,7 @@ from ..protocol import Begin, Finish, FinishReport, Reply, RunStage, Time, Timin
 from ..verdict import RuntimeStats, TimingMethod
 from .deadline import StageTimeouts
 from .process import WorkerFault, WorkerProcess
+from .referee import Referee, trusted_verify
 
 _BEGIN_TIMEOUT_S = 60.0
 _FINISH_TIMEOUT_S = 60.0
@@ -46,13 +47,17 @@ class StageOutcomes:
 
 def run_stages(worker: WorkerProcess, candidate: Candidate, workdir: Path, settings: HarnessSettings,
                timeouts: StageTimeouts, *, measure: bool, profile: bool,
-               timing_guard: Callable[[], ContextManager[None]]) -> StageOutcomes:
-    """Drive the worker through the candidate's stages; a dead or hung worker ends them with its fault."""
+               timing_guard: Callable[[], ContextManager[None]], referee: Referee) -> StageOutcomes:
+    """Drive the worker through the candidate's stages; a dead or hung worker ends them with its fault. The outputs
+    the worker ships are judged by ``referee``, whose conclusions replace the worker's own."""
     out = StageOutcomes()
+    referee.begin()
+    worker.referee = referee.answer
     try:
         _expect(worker.call(Begin(candidate, workdir), _BEGIN_TIMEOUT_S, "preparing the scratch directory"), out)
         if out.failure is None:
-            _stages(worker, settings, timeouts, out, measure=measure, profile=profile, timing_guard=timing_guard)
+            _stages(worker, settings, timeouts, out, measure=measure, profile=profile, timing_guard=timing_guard,
+                    referee=referee)
         if worker.alive:
             out.finish = _expect(worker.call(Finish(), _FINISH_TIMEOUT_S, "checking the process"), out)
     except WorkerFault as fault:
@@ -68,7 +73,7 @@ def run_stages(worker: WorkerProcess, candidate: Candidate, workdir: Path, setti
 
 
 def _stages(worker: WorkerProcess, settings: HarnessSettings, timeouts: StageTimeouts, out: StageOutcomes, *,
-            measure: bool, profile: bool, timing_guard: Callable[[], ContextManager[None]]) -> None:
+            measure: bool, profile: bool, timing_guard: Callable[[], ContextManager[None]], referee: Referee) -> None:
     waits = timeouts.waits
     out.compile = _expect(worker.call(RunStage("compile"), timeouts.compile_s, "compile", waits), out)
     if out.compile is None or not out.compile.ok:
@@ -76,6 +81,7 @@ def _stages(worker: WorkerProcess, settings: HarnessSettings, timeouts: StageTim
     out.verify = _expect(worker.call(RunStage("verify"), timeouts.verify_s, "verify", waits), out)
     if out.verify is None:
         return
+    out.verify = trusted_verify(out.verify, referee.conclude("verify"), settings)
     out.flags.extend(out.verify.flags)
     if not out.verify.correct:
         return
@@ -84,6 +90,7 @@ def _stages(worker: WorkerProcess, settings: HarnessSettings, timeouts: StageTim
             out.timing = _expect(worker.call(Time(), timeouts.timing_s, "timing", waits), out)
         if out.timing is not None:
             out.flags.extend(out.timing.flags)
+            out.flags.extend(referee.conclude("timing").flags)  # the checked runs, as the referee saw them
     if profile and out.failure is None:
         out.profile = _expect(worker.call(RunStage("profile"), timeouts.profile_s, "profile", waits), out)
         if out.profile is not None:

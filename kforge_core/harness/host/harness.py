@@ -28,6 +28,7 @@ from .prebuild import PrebuildOutcome, Prebuilder
 from .baseline_cache import BaselineCache, BaselineKey
 from .device_binding import device_environment
 from .process import WorkerFault, WorkerProcess
+from .referee import Referee
 from .static_check import check_source
 
 
@@ -79,7 +80,7 @@ class Harness:
         self.builds_ahead = self._hooks.builds_ahead and settings.harness.prebuild_jobs > 0  # prebuild() builds
         self._numbers = itertools.count(1)
         self._baselines: BaselineResults | None = None
-        self._baseline_worker: WorkerProcess | None = None  # kept across problems: it never runs candidate code
+        self._referee = Referee(self._pool, settings.harness)  # judges, and times baselines: never runs candidate code
         self._baseline_cache = BaselineCache(settings.cache_dir)
         self._prebuild_problems: dict[str, Problem] = {}  # candidate digest -> the problem it is built for
         self._closed = False
@@ -106,9 +107,10 @@ class Harness:
         static_flags = check_source(candidate, self.problem, self.settings.harness.contract)
         workdir = self._scratch_dir(candidate)
         self._prebuilder.wait(candidate)  # its compile stage then finds what was built ahead
-        worker = self._pool.acquire()
-        out = run_stages(worker, candidate, workdir, self.settings.harness, self.timeouts, measure=measure,
-                         profile=profile, timing_guard=self._quiet_for_timing)
+        timeouts = self.timeouts
+        worker = self._acquire()
+        out = run_stages(worker, candidate, workdir, self.settings.harness, timeouts, measure=measure,
+                         profile=profile, timing_guard=self._quiet_for_timing, referee=self._referee)
         flags, failure, message = decide(out, static_flags)
         replaced = self._pool.release(worker, reusable=failure is None and out.clean)
         stdout, stderr = captured_output(workdir, self.settings.harness.output_limit_kb)
@@ -167,9 +169,8 @@ class Harness:
     def timeouts(self) -> StageTimeouts:
         """The limits of a candidate's stages, derived from the settings and the reference's time on the device
         (measured by the first worker; starts one when none has started yet)."""
-        if self._pool.reference_s is None:
-            self._pool.release(self._pool.acquire(), reusable=True)
-        return StageTimeouts.derive(self.settings.harness, self._pool.reference_s or 0.0)
+        self._referee.ready()
+        return StageTimeouts.derive(self.settings.harness, self._referee.reference_s or 0.0)
 
     @property
     def baseline_errors(self) -> dict[str, str]:
@@ -195,8 +196,7 @@ class Harness:
             return
         self._closed = True
         self._prebuilder.close()
-        if self._baseline_worker is not None:
-            self._baseline_worker.close()
+        self._referee.close()
         self._pool.close()
         if self._own_root:
             shutil.rmtree(self.root, ignore_errors=True)
@@ -213,6 +213,17 @@ class Harness:
     def workers_started(self) -> int:
         """How many worker processes this Harness has started (spares included)."""
         return self._pool.started
+
+    def _acquire(self) -> WorkerProcess:
+        """A worker for the next candidate. A worker that cannot start or prepare for lack of memory is the
+        harness's resource fault: the idle workers are ended to free their memory and it is tried once more."""
+        try:
+            return self._pool.acquire()
+        except WorkerStartError as error:
+            if error.failure is not Failure.OUT_OF_MEMORY:
+                raise
+            self._pool.close()
+        return self._pool.acquire()
 
     def _worker_init(self) -> WorkerInit:
         # the workers import what this process can import: the selected plugin modules must be found there too
@@ -273,15 +284,7 @@ class Harness:
         threads and caches behind), but kept from one problem to the next while it does not fail."""
         harness = self.settings.harness
         samples, errors, method = [], [], None
-        worker = self._baseline_worker
-        if worker is None or not worker.alive:
-            worker = self._baseline_worker = self._pool.acquire(fresh=True)
-        else:
-            try:
-                self._pool.prepare(worker)
-            except WorkerStartError:
-                self._baseline_worker = None
-                raise
+        worker = self._referee.ready()
         self._pool.wait_idle()  # no worker starting up beside the timed runs
         fit = True
         try:
@@ -299,8 +302,7 @@ class Harness:
             errors.append((name, f"{name} baseline failed: {fault.message}"))
             fit = False
         if not fit:
-            self._pool.release(worker, reusable=False)
-            self._baseline_worker = None
+            self._referee.discard()
         return BaselineResults(tuple(samples), tuple(errors), method)
 
     def _precision(self, out: StageOutcomes) -> PrecisionReached:

@@ -14,14 +14,22 @@ from pathlib import Path
 from typing import Callable
 
 from ...errors import KForgeError
-from ...records import Problem
+from ...records import Failure, Problem
 from ...settings import HarnessSettings
 from ..protocol import DeviceFacts, Prepare, Prepared, WorkerInit
 from .process import WorkerFault, WorkerProcess
 
 
 class WorkerStartError(KForgeError):
-    """A worker could not start or could not run the problem's reference: nothing a candidate did."""
+    """A worker could not start or could not run the problem's reference: nothing a candidate did.
+
+    :param failure: the class of what went wrong, when known: ``Failure.OUT_OF_MEMORY`` is the harness's resource
+        fault (the device was full), not a fault of the problem.
+    """
+
+    def __init__(self, message: str, *, failure: Failure | None = None, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.failure = failure
 
 
 class WorkerPool:
@@ -58,7 +66,7 @@ class WorkerPool:
             except WorkerFault as fault:
                 self._forget(worker)
                 raise WorkerStartError(f"a worker could not take problem {self.problem.name} ({fault.message})",
-                                       hint=worker.worker_stderr_tail() or None) from None
+                                       failure=fault.failure, hint=worker.worker_stderr_tail() or None) from None
             self._prepared[worker.pid] = self.problem.digest
         try:
             self._ready(worker)
@@ -123,11 +131,12 @@ class WorkerPool:
         try:
             replies = worker.drain(timeout, "starting the worker and preparing the reference")
         except WorkerFault as fault:
-            raise WorkerStartError(f"a worker could not start ({fault.message})",
+            raise WorkerStartError(f"a worker could not start ({fault.message})", failure=fault.failure,
                                    hint=worker.worker_stderr_tail() or None) from None
         for reply in replies:
             if reply.failure is not None:
-                raise WorkerStartError(f"a worker could not start: {reply.message}", hint=_last_lines(reply.detail))
+                raise WorkerStartError(f"a worker could not start: {reply.message}", failure=reply.failure,
+                                       hint=_last_lines(reply.detail))
             if isinstance(reply.value, DeviceFacts):
                 worker.facts = reply.value
                 self.facts = reply.value

@@ -12,11 +12,11 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ...records import Failure
 from ..captured import read_truncated, tail_lines
-from ..protocol import Channel, ChannelClosed, ChannelTimeout, DeviceFacts, Reply, Wait, WorkerInit
+from ..protocol import Channel, ChannelClosed, ChannelTimeout, Conclude, DeviceFacts, Reply, Shipped, Wait, WorkerInit
 from .deadline import StageDeadline, WaitLimits
 from .exits import classify_exit, memory_total_kb, oom_kill_count
 from .sandbox import limits_setter, worker_environment
@@ -66,6 +66,8 @@ class WorkerProcess:
         self.oom_kills_at_start = oom_kill_count()
         self.max_rss_kb = 0
         self.used = False  # served a candidate
+        # who answers the outputs this worker ships while it serves a candidate (the referee); None: nobody
+        self.referee: Callable[[Any], Any] | None = None
         self.send(init)
 
     @property
@@ -120,10 +122,22 @@ class WorkerProcess:
                 else:
                     deadline.leave(time.monotonic())
                 continue
+            if isinstance(message[1], (Shipped, Conclude)):
+                if self.referee is None:
+                    raise self._forged(what, "it shipped outputs while nobody judges them")
+                self._answer(expected, self.referee(message[1]))
+                continue
             self._awaited.popleft()
             if not isinstance(message[1], Reply):
                 raise self._forged(what, "it did not answer the request that was sent")
             return message[1]
+
+    def _answer(self, request_id: int, answer: Any) -> None:
+        """The answer to a message the worker sent in the middle of request ``request_id``."""
+        try:
+            self.channel.send((request_id, answer))
+        except (BrokenPipeError, OSError):
+            raise self._fault_from_exit() from None
 
     def _forged(self, what: str, why: str) -> WorkerFault:
         self.kill()
