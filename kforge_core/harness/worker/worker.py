@@ -160,7 +160,10 @@ class Worker:
     def _begin(self, request: Begin) -> None:
         from ...builtin import torch_verify  # noqa: F401 - the harness's own code is loaded, and watched, first
         from . import candidate_timing  # noqa: F401
+        from ..op_trace import hide_recorders
         from .integrity import ProcessSnapshot
+
+        hide_recorders()
 
         reference = self.reference()
         workdir = request.workdir
