@@ -50,11 +50,8 @@ class CpuDevice(Device):
         _set_host_perturb(0)
 
     def _memory(self) -> MemoryStats:
-        page = os.sysconf("SC_PAGE_SIZE")
-        available = page * os.sysconf("SC_AVPHYS_PAGES")
-        room = _address_space_left()
-        return MemoryStats(total=page * os.sysconf("SC_PHYS_PAGES"),
-                           available=min(available, room) if room is not None else available)
+        return MemoryStats(total=os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"),
+                           available=host_memory_free())
 
     def _empty_cache(self) -> None:
         """Hand the heap's free memory back to the system (it is kept while timing, see
@@ -62,6 +59,17 @@ class CpuDevice(Device):
         libc = _libc()
         if libc is not None and hasattr(libc, "malloc_trim"):
             libc.malloc_trim(0)
+
+
+def host_memory_free() -> int:
+    """Bytes of host memory this process could still take: what the system has available, within the
+    process's address-space limit (0: unknown)."""
+    try:
+        available = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
+    except (OSError, ValueError):
+        return 0
+    room = _address_space_left()
+    return min(available, room) if room is not None else available
 
 
 def _address_space_left() -> int | None:

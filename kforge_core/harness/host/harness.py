@@ -94,7 +94,7 @@ class Harness:
         if problem.digest == self.problem.digest:
             return
         self.problem = problem
-        self._pool.problem = problem
+        self._pool.move_to(problem)
         self._pool.reference_s = None  # the stage limits follow the new problem's reference
         self._baselines = None
 

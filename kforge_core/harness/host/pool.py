@@ -17,6 +17,7 @@ from ...errors import KForgeError
 from ...records import Failure, Problem
 from ...settings import HarnessSettings
 from ..protocol import DeviceFacts, Prepare, Prepared, WorkerInit
+from ..worker.faults import OUT_OF_MEMORY_PATTERNS
 from .process import WorkerFault, WorkerProcess
 
 
@@ -74,6 +75,21 @@ class WorkerPool:
             self._forget(worker)
             raise
 
+    def move_to(self, problem: Problem) -> None:
+        """Serve ``problem`` from now on. The idle workers are told at once (they drop the previous problem's data
+        and its device memory, and prepare this one while nothing waits for them)."""
+        self.problem = problem
+        for worker in list(self._idle):
+            if self._prepared.get(worker.pid) == problem.digest or not worker.alive:
+                continue
+            try:
+                worker.send(Prepare(problem))
+            except WorkerFault:
+                self._idle.remove(worker)
+                self._forget(worker)
+                continue
+            self._prepared[worker.pid] = problem.digest
+
     def release(self, worker: WorkerProcess, *, reusable: bool) -> bool:
         """Keep ``worker`` warm when allowed; otherwise kill it. Returns True when it was killed (replaced)."""
         if reusable and self._settings.warm_workers and worker.alive and not worker.pending:
@@ -128,11 +144,15 @@ class WorkerPool:
     def _ready(self, worker: WorkerProcess) -> None:
         """Read the replies to the start and to Prepare; any failure there is a WorkerStartError."""
         timeout = self._settings.startup_timeout_s
+        replies = []
         try:
-            replies = worker.drain(timeout, "starting the worker and preparing the reference")
+            while worker.pending:  # one at a time: a worker that said why it failed and then exited said why
+                replies.append(worker.receive(timeout, "starting the worker and preparing the reference"))
         except WorkerFault as fault:
-            raise WorkerStartError(f"a worker could not start ({fault.message})", failure=fault.failure,
-                                   hint=worker.worker_stderr_tail() or None) from None
+            if not any(reply.failure is not None for reply in replies):
+                stderr = worker.worker_stderr_tail()
+                raise WorkerStartError(f"a worker could not start ({fault.message})",
+                                       failure=_start_fault(fault, stderr), hint=stderr or None) from None
         for reply in replies:
             if reply.failure is not None:
                 raise WorkerStartError(f"a worker could not start: {reply.message}", failure=reply.failure,
@@ -142,6 +162,15 @@ class WorkerPool:
                 self.facts = reply.value
             elif isinstance(reply.value, Prepared):
                 self.reference_s = reply.value.reference_s
+
+
+def _start_fault(fault: WorkerFault, stderr: str) -> Failure:
+    """A worker that died starting is out of memory when its last words say so (the loader or the runtime
+    could not allocate), whatever its exit looked like."""
+    lowered = stderr.lower()
+    if any(pattern in lowered for pattern in OUT_OF_MEMORY_PATTERNS):
+        return Failure.OUT_OF_MEMORY
+    return fault.failure
 
 
 def _last_lines(text: str, count: int = 8) -> str | None:

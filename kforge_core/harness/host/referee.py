@@ -31,7 +31,17 @@ class Referee:
 
     def ready(self) -> WorkerProcess:
         """The referee worker, prepared for the current problem (started first if there is none). Raises
-        WorkerStartError when it cannot start or the reference cannot run."""
+        WorkerStartError when it cannot start or the reference cannot run; when that is for lack of memory, the
+        idle workers are ended to free theirs and it is tried once more."""
+        try:
+            return self._ready()
+        except WorkerStartError as error:
+            if error.failure is not Failure.OUT_OF_MEMORY:
+                raise
+            self._pool.close()
+        return self._ready()
+
+    def _ready(self) -> WorkerProcess:
         worker = self._worker
         if worker is None or not worker.alive:
             worker = self._worker = self._pool.acquire(fresh=True)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from ...devices.cpu import host_memory_free
 from ...records import Backend, Problem
 from ...settings import HarnessSettings
 from ...tolerances import tolerance_in_effect
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from ...device import Device
 
 KEPT_BYTES = 1 << 30  # expected outputs kept in host memory per problem; beyond, they are computed again
+KEPT_SHARE_OF_FREE = 0.25  # and never more than this share of the host memory this process may still take
 
 
 @dataclass
@@ -108,6 +110,8 @@ def _compute(data: ProblemData, on: Device, settings: HarnessSettings, backend: 
     fresh_model = copy.deepcopy(model)
     kept: dict[int, list[torch.Tensor]] = {}
     seconds, first, structure, sensitivity, insensitive, kept_bytes = [], None, (), 0.0, True, 0
+    free = host_memory_free()
+    budget = min(KEPT_BYTES, int(free * KEPT_SHARE_OF_FREE)) if free else KEPT_BYTES
     tolerances: list[tuple[float, float]] = []
     notes: list[str] = []
     with torch.no_grad():
@@ -128,7 +132,7 @@ def _compute(data: ProblemData, on: Device, settings: HarnessSettings, backend: 
                 sensitivity = max(sensitivity, max_difference(leaves, first))
                 insensitive = insensitive and within_tolerance(leaves, first, tolerances)
             size = sum(o.numel() * o.element_size() for o in leaves)
-            if kept_bytes + size <= KEPT_BYTES:
+            if kept_bytes + size <= budget:
                 kept[trial.seed] = [o.cpu() for o in leaves]
                 kept_bytes += size
             del leaves

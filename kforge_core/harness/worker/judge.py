@@ -116,7 +116,7 @@ class Judge:
             data = shipped.path.read_bytes()
         except OSError as exc:
             return Judged(False, Failure.CHEAT, f"{shipped.label}: its outputs file is gone ({exc.strerror})")
-        if hashlib.sha256(data).hexdigest() != shipped.digest:
+        if hashlib.sha256(data).hexdigest() != shipped.digest:  # the same digest as shipping.file_digest
             self.session.flags.append(F.raise_flag(F.TAMPERING, (
                 f"the outputs of {shipped.label} were changed after the harness wrote them"), self.settings))
             return Judged(False, Failure.CHEAT, f"{shipped.label}: its outputs file was changed after it was written")

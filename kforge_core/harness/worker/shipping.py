@@ -15,7 +15,6 @@ in their own process (:class:`LocalReferee`).
 from __future__ import annotations
 
 import hashlib
-import io
 import itertools
 import os
 from pathlib import Path
@@ -63,16 +62,22 @@ def ship(label: str, kind: str, seed: int, outputs: list[torch.Tensor], structur
          changed_inputs: dict[str, torch.Tensor], workdir: Path, referee: Referee | None = None) -> Judged:
     """Write copies of ``outputs`` (and of the inputs the call changed) to a file, send it to be judged, and return
     the judgement."""
-    buffer = io.BytesIO()
-    torch.save({"outputs": [_host_copy(o) for o in outputs],
-                "inputs": {path: _host_copy(t) for path, t in changed_inputs.items()}}, buffer)
-    data = buffer.getvalue()
     directory = workdir / OUTPUTS_DIR
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{next(_numbers):05d}.pt"
-    path.write_bytes(data)
-    shipped = Shipped(label, kind, seed, path, hashlib.sha256(data).hexdigest(), structure)
+    torch.save({"outputs": [_host_copy(o) for o in outputs],
+                "inputs": {path: _host_copy(t) for path, t in changed_inputs.items()}}, path)
+    shipped = Shipped(label, kind, seed, path, file_digest(path), structure)
     return _the_referee(referee).judge(shipped)
+
+
+def file_digest(path: Path) -> str:
+    """The SHA-256 of the file at ``path``, read in pieces (an output may be gigabytes)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as file:
+        for piece in iter(lambda: file.read(1 << 24), b""):
+            digest.update(piece)
+    return digest.hexdigest()
 
 
 def conclude(kind: str, referee: Referee | None = None) -> Conclusion:

@@ -144,7 +144,7 @@ class Worker:
         if isinstance(request, Expect):
             from .expected import expected_for
 
-            self.problem = request.problem
+            self.problem, self.judge = request.problem, None  # the previous problem's answers go first
             expected = expected_for(request.problem, self.device, self.init.settings, self.backend)
             self.judge = Judge(expected, self.init.settings)
             return Prepared(f"expected outputs of {len(expected.data.trials)} trials ({len(expected.kept)} kept)",
@@ -186,11 +186,15 @@ class Worker:
     def _finish(self) -> Any:
         from .candidate_timing import finish_report
 
+        from .candidate import forget_instances
+        from .memory import released
+
         report = finish_report(self.snapshot, self.init.settings)
         _redirect_output(self.home / "worker.out", self.home / "worker.err")
         os.chdir(self.home)
         self.candidate = self.context = self.snapshot = None
-        return report
+        forget_instances()  # the candidate's model and what it holds on the device
+        return released(report, self.device)
 
     def _fault_reply(self, exc: BaseException) -> Reply:
         """A reply for an exception that escaped a stage: the candidate's when its code is in the traceback,
