@@ -28,7 +28,9 @@ from ..harness.worker.compare import Comparison, plain_tensors
 from ..harness.worker.faults import candidate_traceback, classify_exception
 from ..harness.worker.parameter_init import Initialised
 from ..harness.worker.reference import ProblemData, Trial, clone_values
-from ..harness.worker.shipping import TRACED, TRIAL, call_candidate, conclude, ship
+from ..harness.worker.shipping import (
+    TRACED, TRIAL, LocalReferee, call_candidate, conclude, judged_elsewhere, ship, use_referee,
+)
 from ..harness.worker.threads import join_threads, new_threads
 from ..records import Backend, Candidate, Failure, Flag, StageContext, TrialError, VerifyResult
 from ..settings import HarnessSettings
@@ -58,6 +60,8 @@ def verify_with_torch(backend: Backend, candidate: Candidate, context: StageCont
     settings = harness_settings(context)
     reference = reference_for(backend, context)
     device = device_of(backend, context)
+    if not judged_elsewhere():  # the hook runs outside a harness worker (a plugin's own tool): judged here
+        use_referee(LocalReferee(context.problem, device, settings, backend))
     try:
         class_note, attempts = initialisations(backend, candidate, context)
         chosen = next(attempts)

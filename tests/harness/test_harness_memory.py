@@ -6,12 +6,13 @@ from __future__ import annotations
 import weakref
 
 import pytest
+import torch
 
 from kforge_core.bench.slot import _start_failure
 from kforge_core.devices.cpu import CpuDevice
 from kforge_core.harness.host.pool import WorkerStartError
 from kforge_core.harness.worker.expected import expected_for
-from kforge_core.harness.worker.reference import reference_data, timing_pool_size
+from kforge_core.harness.worker.reference import SeededPool, reference_data, resident_sets
 from kforge_core.records import Failure
 from kforge_core.settings import HarnessSettings
 
@@ -50,11 +51,23 @@ def test_a_worker_short_of_memory_is_out_of_memory_never_an_invalid_problem(make
     assert _start_failure(WorkerStartError("the reference raised", failure=Failure.HARNESS)) == "invalid_problem"
 
 
-def test_the_timing_pool_takes_a_quarter_of_the_free_memory_at_most_and_two_sets_at_least():
+def test_timing_sets_stay_resident_within_one_sets_size_and_a_quarter_of_the_free_memory():
     settings = HarnessSettings(warmup=3, repetitions=20, input_pool_mb=1024)
-    assert timing_pool_size(settings, set_bytes=1 << 20, free_bytes=0) == 23  # one per run, when nothing is short
-    assert timing_pool_size(settings, set_bytes=1 << 20, free_bytes=8 << 20) == 2  # 2 MiB of sets fit: at least 2
-    assert timing_pool_size(settings, set_bytes=1 << 20, free_bytes=40 << 20) == 10
+    assert resident_sets(settings, set_bytes=1 << 20, free_bytes=0) == 23  # small sets: one per run, kept
+    assert resident_sets(settings, set_bytes=1 << 20, free_bytes=40 << 20) == 10  # a quarter of 40 MiB
+    assert resident_sets(settings, set_bytes=256 << 20, free_bytes=80 << 30) == 1  # a large set: one kept
+    assert resident_sets(settings, set_bytes=256 << 20, free_bytes=512 << 20) == 1  # never none
+
+
+def test_every_timed_run_gets_a_distinct_input_set_made_on_demand_beyond_the_resident_ones():
+    data = reference_data(problem("relu_scale"), CountingDevice(), QUICK)
+    runs = QUICK.warmup + QUICK.repetitions
+    assert len(data.pool) == runs == len(set(data.pool_seeds))
+    one_kept = SeededPool(data.module, data.pool_seeds, data.device, 1, data.pool[0])
+    made = one_kept[runs - 1]
+    assert made is not one_kept[runs - 1] and torch.equal(made[0], one_kept[runs - 1][0])  # made again, the same
+    assert torch.equal(made[0], data.pool[runs - 1][0])  # as the resident set of that seed
+    assert not torch.equal(made[0], one_kept[0][0])
 
 
 def test_moving_to_another_problem_drops_the_previous_ones_data_and_empties_the_cache():

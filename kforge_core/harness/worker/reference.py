@@ -1,9 +1,10 @@
 """The problem's side of an evaluation that any process may hold: problem code is not secret, its answers are.
 
 Per worker and problem, once: the problem's module, ``Model``'s init inputs and fresh parameters (the candidate's
-parameter fallbacks copy them), the seeds of the correctness trials and of the input sets the timed runs cycle
-through. Inputs are generated from their seed when a call needs them (on the device, see :func:`seeded_inputs`),
-one set at a time; only the timing pool is kept, sized by the memory the device has free.
+parameter fallbacks copy them), the seeds of the correctness trials and of the input sets the timed runs go
+through (one distinct set per run). Inputs are generated from their seed when a call needs them (on the device, see
+:func:`seeded_inputs`), one set at a time; of the timing sets only the first few stay resident, within a share of
+the memory the device has free (:class:`SeededPool`).
 
 No reference output is computed here. The expected outputs live in the trusted process that never imports
 candidate code (``expected.py``); a worker that serves candidates ships each call's outputs there to be judged
@@ -27,9 +28,11 @@ from ...values import map_tensors, tensor_bytes
 
 WARMUP_SEED_OFFSET = 10_000
 TIMING_SEED_OFFSET = 20_000
-# The timing pool never takes more than this share of the memory the device has free: the candidate's own
-# inputs, outputs and workspace, and the judge's copies, need the rest.
+# The timing sets kept resident never take more than this share of the memory the device has free (the candidate's
+# own inputs, outputs and workspace need the rest), nor more than one input set or RESIDENT_FLOOR_BYTES, whichever is
+# larger: a problem's memory stays in proportion to one call, and small sets are not made again for every run.
 POOL_SHARE_OF_FREE = 0.25
+RESIDENT_FLOOR_BYTES = 64 << 20
 
 if TYPE_CHECKING:
     from ...device import Device
@@ -61,7 +64,7 @@ class ProblemData:
     fresh_buffers: dict[str, torch.Tensor]  # and its buffers
     trials: list[Trial]
     output_bytes: list[int]  # per output leaf, from the problem's description (what poisoning claims)
-    pool: list[list[Any]] = field(default_factory=list)  # distinct input sets for warm-up and timed runs
+    pool: SeededPool | list[list[Any]] = field(default_factory=list)  # distinct input sets for the timing runs
     pool_seeds: list[int] = field(default_factory=list)
 
     @property
@@ -156,20 +159,39 @@ def _named_state(model: Any) -> tuple[dict[str, torch.Tensor], dict[str, torch.T
     return parameters, buffers
 
 
-def timing_pool_size(settings: HarnessSettings, set_bytes: int, free_bytes: int) -> int:
-    """How many distinct input sets the timed runs cycle through: one per run at most, within
-    ``input_pool_mb`` and within :data:`POOL_SHARE_OF_FREE` of the device's free memory (0: unknown), never
-    fewer than two (a candidate must not see the same input set twice in a row)."""
+class SeededPool:
+    """The timing runs' input sets, one distinct set per run: the first ``resident`` are made once and kept, the
+    others are made from their seed each time a run asks (on the device, outside the timed region)."""
+
+    def __init__(self, module: ModuleType, seeds: list[int], device: torch.device, resident: int,
+                 first: list[Any]) -> None:
+        self.module, self.seeds, self.device = module, seeds, device
+        self.kept = [first, *(seeded_inputs(module, s, device) for s in seeds[1:resident])]
+
+    def __len__(self) -> int:
+        return len(self.seeds)
+
+    def __getitem__(self, index: int) -> list[Any]:
+        if index < len(self.kept):
+            return self.kept[index]
+        return seeded_inputs(self.module, self.seeds[index], self.device)
+
+
+def resident_sets(settings: HarnessSettings, set_bytes: int, free_bytes: int) -> int:
+    """How many timing input sets stay resident: within ``input_pool_mb``, within :data:`POOL_SHARE_OF_FREE` of
+    the device's free memory (0: unknown) and within one set's size or :data:`RESIDENT_FLOOR_BYTES`; at least one,
+    at most one per run."""
     runs = settings.warmup + settings.repetitions
-    budget = settings.input_pool_mb * 1024 * 1024
+    budget = min(settings.input_pool_mb << 20, max(set_bytes, RESIDENT_FLOOR_BYTES))
     if free_bytes > 0:
         budget = min(budget, int(free_bytes * POOL_SHARE_OF_FREE))
-    return max(2, min(runs, budget // max(set_bytes, 1)))
+    return max(1, min(runs, budget // max(set_bytes, 1)))
 
 
 def _prepare_timing(data: ProblemData, on: Device, settings: HarnessSettings) -> None:
-    """The distinct seeded input sets for warm-up and timed runs."""
-    first = seeded_inputs(data.module, settings.seed + TIMING_SEED_OFFSET, data.device)
-    size = timing_pool_size(settings, tensor_bytes(first), on.memory().free)
-    data.pool_seeds = [settings.seed + TIMING_SEED_OFFSET + i for i in range(size)]
-    data.pool = [first, *(seeded_inputs(data.module, s, data.device) for s in data.pool_seeds[1:])]
+    """The seeds of the timing runs' distinct input sets, and the resident ones made."""
+    runs = settings.warmup + settings.repetitions
+    data.pool_seeds = [settings.seed + TIMING_SEED_OFFSET + i for i in range(runs)]
+    first = seeded_inputs(data.module, data.pool_seeds[0], data.device)
+    resident = resident_sets(settings, tensor_bytes(first), on.memory().free)
+    data.pool = SeededPool(data.module, data.pool_seeds, data.device, resident, first)

@@ -53,6 +53,11 @@ def use_referee(referee: Referee | None) -> None:
     _referee = referee
 
 
+def judged_elsewhere() -> bool:
+    """True in a harness worker: shipped outputs go to the KForge process, and on to the referee."""
+    return isinstance(_referee, ChannelReferee)
+
+
 def call_candidate(model: Callable[..., Any], args: list[Any]) -> Any:
     """The one place a candidate's forward is called from, for trials and timed runs alike."""
     return model(*args)
