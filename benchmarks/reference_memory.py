@@ -10,7 +10,7 @@ problem's data (``reference_data``: model, timing pool, no answer); the referee 
 (``expected_for``). On a harness without a referee (before the reference left the candidate's process), the one
 preparation there is measured as the worker's, and the referee's columns say "-". Printed per problem: one call's
 footprint, each side's preparation seconds and peak memory (device memory on a GPU, resident memory growth on the
-CPU), and the peak as a multiple of the footprint.
+CPU, sampled every millisecond), and the peak as a multiple of the footprint.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SUITE = ROOT / "examples" / "suites" / "basics" / "problems"
 
 MEASURE = r'''
-import json, resource, sys, time
+import json, sys, time
 import torch
 from kforge_core.devices import make_device
 from kforge_core.problem import load_problem
@@ -42,21 +42,37 @@ settings = HarnessSettings()
 problem = load_problem(path)
 on_gpu = device_type != "cpu"
 
+import os, threading
+
 def rss():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 def peak(step):
+    """The step's result, seconds and peak memory above what was held before it: device memory on a GPU, the
+    process's resident memory on the CPU (sampled every millisecond)."""
     if on_gpu:
         getattr(torch, device_type).reset_peak_memory_stats()
         base = getattr(torch, device_type).memory_allocated()
     else:
-        base = rss()
+        base, top, done = rss(), [0], threading.Event()
+        def sample():
+            while not done.is_set():
+                top[0] = max(top[0], rss())
+                time.sleep(0.001)
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
     start = time.perf_counter()
     result = step()
     device.synchronize()
     seconds = time.perf_counter() - start
-    top = getattr(torch, device_type).max_memory_allocated() if on_gpu else rss()
-    return result, seconds, max(top - base, 0)
+    if on_gpu:
+        highest = getattr(torch, device_type).max_memory_allocated()
+    else:
+        done.set()
+        sampler.join()
+        highest = max(top[0], rss())
+    return result, seconds, max(highest - base, 0)
 
 data, worker_s, worker_peak = peak(lambda: side.reference_data(problem, device, settings, backend))
 inputs = side.seeded_inputs(data.module, settings.seed, data.device)

@@ -125,7 +125,9 @@ class WorkerProcess:
             if isinstance(message[1], (Shipped, Conclude)):
                 if self.referee is None:
                     raise self._forged(what, "it shipped outputs while nobody judges them")
+                judging = time.monotonic()
                 self._answer(expected, self.referee(message[1]))
+                deadline.start += time.monotonic() - judging  # the referee's time is not the candidate's
                 continue
             self._awaited.popleft()
             if not isinstance(message[1], Reply):
