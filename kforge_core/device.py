@@ -39,6 +39,15 @@ class MemoryStats:
     allocated: int = 0  # held by live tensors
     reserved: int = 0  # held by the runtime's allocator, live or cached
     total: int = 0  # the device's capacity
+    available: int = 0  # free for this process to take now, the runtime's cache included (0: unknown)
+
+    @property
+    def free(self) -> int:
+        """What this process could still take: what the device says is available plus what the allocator holds
+        unused, else the capacity less what is reserved (0: unknown)."""
+        if self.available:
+            return self.available + max(self.reserved - self.allocated, 0)
+        return max(self.total - self.reserved, 0) if self.total else 0
 
     def describe(self) -> str:
         def gib(n: int) -> str:
@@ -187,6 +196,18 @@ class Device:
         """The device's memory use now (zeros where it cannot tell)."""
         return self._guarded(self._memory, MemoryStats())
 
+    def release_memory(self) -> None:
+        """Between problems: collect the garbage, reset what ``torch.compile`` keeps (compiled graphs hold their
+        tensors) and hand the allocator's cached blocks back to the device."""
+        import gc
+        import sys
+
+        dynamo = sys.modules.get("torch._dynamo")
+        if dynamo is not None:
+            self._guarded(dynamo.reset, None)
+        gc.collect()
+        self._guarded(self._empty_cache, None)
+
     def classify(self, error: BaseException | str) -> Failure | None:
         """``Failure.DEVICE_FAULT`` or ``Failure.OUT_OF_MEMORY`` when the runtime's own error text says so."""
         text = str(error).lower()
@@ -260,8 +281,15 @@ class Device:
     def _memory(self) -> MemoryStats:
         module = self._module()
         total = int(getattr(module.get_device_properties(self.torch_device), "total_memory", 0) or 0)
+        available = self._guarded(lambda: int(module.mem_get_info(self.torch_device)[0]), 0)
         return MemoryStats(int(module.memory_allocated(self.torch_device)),
-                           int(module.memory_reserved(self.torch_device)), total)
+                           int(module.memory_reserved(self.torch_device)), total, available)
+
+    def _empty_cache(self) -> None:
+        """Give the allocator's cached, unused blocks back to the device."""
+        module = self._module()
+        if hasattr(module, "empty_cache"):
+            module.empty_cache()
 
     def _changed_state(self) -> list[StateChange]:
         return []

@@ -19,7 +19,7 @@ from ..harness.host.deadline import BUDGET_RAN_OUT
 from ..harness.host.pool import WorkerStartError
 from ..plugins import PluginSelection
 from ..problem import ProblemError, load_problem
-from ..records import Backend, Problem
+from ..records import Backend, Failure, Problem
 from ..settings import Settings
 from .results import BUDGET_EXCEEDED, INVALID_PROBLEM, NO_SOLUTION, ProblemJob, ProblemResult
 
@@ -101,7 +101,7 @@ class DeviceSlot:
             self._expect_next(harness)
             verdict = harness.evaluate(job.candidate, measure=self.measure, stop_at=stop_at)
         except (ProblemError, WorkerStartError) as exc:  # not loadable, or its reference fails in a worker
-            return ProblemResult(job.key, False, INVALID_PROBLEM, str(exc)[:MESSAGE_LIMIT], device=self.label,
+            return ProblemResult(job.key, False, _start_failure(exc), str(exc)[:MESSAGE_LIMIT], device=self.label,
                                  seconds=time.perf_counter() - start, candidate_digest=job.candidate.digest)
         finally:
             self.loader.forget(job.path)
@@ -158,3 +158,10 @@ def result_of(key: str, verdict: Verdict, device: str, seconds: float) -> Proble
         precision_bits=verdict.precision.bits, device=device,
         seconds=seconds, candidate_digest=verdict.candidate_digest, verdict=verdict.to_json(),
     )
+
+
+def _start_failure(error: Exception) -> str:
+    """A worker that ran out of memory is the harness's resource fault, never a fault of the problem."""
+    if isinstance(error, WorkerStartError) and error.failure is Failure.OUT_OF_MEMORY:
+        return Failure.OUT_OF_MEMORY.value
+    return INVALID_PROBLEM

@@ -1,11 +1,13 @@
 """The core's generic verification, for any backend whose outputs are torch tensors on a torch device.
 
-Per trial: fresh seeded inputs (cloned: the reference computed its outputs on copies of its own, earlier, so no
-memory it used can hold this trial's answer), freed memory poisoned, one call of ``ModelNew.forward``, a copy of
-the outputs taken the moment it returns, then a device-wide wait and a join of threads it started. The outputs are
-then checked for type, count, shape, dtype, NaN/Inf and tolerance, and for the cheats a single call can show.
-After the trials: cheats that show across calls (cached, constant outputs), the precision the candidate achieved
-against a float64 reference, and the PyTorch operators ``ModelNew.forward`` ran.
+Per trial: the trial's seeded inputs, made afresh, freed memory poisoned, one call of ``ModelNew.forward`` through
+the harness's one call path (``shipping.call_candidate``), a copy of the outputs taken the moment it returns, then
+a device-wide wait and a join of threads it started. The copies leave the process at once (``shipping.ship``) and are
+judged by the referee, a process that never imports candidate code and alone knows the expected outputs; its answer
+says whether the trial passed. Here, only what one call shows: outputs that are not plain tensors, unwritten (stale)
+output, work finishing after return, an output that aliases the previous call's. After the trials: the referee's
+conclusion across calls (cached, constant outputs, changed inputs, the precision reached), and the PyTorch operators
+``ModelNew.forward`` ran.
 """
 
 from __future__ import annotations
@@ -20,12 +22,15 @@ from ..candidate_module import candidate_class_name
 from ..device import Device
 from ..harness import flags as F
 from ..harness.op_trace import compute_ops, describe_ops, trace_ops
+from ..harness.protocol import Judged
 from ..harness.worker.candidate import device_of, harness_settings, initialisations, keep_instance, reference_for
-from ..harness.worker.compare import Comparison, check_structure, compare_outputs, max_difference
+from ..harness.worker.compare import Comparison, plain_tensors
 from ..harness.worker.faults import candidate_traceback, classify_exception
 from ..harness.worker.parameter_init import Initialised
-from ..harness.worker.precision import precision_report
-from ..harness.worker.reference import ReferenceData, Trial, clone_values
+from ..harness.worker.reference import ProblemData, Trial, clone_values
+from ..harness.worker.shipping import (
+    TRACED, TRIAL, LocalReferee, call_candidate, conclude, judged_elsewhere, ship, use_referee,
+)
 from ..harness.worker.threads import wait_for_threads
 from ..records import Backend, Candidate, Failure, Flag, StageContext, TrialError, VerifyResult
 from ..settings import HarnessSettings
@@ -39,12 +44,12 @@ class _Run:
     """What verification collected so far."""
 
     trials: list[TrialError] = field(default_factory=list)
-    outputs: list[list[torch.Tensor]] = field(default_factory=list)  # copies, per trial with the right structure
     flags: list[Flag] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     failure: Failure | None = None
     message: str = ""
     precision_bits: float | None = None
+    previous: list[torch.Tensor] = field(default_factory=list)  # the last call's outputs, as returned
 
     def fail(self, failure: Failure, message: str) -> None:
         if self.failure is None:
@@ -55,6 +60,8 @@ def verify_with_torch(backend: Backend, candidate: Candidate, context: StageCont
     settings = harness_settings(context)
     reference = reference_for(backend, context)
     device = device_of(backend, context)
+    if not judged_elsewhere():  # the hook runs outside a harness worker (a plugin's own tool): judged here
+        use_referee(LocalReferee(context.problem, device, settings, backend))
     try:
         class_note, attempts = initialisations(backend, candidate, context)
         chosen = next(attempts)
@@ -65,26 +72,26 @@ def verify_with_torch(backend: Backend, candidate: Candidate, context: StageCont
     run, chosen, parameters_note = _first_trial(chosen, attempts, reference, device, settings, context)
     instance_notes = tuple(n for n in (class_note, parameters_note) if n)
     keep_instance(candidate, context, chosen.model, instance_notes)
-    run.notes[:0] = [*instance_notes, *reference.tolerance_notes]
-    if run.outputs:  # the first trial ran to its comparison: the others run too
+    run.notes[:0] = list(instance_notes)
+    if run.trials:  # the first trial ran to its comparison: the others run too
         for trial in reference.trials[1:]:
-            if not _run_trial(chosen.model, trial, reference, device, settings, context, run):
+            if not _run_trial(chosen.model, trial, "", reference, device, settings, context, run):
                 break
     if run.failure not in (Failure.RUNTIME, Failure.OUT_OF_MEMORY, Failure.DEVICE_FAULT, Failure.OUTPUT_TYPE):
-        _check_across_trials(reference, settings, run)
+        _conclude(run)
     if run.failure is None:  # the operator check decides nothing for a candidate that failed already
         _check_operators(chosen.model, reference, settings, context, run)
     return _result(run)
 
 
-def _first_trial(first: Initialised, others: Iterator[Initialised], reference: ReferenceData, device: Device,
+def _first_trial(first: Initialised, others: Iterator[Initialised], reference: ProblemData, device: Device,
                  settings: HarnessSettings, context: StageContext) -> tuple[_Run, Initialised, str]:
     """The first trial under the seeded construction; when its outputs are numerically wrong, again under each
     other initialisation of the parameters (``parameter_init``) until one passes. Returns the run kept (the first
     that passes, else the seeded construction's), its initialisation and the verdict's note on the parameters.
     Flags raised under any of them are kept."""
     run = _Run()
-    _run_trial(first.model, reference.trials[0], reference, device, settings, context, run)
+    _run_trial(first.model, reference.trials[0], "", reference, device, settings, context, run)
     note = f"parameters: {first.how} ({first.detail})"
     if run.failure is not Failure.MISMATCH:
         return run, first, note
@@ -97,7 +104,7 @@ def _first_trial(first: Initialised, others: Iterator[Initialised], reference: R
         except Exception:  # noqa: BLE001 - it was built once already; a constructor failing now changes nothing
             break
         retry = _Run()
-        _run_trial(other.model, reference.trials[0], reference, device, settings, context, retry)
+        _run_trial(other.model, reference.trials[0], f" ({other.how})", reference, device, settings, context, retry)
         flags.extend(retry.flags)
         if retry.trials and retry.trials[0].passed:
             retry.flags = flags
@@ -110,23 +117,24 @@ def _first_trial(first: Initialised, others: Iterator[Initialised], reference: R
     return run, first, note
 
 
-def _run_trial(model: Any, trial: Trial, reference: ReferenceData, device: Device, settings: HarnessSettings,
-               context: StageContext, run: _Run) -> bool:
+def _run_trial(model: Any, trial: Trial, how: str, reference: ProblemData, device: Device,
+               settings: HarnessSettings, context: StageContext, run: _Run) -> bool:
     """One trial; False when verification cannot go on (an exception, outputs of the wrong kind)."""
-    inputs = clone_values(trial.inputs)
+    inputs = trial.inputs
+    pristine = clone_values(inputs)
     with context.timer.calling(f"forward (trial seed {trial.seed})"):  # until the device and its threads are done
         called = _call(model, inputs, trial, reference, device, settings, context, run)
     if called is None:
         return False
     outputs, structure, at_return = called
-    comparison = compare_outputs(outputs, trial.outputs, reference.tolerances, structure)
-    _record(run, trial, comparison)
-    _check_single_call(outputs, at_return, inputs, trial, device, settings, run)
-    run.outputs.append([o.detach().clone() for o in outputs])
+    judged = ship(f"trial seed {trial.seed}{how}", TRIAL, trial.seed, outputs, structure,
+                  _changed_inputs(inputs, pristine), context.workdir)
+    _record(run, trial, judged)
+    _check_single_call(outputs, at_return, trial, device, settings, run)
     return True
 
 
-def _call(model: Any, inputs: list[Any], trial: Trial, reference: ReferenceData, device: Device,
+def _call(model: Any, inputs: list[Any], trial: Trial, reference: ProblemData, device: Device,
           settings: HarnessSettings, context: StageContext, run: _Run
           ) -> tuple[list[torch.Tensor], tuple[Any, ...], list[torch.Tensor]] | None:
     """Call forward on poisoned memory and wait for all it started; its outputs, how they nest, and a copy taken
@@ -135,19 +143,18 @@ def _call(model: Any, inputs: list[Any], trial: Trial, reference: ReferenceData,
     threads_before = set(threading.enumerate())
     try:
         with torch.no_grad():
-            outputs, structure = flatten_output(model(*inputs))
+            outputs, structure = flatten_output(call_candidate(model, inputs))
     except Exception as exc:
         run.fail(classify_exception(exc, device), f"trial seed {trial.seed}: forward raised:\n"
                  + candidate_traceback(exc, context.workdir))
         return None
     finally:
         device.stop_poisoning()
-    structural = check_structure(outputs, trial.outputs, structure=structure,
-                                 reference_structure=reference.structure)
+    structural = plain_tensors(outputs, structure)
     if structural is not None:
         if any(isinstance(o, torch.Tensor) and type(o) not in (torch.Tensor, torch.nn.Parameter) for o in outputs):
             run.flags.append(F.raise_flag(F.TENSOR_SUBCLASS, structural.message, settings))
-        _record(run, trial, structural)
+        _record(run, trial, _as_judged(structural))
         return None
     at_return = [o.detach().clone() for o in outputs]  # before waiting: what was ready when forward returned
     device.synchronize()
@@ -158,16 +165,22 @@ def _call(model: Any, inputs: list[Any], trial: Trial, reference: ReferenceData,
     return outputs, structure, at_return
 
 
-def _record(run: _Run, trial: Trial, comparison: Comparison) -> None:
-    run.trials.append(TrialError(trial.seed, comparison.passed, comparison.max_abs_error, comparison.max_rel_error,
-                                 comparison.message))
-    if not comparison.passed:
-        run.fail(comparison.failure or Failure.MISMATCH, f"trial seed {trial.seed}: {comparison.message}")
+def _as_judged(comparison: Comparison) -> Judged:
+    return Judged(comparison.passed, comparison.failure, comparison.message, comparison.max_abs_error,
+                  comparison.max_rel_error)
 
 
-def _check_single_call(outputs: list[torch.Tensor], at_return: list[torch.Tensor], inputs: list[Any],
-                       trial: Trial, device: Device, settings: HarnessSettings, run: _Run) -> None:
-    """Cheats one call shows: unwritten (stale) output, work finishing after return, changed inputs."""
+def _record(run: _Run, trial: Trial, judged: Judged) -> None:
+    run.trials.append(TrialError(trial.seed, judged.passed, judged.max_abs_error, judged.max_rel_error,
+                                 judged.message))
+    if not judged.passed:
+        run.fail(judged.failure or Failure.MISMATCH, f"trial seed {trial.seed}: {judged.message}")
+
+
+def _check_single_call(outputs: list[torch.Tensor], at_return: list[torch.Tensor], trial: Trial, device: Device,
+                       settings: HarnessSettings, run: _Run) -> None:
+    """Cheats one call shows: unwritten (stale) output, work finishing after return; and an output that is the
+    previous call's buffer again (state the candidate keeps, overwritten by each call)."""
     poisoned = max(device.poisoned_fraction(o) for o in outputs)
     if poisoned >= 0.5:
         run.flags.append(F.raise_flag(F.STALE_OUTPUT, (
@@ -179,32 +192,25 @@ def _check_single_call(outputs: list[torch.Tensor], at_return: list[torch.Tensor
         run.flags.append(F.raise_flag(F.ASYNC_OUTPUT, (
             "the output changed after forward returned: work continued on a side stream or thread that the "
             "caller's stream does not wait for, so a timer would miss it"), settings))
-    changed = _changed_inputs(inputs, trial.inputs)
-    if changed:
-        expected = _changed_inputs(trial.inputs_after_reference, trial.inputs)
-        after_reference = dict(tensor_leaves(trial.inputs_after_reference))
-        now = dict(tensor_leaves(inputs))
-        unexpected = [path for path in changed if path not in expected or path not in after_reference
-                      or not _same_bits(now[path], after_reference[path].to(now[path].device))]
-        if unexpected:
-            run.flags.append(F.raise_flag(F.INPUT_MUTATION, (
-                f"forward changed input(s) {_paths(unexpected)} in place"
-                + ("" if not expected else f" (the reference changes {_paths(expected)}, differently)")), settings))
+    if _shares_storage(outputs, run.previous):
+        run.flags.append(F.raise_flag(F.PERSISTENT_OUTPUT, (
+            f"trial seed {trial.seed} returned the same buffer as the call before it: the output aliases state the "
+            "candidate keeps, and the next call overwrites it (each output was judged as it was when its call "
+            "returned)"), settings))
+    run.previous = list(outputs)  # held, so a fresh allocation cannot reuse its address
 
 
-def _changed_inputs(now: list[Any], pristine: list[Any]) -> list[str]:
-    """Where the tensors in ``now`` differ from those in ``pristine`` (their paths, ``[1][0]``), a tensor that is
-    gone or new included."""
+def _shares_storage(outputs: list[torch.Tensor], previous: list[torch.Tensor]) -> bool:
+    mine = {o.untyped_storage().data_ptr() for o in outputs if o.numel()}
+    return any(p.numel() and p.untyped_storage().data_ptr() in mine for p in previous)
+
+
+def _changed_inputs(now: list[Any], pristine: list[Any]) -> dict[str, torch.Tensor]:
+    """The tensors in ``now`` that differ from those in ``pristine``, by path (``[1][0]``); the referee compares
+    them with what the reference does to its own inputs."""
     before = dict(tensor_leaves(pristine))
-    after = dict(tensor_leaves(now))
-    return [path for path in dict.fromkeys([*before, *after])
-            if path not in before or path not in after
-            or not _same_bits(after[path], before[path].to(after[path].device))]
-
-
-def _paths(paths: list[str]) -> str:
-    """``[0], [2][1]``: where the inputs are, as indexing them would read."""
-    return ", ".join(paths)
+    return {path: tensor for path, tensor in tensor_leaves(now)
+            if path not in before or not _same_bits(tensor, before[path].to(tensor.device))}
 
 
 def _same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -216,55 +222,45 @@ def _same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
     return bool(torch.equal(x.view(torch.uint8), y.view(torch.uint8)))
 
 
-def _check_across_trials(reference: ReferenceData, settings: HarnessSettings, run: _Run) -> None:
-    """Cached and constant outputs (several trials), an insensitive problem, and the precision achieved."""
-    if reference.insensitive:
-        run.flags.append(F.raise_flag(F.INSENSITIVE_PROBLEM, (
-            f"the reference's output changes by at most {reference.sensitivity:.3g} between trials, within "
-            "tolerance: a constant output would pass this problem's correctness check"), settings))
-    refs = [t.outputs for t in reference.trials[:len(run.outputs)]]
-    for t in range(1, len(run.outputs)):
-        if (not run.trials[t].passed and max_difference(run.outputs[t], run.outputs[t - 1]) == 0
-                and max_difference(refs[t], refs[t - 1]) > 0):
-            run.flags.append(F.raise_flag(F.CACHED_OUTPUT, (
-                f"trial seed {run.trials[t].seed} returned exactly the previous trial's output although its inputs "
-                "differ: the output is cached across calls"), settings))
-            break
-    if len(run.outputs) > 1 and reference.sensitivity > 0:
-        change = max(max_difference(out, run.outputs[0]) for out in run.outputs[1:])
-        if change <= 0.01 * reference.sensitivity:
-            run.flags.append(F.raise_flag(F.CONSTANT_OUTPUT, (
-                f"the output changes by at most {change:.3g} across trials with different inputs, where the "
-                f"reference's changes by {reference.sensitivity:.3g}: it does not depend on the input"), settings))
-    if run.outputs and run.trials[0].passed:  # a wrong answer says nothing about precision
-        report = precision_report(run.outputs[0], reference, settings)
-        run.notes.extend(report.notes)
-        run.flags.extend(report.flags)
-        run.precision_bits = report.bits
+def _conclude(run: _Run) -> None:
+    """The referee's conclusion over the trials: cheats across calls, changed inputs, the precision reached."""
+    conclusion = conclude("verify")
+    run.flags.extend(conclusion.flags)
+    run.notes.extend(conclusion.notes)
+    run.precision_bits = conclusion.precision_bits
+    if conclusion.failure is not None:
+        run.fail(conclusion.failure, conclusion.message)
 
 
-def _check_operators(model: Any, reference: ReferenceData, settings: HarnessSettings, context: StageContext,
+def _check_operators(model: Any, reference: ProblemData, settings: HarnessSettings, context: StageContext,
                      run: _Run) -> None:
-    """Which PyTorch compute operators one extra call of forward runs (reference_call)."""
-    inputs = clone_values(reference.trials[0].inputs)
+    """Which PyTorch compute operators one extra call of forward runs (reference_call). Its output is judged like
+    a trial's: a candidate that answers differently while it is traced is caught."""
+    trial = reference.trials[0]
+    inputs = trial.inputs
 
     def call() -> Any:
         with context.timer.calling("forward (traced for the operators it runs)"):  # not the tracer's own start-up
-            return model(*inputs)
+            return call_candidate(model, inputs)
 
     try:
         with torch.no_grad():
-            _, names = trace_ops(call)
+            result, names = trace_ops(call)
+            outputs, structure = flatten_output(result)
     except Exception as exc:
         run.notes.append(f"the operator trace could not run forward: {type(exc).__name__}: {exc}")
         return
+    if plain_tensors(outputs, structure) is None:
+        judged = ship(f"trial seed {trial.seed} (traced)", TRACED, trial.seed, [o.detach().clone() for o in outputs],
+                      structure, {}, context.workdir)
+        if not judged.passed:
+            run.flags.append(F.raise_flag(F.TAMPERING, (
+                f"forward answered wrongly while its operators were traced ({judged.message}), rightly otherwise: "
+                "it behaves differently when it is watched"), settings))
     found = compute_ops(names)
     if found:
-        shared = sorted(set(found) & set(reference.compute_ops))
-        message = f"ModelNew.forward ran PyTorch compute operators: {describe_ops(found)}"
-        if shared:
-            message += f" ({', '.join(shared)} also run(s) in the reference)"
-        run.flags.append(F.raise_flag(F.REFERENCE_CALL, message, settings))
+        run.flags.append(F.raise_flag(F.REFERENCE_CALL, (
+            f"ModelNew.forward ran PyTorch compute operators: {describe_ops(found)}"), settings))
 
 
 def _result(run: _Run) -> VerifyResult:

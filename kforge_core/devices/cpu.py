@@ -50,7 +50,42 @@ class CpuDevice(Device):
         _set_host_perturb(0)
 
     def _memory(self) -> MemoryStats:
-        return MemoryStats(total=os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+        return MemoryStats(total=os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"),
+                           available=host_memory_free())
+
+    def _empty_cache(self) -> None:
+        """Hand the heap's free memory back to the system (it is kept while timing, see
+        :func:`configure_host_allocator`)."""
+        libc = _libc()
+        if libc is not None and hasattr(libc, "malloc_trim"):
+            libc.malloc_trim(0)
+
+
+def host_memory_free() -> int:
+    """Bytes of host memory this process could still take: what the system has available, within the
+    process's address-space limit (0: unknown)."""
+    try:
+        available = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
+    except (OSError, ValueError):
+        return 0
+    room = _address_space_left()
+    return min(available, room) if room is not None else available
+
+
+def _address_space_left() -> int | None:
+    """Bytes this process may still map under its address-space limit (``harness.memory_limit_mb``), or None
+    when it has none."""
+    import resource
+
+    limit, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if limit == resource.RLIM_INFINITY:
+        return None
+    try:
+        with open("/proc/self/statm") as statm:
+            mapped = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except OSError:
+        return None
+    return max(limit - mapped, 0)
 
 
 def _libc() -> Any:

@@ -29,6 +29,7 @@ PRECISION_DOWNGRADE = "precision_downgrade"
 L2_PERSISTENCE = "l2_persistence"
 INPUT_MUTATION = "input_mutation"
 BUILD_ERROR_CAUGHT = "build_error_caught"
+PERSISTENT_OUTPUT = "persistent_output"
 
 # code -> (the cheat number, what it catches); the README's table is written from this
 CATALOGUE: dict[str, tuple[str, str]] = {
@@ -44,11 +45,13 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     L2_PERSISTENCE: ("8", "a persisting-L2 window was set to keep data in cache across the flush"),
     INPUT_MUTATION: ("-", "the candidate changed its inputs where the reference does not"),
     BUILD_ERROR_CAUGHT: ("-", "a build failed and the candidate caught the error and went on (its fallback ran)"),
+    PERSISTENT_OUTPUT: ("-", "the output is a buffer the candidate keeps and the next call overwrites (a CUDA "
+                             "graph's static output); each call's output is judged as it was when the call returned"),
 }
 
 _POLICY_GOVERNED = {REFERENCE_CALL: "cheat_policy", INPUT_MUTATION: "cheat_policy",
                     PRECISION_DOWNGRADE: "precision_policy"}
-_NEVER_BLOCKING = {INSENSITIVE_PROBLEM, BUILD_ERROR_CAUGHT}
+_NEVER_BLOCKING = {INSENSITIVE_PROBLEM, BUILD_ERROR_CAUGHT, PERSISTENT_OUTPUT}
 # the way out of a policy's block, said with the block: the policy is a choice, not a property of the solution
 _REPORT_INSTEAD = {
     "cheat_policy": "--policy report evaluates such solutions and flags the PyTorch calls or the input changes "

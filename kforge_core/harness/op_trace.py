@@ -56,12 +56,23 @@ def describe_ops(counts: Counter[str]) -> str:
 
 def trace_ops(call: Callable[[], Any]) -> tuple[Any, list[str]]:
     """Run ``call`` under a dispatch mode that records every operator that reaches the dispatcher (from Python
-    or from C++, such as an extension calling ``at::matmul``); returns its result and the operator names."""
+    or from C++, such as an extension calling ``at::matmul``); returns its result and the operator names. Where
+    :func:`hide_recorders` ran first, the questions code usually asks about dispatch modes do not see it."""
+    import torch
     from torch.utils._python_dispatch import TorchDispatchMode
 
     names: list[str] = []
 
     class _Recorder(TorchDispatchMode):
+        def __enter__(self):  # noqa: ANN204 - pushed without setting the "in a dispatch mode" flags
+            torch._C._push_on_torch_dispatch_stack(self)
+            _hidden.append(self)
+            return self
+
+        def __exit__(self, *exc_info: object) -> None:
+            _hidden.remove(self)
+            torch._C._pop_torch_dispatch_stack(None)
+
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
             names.append(op_name(func._schema.name))
             return func(*args, **(kwargs or {}))
@@ -69,3 +80,33 @@ def trace_ops(call: Callable[[], Any]) -> tuple[Any, list[str]]:
     with _Recorder():
         result = call()
     return result, names
+
+
+_hidden: list[Any] = []  # the recorders on the dispatch stack now, which the stack's queries leave out
+
+
+def hide_recorders() -> None:
+    """Answer the questions code asks about the dispatch-mode stack (its length and its entries, through
+    ``torch._C`` and ``torch.utils._python_dispatch``) as if the harness's recorder were not on it. Called in a
+    worker before any candidate is imported, so the names a candidate binds when it is imported answer so too:
+    a candidate that computes with PyTorch only while nobody records its operators finds nobody recording."""
+    import torch
+    import torch.utils._python_dispatch as python_dispatch
+
+    if getattr(torch._C._len_torch_dispatch_stack, "hides_recorders", False):
+        return
+    real_length, real_at = torch._C._len_torch_dispatch_stack, torch._C._get_dispatch_stack_at
+
+    def visible() -> list[Any]:
+        return [m for m in (real_at(i) for i in range(real_length())) if not any(m is h for h in _hidden)]
+
+    def length() -> int:
+        return len(visible()) if _hidden else real_length()
+
+    def at(index: int) -> Any:
+        return visible()[index] if _hidden else real_at(index)
+
+    length.hides_recorders = True  # type: ignore[attr-defined]
+    for space in (torch._C, python_dispatch):
+        space._len_torch_dispatch_stack = length
+        space._get_dispatch_stack_at = at

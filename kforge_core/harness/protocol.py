@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..plugins import PluginSelection
-from ..records import Candidate, Failure, Flag, Problem
+from ..records import Candidate, Failure, Flag, Problem, TrialError
 from ..settings import HarnessSettings
 from .host.namespaces import SandboxPlan
 
@@ -119,6 +119,74 @@ class MeasureBaselines:
     """Time the problem's reference as-is ("eager") and under ``torch.compile`` ("compile")."""
 
     names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Expect:
+    """To the referee worker (one that never imports candidate code): compute ``problem``'s expected outputs,
+    from which it judges what candidates' workers ship (``worker/expected.py``). Answered with :class:`Prepared`."""
+
+    problem: Problem
+
+
+@dataclass(frozen=True)
+class JudgeBegin:
+    """To the referee worker: the outputs shipped from now on are a new candidate's."""
+
+
+@dataclass(frozen=True)
+class Shipped:
+    """One call's outputs, written by the candidate's worker the moment the call returned (``worker/shipping.py``).
+
+    Sent by that worker in the middle of a stage, tagged with the request's id, and answered with
+    :class:`Judged` once the KForge process had the referee worker judge it; sent on to the referee as a request.
+
+    :param label: what the call was ("trial seed 42", "timed run 7").
+    :param kind: ``"trial"`` (a correctness trial) or ``"timed"`` (a timed run chosen for a check after it returned).
+    :param seed: the seed of the call's inputs.
+    :param path: the file holding the output leaves and the inputs the call changed (``torch.save``).
+    :param digest: the file's SHA-256, taken as it was written: a file changed later is tampering.
+    :param structure: how the output leaves nest (``values.flatten_output``).
+    """
+
+    label: str
+    kind: str
+    seed: int
+    path: Path
+    digest: str
+    structure: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Judged:
+    """The referee's answer to one :class:`Shipped` call."""
+
+    passed: bool
+    failure: Failure | None = None
+    message: str = ""
+    max_abs_error: float = 0.0
+    max_rel_error: float = 0.0
+
+
+@dataclass(frozen=True)
+class Conclude:
+    """Sent by a candidate's worker after its trials (``kind`` "verify") or timed runs ("timing"), and then by the
+    KForge process to the referee: what the calls judged so far add up to (:class:`Conclusion`)."""
+
+    kind: str
+
+
+@dataclass(frozen=True)
+class Conclusion:
+    """What the referee found over a candidate's shipped calls: the trials in order, the cheats seen across calls
+    (cached, constant outputs, changed inputs, files changed after they were written), the precision reached."""
+
+    trials: tuple[TrialError, ...] = ()
+    flags: tuple[Flag, ...] = ()
+    notes: tuple[str, ...] = ()
+    failure: Failure | None = None
+    message: str = ""
+    precision_bits: float | None = None
 
 
 # --------------------------------------------------------------------------------------------------- replies

@@ -8,7 +8,8 @@ from ..settings import HarnessSettings
 
 
 def checked_timed_runs(settings: HarnessSettings) -> list[int]:
-    """Which timed runs have their outputs checked: spread over the runs, the last one always among them."""
+    """As many timed runs as have their outputs checked, spread over the runs (the notes count them; which runs
+    are checked is drawn at random after each returned, see ``worker/shipping.TimedChecks``)."""
     count = min(settings.timing_checks, settings.repetitions)
     if count == 0:
         return []

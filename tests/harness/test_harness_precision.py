@@ -7,7 +7,6 @@ in bfloat16, one below it, a TF32 switch and a bfloat16 switch, each under the c
 from __future__ import annotations
 
 import json
-from types import SimpleNamespace
 
 import pytest
 import torch
@@ -41,9 +40,8 @@ def _report(output: torch.Tensor, contract: str):
     torch.manual_seed(0)
     x, w = torch.randn(256, 512, dtype=torch.float64), torch.randn(512, 128, dtype=torch.float64) / 512 ** 0.5
     exact = x @ w
-    reference = SimpleNamespace(trials=[SimpleNamespace(outputs=[(x.float() @ w.float())])], structure=(None,),
-                                float64_outputs=[exact], float64_note="")
-    return precision_report([output(x, w)], reference, HarnessSettings(precision=contract))
+    return precision_report([output(x, w)], [x.float() @ w.float()], [exact], "", (None,),
+                            HarnessSettings(precision=contract))
 
 
 def _in(dtype: torch.dtype):

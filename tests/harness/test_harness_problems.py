@@ -34,7 +34,7 @@ def test_a_warm_worker_takes_the_next_problem_and_baselines_come_from_the_cache_
     assert [v.correct for v in (first, second, third)] == [True, True, True], [second.message, third.message]
     assert [v.problem for v in (first, second, third)] == ["relu_scale", "linear_relu", "relu_scale"]
     assert not any(v.worker_replaced for v in (first, second, third))
-    assert started == 2  # one worker served all three candidates; one measured every baseline
+    assert started == 2  # one worker served all three candidates; the referee judged them and timed the baselines
     assert second.baselines and second.baselines[0][1].median != first.baselines[0][1].median
     assert not first.baseline_notes and not second.baseline_notes
     assert third.baselines == first.baselines  # measured once for the problem, kept in the cache
@@ -42,9 +42,9 @@ def test_a_warm_worker_takes_the_next_problem_and_baselines_come_from_the_cache_
     kept = list((cache / "baselines").glob("*.json"))
     assert len(kept) == 2 and all("eager" in json.loads(p.read_text())["baselines"] for p in kept)
 
-    with _harness(cache) as again:  # another run: no worker measures a baseline
+    with _harness(cache) as again:  # another run: no worker measures a baseline (the referee only judges)
         verdict = again.evaluate(candidate("relu_scale_numpy"))
-        assert verdict.baselines == first.baselines and again.workers_started == 1
+        assert verdict.baselines == first.baselines and again.workers_started == 2
     with _harness(cache, baseline_cache="refresh") as fresh:
         verdict = fresh.evaluate(candidate("relu_scale_numpy"))
         assert not verdict.baseline_notes and fresh.workers_started == 2
@@ -56,7 +56,7 @@ def test_a_worker_that_failed_is_not_reused_for_the_next_problem(tmp_path):
         harness.use_problem(problem("linear_relu"))
         verdict = harness.evaluate(candidate("linear_relu_numpy"), measure=False)
         assert failed.worker_replaced and verdict.correct, verdict.message
-        assert harness.workers_started == 2
+        assert harness.workers_started == 3  # the failed one, its replacement, and the referee
 
 
 def test_workers_are_bound_to_the_unit_they_are_given(tmp_path):

@@ -29,7 +29,7 @@ def test_a_correct_verdict_has_runtimes_speedups_and_the_method(relu_harness):
     assert verdict.runtime.min <= verdict.runtime.median
     method = verdict.method
     assert (method.device, method.warmup, method.repetitions, method.l2_flush_bytes) == ("cpu", 1, 4, 0)
-    assert method.fresh_inputs and "checked against the reference again" in method.notes
+    assert method.fresh_inputs and "drawn at random after each returned, checked against the reference" in method.notes
     assert round_trip(verdict) == verdict
 
 

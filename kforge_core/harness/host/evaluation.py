@@ -20,6 +20,7 @@ from ..protocol import Begin, Finish, FinishReport, Reply, RunStage, Time, Timin
 from ..verdict import RuntimeStats, TimingMethod
 from .deadline import StageTimeouts, WaitLimits
 from .process import WorkerFault, WorkerProcess
+from .referee import Referee, trusted_verify
 
 _BEGIN_TIMEOUT_S = 60.0
 _FINISH_TIMEOUT_S = 60.0
@@ -47,16 +48,21 @@ class StageOutcomes:
 
 def run_stages(worker: WorkerProcess, candidate: Candidate, workdir: Path, settings: HarnessSettings,
                timeouts: StageTimeouts, *, measure: bool, profile: bool,
-               timing_guard: Callable[[], ContextManager[None]], stop_at: float | None = None) -> StageOutcomes:
+               timing_guard: Callable[[], ContextManager[None]], referee: Referee,
+               stop_at: float | None = None) -> StageOutcomes:
     """Drive the worker through the candidate's stages; a dead or hung worker ends them with its fault, and so
-    does reaching ``stop_at`` (a monotonic time: the problem's budget)."""
+    does reaching ``stop_at`` (a monotonic time: the problem's budget). The outputs the worker ships are judged by
+    ``referee``, whose conclusions replace the worker's own."""
     out = StageOutcomes()
     call = functools.partial(_call, worker, stop_at)
     worker.wait_notes.clear()
+    referee.begin()
+    worker.referee = referee.answer
     try:
         _expect(worker.call(Begin(candidate, workdir), _BEGIN_TIMEOUT_S, "preparing the scratch directory"), out)
         if out.failure is None:
-            _stages(call, settings, timeouts, out, measure=measure, profile=profile, timing_guard=timing_guard)
+            _stages(call, settings, timeouts, out, measure=measure, profile=profile, timing_guard=timing_guard,
+                    referee=referee)
         if worker.alive:
             out.finish = _expect(worker.call(Finish(), _FINISH_TIMEOUT_S, "checking the process"), out)
     except WorkerFault as fault:
@@ -79,7 +85,7 @@ def _call(worker: WorkerProcess, stop_at: float | None, request: Any, timeout_s:
 
 
 def _stages(call: Callable[..., Reply], settings: HarnessSettings, timeouts: StageTimeouts, out: StageOutcomes, *,
-            measure: bool, profile: bool, timing_guard: Callable[[], ContextManager[None]]) -> None:
+            measure: bool, profile: bool, timing_guard: Callable[[], ContextManager[None]], referee: Referee) -> None:
     waits = timeouts.waits
     out.compile = _expect(call(RunStage("compile"), timeouts.compile_s, "compile", timeouts.compile_waits), out)
     if out.compile is None or not out.compile.ok:
@@ -88,6 +94,7 @@ def _stages(call: Callable[..., Reply], settings: HarnessSettings, timeouts: Sta
     out.verify = _expect(call(RunStage("verify"), timeouts.verify_s, "verify", waits), out)
     if out.verify is None:
         return
+    out.verify = trusted_verify(out.verify, referee.conclude("verify"), settings)
     out.flags.extend(out.verify.flags)
     if not out.verify.correct or any(flag.blocking for flag in out.flags):  # rejected already: no time spent on it
         return
@@ -96,6 +103,7 @@ def _stages(call: Callable[..., Reply], settings: HarnessSettings, timeouts: Sta
             out.timing = _expect(call(Time(), timeouts.timing_s, "timing", waits), out)
         if out.timing is not None:
             out.flags.extend(out.timing.flags)
+            out.flags.extend(referee.conclude("timing").flags)  # the checked runs, as the referee saw them
     if profile and out.failure is None:
         out.profile = _expect(call(RunStage("profile"), timeouts.profile_s, "profile", waits), out)
         if out.profile is not None:

@@ -31,6 +31,7 @@ from .baseline_cache import BaselineCache, BaselineKey
 from .device_binding import device_environment
 from .namespaces import sandbox_plan, use_sandbox
 from .process import WorkerFault, WorkerProcess
+from .referee import Referee
 from .static_check import check_source
 
 
@@ -88,7 +89,7 @@ class Harness:
         self.builds_ahead = self._hooks.builds_ahead and settings.harness.prebuild_jobs > 0  # prebuild() builds
         self._numbers = itertools.count(1)
         self._baselines: BaselineResults | None = None
-        self._baseline_worker: WorkerProcess | None = None  # kept across problems: it never runs candidate code
+        self._referee = Referee(self._pool, settings.harness)  # judges, and times baselines: never runs candidate code
         self._baseline_cache = BaselineCache(settings.cache_dir)
         self._prebuild_problems: dict[str, Problem] = {}  # candidate digest -> the problem it is built for
         self._closed = False
@@ -102,7 +103,7 @@ class Harness:
         if problem.digest == self.problem.digest:
             return
         self.problem = problem
-        self._pool.problem = self._seen_by_workers(problem)
+        self._pool.move_to(self._seen_by_workers(problem))
         self._baselines = None
 
     def expect_problem(self, problem: Problem | None) -> None:
@@ -123,9 +124,11 @@ class Harness:
         static_flags = check_source(candidate, self.problem, self.settings.harness.contract, self._source_checks)
         workdir = self._scratch_dir(candidate)
         self._prebuilder.wait(candidate)  # its compile stage then finds what was built ahead
-        worker = self._pool.acquire()
-        out = run_stages(worker, candidate, workdir, self.settings.harness, self.timeouts, measure=measure,
-                         profile=profile, timing_guard=self._quiet_for_timing, stop_at=stop_at)
+        timeouts = self.timeouts
+        worker = self._acquire()
+        out = run_stages(worker, candidate, workdir, self.settings.harness, timeouts, measure=measure,
+                         profile=profile, timing_guard=self._quiet_for_timing, referee=self._referee,
+                         stop_at=stop_at)
         flags, failure, message = decide(out, static_flags)
         replaced = self._pool.release(worker, reusable=failure is None and out.clean)
         stdout, stderr = captured_output(workdir, self.settings.harness.output_limit_kb)
@@ -184,9 +187,8 @@ class Harness:
     def timeouts(self) -> StageTimeouts:
         """The limits of a candidate's stages, derived from the settings and the reference's time on the device
         (measured by the first worker; starts one when none has started yet)."""
-        if self._pool.reference_s is None:
-            self._pool.release(self._pool.acquire(), reusable=True)
-        return StageTimeouts.derive(self.settings.harness, self._pool.reference_s or 0.0)
+        self._referee.ready()
+        return StageTimeouts.derive(self.settings.harness, self._referee.reference_s or 0.0)
 
     @property
     def baseline_errors(self) -> dict[str, str]:
@@ -212,8 +214,7 @@ class Harness:
             return
         self._closed = True
         self._prebuilder.close()
-        if self._baseline_worker is not None:
-            self._baseline_worker.close()
+        self._referee.close()
         self._pool.close()
         if self._own_root:
             shutil.rmtree(self.root, ignore_errors=True)
@@ -230,6 +231,17 @@ class Harness:
     def workers_started(self) -> int:
         """How many worker processes this Harness has started (spares included)."""
         return self._pool.started
+
+    def _acquire(self) -> WorkerProcess:
+        """A worker for the next candidate. A worker that cannot start or prepare for lack of memory is the
+        harness's resource fault: the idle workers are ended to free their memory and it is tried once more."""
+        try:
+            return self._pool.acquire()
+        except WorkerStartError as error:
+            if error.failure is not Failure.OUT_OF_MEMORY:
+                raise
+            self._pool.close()
+        return self._pool.acquire()
 
     def _worker_init(self) -> WorkerInit:
         # the workers import what this process can import: the selected plugin modules must be found there too
@@ -304,15 +316,7 @@ class Harness:
         threads and caches behind), but kept from one problem to the next while it does not fail."""
         harness = self.settings.harness
         samples, errors, method = [], [], None
-        worker = self._baseline_worker
-        if worker is None or not worker.alive:
-            worker = self._baseline_worker = self._pool.acquire(fresh=True)
-        else:
-            try:
-                self._pool.prepare(worker)
-            except WorkerStartError:
-                self._baseline_worker = None
-                raise
+        worker = self._referee.ready()
         self._pool.wait_idle()  # no worker starting up beside the timed runs
         fit = True
         try:
@@ -330,8 +334,7 @@ class Harness:
             errors.append((name, f"{name} baseline failed: {fault.message}"))
             fit = False
         if not fit:
-            self._pool.release(worker, reusable=False)
-            self._baseline_worker = None
+            self._referee.discard()
         return BaselineResults(tuple(samples), tuple(errors), method)
 
     def _precision(self, out: StageOutcomes) -> PrecisionReached:
@@ -354,7 +357,8 @@ class Harness:
         return TimingMethod(
             device=facts.device, warmup=harness.warmup, repetitions=harness.repetitions,
             l2_flush_bytes=facts.flush_bytes, synchronize=facts.synchronize, timer=facts.timer, fresh_inputs=True,
-            notes=f"not timed; outputs of timed runs {checked_timed_runs(harness)} would be checked again",
+            notes=f"not timed; outputs of {len(checked_timed_runs(harness))} timed runs, drawn at random, would be "
+                  "checked against the reference",
         )
 
     def _check_open(self) -> None:

@@ -17,14 +17,23 @@ from pathlib import Path
 from typing import Callable
 
 from ...errors import KForgeError
-from ...records import Problem
+from ...records import Failure, Problem
 from ...settings import HarnessSettings
 from ..protocol import DeviceFacts, Prepare, Prepared, WorkerInit
+from ..worker.faults import OUT_OF_MEMORY_PATTERNS
 from .process import WorkerFault, WorkerProcess
 
 
 class WorkerStartError(KForgeError):
-    """A worker could not start or could not run the problem's reference: nothing a candidate did."""
+    """A worker could not start or could not run the problem's reference: nothing a candidate did.
+
+    :param failure: the class of what went wrong, when known: ``Failure.OUT_OF_MEMORY`` is the harness's resource
+        fault (the device was full), not a fault of the problem.
+    """
+
+    def __init__(self, message: str, *, failure: Failure | None = None, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.failure = failure
 
 
 class WorkerPool:
@@ -79,12 +88,25 @@ class WorkerPool:
             except WorkerFault as fault:
                 self._forget(worker)
                 raise WorkerStartError(f"a worker could not take problem {self.problem.name} ({fault.message})",
-                                       hint=worker.worker_stderr_tail() or None) from None
+                                       failure=fault.failure, hint=worker.worker_stderr_tail() or None) from None
         try:
             self._ready(worker)
         except WorkerStartError:
             self._forget(worker)
             raise
+
+    def move_to(self, problem: Problem) -> None:
+        """Serve ``problem`` from now on. The idle workers are told at once (they drop the previous problem's data
+        and its device memory, and prepare this one while nothing waits for them)."""
+        self.problem = problem
+        for worker in list(self._idle):
+            if self._prepared.get(worker.pid) == problem.digest or not worker.alive:
+                continue
+            try:
+                self._send_prepare(worker, problem)
+            except WorkerFault:
+                self._idle.remove(worker)
+                self._forget(worker)
 
     def release(self, worker: WorkerProcess, *, reusable: bool) -> bool:
         """Keep ``worker`` warm when allowed; otherwise kill it. Returns True when it was killed (replaced)."""
@@ -150,20 +172,34 @@ class WorkerPool:
     def _ready(self, worker: WorkerProcess) -> None:
         """Read the replies to the start and to Prepare; any failure there is a WorkerStartError."""
         timeout = self._settings.startup_timeout_s
+        replies = []
         try:
-            replies = worker.drain(timeout, "starting the worker and preparing the reference")
+            while worker.pending:  # one at a time: a worker that said why it failed and then exited said why
+                replies.append(worker.receive(timeout, "starting the worker and preparing the reference"))
         except WorkerFault as fault:
-            raise WorkerStartError(f"a worker could not start ({fault.message})",
-                                   hint=worker.worker_stderr_tail() or None) from None
+            if not any(reply.failure is not None for reply in replies):
+                stderr = worker.worker_stderr_tail()
+                raise WorkerStartError(f"a worker could not start ({fault.message})",
+                                       failure=_start_fault(fault, stderr), hint=stderr or None) from None
         for reply in replies:
             if reply.failure is not None:
-                raise WorkerStartError(f"a worker could not start: {reply.message}", hint=_last_lines(reply.detail))
+                raise WorkerStartError(f"a worker could not start: {reply.message}", failure=reply.failure,
+                                       hint=_last_lines(reply.detail))
             if isinstance(reply.value, DeviceFacts):
                 worker.facts = reply.value
                 self.facts = reply.value
             elif isinstance(reply.value, Prepared):
                 digest = self._preparing[worker.pid].popleft()
                 self._references[digest] = reply.value.reference_s
+
+
+def _start_fault(fault: WorkerFault, stderr: str) -> Failure:
+    """A worker that died starting is out of memory when its last words say so (the loader or the runtime
+    could not allocate), whatever its exit looked like."""
+    lowered = stderr.lower()
+    if any(pattern in lowered for pattern in OUT_OF_MEMORY_PATTERNS):
+        return Failure.OUT_OF_MEMORY
+    return fault.failure
 
 
 def _last_lines(text: str, count: int = 8) -> str | None:

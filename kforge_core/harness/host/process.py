@@ -12,11 +12,11 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ...records import Failure
 from ..captured import read_truncated, tail_lines
-from ..protocol import Channel, ChannelClosed, ChannelTimeout, DeviceFacts, Reply, Wait, WorkerInit
+from ..protocol import Channel, ChannelClosed, ChannelTimeout, Conclude, DeviceFacts, Reply, Shipped, Wait, WorkerInit
 from .activity import ActivityProbe
 from .deadline import StageDeadline, WaitLimits
 from .exits import classify_exit, memory_total_kb, oom_kill_count
@@ -72,6 +72,8 @@ class WorkerProcess:
         self.used = False  # served a candidate
         self.probe = ActivityProbe(self.process.pid, home)
         self.wait_notes: list[str] = []  # calls allowed past their limit while compiling, and why
+        # who answers the outputs this worker ships while it serves a candidate (the referee); None: nobody
+        self.referee: Callable[[Any], Any] | None = None
         self.send(init)
 
     @property
@@ -131,11 +133,25 @@ class WorkerProcess:
                 else:
                     deadline.leave(time.monotonic())
                 continue
+            if isinstance(message[1], (Shipped, Conclude)):
+                if self.referee is None:
+                    raise self._forged(what, "it shipped outputs while nobody judges them")
+                judging = time.monotonic()
+                self._answer(expected, self.referee(message[1]))
+                deadline.start += time.monotonic() - judging  # the referee's time is not the candidate's
+                continue
             self._awaited.popleft()
             self.wait_notes.extend(deadline.notes)
             if not isinstance(message[1], Reply):
                 raise self._forged(what, "it did not answer the request that was sent")
             return message[1]
+
+    def _answer(self, request_id: int, answer: Any) -> None:
+        """The answer to a message the worker sent in the middle of request ``request_id``."""
+        try:
+            self.channel.send((request_id, answer))
+        except (BrokenPipeError, OSError):
+            raise self._fault_from_exit() from None
 
     def _forged(self, what: str, why: str) -> WorkerFault:
         self.kill()

@@ -18,7 +18,7 @@ from ...devices import make_device
 from ...records import Backend, Candidate, StageContext
 from ...settings import HarnessSettings
 from .parameter_init import FALLBACKS, Initialised, seeded
-from .reference import ReferenceData, reference_data
+from .reference import ProblemData, reference_data
 
 
 @dataclass
@@ -44,8 +44,8 @@ def device_of(backend: Backend, context: StageContext) -> Device:
     return make_device(backend)
 
 
-def reference_for(backend: Backend, context: StageContext) -> ReferenceData:
-    """The problem's reference data on the backend's device (computed once per worker)."""
+def reference_for(backend: Backend, context: StageContext) -> ProblemData:
+    """The problem's inputs and model on the backend's device (made once per worker; no reference output)."""
     return reference_data(context.problem, device_of(backend, context), harness_settings(context), backend)
 
 
@@ -74,6 +74,11 @@ def initialisations(backend: Backend, candidate: Candidate, context: StageContex
 def keep_instance(candidate: Candidate, context: StageContext, model: Any, notes: tuple[str, ...]) -> None:
     """What verification decided: timing and profile use this model."""
     _instances[(str(context.workdir), candidate.digest)] = CandidateInstance(model, notes)
+
+
+def forget_instances() -> None:
+    """Drop every candidate model this process keeps (moving on to another problem)."""
+    _instances.clear()
 
 
 def candidate_instance(backend: Backend, candidate: Candidate, context: StageContext) -> CandidateInstance:

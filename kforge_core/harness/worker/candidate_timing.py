@@ -3,30 +3,45 @@ behind in the process. Runs inside workers only."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import torch
 
 from ...records import Backend, Candidate, StageContext
 from ...settings import HarnessSettings
+from ...values import flatten_output
 from .. import flags as F
 from ..protocol import FinishReport, TimingOutcome
-from ..timed_runs import checked_timed_runs
+from ..timed_runs import pool_index
 from .candidate import candidate_instance
 from .integrity import ProcessSnapshot, changes_since
 from ..precision_switches import switch_computes_in
-from .reference import ReferenceData
-from .timing import check_timed_outputs, time_runs, timing_method
+from .reference import ProblemData
+from .shipping import TIMED, TimedChecks, call_candidate, conclude, ship
+from .timing import time_runs, timing_method
 
 if TYPE_CHECKING:
     from ...device import Device
 
 
-def time_candidate(backend: Backend, candidate: Candidate, context: StageContext, reference: ReferenceData,
+def time_candidate(backend: Backend, candidate: Candidate, context: StageContext, reference: ProblemData,
                    device: Device) -> TimingOutcome:
-    """Time the candidate's ``ModelNew`` and check the outputs of some timed runs against the reference."""
+    """Time the candidate's ``ModelNew``; the outputs of timed runs drawn at random after each returned are shipped
+    to the referee, which checks them against the reference's for the same inputs."""
     settings: HarnessSettings = context.settings
     model = candidate_instance(backend, candidate, context).model
-    runs = time_runs(model, reference, device, settings, keep=tuple(checked_timed_runs(settings)), timer=context.timer)
-    flags = [*runs.flags, *check_timed_outputs(runs, reference, settings)]
+    checks = TimedChecks(settings.timing_checks, settings.repetitions)
+
+    def returned(run: int, result: Any) -> None:
+        if checks.draw():
+            leaves, structure = flatten_output(result)
+            plain = [o.detach().clone() if type(o) in (torch.Tensor, torch.nn.Parameter) else None for o in leaves]
+            seed = reference.pool_seeds[pool_index(run, settings, len(reference.pool))]
+            ship(f"timed run {run}", TIMED, seed, plain, structure, {}, context.workdir)
+
+    runs = time_runs(lambda *args: call_candidate(model, list(args)), reference, device, settings,
+                     timer=context.timer, returned=returned)
+    flags = [*runs.flags, *conclude("timing").flags]
     return TimingOutcome(tuple(runs.samples_ms), timing_method(device, settings, reference), tuple(flags))
 
 

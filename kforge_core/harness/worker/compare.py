@@ -64,6 +64,17 @@ def check_structure(outputs: Sequence[Any], reference: Sequence[torch.Tensor], *
     return None
 
 
+def plain_tensors(outputs: Sequence[Any], structure: tuple[Any, ...]) -> Comparison | None:
+    """A failed Comparison when an output leaf is not a plain tensor (checked in the candidate's process before
+    any tensor operation touches the outputs: a subclass gets no chance to run its own code); None when all are."""
+    for label, out in zip(output_labels(structure), outputs):
+        if not isinstance(out, torch.Tensor):
+            return _failed(Failure.OUTPUT_TYPE, f"{label} is a {type(out).__name__}, expected a torch.Tensor")
+        if type(out) not in (torch.Tensor, torch.nn.Parameter):
+            return _failed(Failure.OUTPUT_TYPE, f"{label} is a {type(out).__qualname__}, a tensor subclass")
+    return None
+
+
 def _failed(failure: Failure, message: str) -> Comparison:
     return Comparison(False, failure, math.inf, math.inf, message)
 

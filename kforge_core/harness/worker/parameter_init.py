@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable
 
 import torch
 
-from .reference import ReferenceData, build_model
+from .reference import ProblemData, build_model
 
 SEEDED = "seeded construction"
 BY_NAME = "copied from reference by name"
@@ -39,23 +39,23 @@ class Initialised:
     detail: str
 
 
-def seeded(cls: type, reference: ReferenceData) -> Initialised:
+def seeded(cls: type, reference: ProblemData) -> Initialised:
     model = build_model(cls, reference.init_inputs, reference.seed, reference.device)
     return Initialised(model, SEEDED, f"built under seed {reference.seed} as Model was; nothing copied")
 
 
-def copied_by_name(cls: type, reference: ReferenceData) -> Initialised | None:
+def copied_by_name(cls: type, reference: ProblemData) -> Initialised | None:
     return _copied(cls, reference, BY_NAME, _paired_by_name, "with the same name and shape")
 
 
-def matched_by_shape(cls: type, reference: ReferenceData) -> Initialised | None:
+def matched_by_shape(cls: type, reference: ProblemData) -> Initialised | None:
     return _copied(cls, reference, BY_SHAPE, _paired_by_shape, "onto the candidate's by shape, in order")
 
 
-FALLBACKS: tuple[Callable[[type, ReferenceData], Initialised | None], ...] = (copied_by_name, matched_by_shape)
+FALLBACKS: tuple[Callable[[type, ProblemData], Initialised | None], ...] = (copied_by_name, matched_by_shape)
 
 
-def _copied(cls: type, reference: ReferenceData, how: str, pair: Callable[[dict[str, torch.Tensor], dict[
+def _copied(cls: type, reference: ProblemData, how: str, pair: Callable[[dict[str, torch.Tensor], dict[
         str, torch.Tensor]], list[tuple[torch.Tensor, torch.Tensor]] | None], where: str) -> Initialised | None:
     """The candidate built under the seed, then the reference's parameters and buffers copied into it as ``pair``
     pairs them; None when it is no module, when ``pair`` finds no pairing of the parameters, or when no value
@@ -78,7 +78,7 @@ def _copied(cls: type, reference: ReferenceData, how: str, pair: Callable[[dict[
     return Initialised(model, how, f"copied {' and '.join(counts)} {where}")
 
 
-def _tables(reference: ReferenceData, model: torch.nn.Module) -> list[tuple[str, dict[str, torch.Tensor],
+def _tables(reference: ProblemData, model: torch.nn.Module) -> list[tuple[str, dict[str, torch.Tensor],
                                                                           dict[str, torch.Tensor]]]:
     return [("parameters", reference.fresh_parameters, dict(model.named_parameters())),
             ("buffers", reference.fresh_buffers, dict(model.named_buffers()))]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any
 
 import torch
 
@@ -22,9 +22,6 @@ from ...records import Flag
 from ...settings import HarnessSettings
 from ...values import output_labels
 from .. import flags as F
-
-if TYPE_CHECKING:
-    from .reference import ReferenceData
 
 CHECKED_DTYPES = ("float32", "float16", "bfloat16")  # float64 outputs are compared with float64 itself
 MARGIN_BITS = 6.0
@@ -63,16 +60,18 @@ def agreement_bits(output: torch.Tensor, exact: torch.Tensor) -> float:
     return min(max(bits, 0.0), _EXACT_BITS) + 0.0  # + 0.0: never print "-0.0"
 
 
-def precision_report(outputs: list[torch.Tensor], reference: ReferenceData, settings: HarnessSettings
-                     ) -> PrecisionReport:
-    """Notes on the precision of the first trial's outputs, and a flag when it is below what the precision
-    contract allows."""
-    if reference.float64_outputs is None:
-        return PrecisionReport((f"precision not estimated: {reference.float64_note}",), ())
+def precision_report(outputs: list[torch.Tensor], expected: list[torch.Tensor],
+                     float64_outputs: list[torch.Tensor] | None, float64_note: str, structure: tuple[Any, ...],
+                     settings: HarnessSettings) -> PrecisionReport:
+    """Notes on the precision of one trial's outputs (``expected``: the reference's own for the same inputs,
+    ``float64_outputs``: the reference in float64, or None and why not), and a flag when it is below what the
+    precision contract allows."""
+    if float64_outputs is None:
+        return PrecisionReport((f"precision not estimated: {float64_note}",), ())
     contract = settings.contract
     notes, flags, reached = [], [], []
-    labels = output_labels(reference.structure)
-    for label, out, ref32, ref64 in zip(labels, outputs, reference.trials[0].outputs, reference.float64_outputs):
+    labels = output_labels(structure)
+    for label, out, ref32, ref64 in zip(labels, outputs, expected, float64_outputs):
         dtype = str(ref32.dtype).removeprefix("torch.")
         if dtype not in CHECKED_DTYPES or out.shape != ref32.shape:
             continue

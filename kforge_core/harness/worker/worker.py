@@ -23,8 +23,8 @@ from ...stage_timer import StageTimer
 from ...tracebacks import exception_line, exception_text
 from ..captured import STDERR_FILE, STDOUT_FILE
 from ..protocol import (
-    Begin, Channel, ChannelClosed, DeviceFacts, Finish, MeasureBaselines, Prepare, Prepared, Reply, RunStage, Time,
-    Wait, WorkerInit,
+    Begin, Channel, ChannelClosed, Conclude, DeviceFacts, Expect, Finish, JudgeBegin, MeasureBaselines, Prepare,
+    Prepared, Reply, RunStage, Shipped, Time, Wait, WorkerInit,
 )
 from .faults import classify_exception, classify_text
 
@@ -77,6 +77,7 @@ class Worker:
         self.context: StageContext | None = None
         self.snapshot: Any = None
         self.must_exit = False
+        self.judge: Any = None  # in the referee only: judges what candidates' workers ship (set by Expect)
 
     @property
     def facts(self) -> DeviceFacts:
@@ -109,10 +110,16 @@ class Worker:
 
     def _dispatch(self, request: Any) -> Any:
         if isinstance(request, Prepare):
+            if self.problem is not None and self.problem.digest != request.problem.digest:
+                from .candidate import forget_instances
+
+                forget_instances()  # the previous problem's candidates, and the memory they hold, go
             self.problem = request.problem
             reference = self.reference()
             return Prepared(f"{len(reference.trials)} trials and {len(reference.pool)} timing input sets prepared",
-                            reference.forward_s)
+                            0.0)
+        if isinstance(request, (Expect, JudgeBegin, Shipped, Conclude)):
+            return self._referee(request)
         if isinstance(request, Begin):
             return self._begin(request)
         if isinstance(request, RunStage):
@@ -131,8 +138,35 @@ class Worker:
             return measure_baselines(request.names, self.reference(), self.device, self.init.settings)
         raise TypeError(f"unknown request {request!r}")
 
+    def _referee(self, request: Any) -> Any:
+        """The referee's requests: it never serves a candidate, so nothing here ran candidate code."""
+        from .judge import Judge
+
+        if self.candidate is not None:
+            raise RuntimeError("a worker that serves a candidate cannot judge")
+        if isinstance(request, Expect):
+            from .expected import expected_for
+
+            self.problem, self.judge = request.problem, None  # the previous problem's answers go first
+            expected = expected_for(request.problem, self.device, self.init.settings, self.backend)
+            self.judge = Judge(expected, self.init.settings)
+            return Prepared(f"expected outputs of {len(expected.data.trials)} trials ({len(expected.kept)} kept)",
+                            expected.forward_s)
+        if self.judge is None:
+            raise RuntimeError("the referee was asked to judge before it was told the problem")
+        if isinstance(request, JudgeBegin):
+            return self.judge.begin()
+        if isinstance(request, Shipped):
+            return self.judge.judge(request)
+        return self.judge.conclude(request.kind)
+
     def _begin(self, request: Begin) -> None:
+        from ...builtin import torch_verify  # noqa: F401 - the harness's own code is loaded, and watched, first
+        from . import candidate_timing  # noqa: F401
+        from ..op_trace import hide_recorders
         from .integrity import ProcessSnapshot
+
+        hide_recorders()
 
         reference = self.reference()
         workdir = request.workdir
@@ -158,11 +192,15 @@ class Worker:
     def _finish(self) -> Any:
         from .candidate_timing import finish_report
 
+        from .candidate import forget_instances
+        from .memory import released
+
         report = finish_report(self.snapshot, self.init.settings)
         _redirect_output(self.home / "worker.out", self.home / "worker.err")
         os.chdir(self.home)
         self.candidate = self.context = self.snapshot = None
-        return report
+        forget_instances()  # the candidate's model and what it holds on the device
+        return released(report, self.device)
 
     def _fault_reply(self, exc: BaseException) -> Reply:
         """A reply for an exception that escaped a stage: the candidate's when its code is in the traceback,
@@ -239,10 +277,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         worker = Worker(init, timer)
     except BaseException as exc:  # noqa: BLE001 - the KForge process needs to know why we could not start
-        channel.send((init_id, Reply(failure=Failure.HARNESS, message=f"the worker could not start: "
+        failure = Failure.OUT_OF_MEMORY if classify_exception(exc) is Failure.OUT_OF_MEMORY else Failure.HARNESS
+        channel.send((init_id, Reply(failure=failure, message=f"the worker could not start: "
                                      f"{exception_line(exc)}", detail=traceback.format_exc())))
         return 1
     channel.send((init_id, Reply(value=worker.facts)))
+    from .shipping import ChannelReferee, use_referee
+
+    use_referee(ChannelReferee(channel, lambda: timer.request_id))
     while True:
         try:
             request_id, request = channel.receive(trusted=True)

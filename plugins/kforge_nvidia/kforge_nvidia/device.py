@@ -66,7 +66,8 @@ class CudaDevice(Device):
 
         total = int(torch.cuda.get_device_properties(self.torch_device).total_memory)
         return MemoryStats(int(torch.cuda.memory_allocated(self.torch_device)),
-                           int(torch.cuda.memory_reserved(self.torch_device)), total)
+                           int(torch.cuda.memory_reserved(self.torch_device)), total,
+                           int(torch.cuda.mem_get_info(self.torch_device)[0]))
 
     # -------------------------------------------------------------------------------------- L2
 

@@ -1,0 +1,148 @@
+"""The referee: a worker that never imports candidate code, holds the reference's expected outputs and judges the
+outputs candidates' workers ship. The verdict on correctness is its word, not the candidate's worker's.
+
+A candidate's worker computes nothing that decides whether it passed: it makes the seeded inputs (problem code is
+not secret), calls the candidate and ships the outputs the moment each call returns (``worker/shipping.py``). The
+KForge process hands each shipped call to the referee and the answer back. After the stage, the referee's
+conclusion replaces what the worker reported about trials, precision and the cheats seen across calls; the worker
+can only make its verdict worse (a fault, a flag it raised itself), never better. The referee also times the
+baselines: it is the worker that is never given candidate code, kept from one problem to the next.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...records import Failure, VerifyResult
+from ...settings import HarnessSettings
+from .. import flags as F
+from ..protocol import Conclude, Conclusion, Expect, JudgeBegin, Judged, Prepared, Shipped
+from .pool import WorkerPool, WorkerStartError
+from .process import WorkerFault, WorkerProcess
+
+
+class Referee:
+    def __init__(self, pool: WorkerPool, settings: HarnessSettings) -> None:
+        self._pool = pool
+        self._settings = settings
+        self._worker: WorkerProcess | None = None
+        self._expects: str | None = None  # digest of the problem whose expected outputs the worker holds
+        self.reference_s: float | None = None  # the reference's median forward time on the device
+
+    def ready(self) -> WorkerProcess:
+        """The referee worker, prepared for the current problem (started first if there is none). Raises
+        WorkerStartError when it cannot start or the reference cannot run; when that is for lack of memory, the
+        idle workers are ended to free theirs and it is tried once more."""
+        try:
+            return self._ready()
+        except WorkerStartError as error:
+            if error.failure is not Failure.OUT_OF_MEMORY:
+                raise
+            self._pool.close()
+        return self._ready()
+
+    def _ready(self) -> WorkerProcess:
+        worker = self._worker
+        if worker is None or not worker.alive:
+            worker = self._worker = self._pool.acquire(fresh=True)
+            self._expects = None
+        else:
+            self._take(self._pool.prepare, worker)
+        problem = self._pool.problem
+        if self._expects != problem.digest:
+            reply = self._take(lambda w: w.call(Expect(problem), self._settings.startup_timeout_s,
+                                                "computing the reference's expected outputs"), worker)
+            if reply.failure is not None:
+                self.discard()
+                raise WorkerStartError(f"the reference of {problem.name} could not run: {reply.message}",
+                                       failure=reply.failure, hint=_last_lines(reply.detail))
+            assert isinstance(reply.value, Prepared)
+            self.reference_s, self._expects = reply.value.reference_s, problem.digest
+        return worker
+
+    def begin(self) -> None:
+        """The outputs shipped from now on are a new candidate's."""
+        self._ask(JudgeBegin(), None)
+
+    def answer(self, message: Shipped | Conclude) -> Judged | Conclusion:
+        """The referee's answer to what a candidate's worker sent in the middle of a stage."""
+        if isinstance(message, Shipped):
+            return self._ask(message, Judged(False, Failure.HARNESS, f"{message.label} could not be judged"))
+        return self._ask(message, Conclusion(failure=Failure.HARNESS, message="the referee could not conclude"))
+
+    def conclude(self, kind: str) -> Conclusion:
+        return self.answer(Conclude(kind))
+
+    def discard(self) -> None:
+        """Forget the referee worker (it failed); the next :meth:`ready` starts another."""
+        if self._worker is not None:
+            self._pool.release(self._worker, reusable=False)
+        self._worker, self._expects = None, None
+
+    def close(self) -> None:
+        if self._worker is not None:
+            self._worker.close()
+        self._worker = None
+
+    def _take(self, step: Any, worker: WorkerProcess) -> Any:
+        try:
+            return step(worker)
+        except WorkerStartError:
+            self._worker = self._expects = None
+            raise
+        except WorkerFault as fault:
+            self.discard()
+            raise WorkerStartError(f"the referee worker failed ({fault.message})", failure=fault.failure,
+                                   hint=worker.worker_stderr_tail() or None) from None
+
+    def _ask(self, message: Any, failed: Any) -> Any:
+        """``message`` answered by the referee; ``failed`` (with the referee's message) when it cannot answer."""
+        worker = self.ready()
+        try:
+            reply = worker.call(message, self._settings.startup_timeout_s, "judging a candidate's outputs")
+        except WorkerFault as fault:
+            self.discard()
+            return _with_message(failed, f"the referee failed: {fault.message}")
+        if reply.failure is not None:
+            return _with_message(failed, f"the referee failed: {reply.message}")
+        return reply.value
+
+
+def trusted_verify(verify: VerifyResult, conclusion: Conclusion, settings: HarnessSettings) -> VerifyResult:
+    """The worker's verify result with the referee's conclusion in its place: the trials, the precision and the
+    cheats across calls are the referee's; a failure the worker reported stands (it can only have made the
+    candidate look worse), and the candidate passes only when the referee says so too."""
+    flags = [*verify.flags, *conclusion.flags]
+    failure, message = verify.failure, verify.message
+    if failure is None and conclusion.failure is not None:
+        failure, message = conclusion.failure, conclusion.message
+    judged = {t.seed for t in conclusion.trials}
+    missing = [settings.seed + t for t in range(settings.trials) if settings.seed + t not in judged]
+    if failure is None and missing:  # the worker says its trials passed, yet the referee never saw one
+        failure, message = Failure.CHEAT, f"trial seed {missing[0]} never reached the referee"
+        flags.append(F.raise_flag(F.TAMPERING, message, settings))
+    flags = F.merge_flags(flags)
+    blocking = [f for f in flags if f.blocking]
+    if failure is None and blocking:
+        failure, message = Failure.CHEAT, "; ".join(f"{f.code}: {f.message}" for f in blocking)
+    trials = conclusion.trials or verify.trials
+    if failure is None and not trials:
+        failure, message = Failure.HARNESS, "no trial reached the referee"
+    if failure is None:
+        message = f"all {sum(t.passed for t in trials)} trials passed"
+    notes = tuple(dict.fromkeys([*verify.notes, *conclusion.notes]))
+    return VerifyResult(correct=failure is None, trials=trials, failure=failure, message=message, flags=flags,
+                        notes=notes, precision_bits=conclusion.precision_bits)
+
+
+def _with_message(failed: Any, message: str) -> Any:
+    if isinstance(failed, Judged):
+        return Judged(False, Failure.HARNESS, message)
+    if isinstance(failed, Conclusion):
+        return Conclusion(failure=Failure.HARNESS, message=message)
+    return None
+
+
+def _last_lines(text: str, count: int = 8) -> str | None:
+    lines = [line for line in text.splitlines() if line.strip()]
+    return "\n".join(lines[-count:]) or None

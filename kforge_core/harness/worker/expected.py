@@ -1,0 +1,158 @@
+"""The reference's answers. Computed only in the referee: a worker that never imports candidate code.
+
+Per problem: ``Model`` built under the run's seed, how its outputs nest, the tolerance per output, how much its
+output changes between trials (a constant passes an insensitive problem), its median forward time on the device
+and, on first use, the operators it runs. Expected outputs are computed one call at a time; they are kept in host
+memory while they fit :data:`KEPT_BYTES`, else computed again when asked for. The float64 reference is computed
+when a candidate's first trial is judged and freed after it.
+"""
+
+from __future__ import annotations
+
+import copy
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from ...devices.cpu import host_memory_free
+from ...records import Backend, Problem
+from ...settings import HarnessSettings
+from ...tolerances import tolerance_in_effect
+from ...values import flatten_output, map_tensors
+from ..op_trace import compute_ops, trace_ops
+from .compare import max_difference, within_tolerance
+from .reference import ProblemData, clone_values, problem_model, reference_data, seeded_inputs
+
+if TYPE_CHECKING:
+    from ...device import Device
+
+KEPT_BYTES = 1 << 30  # expected outputs kept in host memory per problem; beyond, they are computed again
+KEPT_SHARE_OF_FREE = 0.25  # and never more than this share of the host memory this process may still take
+
+
+@dataclass
+class Expected:
+    """The reference side of judging, for one problem on this process's device."""
+
+    data: ProblemData
+    model: Any  # Model, built under the seed, never handed to anyone
+    fresh_model: Any  # a copy before any forward (float64 runs and the operator trace start from it)
+    structure: tuple[Any, ...]
+    tolerances: list[tuple[float, float]]  # per output leaf
+    tolerance_notes: list[str]
+    forward_s: float
+    sensitivity: float  # largest change of the reference output between trials
+    insensitive: bool  # every trial's output within tolerance of the first's: a constant passes
+    kept: dict[int, list[torch.Tensor]] = field(default_factory=dict)  # seed -> outputs, in host memory
+    _ops: list[str] | None = None
+
+    def outputs(self, seed: int) -> list[torch.Tensor]:
+        """The reference's output leaves for the inputs of ``seed``, on the device."""
+        if seed in self.kept:
+            return [o.to(self.data.device) for o in self.kept[seed]]
+        return self.call(seed)[0]
+
+    def call(self, seed: int) -> tuple[list[torch.Tensor], list[Any]]:
+        """Run the reference on fresh inputs of ``seed``: its output leaves, and what it left in its inputs."""
+        inputs = seeded_inputs(self.data.module, seed, self.data.device)
+        with torch.no_grad():
+            leaves = [o.detach() for o in flatten_output(self.model(*inputs))[0]]
+        return leaves, inputs
+
+    def float64_outputs(self, seed: int) -> tuple[list[torch.Tensor] | None, str]:
+        """The reference computed in float64 on the inputs of ``seed``, or why it could not be."""
+        if not isinstance(self.fresh_model, torch.nn.Module):
+            return None, "the reference is not an nn.Module"
+        try:
+            model64 = copy.deepcopy(self.fresh_model).to(torch.float64)
+            args = [map_tensors(v, _as_float64) for v in seeded_inputs(self.data.module, seed, self.data.device)]
+            with torch.no_grad():
+                return [o.detach() for o in flatten_output(model64(*args))[0]], ""
+        except Exception as exc:  # a model that does not run in float64 has no precision estimate
+            return None, f"the reference does not run in float64 ({type(exc).__name__}: {exc})"
+
+    @property
+    def ops(self) -> list[str]:
+        """Every operator the reference's forward runs, traced on first use."""
+        if self._ops is None:
+            inputs = clone_values(self.data.trials[0].inputs)
+            with torch.no_grad():
+                _, self._ops = trace_ops(lambda: copy.deepcopy(self.fresh_model)(*inputs))
+        return self._ops
+
+    @property
+    def compute_ops(self) -> list[str]:
+        return sorted(compute_ops(self.ops))
+
+
+_cache: dict[tuple[Any, ...], Expected] = {}
+
+
+def expected_for(problem: Problem, device: Device, settings: HarnessSettings,
+                 backend: Backend | None = None) -> Expected:
+    """``problem``'s expected outputs on ``device``, computed on first use in this process (one problem at a
+    time: another problem's are dropped first)."""
+    key = (problem.digest, str(device.torch_device), repr(settings), backend.name if backend else "",
+           backend.default_tolerance if backend else ())
+    if key not in _cache:
+        _cache.clear()
+        data = reference_data(problem, device, settings, backend)
+        _cache[key] = _compute(data, device, settings, backend)
+    return _cache[key]
+
+
+def _compute(data: ProblemData, on: Device, settings: HarnessSettings, backend: Backend | None) -> Expected:
+    """The reference over every trial, one at a time: its time, structure, tolerances and sensitivity."""
+    _, model = problem_model(data.module, settings, data.device)
+    fresh_model = copy.deepcopy(model)
+    kept: dict[int, list[torch.Tensor]] = {}
+    seconds, first, structure, sensitivity, insensitive, kept_bytes = [], None, (), 0.0, True, 0
+    free = host_memory_free()
+    budget = min(KEPT_BYTES, int(free * KEPT_SHARE_OF_FREE)) if free else KEPT_BYTES
+    tolerances: list[tuple[float, float]] = []
+    notes: list[str] = []
+    with torch.no_grad():
+        for trial in data.trials:
+            inputs = trial.inputs
+            on.synchronize()
+            start = time.perf_counter()
+            result = model(*inputs)
+            on.synchronize()
+            seconds.append(time.perf_counter() - start)
+            leaves, structure = flatten_output(result)
+            leaves = [o.detach() for o in leaves]
+            del result, inputs
+            if first is None:
+                tolerances, notes = _tolerances(leaves, settings, backend)
+                first = [o.cpu() for o in leaves]
+            else:
+                sensitivity = max(sensitivity, max_difference(leaves, first))
+                insensitive = insensitive and within_tolerance(leaves, first, tolerances)
+            size = sum(o.numel() * o.element_size() for o in leaves)
+            if kept_bytes + size <= budget:
+                kept[trial.seed] = [o.cpu() for o in leaves]
+                kept_bytes += size
+            del leaves
+    on.synchronize()
+    return Expected(data, model, fresh_model, structure, tolerances, notes, statistics.median(seconds), sensitivity,
+                    insensitive and len(data.trials) > 1, kept)
+
+
+def _tolerances(outputs: list[torch.Tensor], settings: HarnessSettings, backend: Backend | None
+                ) -> tuple[list[tuple[float, float]], list[str]]:
+    """``(atol, rtol)`` per output leaf, and a note per dtype saying which tolerance is in effect and why."""
+    pairs, notes = [], {}
+    for output in outputs:
+        dtype = str(output.dtype).removeprefix("torch.")
+        tolerance = tolerance_in_effect(dtype, settings, backend.default_tolerance if backend else (),
+                                        backend.name if backend else "")
+        pairs.append((tolerance.atol, tolerance.rtol))
+        notes[dtype] = f"tolerance for {dtype} outputs: {tolerance.describe()}"
+    return pairs, list(notes.values())
+
+
+def _as_float64(tensor: torch.Tensor) -> torch.Tensor:
+    return tensor.to(torch.float64) if tensor.is_floating_point() else tensor.clone()

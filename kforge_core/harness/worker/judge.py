@@ -1,0 +1,200 @@
+"""Judging shipped outputs against the expected ones. Runs in the referee (a worker that never imports candidate
+code), or, for stage hooks run outside a harness, in the process that runs them.
+
+Per shipped call: the file is read and its digest checked (a file changed after it was written is tampering),
+loaded as plain tensors only (``weights_only``), checked for type, count, nesting, device, shape and dtype, then
+compared with the reference's outputs for the same seed. The inputs the candidate changed are compared with what
+the reference leaves in its own. Across a candidate's calls: outputs cached from the previous trial, outputs that do
+not change with the input, and the precision of the first trial against the float64 reference (computed then and
+freed). Only the last output of each kind is kept (in host memory), whatever the number of calls.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from ...records import Failure, Flag, TrialError
+from ...settings import HarnessSettings
+from ...values import tensor_leaves
+from .. import flags as F
+from ..protocol import Conclusion, Judged, Shipped
+from .compare import Comparison, check_structure, compare_outputs, max_difference
+from .expected import Expected
+from .precision import precision_report
+from .reference import seeded_inputs
+from .shipping import TIMED, TRACED, TRIAL
+
+
+@dataclass
+class _Session:
+    """What was judged of one candidate so far."""
+
+    trials: list[TrialError] = field(default_factory=list)
+    failures: list[tuple[Failure, str]] = field(default_factory=list)  # the failed trials' classes and messages
+    flags: list[Flag] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    first: list[torch.Tensor] | None = None  # the first trial's outputs, in host memory
+    previous: tuple[list[torch.Tensor], list[torch.Tensor]] | None = None  # the last trial's outputs, expected
+    change: float = 0.0  # how far any later trial's output is from the first's
+    precision_bits: float | None = None
+    timed_failures: list[str] = field(default_factory=list)
+    timed_checked: int = 0
+    labels: set[str] = field(default_factory=set)
+
+
+class Judge:
+    """Judges one candidate's shipped calls at a time (:meth:`begin` starts the next candidate's)."""
+
+    def __init__(self, expected: Expected, settings: HarnessSettings) -> None:
+        self.expected = expected
+        self.settings = settings
+        self.session = _Session()
+
+    def begin(self) -> None:
+        self.session = _Session()
+
+    def judge(self, shipped: Shipped) -> Judged:
+        session, settings = self.session, self.settings
+        if shipped.label in session.labels:  # a second answer for the same call: not the harness's doing
+            session.flags.append(F.raise_flag(F.TAMPERING, f"{shipped.label} was shipped twice", settings))
+            return Judged(False, Failure.CHEAT, f"{shipped.label}: its outputs were shipped twice")
+        session.labels.add(shipped.label)
+        if shipped.kind == TRIAL and shipped.seed == self.expected.data.seed:  # the first trial, again: a new
+            session.trials, session.failures = [], []  # initialisation of the candidate's parameters
+            session.first, session.previous, session.change = None, None, 0.0
+        loaded = self._load(shipped)
+        if isinstance(loaded, Judged):
+            return self._record(shipped, loaded)
+        outputs, changed = loaded
+        expected = self.expected.outputs(shipped.seed)
+        comparison = check_structure(outputs, expected, structure=shipped.structure,
+                                     reference_structure=self.expected.structure) or \
+            compare_outputs(outputs, expected, self.expected.tolerances, shipped.structure)
+        if changed:
+            self._check_inputs(shipped, changed)
+        if shipped.kind == TRIAL and comparison.failure is not Failure.OUTPUT_TYPE:
+            self._across_trials(shipped, outputs, expected, comparison)
+        return self._record(shipped, _judged(comparison))
+
+    def conclude(self, kind: str) -> Conclusion:
+        """What the calls judged so far add up to: after the trials (``verify``), or after timing."""
+        session, settings = self.session, self.settings
+        if kind != "verify":
+            flags = [] if not session.timed_failures else [F.raise_flag(F.CACHED_OUTPUT, (
+                f"{session.timed_failures[0]} returned an output that is wrong for its inputs: the outputs while "
+                "timing are not computed from the current inputs (a cache across calls, or an answer only for "
+                "the calls that are checked)"), settings)]
+            wanted = min(settings.timing_checks, settings.repetitions)
+            if session.timed_checked < wanted:
+                flags.append(F.raise_flag(F.TAMPERING, (
+                    f"{session.timed_checked} of the {wanted} timed runs chosen for a check reached the referee"),
+                    settings))
+            return Conclusion(flags=F.merge_flags(flags))
+        flags = list(session.flags)
+        if self.expected.insensitive:
+            flags.append(F.raise_flag(F.INSENSITIVE_PROBLEM, (
+                f"the reference's output changes by at most {self.expected.sensitivity:.3g} between trials, within "
+                "tolerance: a constant output would pass this problem's correctness check"), settings))
+        if len(session.trials) > 1 and self.expected.sensitivity > 0 \
+                and session.change <= 0.01 * self.expected.sensitivity:
+            flags.append(F.raise_flag(F.CONSTANT_OUTPUT, (
+                f"the output changes by at most {session.change:.3g} across trials with different inputs, where the "
+                f"reference's changes by {self.expected.sensitivity:.3g}: it does not depend on the input"), settings))
+        failure, message = session.failures[0] if session.failures else (None, "")
+        return Conclusion(tuple(session.trials), F.merge_flags(flags),
+                          (*self.expected.tolerance_notes, *session.notes), failure, message, session.precision_bits)
+
+    # ------------------------------------------------------------------------------------------ inside
+
+    def _load(self, shipped: Shipped) -> tuple[list[Any], dict[str, torch.Tensor]] | Judged:
+        try:
+            data = shipped.path.read_bytes()
+        except OSError as exc:
+            return Judged(False, Failure.CHEAT, f"{shipped.label}: its outputs file is gone ({exc.strerror})")
+        if hashlib.sha256(data).hexdigest() != shipped.digest:  # the same digest as shipping.file_digest
+            self.session.flags.append(F.raise_flag(F.TAMPERING, (
+                f"the outputs of {shipped.label} were changed after the harness wrote them"), self.settings))
+            return Judged(False, Failure.CHEAT, f"{shipped.label}: its outputs file was changed after it was written")
+        try:
+            content = torch.load(io.BytesIO(data), weights_only=True, map_location="cpu")
+            outputs, changed = list(content["outputs"]), dict(content["inputs"])
+        except Exception as exc:  # noqa: BLE001 - written by the harness; unreadable means tampered with
+            return Judged(False, Failure.CHEAT, f"{shipped.label}: its outputs file is not the harness's ({exc})")
+        device = self.expected.data.device
+        return [o.to(device) if isinstance(o, torch.Tensor) else o for o in outputs], changed
+
+    def _record(self, shipped: Shipped, judged: Judged) -> Judged:
+        session = self.session
+        if shipped.kind == TRIAL:
+            session.trials.append(TrialError(shipped.seed, judged.passed, judged.max_abs_error,
+                                             judged.max_rel_error, judged.message))
+            if not judged.passed:
+                session.failures.append((judged.failure or Failure.MISMATCH,
+                                         f"trial seed {shipped.seed}: {judged.message}"))
+        elif shipped.kind == TRACED:
+            if not judged.passed:
+                session.flags.append(F.raise_flag(F.TAMPERING, (
+                    f"forward answered wrongly while its operators were traced ({judged.message})"), self.settings))
+        elif shipped.kind == TIMED:
+            session.timed_checked += 1
+            if not judged.passed:
+                session.timed_failures.append(f"{shipped.label} ({judged.message})")
+        return judged
+
+    def _across_trials(self, shipped: Shipped, outputs: list[torch.Tensor], expected: list[torch.Tensor],
+                       comparison: Comparison) -> None:
+        """Cached outputs (exactly the previous trial's, where the reference's differ), how far outputs move from
+        the first trial's, and the precision of the first trial."""
+        session = self.session
+        mine, theirs = [o.cpu() for o in outputs], [e.cpu() for e in expected]
+        if session.previous is not None and not comparison.passed \
+                and max_difference(mine, session.previous[0]) == 0 and max_difference(theirs, session.previous[1]) > 0:
+            session.flags.append(F.raise_flag(F.CACHED_OUTPUT, (
+                f"trial seed {shipped.seed} returned exactly the previous trial's output although its inputs "
+                "differ: the output is cached across calls"), self.settings))
+        if session.first is None:
+            session.first = mine
+            if comparison.passed:  # a wrong answer says nothing about precision
+                exact, note = self.expected.float64_outputs(shipped.seed)
+                report = precision_report(outputs, expected, exact, note, self.expected.structure, self.settings)
+                del exact
+                session.notes.extend(report.notes)
+                session.flags.extend(report.flags)
+                session.precision_bits = report.bits
+        else:
+            session.change = max(session.change, max_difference(mine, session.first))
+        session.previous = (mine, theirs)
+
+    def _check_inputs(self, shipped: Shipped, changed: dict[str, torch.Tensor]) -> None:
+        """The inputs the candidate changed, against what the reference leaves in its own copy."""
+        pristine = dict(tensor_leaves(seeded_inputs(self.expected.data.module, shipped.seed,
+                                                    self.expected.data.device)))
+        _, after = self.expected.call(shipped.seed)
+        by_reference = dict(tensor_leaves(after))
+        expected_changes = [p for p, t in by_reference.items() if p in pristine and not _same_bits(t, pristine[p])]
+        unexpected = [p for p, t in changed.items()
+                      if p not in by_reference or not _same_bits(t.to(by_reference[p].device), by_reference[p])]
+        if unexpected:
+            self.session.flags.append(F.raise_flag(F.INPUT_MUTATION, (
+                f"forward changed input(s) {', '.join(unexpected)} in place"
+                + ("" if not expected_changes else f" (the reference changes {', '.join(expected_changes)}, "
+                                                   "differently)")), self.settings))
+
+
+def _judged(comparison: Comparison) -> Judged:
+    return Judged(comparison.passed, comparison.failure, comparison.message, comparison.max_abs_error,
+                  comparison.max_rel_error)
+
+
+def _same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.numel() == 0:
+        return True
+    x, y = a.detach().contiguous().reshape(-1), b.detach().contiguous().reshape(-1)
+    return bool(torch.equal(x.view(torch.uint8), y.view(torch.uint8)))

@@ -1,0 +1,90 @@
+"""Memory in proportion to the problem: one trial at a time, the timing pool within the free memory, memory handed
+back between problems, and a worker short of memory reported as such, never as a fault of the problem."""
+
+from __future__ import annotations
+
+import weakref
+
+import pytest
+import torch
+
+from kforge_core.bench.slot import _start_failure
+from kforge_core.devices.cpu import CpuDevice
+from kforge_core.harness.host.pool import WorkerStartError
+from kforge_core.harness.worker.expected import expected_for
+from kforge_core.harness.worker.reference import SeededPool, reference_data, resident_sets
+from kforge_core.records import Failure
+from kforge_core.settings import HarnessSettings
+
+from .helpers import QUICK, TORCH_CPU, candidate, problem
+
+# What a worker on the host CPU may map: about 650 MiB are torch and KForge themselves. Eight trials of wide_relu
+# (32 MiB in, 32 MiB out) with their inputs, the reference's copies and outputs held at once, and a timing pool beside
+# them, did not fit in 2560 MiB; one trial at a time fits in 1792.
+TIGHT_MB = 2048
+
+
+class CountingDevice(CpuDevice):
+    """The host CPU, counting how often the allocator's cache is handed back."""
+
+    def __init__(self) -> None:
+        super().__init__(TORCH_CPU)
+        self.emptied = 0
+
+    def _empty_cache(self) -> None:
+        self.emptied += 1
+
+
+def test_a_problem_whose_trials_would_not_fit_at_once_is_evaluated(make_harness):
+    harness = make_harness("wide_relu", trials=8, memory_limit_mb=TIGHT_MB)
+    verdict = harness.evaluate(candidate("wide_relu_numpy"))
+    assert verdict.correct, verdict.message
+    assert [t.seed for t in verdict.verify.trials] == [42 + t for t in range(8)]
+
+
+def test_a_worker_short_of_memory_is_out_of_memory_never_an_invalid_problem(make_harness):
+    harness = make_harness("wide_relu", memory_limit_mb=640)  # not even the reference's one call fits
+    with pytest.raises(WorkerStartError) as raised:
+        harness.evaluate(candidate("wide_relu_numpy"))
+    assert raised.value.failure is Failure.OUT_OF_MEMORY, str(raised.value)
+    assert _start_failure(raised.value) == "out_of_memory"
+    assert _start_failure(WorkerStartError("the reference raised", failure=Failure.HARNESS)) == "invalid_problem"
+
+
+def test_timing_sets_stay_resident_within_one_sets_size_and_a_quarter_of_the_free_memory():
+    settings = HarnessSettings(warmup=3, repetitions=20, input_pool_mb=1024)
+    assert resident_sets(settings, set_bytes=1 << 20, free_bytes=0) == 23  # small sets: one per run, kept
+    assert resident_sets(settings, set_bytes=1 << 20, free_bytes=40 << 20) == 10  # a quarter of 40 MiB
+    assert resident_sets(settings, set_bytes=256 << 20, free_bytes=80 << 30) == 1  # a large set: one kept
+    assert resident_sets(settings, set_bytes=256 << 20, free_bytes=512 << 20) == 1  # never none
+
+
+def test_every_timed_run_gets_a_distinct_input_set_made_on_demand_beyond_the_resident_ones():
+    data = reference_data(problem("relu_scale"), CountingDevice(), QUICK)
+    runs = QUICK.warmup + QUICK.repetitions
+    assert len(data.pool) == runs == len(set(data.pool_seeds))
+    one_kept = SeededPool(data.module, data.pool_seeds, data.device, 1, data.pool[0])
+    made = one_kept[runs - 1]
+    assert made is not one_kept[runs - 1] and torch.equal(made[0], one_kept[runs - 1][0])  # made again, the same
+    assert torch.equal(made[0], data.pool[runs - 1][0])  # as the resident set of that seed
+    assert not torch.equal(made[0], one_kept[0][0])
+
+
+def test_moving_to_another_problem_drops_the_previous_ones_data_and_empties_the_cache():
+    device = CountingDevice()
+    settings = QUICK
+    first = reference_data(problem("relu_scale"), device, settings)
+    kept = weakref.ref(first.pool[0][0])
+    expected = weakref.ref(expected_for(problem("relu_scale"), device, settings, TORCH_CPU).model)
+    del first
+    emptied = device.emptied
+    reference_data(problem("tiny_output"), device, settings)
+    expected_for(problem("tiny_output"), device, settings, TORCH_CPU)
+    assert kept() is None and expected() is None  # nothing of relu_scale is left in the process
+    assert device.emptied > emptied
+
+
+def test_a_workers_problem_data_holds_no_reference_output():
+    data = reference_data(problem("relu_scale"), CountingDevice(), QUICK)
+    assert not any("output" in name for name in vars(data) if name != "output_bytes")
+    assert not any(hasattr(trial, "outputs") for trial in data.trials)
