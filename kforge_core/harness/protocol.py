@@ -295,6 +295,13 @@ class Channel:
                 written = os.write(self.write_fd, view)
                 view = view[written:]
 
+    def readable(self) -> bool:
+        """True when a message (or the end of the pipe) is waiting to be read."""
+        try:
+            return bool(select.select([self.read_fd], [], [], 0)[0])
+        except (OSError, ValueError):
+            return True  # closed: the next receive says so
+
     def receive(self, *, deadline: float | None = None, trusted: bool = False) -> Any:
         """The next message; ``trusted`` False (the KForge side) restricts what may be unpickled."""
         (length,) = _HEADER.unpack(self._read_exactly(_HEADER.size, deadline))
@@ -308,10 +315,8 @@ class Channel:
     def _read_exactly(self, count: int, deadline: float | None) -> bytes:
         chunks = []
         while count:
-            if deadline is not None:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise ChannelTimeout()
+            if deadline is not None:  # past it, what is already waiting is still read
+                remaining = max(0.0, deadline - time.monotonic())
                 ready, _, _ = select.select([self.read_fd], [], [], remaining)
                 if not ready:
                     raise ChannelTimeout()

@@ -80,13 +80,41 @@ def _stats(proc: Path):
             yield text[text.rindex(")") + 2:].split()
 
 
+def worker_process(pid: int, proc: Path = Path("/proc"), depth: int = 4) -> int:
+    """The process that runs the worker module: ``pid`` itself, or, where the worker was started through the
+    sandbox's launcher (``pid`` is the launcher), its descendant that does (it leads its own process group)."""
+    current = pid
+    for _ in range(depth):
+        try:
+            if _runs_worker(current, proc):
+                return current
+            children = (proc / str(current) / "task" / str(current) / "children").read_text().split()
+        except OSError:
+            break
+        if not children:
+            break
+        current = int(children[0])
+    return pid
+
+
 class ActivityProbe:
-    """Looks at one worker (its process ``pid``, leader of its group, and its home directory)."""
+    """Looks at one worker (its process ``pid``, or the launcher that started it; and its home directory)."""
 
     def __init__(self, pid: int, home: Path, window_s: float = WINDOW_S) -> None:
-        self.pid = pid
+        self.launched = pid
         self.home = home
         self.window_s = window_s
+        self._worker: int | None = None
+
+    @property
+    def pid(self) -> int:
+        """The worker's own process, leader of its group (found once it runs)."""
+        if self._worker is None:
+            found = worker_process(self.launched)
+            if found == self.launched and not _runs_worker(found):
+                return found  # not started yet, or not on Linux: look again next time
+            self._worker = found
+        return self._worker
 
     def cpu_seconds(self) -> float | None:
         return group_cpu_seconds(self.pid)
@@ -131,3 +159,13 @@ class ActivityProbe:
                 time.sleep(0.05)  # the dump is written in one go by the signal handler; let it end
                 return path.read_text(errors="replace")
         return ""
+
+
+def _runs_worker(pid: int, proc: Path = Path("/proc")) -> bool:
+    """Whether ``pid`` is ``python -m kforge_core.harness.worker`` (the sandbox's launcher carries that command
+    among its own arguments, after its script's)."""
+    try:
+        argv = (proc / str(pid) / "cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return argv[1:3] == [b"-m", b"kforge_core.harness.worker"]

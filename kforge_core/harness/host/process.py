@@ -114,7 +114,12 @@ class WorkerProcess:
                 message = self.channel.receive(deadline=expires)
             except ChannelTimeout:
                 late = deadline.expired(time.monotonic())
-                if late is None:  # the worker was looked at: it is compiling, or busy building
+                # looked at, it is compiling or busy building; or what it sent meanwhile (the wait it left) comes
+                # first: a limit that ran out while the worker's own message was on its way is not a hang
+                if late is None:
+                    continue
+                if self.channel.readable():
+                    deadline.notes.append(f"{late}, but answered while the worker was being looked at: not a hang")
                     continue
                 self.kill()
                 raise WorkerFault(Failure.TIMEOUT, f"{late}; the worker was killed (an endless loop, a deadlock or "

@@ -124,7 +124,7 @@ def trusted_verify(verify: VerifyResult, conclusion: Conclusion, settings: Harne
     flags = F.merge_flags(flags)
     blocking = [f for f in flags if f.blocking]
     if failure is None and blocking:
-        failure, message = Failure.CHEAT, "; ".join(f"{f.code}: {f.message}" for f in blocking)
+        failure, message = Failure.CHEAT, F.describe_blocking(blocking)
     trials = conclusion.trials or verify.trials
     if failure is None and not trials:
         failure, message = Failure.HARNESS, "no trial reached the referee"
