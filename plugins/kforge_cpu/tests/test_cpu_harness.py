@@ -3,6 +3,12 @@
 On this backend the compile stage already runs the first forward (to force Numba's JIT), so faults that the
 generic backend meets in verification surface here during compile; each must still get its class, and each cheat
 must still be caught.
+
+Only the cases whose path the cpu plugin changes are run here: its compile hook imports the candidate, constructs
+``ModelNew`` and runs the first forward (the generic compile stage only imports), and its clock is bound before any
+candidate is imported. A fault or cheat that shows only in the outputs or the process state that verification and
+timing check takes the same generic path on every backend; those are in ``tests/harness/test_harness_faults.py``
+and ``tests/harness/test_harness_cheats.py`` alone (named below).
 """
 
 from __future__ import annotations
@@ -27,6 +33,9 @@ QUICK = HarnessSettings(trials=3, warmup=1, repetitions=4, timing_checks=2, base
                         compile_timeout_s=120, verify_timeout_s=60, timing_timeout_s=60, profile_timeout_s=120,
                         startup_timeout_s=180)
 
+# Each fault here happens while importing, constructing or first calling the candidate: in this plugin's compile
+# hook. Faults in the output (wrong_shape, wrong_dtype, mismatch, nan_output, non_tensor_output) are found by the
+# generic verification after it, as on any backend: tests/harness/test_harness_faults.py.
 FAULTS = [
     # (candidate, failure class, a fragment of the message the agent gets)
     ("syntax_error", Failure.SYNTAX, "syntax_error.py:5: SyntaxError"),
@@ -34,11 +43,6 @@ FAULTS = [
     ("no_model_new", Failure.NO_MODEL_NEW, "defines no class ModelNew"),
     ("init_raises", Failure.RUNTIME, "bad configuration for scale 2.0"),
     ("forward_raises", Failure.RUNTIME, "the first forward raised at forward_raises.py:11"),
-    ("wrong_shape", Failure.SHAPE, "has shape [256, 128], expected [256, 256]"),
-    ("wrong_dtype", Failure.DTYPE, "has dtype float64, expected float32"),
-    ("mismatch", Failure.MISMATCH, "elements outside atol=0.0001"),
-    ("nan_output", Failure.NAN_INF, "NaN and 0 Inf values where the reference is finite"),
-    ("non_tensor_output", Failure.OUTPUT_TYPE, "is a ndarray, expected a torch.Tensor"),
     ("segfault", Failure.CRASH, "SIGSEGV"),
     ("abort", Failure.CRASH, "SIGABRT"),
     ("os_exit", Failure.EXIT, "exited with status 3"),
@@ -47,23 +51,18 @@ FAULTS = [
     ("out_of_memory", Failure.OUT_OF_MEMORY, "the first forward raised at out_of_memory.py"),
 ]
 
+# Each cheat here keeps state from one call to the next or acts while constructed or timed, so the first forward in
+# this plugin's compile hook (an extra call, on other inputs) or its own clock could change the outcome. Cheats
+# judged from one output or from the process state after import (stale_output, constant_zeros, relu_scale_torch,
+# patch_torch, patch_harness, lazy_subclass, precision_fp16, precision_switch, input_mutation) take the generic
+# verification and timing path on every backend: tests/harness/test_harness_cheats.py.
 CHEATS = [
-    # (candidate, problem, failure class (None: any), the flag that must be raised and block, harness changes)
-    ("stale_output", "relu_scale", None, F.STALE_OUTPUT, {}),
-    ("thread_output", "relu_scale", Failure.CHEAT, F.ASYNC_OUTPUT, {}),
-    ("cached_by_shape", "relu_scale", None, F.CACHED_OUTPUT, {}),
-    ("cached_after_calls", "relu_scale", Failure.CHEAT, F.CACHED_OUTPUT, {}),
-    ("constant_zeros", "tiny_output", Failure.CHEAT, F.CONSTANT_OUTPUT, {}),
-    ("relu_scale_torch", "relu_scale", Failure.CHEAT, F.REFERENCE_CALL, {}),
-    ("reference_model", "relu_scale", Failure.CHEAT, F.REFERENCE_CALL, {}),
-    ("patch_timer", "relu_scale", Failure.CHEAT, F.TAMPERING, {}),
-    ("patch_torch", "relu_scale", Failure.CHEAT, F.TAMPERING, {}),
-    ("patch_harness", "relu_scale", Failure.CHEAT, F.TAMPERING, {}),
-    ("lazy_subclass", "relu_scale", Failure.OUTPUT_TYPE, F.TENSOR_SUBCLASS, {}),
-    # a tolerance loose enough for float16 to pass the trials: the precision check must still see it
-    ("precision_fp16", "linear_relu", Failure.CHEAT, F.PRECISION_DOWNGRADE, {"tolerances": {"float32": (5e-2, 5e-2)}}),
-    ("precision_switch", "relu_scale", Failure.CHEAT, F.PRECISION_DOWNGRADE, {}),
-    ("input_mutation", "relu_scale", Failure.CHEAT, None, {}),
+    # (candidate, failure class (None: any), the flag that must be raised and block), on relu_scale
+    ("thread_output", Failure.CHEAT, F.ASYNC_OUTPUT),
+    ("cached_by_shape", None, F.CACHED_OUTPUT),
+    ("cached_after_calls", Failure.CHEAT, F.CACHED_OUTPUT),
+    ("reference_model", Failure.CHEAT, F.REFERENCE_CALL),
+    ("patch_timer", Failure.CHEAT, F.TAMPERING),
 ]
 
 
@@ -120,14 +119,13 @@ def test_a_forward_that_never_returns_is_a_timeout_well_within_a_minute(harnesse
     assert seconds < 60, f"classified after {seconds:.1f} s"
 
 
-@pytest.mark.parametrize("name, problem, failure, flag, changes", CHEATS, ids=[c[0] for c in CHEATS])
-def test_each_cheat_is_caught_through_the_cpu_backend(harnesses, name, problem, failure, flag, changes):
-    verdict = harnesses(problem, **changes).evaluate(harness_candidate(name))
+@pytest.mark.parametrize("name, failure, flag", CHEATS, ids=[c[0] for c in CHEATS])
+def test_each_cheat_is_caught_through_the_cpu_backend(harnesses, name, failure, flag):
+    verdict = harnesses("relu_scale").evaluate(harness_candidate(name))
     assert not verdict.correct and verdict.runtime is None, verdict.message  # a cheat never counts as a speedup
     if failure is not None:
         assert verdict.failure is failure, verdict.message
-    if flag is not None:
-        assert {f.code: f.blocking for f in verdict.flags}.get(flag) is True, verdict.flags
+    assert {f.code: f.blocking for f in verdict.flags}.get(flag) is True, verdict.flags
 
 
 def test_an_honest_numpy_candidate_passes_through_the_cpu_backend(harnesses):
