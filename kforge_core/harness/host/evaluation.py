@@ -46,13 +46,16 @@ class StageOutcomes:
 
 def run_stages(worker: WorkerProcess, candidate: Candidate, workdir: Path, settings: HarnessSettings,
                timeouts: StageTimeouts, *, measure: bool, profile: bool,
-               timing_guard: Callable[[], ContextManager[None]]) -> StageOutcomes:
-    """Drive the worker through the candidate's stages; a dead or hung worker ends them with its fault."""
+               timing_guard: Callable[[], ContextManager[None]],
+               timing: Callable[[WorkerProcess], Reply] | None = None) -> StageOutcomes:
+    """Drive the worker through the candidate's stages; a dead or hung worker ends them with its fault.
+    ``timing`` times the candidate in its worker (by default, one ``Time`` request for all its timed runs)."""
     out = StageOutcomes()
     try:
         _expect(worker.call(Begin(candidate, workdir), _BEGIN_TIMEOUT_S, "preparing the scratch directory"), out)
         if out.failure is None:
-            _stages(worker, settings, timeouts, out, measure=measure, profile=profile, timing_guard=timing_guard)
+            _stages(worker, settings, timeouts, out, measure=measure, profile=profile, timing_guard=timing_guard,
+                    timing=timing)
         if worker.alive:
             out.finish = _expect(worker.call(Finish(), _FINISH_TIMEOUT_S, "checking the process"), out)
     except WorkerFault as fault:
@@ -68,7 +71,8 @@ def run_stages(worker: WorkerProcess, candidate: Candidate, workdir: Path, setti
 
 
 def _stages(worker: WorkerProcess, settings: HarnessSettings, timeouts: StageTimeouts, out: StageOutcomes, *,
-            measure: bool, profile: bool, timing_guard: Callable[[], ContextManager[None]]) -> None:
+            measure: bool, profile: bool, timing_guard: Callable[[], ContextManager[None]],
+            timing: Callable[[WorkerProcess], Reply] | None = None) -> None:
     waits = timeouts.waits
     out.compile = _expect(worker.call(RunStage("compile"), timeouts.compile_s, "compile", waits), out)
     if out.compile is None or not out.compile.ok:
@@ -81,7 +85,8 @@ def _stages(worker: WorkerProcess, settings: HarnessSettings, timeouts: StageTim
         return
     if measure:
         with timing_guard():  # what else the harness runs stays quiet while the candidate is timed
-            out.timing = _expect(worker.call(Time(), timeouts.timing_s, "timing", waits), out)
+            reply = timing(worker) if timing is not None else worker.call(Time(), timeouts.timing_s, "timing", waits)
+            out.timing = _expect(reply, out)
         if out.timing is not None:
             out.flags.extend(out.timing.flags)
     if profile and out.failure is None:

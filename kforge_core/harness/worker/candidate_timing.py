@@ -21,13 +21,16 @@ if TYPE_CHECKING:
 
 
 def time_candidate(backend: Backend, candidate: Candidate, context: StageContext, reference: ReferenceData,
-                   device: Device) -> TimingOutcome:
-    """Time the candidate's ``ModelNew`` and check the outputs of some timed runs against the reference."""
+                   device: Device, runs: tuple[int, int] | None = None) -> TimingOutcome:
+    """Time the candidate's ``ModelNew`` (the timed runs ``runs``, all by default) and check the outputs of some
+    timed runs against the reference."""
     settings: HarnessSettings = context.settings
     model = candidate_instance(backend, candidate, context).model
-    runs = time_runs(model, reference, device, settings, keep=tuple(checked_timed_runs(settings)), timer=context.timer)
-    flags = [*runs.flags, *check_timed_outputs(runs, reference, settings)]
-    return TimingOutcome(tuple(runs.samples_ms), timing_method(device, settings, reference), tuple(flags))
+    timed = time_runs(model, reference, device, settings, keep=tuple(checked_timed_runs(settings)),
+                      timer=context.timer, runs=range(*runs) if runs is not None else None)
+    flags = [*timed.flags, *check_timed_outputs(timed, reference, settings)]
+    method = timing_method(device, settings, reference)
+    return TimingOutcome(tuple(timed.samples_ms[method.headline]), method, tuple(flags), figures=timed.figures())
 
 
 def finish_report(snapshot: ProcessSnapshot | None, settings: HarnessSettings) -> FinishReport:
