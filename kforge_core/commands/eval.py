@@ -16,6 +16,7 @@ from ..errors import KForgeError
 from ..harness import Harness, Verdict
 from ..problem import load_problem
 from ..records import Candidate, SourceFile
+from ..report.timing_text import sources_of
 from ..tolerances import describe_tolerances
 from .backend_flags import backend_option_flags, settings_with_backend_options
 from .evaluation_flags import evaluation_flags, evaluation_settings
@@ -115,12 +116,17 @@ def print_verdict(console: Console, verdict: Verdict, summary: str | None) -> No
         m = verdict.method
         console.print(f"[dim]timing: {m.device}, {m.warmup} warm-up + {m.repetitions} timed runs, L2 flush "
                       f"{m.l2_flush_bytes:,} bytes, fresh inputs per run; sync: {m.synchronize}; {m.notes}[/]")
+        for timer, description in m.timers:
+            headline = " (the headline)" if timer == m.headline else ""
+            console.print(f"[dim]timer {timer}{headline}: {escape(description)}[/]")
     if summary:
         console.print("[bold]profile summary[/]")
         console.print(summary, markup=False, highlight=False)
     if verdict.correct:
         best = verdict.best_speedup
-        speed = f", {best:.2f}x against the faster baseline" if best is not None else ""
+        sources = "; ".join(sources_of(verdict))
+        speed = (f", {best:.2f}x against the faster baseline ({verdict.timer} time; baselines: {escape(sources)})"
+                 if best is not None else "")
         console.print(f"[bold green]CORRECT[/]{speed} ({escape(verdict.precision.describe())})")
     else:
         console.print(f"[bold red]NOT CORRECT[/]: {verdict.failure.value}")
@@ -160,16 +166,22 @@ def _print_trials(console: Console, verdict: Verdict) -> None:
 
 
 def _print_runtimes(console: Console, verdict: Verdict) -> None:
-    table = Table(title="runtime (ms)")
-    for column in ("", "median", "mean", "std", "min", "count", "speedup of the candidate"):
+    table = Table(title=f"runtime (ms); the headline timer is {verdict.timer}")
+    for column in ("", "timer", "median", "mean", "std", "min", "count", "speedup of the candidate"):
         table.add_column(column)
-    rows = ([("candidate", verdict.runtime)] if verdict.runtime else []) + list(verdict.baselines)
-    for name, stats in rows:
-        speedup = verdict.speedup(name)
-        table.add_row(name, f"{stats.median:.4f}", f"{stats.mean:.4f}", f"{stats.std:.4f}", f"{stats.min:.4f}",
-                      str(stats.count), f"{speedup:.2f}x" if speedup is not None else "")
+    by_timer = verdict.speedups_by_timer
+    rows = [("candidate", timer, stats) for timer, stats in verdict.figures]
+    rows += [(name, timer, stats) for name, figures in verdict.baseline_figures for timer, stats in figures]
+    if not rows:  # a verdict read from an older document: the headline figures only
+        rows = ([("candidate", verdict.timer, verdict.runtime)] if verdict.runtime else [])
+        rows += [(name, verdict.timer, stats) for name, stats in verdict.baselines]
+    for name, timer, stats in rows:
+        speedup = by_timer.get(timer, {}).get(name) if by_timer else verdict.speedup(name)
+        table.add_row(name, timer + (" *" if timer == verdict.timer else ""), f"{stats.median:.4f}",
+                      f"{stats.mean:.4f}", f"{stats.std:.4f}", f"{stats.min:.4f}", str(stats.count),
+                      f"{speedup:.2f}x" if speedup is not None else "")
     console.print(table)
     for name, error in verdict.baseline_errors:
         console.print(f"[yellow]{name}[/]: {error}")
-    for _, note in verdict.baseline_notes:
-        console.print(f"[dim]{note}[/]")
+    for source in verdict.baseline_sources:
+        console.print(f"[dim]baseline {escape(source.describe())}[/]")

@@ -9,6 +9,8 @@ import click
 
 from .precision_flag import SETTING as PRECISION_SETTING
 from .precision_flag import precision_flag
+from .timer_flag import SETTING as TIMER_SETTING
+from .timer_flag import timer_flag
 
 _FLAGS: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
     click.option("--trials", type=click.IntRange(min=1), help="Correctness trials (harness.trials)."),
@@ -23,6 +25,7 @@ _FLAGS: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
     click.option("--fresh-baselines", is_flag=True, default=None,
                  help="Measure the baselines again instead of reading them from the baseline cache (and keep the "
                       "new ones there)."),
+    timer_flag,
 ]
 
 
@@ -44,4 +47,5 @@ def harness_settings(flags: dict[str, Any]) -> dict[str, Any]:
         PRECISION_SETTING: flags.pop("precision"), "harness.precision_policy": flags.pop("precision_policy"),
         "harness.baselines": [b.strip() for b in baselines.split(",") if b.strip()] if baselines else None,
         "harness.baseline_cache": "refresh" if flags.pop("fresh_baselines") else None,
+        TIMER_SETTING: flags.pop("timer"),
     }

@@ -117,12 +117,14 @@ class BaselineSource:
         return dt.datetime.fromtimestamp(self.measured_at).strftime("%Y-%m-%d %H:%M:%S")
 
     def short(self) -> str:
-        """``"eager measured now"``, ``"compile from the baseline cache (14:02), confirmed now"``."""
+        """``"eager measured now (2026-11-25 14:16)"``, ``"compile from the baseline cache (2026-11-25 14:02),
+        confirmed now"``, ``"eager re-measured now (2026-11-25 14:16; the baseline cache disagreed)"``."""
+        when = self.when[:-3]
         if self.origin == "measured":
-            return f"{self.baseline} measured now"
+            return f"{self.baseline} measured now ({when})"
         if self.origin == "confirmed":
-            return f"{self.baseline} from {self.prior} ({self.when}), confirmed now"
-        return f"{self.baseline} re-measured now ({self.prior} disagreed)"
+            return f"{self.baseline} from {self.prior} ({when}), confirmed now"
+        return f"{self.baseline} re-measured now ({when}; {self.prior} disagreed)"
 
     def describe(self) -> str:
         if self.origin == "measured":

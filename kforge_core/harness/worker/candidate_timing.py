@@ -3,9 +3,10 @@ behind in the process. Runs inside workers only."""
 
 from __future__ import annotations
 
+import statistics
 from typing import TYPE_CHECKING
 
-from ...records import Backend, Candidate, StageContext
+from ...records import Backend, Candidate, Flag, StageContext
 from ...settings import HarnessSettings
 from .. import flags as F
 from ..protocol import FinishReport, TimingOutcome
@@ -14,7 +15,7 @@ from .candidate import candidate_instance
 from .integrity import ProcessSnapshot, changes_since
 from ..precision_switches import switch_computes_in
 from .reference import ReferenceData
-from .timing import check_timed_outputs, time_runs, timing_method
+from .timing import TimedRuns, check_timed_outputs, time_runs, timing_method
 
 if TYPE_CHECKING:
     from ...device import Device
@@ -28,9 +29,24 @@ def time_candidate(backend: Backend, candidate: Candidate, context: StageContext
     model = candidate_instance(backend, candidate, context).model
     timed = time_runs(model, reference, device, settings, keep=tuple(checked_timed_runs(settings)),
                       timer=context.timer, runs=range(*runs) if runs is not None else None)
-    flags = [*timed.flags, *check_timed_outputs(timed, reference, settings)]
+    flags = [*timed.flags, *check_timed_outputs(timed, reference, settings), *hidden_work_flags(timed, settings)]
     method = timing_method(device, settings, reference)
     return TimingOutcome(tuple(timed.samples_ms[method.headline]), method, tuple(flags), figures=timed.figures())
+
+
+HIDDEN_SHARE = 0.5  # events that see under half the device's busy time: work the caller's stream never waited for
+
+
+def hidden_work_flags(timed: TimedRuns, settings: HarnessSettings) -> list[Flag]:
+    """Work moved to a side stream that the caller's stream does not wait for is invisible to the events timer but
+    not to the device's own records: when the events see less than half of it, the timing is not to be trusted."""
+    events, busy = timed.samples_ms.get("events"), timed.samples_ms.get("device")
+    if not events or not busy or statistics.median(events) >= HIDDEN_SHARE * statistics.median(busy):
+        return []
+    return [F.raise_flag(F.ASYNC_OUTPUT, (
+        f"events on the caller's stream saw a median {statistics.median(events):.4g} ms per call, the device was "
+        f"busy {statistics.median(busy):.4g} ms: work ran on a stream the caller's stream never waited for"),
+        settings)]
 
 
 def finish_report(snapshot: ProcessSnapshot | None, settings: HarnessSettings) -> FinishReport:

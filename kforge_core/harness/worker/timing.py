@@ -9,7 +9,8 @@ clock and, where the device has them, by events around the call; where the devic
 figures nothing. ``harness.timer`` names the headline figure; the median is the headline statistic.
 
 The timed runs may be asked for in blocks (``runs``), so that the KForge process can interleave them with the
-baselines' blocks in another worker; warm-up runs come before the first block only.
+baselines' blocks in another worker; the warm-up runs come before the first block, and one more before each later
+block (what idled in between, a thread pool, is awake again when the clock starts).
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ def timing_method(device: Device, settings: HarnessSettings, reference: Referenc
 
 def time_runs(call: Callable[..., Any], reference: ReferenceData, device: Device, settings: HarnessSettings,
               keep: tuple[int, ...] = (), timer: StageTimer | None = None, runs: range | None = None) -> TimedRuns:
-    """Warm up (before run 0 only), then time ``runs`` (all ``settings.repetitions`` by default) of ``call`` with
+    """Warm up (in full before run 0, one run before a later block), then time ``runs`` (all ``settings.repetitions`` by default) of ``call`` with
     every timer the device has; keep the outputs of the runs in ``keep``. With a ``timer``, each run is marked as a
     call of forward (the mark is sent before the clock starts)."""
     timer = timer or StageTimer()
@@ -79,13 +80,13 @@ def time_runs(call: Callable[..., Any], reference: ReferenceData, device: Device
     events = "events" in device.timers
     samples: dict[str, list[float]] = {"wall": [], **({"events": []} if events else {})}
     with torch.no_grad():
-        if runs.start == 0:
-            for run in range(settings.warmup):
-                args = clone_values(reference.pool[run % size])
-                with timer.calling(f"warm-up run {run}"):
-                    threads_before = set(threading.enumerate())
-                    call(*args)
-                    _wait(device, threads_before)
+        # the first block is warmed up in full; a later one by one run, which wakes what idled since (thread pools)
+        for run in range(settings.warmup if runs.start == 0 else min(1, settings.warmup)):
+            args = clone_values(reference.pool[run % size])
+            with timer.calling(f"warm-up run {run}"):
+                threads_before = set(threading.enumerate())
+                call(*args)
+                _wait(device, threads_before)
         kept, flags = {}, []
         for run in runs:
             args = clone_values(reference.pool[pool_index(run, settings, size)])
