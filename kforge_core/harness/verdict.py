@@ -96,7 +96,8 @@ class BaselineSource:
         short measurement in the same window confirmed within ``band``), or "remeasured" (a prior that the fresh
         measurement did not confirm: measured again in full, interleaved).
     :param measured_at: when the figure used was measured (seconds since the epoch).
-    :param prior: where the prior came from ("the baseline cache", "this session"); empty when there was none.
+    :param prior: where the prior came from ("the baseline cache", "an earlier measurement in this session"); empty
+        when there was none.
     :param detail: the fresh and prior medians, for "confirmed" and "remeasured".
     :param band: the relative band a fresh measurement must fall within to confirm a prior.
     """

@@ -290,7 +290,7 @@ class Harness:
         window = measure_window(harness.repetitions, harness.baselines, priors, candidate, baseline)
         method, measured_at = window.baselines.method, {s.baseline: s.measured_at for s in window.sources}
         for name, figures in window.measured.items():
-            self._priors[name] = Prior(figures, measured_at[name], "this session")
+            self._priors[name] = Prior(figures, measured_at[name], "an earlier measurement in this session")
         if key is not None and method is not None and window.measured:
             self._baseline_cache.write(key, {name: (figures, method) for name, figures in window.measured.items()},
                                        at=max(measured_at[name] for name in window.measured))

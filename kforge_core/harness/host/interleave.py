@@ -32,7 +32,7 @@ class Prior:
 
     figures: Figures
     measured_at: float
-    origin: str  # "the baseline cache", "this session"
+    origin: str  # "the baseline cache", "an earlier measurement in this session"
 
     def samples(self, timer: str) -> tuple[float, ...]:
         return dict(self.figures).get(timer, ())
