@@ -153,7 +153,8 @@ def _time_reference(evaluation: Any, timing: Any, reference: str, trials: int) -
     evaluation.set_seed(42)
     model = model_class(*get_init_inputs()).cuda()
     inputs = [x.cuda() if isinstance(x, torch.Tensor) else x for x in get_inputs()]
-    timer = timing.get_timing_function("cuda_event") if timing is not None else evaluation.time_execution_with_cuda_event
+    timer = (timing.get_timing_function("cuda_event") if timing is not None
+             else evaluation.time_execution_with_cuda_event)
     with torch.no_grad():
         times = timer(model, inputs, num_trials=trials, verbose=False, device=torch.device("cuda:0"))
     return statistics.fmean(times)

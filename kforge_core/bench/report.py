@@ -97,7 +97,8 @@ def render_bench_markdown(info: BenchInfo, plan: BenchPlan, results: list[Proble
         f"| harness | {harness.trials} trials; {harness.warmup} warm-up + {harness.repetitions} timed runs; "
         f"baselines {', '.join(harness.baselines) or 'none'}, measured beside each solution; cheat policy "
         f"{harness.cheat_policy}, precision policy {harness.precision_policy} |",
-        f"| timer | {cell(', '.join(summary.get('timers') or [harness.timer]))} (the headline figures; docs/timing.md) |",
+        f"| timer | {cell(', '.join(summary.get('timers') or [harness.timer]))} (the headline figures; "
+        "docs/timing.md) |",
         f"| baselines from | {cell(_origins(summary.get('baseline_origins') or {}))} |", "",
         "## Summary", "",
     ] + _summary(summary) + [

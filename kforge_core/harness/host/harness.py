@@ -23,7 +23,7 @@ from ..timed_runs import checked_timed_runs
 from ..verdict import PrecisionReached, RuntimeStats, TimingMethod, Verdict
 from .deadline import StageTimeouts
 from .evaluation import StageOutcomes, captured_output, decide, message_for_agent, run_stages, runtime_of
-from .pool import WorkerPool, WorkerStartError
+from .pool import WorkerPool
 from .prebuild import PrebuildOutcome, Prebuilder
 from .baseline_cache import BaselineCache, BaselineKey
 from .baseline_worker import BaselineWorker

@@ -71,9 +71,10 @@ def timing_method(device: Device, settings: HarnessSettings, reference: Referenc
 
 def time_runs(call: Callable[..., Any], reference: ReferenceData, device: Device, settings: HarnessSettings,
               keep: tuple[int, ...] = (), timer: StageTimer | None = None, runs: range | None = None) -> TimedRuns:
-    """Warm up (in full before run 0, one run before a later block), then time ``runs`` (all ``settings.repetitions`` by default) of ``call`` with
-    every timer the device has; keep the outputs of the runs in ``keep``. With a ``timer``, each run is marked as a
-    call of forward (the mark is sent before the clock starts)."""
+    """Warm up (in full before run 0, one run before a later block), then time ``runs`` (all
+    ``settings.repetitions`` by default) of ``call`` with every timer the device has; keep the outputs of the runs
+    in ``keep``. With a ``timer``, each run is marked as a call of forward (the mark is sent before the clock
+    starts)."""
     timer = timer or StageTimer()
     runs = range(settings.repetitions) if runs is None else runs
     size = len(reference.pool)

@@ -2,8 +2,8 @@
 
 What it adds to the core's generic torch device: the cache flush sized from the last-level cache
 (``last_level_cache_size``), the caching allocator's free blocks poisoned before a verified call
-(``torch.xpu.memory_snapshot``), the ``events`` timer with ``torch.xpu.Event``s, the device's facts, and the errors of Intel's
-runtime (Level Zero, the SYCL runtime) read as device faults or out-of-memory.
+(``torch.xpu.memory_snapshot``), the ``events`` timer with ``torch.xpu.Event``s, the device's facts, and the errors of
+Intel's runtime (Level Zero, the SYCL runtime) read as device faults or out-of-memory.
 
 Every call goes through the ``xpu`` module the device is given (``torch.xpu`` unless a caller passes another), so
 the layer is exercised against an explicit stand-in where no Intel GPU exists, and against the real module by
