@@ -68,7 +68,9 @@ def write_bench_outputs(info: BenchInfo, plan: BenchPlan, results: list[ProblemR
     directory = info.bench_dir
     directory.mkdir(parents=True, exist_ok=True)
     document = document_of(info, plan, results, run)
-    title = f"{Path(plan.suite).name} on {plan.backend} ({info.id}), {plan.settings.harness.contract.caption()}"
+    timers = ", ".join(sorted({r.timer for r in results if r.runtime_ms is not None})) or plan.settings.harness.timer
+    title = (f"{Path(plan.suite).name} on {plan.backend} ({info.id}), {plan.settings.harness.contract.caption()}, "
+             f"{timers} time")
     plot_fast_p(results, len(plan.keys), title, directory / FAST_P_PLOT)
     plot_speedup_histogram(results, title, directory / HISTOGRAM)
     (directory / SUMMARY).write_text(json.dumps(document, indent=2, allow_nan=False))
