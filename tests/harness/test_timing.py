@@ -206,3 +206,54 @@ def test_the_launch_overhead_share_becomes_a_finding_when_large():
     assert finding.startswith("72% of this candidate's wall time is host launch overhead")
     assert "CUDA graphs or fusion" in finding
     assert launch_overhead_finding((("wall", 1.0), ("device", 0.9))) is None
+
+
+class FakeProcess:
+    """A worker process that records what it is sent; its replies are read by ``drain`` and ``call``."""
+
+    def __init__(self, init, home):
+        self.sent, self.pending, self.alive = [init], 1, True
+
+    def send(self, request):
+        self.sent.append(request)
+        self.pending += 1
+
+    def drain(self, timeout_s, what):
+        replies, self.pending = [Reply(value=None)] * self.pending, 0
+        return replies
+
+    def call(self, request, timeout_s, what):
+        self.send(request)
+        self.drain(timeout_s, what)
+        return Reply(value=BaselineResults((), (), METHOD))
+
+    def kill(self):
+        self.alive = False
+
+    close = kill
+
+
+def test_the_baseline_worker_gets_ready_without_being_waited_for(tmp_path):
+    from kforge_core.harness.host.baseline_worker import BaselineWorker
+    from kforge_core.harness.protocol import MeasureBaselines, Prepare
+
+    from .helpers import problem
+
+    started = []
+    def start(init, home):
+        started.append(FakeProcess(init, home))
+        return started[-1]
+
+    worker = BaselineWorker(lambda: "init", tmp_path, start)
+    relu = problem("relu_scale")
+    worker.get_ready(relu, ("eager", "compile"))
+    (process,) = started
+    assert process.sent == ["init", Prepare(relu), MeasureBaselines(("eager", "compile"), (0, 0))]
+    assert process.pending == 3  # nothing was read: the candidate's stages go on meanwhile
+    worker.wait_ready(60.0)  # before the first timed run
+    assert process.pending == 0
+    assert worker.time_block("eager", (0, 5), 60.0).failure is None
+    assert process.sent[-1] == MeasureBaselines(("eager",), (0, 5))
+    worker.get_ready(relu, ("eager",))  # the next candidate: the same worker, the problem already prepared
+    assert started == [process] and process.sent[-1] == MeasureBaselines(("eager",), (0, 0))
+    assert not any(isinstance(r, Prepare) for r in process.sent[5:])

@@ -19,11 +19,14 @@ from .process import WorkerFault, WorkerProcess
 
 
 class BaselineWorker:
-    """:param make_init: what a new worker is told. :param root: where its home directories go."""
+    """:param make_init: what a new worker is told. :param root: where its home directories go.
+    :param start: starts a worker process (``WorkerProcess(init, home)``)."""
 
-    def __init__(self, make_init: Callable[[], WorkerInit], root: Path) -> None:
+    def __init__(self, make_init: Callable[[], WorkerInit], root: Path,
+                 start: Callable[[WorkerInit, Path], WorkerProcess] = WorkerProcess) -> None:
         self._make_init = make_init
         self._root = root
+        self._start = start
         self._numbers = itertools.count(1)
         self._worker: WorkerProcess | None = None
         self._problem = ""  # digest of the problem the worker was told to prepare
@@ -35,7 +38,7 @@ class BaselineWorker:
         if self._worker is not None and not self._worker.alive:
             self.discard()
         if self._worker is None:
-            self._worker = WorkerProcess(self._make_init(), self._root / f"baselines-{next(self._numbers)}")
+            self._worker = self._start(self._make_init(), self._root / f"baselines-{next(self._numbers)}")
             self._problem = ""
         if self._problem != problem.digest:
             self._worker.send(Prepare(problem))
