@@ -1,29 +1,42 @@
 # Two commands set everything up on a fresh machine (Python >= 3.10 with venv):
-#   make demo   installs KForge with its CPU backend and runs the agent loop on an example problem
-#   make test   installs KForge with every plugin and the test tools, and runs the CPU test suite
+#   make demo   installs KForge's core and its CPU backend and runs the agent loop on an example problem
+#   make test   installs the rest (every plugin, the test tools, Triton, Ray, the LLM integrations), runs the CPU tests
 PYTHON ?= python3
 VENV ?= .venv
 TORCH ?= torch==2.13.0
 BIN := $(VENV)/bin
 PLUGINS := $(wildcard plugins/kforge_*)
-STAMP := $(VENV)/.kforge-installed
+# setuptools tells of each editable install in a banner (a UserWarning of the build: folders named as the package
+# may take precedence during imports); it says nothing about this project, so it is not shown
+PIP_INSTALL := PYTHONWARNINGS=ignore::UserWarning $(BIN)/python -m pip install -q
+VENV_STAMP := $(VENV)/.kforge-venv
+DEMO_STAMP := $(VENV)/.kforge-demo
+TEST_STAMP := $(VENV)/.kforge-test
 
 .PHONY: demo test install gpu-test xpu-test mac-test clean
 
-$(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml)
+$(VENV_STAMP):
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q "$(TORCH)"
-	$(BIN)/python -m pip install -q -e ".[dev]" $(foreach p,$(PLUGINS),-e $(p))
-	touch $(STAMP)
+	$(PIP_INSTALL) "$(TORCH)"
+	touch $@
 
-install: $(STAMP)
+# what the demo needs: the core (a replay needs llama-index-core, one of its dependencies) and the CPU backend
+$(DEMO_STAMP): $(VENV_STAMP) pyproject.toml plugins/kforge_cpu/pyproject.toml
+	$(PIP_INSTALL) -e . -e plugins/kforge_cpu
+	touch $@
 
-demo: $(STAMP)
+$(TEST_STAMP): $(DEMO_STAMP) pyproject.toml $(wildcard plugins/*/pyproject.toml)
+	$(PIP_INSTALL) -e ".[dev]" $(foreach p,$(PLUGINS),-e $(p))
+	touch $@
+
+install: $(TEST_STAMP)
+
+demo: $(DEMO_STAMP)
 	$(BIN)/kforge run examples/problems/elementwise_gelu_scale.py --backend cpu \
 		--llm replay:examples/replay/cpu_demo.jsonl --runs-dir kforge-runs
 
-test: $(STAMP)
+test: $(TEST_STAMP)
 	$(BIN)/python -m pytest -q
 
 # On a machine with an NVIDIA GPU, into the Python that already has torch with CUDA (nothing is downloaded). The GPU
@@ -40,7 +53,7 @@ xpu-test:
 
 # On a Mac with Apple silicon: the metal backend's device tests (the shipped example compiled and evaluated, a
 # shader error placed, a profile with Metal System Trace where Xcode is installed), in the same .venv as make test.
-mac-test: $(STAMP)
+mac-test: $(TEST_STAMP)
 	$(BIN)/python -m pytest -q -m mps plugins/kforge_metal
 
 clean:

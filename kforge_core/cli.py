@@ -44,7 +44,11 @@ def cli(ctx: click.Context, debug: bool, no_plugins: bool, config_file: Path | N
 
 def _add_commands() -> None:
     from .commands import backends, bench, check, plugins_cmd, run, runs, show
+    from .commands import index as index_cmd
+    from .commands import search as search_cmd
     from .commands import eval as eval_cmd
+    from .commands import export as export_cmd
+    from .commands import integrate as integrate_cmd
 
     cli.add_command(backends.backends)
     cli.add_command(plugins_cmd.plugins)
@@ -54,6 +58,10 @@ def _add_commands() -> None:
     cli.add_command(bench.bench)
     cli.add_command(runs.runs)
     cli.add_command(show.show)
+    cli.add_command(export_cmd.export)
+    cli.add_command(integrate_cmd.integrate)
+    cli.add_command(index_cmd.index)
+    cli.add_command(search_cmd.search)
 
 
 _add_commands()

@@ -348,6 +348,7 @@ class CompileResult:
     seconds: float = 0.0
     cached: bool = False
     failure: Failure | None = None
+    flags: tuple[Flag, ...] = ()  # what building showed (a build error the candidate caught, with its log)
 
     def __post_init__(self) -> None:
         _check(self.ok == (self.failure is None), self, "failure must be set exactly when ok is False")

@@ -18,6 +18,7 @@ How files, the environment and flags combine is :mod:`kforge_core.config`'s job.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Literal
@@ -29,6 +30,11 @@ from .tolerances import DEFAULT_TOLERANCES, tolerance_in_effect  # noqa: F401 - 
 
 def _default_cache_dir() -> Path:
     return Path.home() / ".cache" / "kforge"
+
+
+def default_build_jobs() -> int:
+    """Builds ahead at once by default: a core each, one core left for the evaluation itself, at most 16."""
+    return max(1, min(16, (os.cpu_count() or 2) - 1))
 
 
 @dataclass(frozen=True)
@@ -51,6 +57,7 @@ class HarnessSettings:
     profile_timeout_s: float = 600.0
     timing_timeout_s: float = 0.0
     startup_timeout_s: float = 300.0  # starting a worker: Python, torch, the device, the reference's outputs
+    problem_budget_s: float = 900.0  # kforge bench: one problem's whole evaluation; past it, budget_exceeded; 0: none
     memory_limit_mb: int = 0  # 0: the worker's address space is not limited (only applied on the CPU device)
     file_size_limit_mb: int = 1024  # the largest file a worker may write (a flood of output stops here)
     output_limit_kb: int = 64
@@ -62,7 +69,8 @@ class HarnessSettings:
     timing_checks: int = 3  # timed runs whose outputs are checked against the reference again
     input_pool_mb: int = 1024  # device memory for the distinct input sets the timed runs cycle through
     l2_flush_bytes: int = 0  # 0: twice the device's L2 cache (256 MiB when the device does not say); CPU: none
-    prebuild_jobs: int = 4  # candidates built ahead at once while another is evaluated; 0: no building ahead
+    # candidates built ahead at once while another is evaluated (a bench: its whole suite); 0: no building ahead
+    prebuild_jobs: int = field(default_factory=default_build_jobs)
     prebuild_during_timing: bool = True  # builds go on while another candidate is timed (never on the host CPU)
     # baselines kept in <cache_dir>/baselines across runs: "use" reads and writes them, "refresh" measures again
     # and writes, "off" neither reads nor writes
@@ -82,7 +90,7 @@ class HarnessSettings:
         for name in ("compile_timeout_s", "profile_timeout_s", "startup_timeout_s"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"harness.{name} must be > 0")
-        for name in ("call_timeout_s", "verify_timeout_s", "timing_timeout_s"):
+        for name in ("call_timeout_s", "verify_timeout_s", "timing_timeout_s", "problem_budget_s"):
             if getattr(self, name) < 0:
                 raise ValueError(f"harness.{name} must be >= 0 (0: follows the problem)")
         for name in ("atol", "rtol"):
@@ -169,6 +177,21 @@ class AnalysisSettings:
 
 
 @dataclass(frozen=True)
+class RetrievalSettings:
+    """``[retrieval]``: kernels of earlier runs (``RUNS_DIR/retrieval.db``) shown to the generation agent."""
+
+    references: str = "auto"  # "auto": the top_k related kernels of the index, when it has any; "none": never
+    top_k: int = 3
+    embed_model: str | None = None  # "PROVIDER:MODEL": an embedding model re-ranks BM25's candidates; unset: BM25 alone
+
+    def __post_init__(self) -> None:
+        if self.references not in ("auto", "none"):
+            raise ValueError(f"retrieval.references must be 'auto' or 'none', not {self.references!r}")
+        if self.top_k < 0:
+            raise ValueError("retrieval.top_k must be >= 0")
+
+
+@dataclass(frozen=True)
 class Settings:
     """All settings. ``backends`` holds each backend's raw options table, parsed by :meth:`backend_options`."""
 
@@ -180,6 +203,7 @@ class Settings:
     llm: LLMSettings = field(default_factory=LLMSettings)
     budget: BudgetSettings = field(default_factory=BudgetSettings)
     analysis: AnalysisSettings = field(default_factory=AnalysisSettings)
+    retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
     backends: dict[str, dict[str, Any]] = field(default_factory=dict)
     sources: tuple[str, ...] = field(default=(), metadata={"internal": True})  # where settings came from
 

@@ -23,6 +23,35 @@ class Reference:
 
 
 @dataclass(frozen=True)
+class RetrievedReference:
+    """A kernel retrieved from the kernel index (``kforge_core.retrieval``), as the prompt shows it.
+
+    :param warm_start: the same problem on the same backend: a kernel to start from, not a hint.
+    :param why: why it was chosen, in one sentence.
+    :param figures: what is known of it (backend, speedup, time, contract).
+    """
+
+    key: str
+    problem_name: str
+    backend: str
+    score: float
+    warm_start: bool
+    why: str
+    figures: str
+    files: tuple[SourceFile, ...]
+    entry: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.problem_name} on {self.backend}"
+
+    def summary(self) -> dict[str, object]:
+        """What the journal and the report keep of it (not the code)."""
+        return {"key": self.key, "problem": self.problem_name, "backend": self.backend, "score": round(self.score, 4),
+                "warm_start": self.warm_start, "why": self.why, "figures": self.figures}
+
+
+@dataclass(frozen=True)
 class GenerationRequest:
     """One attempt: in a functional pass, feedback on the last attempt; in an optimization round, also the best
     candidate and the analyst's recommendations."""
@@ -39,6 +68,7 @@ class GenerationAgent:
     def __init__(
         self, templates: PromptTemplates, problem: Problem, lowering: Lowering, reference: Reference | None = None,
         *, precision: PrecisionTerms, candidate_class: str = DEFAULT_CLASS,
+        references: tuple[RetrievedReference, ...] = (),
     ) -> None:
         self.templates = templates
         self.problem = problem
@@ -46,12 +76,14 @@ class GenerationAgent:
         self.reference = reference
         self.precision = precision
         self.candidate_class = candidate_class  # the class the candidate defines (harness.candidate_class)
+        self.references = references  # kernels retrieved from the index (warm starts and related problems)
 
     def prompt(self, request: GenerationRequest) -> Prompt:
         context = dict(
             problem=self.problem, lowering=self.lowering, reference=self.reference, precision=self.precision,
             pass_kind=request.pass_kind, round=request.round, attempt=request.attempt, feedback=request.feedback,
             best=request.best, recommendations=request.recommendations, candidate_class=self.candidate_class,
+            references=self.references,
         )
         return Prompt(
             agent="generation",

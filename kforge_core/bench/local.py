@@ -28,10 +28,12 @@ class LocalExecutor:
         self.devices = devices
         self.lookahead = lookahead
 
-    def run(self, jobs: list[ProblemJob], work: Work, on_result: Callable[[ProblemResult], None]) -> None:
+    def run(self, jobs: list[ProblemJob], work: Work, on_result: Callable[[ProblemResult], None],
+            halt: threading.Event | None = None) -> None:
         """Evaluate ``jobs``; ``on_result`` is called in this thread for each result as it comes. An error that
-        is not a problem's own (an unusable backend) stops every slot and is raised here."""
-        todo = _Queue(jobs, self.lookahead)
+        is not a problem's own (an unusable backend) stops every slot and is raised here. Once ``halt`` is set,
+        the problems in hand finish and no other starts."""
+        todo = _Queue(jobs, self.lookahead, halt or threading.Event())
         results: queue.Queue[ProblemResult | BaseException | None] = queue.Queue()
         stop = threading.Event()
         threads = [threading.Thread(target=self._serve, args=(index, todo, work, results, stop), daemon=True,
@@ -41,7 +43,7 @@ class LocalExecutor:
         running = len(threads)
         try:
             while running:
-                item = results.get()
+                item = _get(results)
                 if item is None:
                     running -= 1
                 elif isinstance(item, BaseException):
@@ -63,6 +65,7 @@ class LocalExecutor:
                 job, upcoming = taken
                 if upcoming:
                     ahead.submit(slot.prebuild, upcoming)
+                slot.upcoming = todo.peek()  # its spare workers prepare for it while this one is evaluated
                 results.put(work(slot, job))
         except BaseException as exc:  # noqa: BLE001 - the caller's thread raises it
             stop.set()
@@ -77,20 +80,35 @@ class LocalExecutor:
 class _Queue:
     """The jobs not taken yet, and which later ones were handed out for building ahead."""
 
-    def __init__(self, jobs: list[ProblemJob], lookahead: int) -> None:
+    def __init__(self, jobs: list[ProblemJob], lookahead: int, halt: threading.Event) -> None:
         self._jobs = list(jobs)
+        self._halt = halt
         self._lookahead = lookahead
         self._ahead: set[str] = set()
         self._lock = threading.Lock()
+
+    def peek(self) -> ProblemJob | None:
+        """The job that will be taken next, if any is left."""
+        with self._lock:
+            return self._jobs[0] if self._jobs and not self._halt.is_set() else None
 
     def take(self, *, ahead: bool) -> tuple[ProblemJob, list[ProblemJob]] | None:
         """The next job and (with ``ahead``) the later jobs to build ahead now, each handed out once; None when
         no job is left."""
         with self._lock:
-            if not self._jobs:
+            if not self._jobs or self._halt.is_set():
                 return None
             job = self._jobs.pop(0)
             window = self._jobs[:self._lookahead] if ahead else []
             upcoming = [j for j in window if j.key not in self._ahead]
             self._ahead.update(j.key for j in upcoming)
             return job, upcoming
+
+
+def _get(results: queue.Queue):  # noqa: ANN202
+    """The next item, waking now and then so that a signal's handler runs in this (the main) thread."""
+    while True:
+        try:
+            return results.get(timeout=0.5)
+        except queue.Empty:
+            continue

@@ -57,7 +57,7 @@ class SlotActor:
 
         app = App(load_plugins=self.spec.plugins.entry_points, plugin_modules=self.spec.plugins.modules)
         return run_agent(self.slot, job, app=app, settings=self.spec.settings, bench_id=self.spec.bench_id,
-                         console=Console(highlight=False, stderr=True), lock=threading.Lock())
+                         console=Console(highlight=False, soft_wrap=True, stderr=True), lock=threading.Lock())
 
     def close(self) -> None:
         self.slot.close()

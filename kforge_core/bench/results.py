@@ -10,6 +10,7 @@ from typing import Any
 from ..records import Candidate
 
 NO_SOLUTION = "no_solution"  # the failure class of a problem nobody solved (no file, no code in any reply)
+BUDGET_EXCEEDED = "budget_exceeded"  # the problem's evaluation ran past harness.problem_budget_s (--problem-budget)
 INVALID_PROBLEM = "invalid_problem"  # KForge could not load the problem, or its reference failed in a worker
 
 

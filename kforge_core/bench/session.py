@@ -30,7 +30,7 @@ from .ray_executor import RayExecutor, SlotSpec
 from .results import NO_SOLUTION, ProblemJob, ProblemResult
 from .report import VERDICT, BenchReport, problem_dir, write_bench_outputs
 from .slot import DeviceSlot, ProblemLoader
-from .solutions import open_solutions
+from .solutions import open_solutions, require_a_match
 from .suite import SuiteProblem, discover
 
 Report = Callable[[str], None]  # where a line about the bench's progress goes
@@ -74,19 +74,25 @@ def plan_bench(settings: Settings, suite: Path, *, filters: tuple[str, ...], sol
         settings = dataclasses.replace(settings, llm=dataclasses.replace(llm, model=model, analyst_model=analyst))
     elif not solutions.exists():
         raise KForgeError(f"solutions not found: {solutions}")
+    else:
+        require_a_match(solutions, problems, entry=entry)
     return BenchPlan(suite.resolve(), filters, settings.backend, solutions.resolve() if solutions else None, entry,
                      measure, absolute_settings(settings), tuple((p.key, p.digest) for p in problems))
 
 
-def start_bench(app: App, plan: BenchPlan, choice: ExecutorChoice, report: Report) -> BenchReport:
+def start_bench(app: App, plan: BenchPlan, choice: ExecutorChoice, report: Report,
+                halt: threading.Event | None = None) -> BenchReport:
+    """Run the bench; once ``halt`` is set, the problems in hand finish, no other starts, and the bench ends as
+    interrupted (``--resume`` goes on)."""
     _get_ready(app, plan, choice)
     with BenchStore(plan.settings.runs_dir) as benches:
         info = benches.create_bench(new_bench_id(), suite_path=str(plan.suite), backend=plan.backend,
                                     source=plan.source, config=plan.to_json())
-        return _execute(app, benches, info, plan, choice, report)
+        return _execute(app, benches, info, plan, choice, report, halt)
 
 
-def resume_bench(app: App, runs_dir: Path, bench_id: str, choice: ExecutorChoice, report: Report) -> BenchReport:
+def resume_bench(app: App, runs_dir: Path, bench_id: str, choice: ExecutorChoice, report: Report,
+                 halt: threading.Event | None = None) -> BenchReport:
     with BenchStore(runs_dir) as benches:
         info = benches.get_bench(bench_id)
         if info.alive:
@@ -94,7 +100,7 @@ def resume_bench(app: App, runs_dir: Path, bench_id: str, choice: ExecutorChoice
         plan = BenchPlan.from_json(info.config, source=f"bench {bench_id}")
         _get_ready(app, plan, choice)
         benches.claim_bench(bench_id)
-        return _execute(app, benches, benches.get_bench(bench_id), plan, choice, report)
+        return _execute(app, benches, benches.get_bench(bench_id), plan, choice, report, halt)
 
 
 def _get_ready(app: App, plan: BenchPlan, choice: ExecutorChoice) -> None:
@@ -112,7 +118,7 @@ def _get_ready(app: App, plan: BenchPlan, choice: ExecutorChoice) -> None:
 
 
 def _execute(app: App, benches: BenchStore, info: BenchInfo, plan: BenchPlan, choice: ExecutorChoice,
-             report: Report) -> BenchReport:
+             report: Report, halt: threading.Event | None = None) -> BenchReport:
     rows = benches.problems(info.id)
     done = {key for key, row in rows.items() if row.status == "done" and row.result is not None}
     problems = _problems(plan, done)
@@ -128,13 +134,16 @@ def _execute(app: App, benches: BenchStore, info: BenchInfo, plan: BenchPlan, ch
     try:
         for job in unsolved:
             keeper.keep(ProblemResult(job.key, False, NO_SOLUTION, "no solution was found for this problem"))
-        _run(app, plan, info, choice, [job for job in jobs if job not in unsolved], keeper.keep)
+        _run(app, plan, info, choice, [job for job in jobs if job not in unsolved], keeper.keep, halt)
     except BaseException as exc:
         status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
         benches.finish_bench(info.id, status, "interrupted by the user" if status == "interrupted" else str(exc))
         _outputs(benches, info, plan, where, keeper, time.perf_counter() - start)
         raise
-    benches.finish_bench(info.id, "finished")
+    if halt is not None and halt.is_set():
+        benches.finish_bench(info.id, "interrupted", "stopped by the user after the problems in hand")
+    else:
+        benches.finish_bench(info.id, "finished")
     return _outputs(benches, info, plan, where, keeper, time.perf_counter() - start)
 
 
@@ -160,7 +169,7 @@ def _jobs(plan: BenchPlan, problems: list[SuiteProblem], done: set[str], rows: d
 
 
 def _run(app: App, plan: BenchPlan, info: BenchInfo, choice: ExecutorChoice, jobs: list[ProblemJob],
-         keep: Callable[[ProblemResult], None]) -> None:
+         keep: Callable[[ProblemResult], None], halt: threading.Event | None) -> None:
     if not jobs:
         return
     backend = app.backend(plan.backend).backend
@@ -177,12 +186,13 @@ def _run(app: App, plan: BenchPlan, info: BenchInfo, choice: ExecutorChoice, job
                           device_index=index, label=slot_label(backend, index), loader=loader, measure=plan.measure)
 
     if plan.solutions is not None:
-        work, lookahead = DeviceSlot.evaluate, plan.settings.harness.prebuild_jobs
+        # every later solution is queued to build ahead; harness.prebuild_jobs of them build at once
+        work, lookahead = DeviceSlot.evaluate, len(jobs) if plan.settings.harness.prebuild_jobs else 0
     else:
         work = functools.partial(run_agent, app=app, settings=plan.settings, bench_id=info.id,
-                                 console=Console(highlight=False, stderr=True), lock=threading.Lock())
+                                 console=Console(highlight=False, soft_wrap=True, stderr=True), lock=threading.Lock())
         lookahead = 0
-    LocalExecutor(make_slot, list(choice.devices), lookahead).run(jobs, work, keep)
+    LocalExecutor(make_slot, list(choice.devices), lookahead).run(jobs, work, keep, halt)
 
 
 class _Keeper:

@@ -7,6 +7,7 @@ problem, and baselines come from the baseline cache where they were measured bef
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from concurrent.futures import Future
@@ -14,13 +15,14 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..harness import Harness, Verdict
+from ..harness.host.deadline import BUDGET_RAN_OUT
 from ..harness.host.pool import WorkerStartError
 from ..plugins import PluginSelection
 from ..problem import ProblemError, load_problem
 from ..records import Backend, Problem
 from ..report.timing_text import figures_of, sources_of
 from ..settings import Settings
-from .results import INVALID_PROBLEM, NO_SOLUTION, ProblemJob, ProblemResult
+from .results import BUDGET_EXCEEDED, INVALID_PROBLEM, NO_SOLUTION, ProblemJob, ProblemResult
 
 MESSAGE_LIMIT = 2000  # characters of a failure's message kept in the store (the verdict file has all of it)
 
@@ -70,6 +72,7 @@ class DeviceSlot:
         self.loader = loader or ProblemLoader()
         self.measure = measure
         self._harness: Harness | None = None
+        self.upcoming: ProblemJob | None = None  # the job this slot takes after the current one, when known
 
     @property
     def ready(self) -> bool:
@@ -88,19 +91,35 @@ class DeviceSlot:
     def evaluate(self, job: ProblemJob) -> ProblemResult:
         """Compile, verify and time the job's solution; every outcome is a result, never an exception."""
         start = time.perf_counter()
+        budget = self.settings.harness.problem_budget_s
+        stop_at = time.monotonic() + budget if budget else None
         if job.candidate is None:
             return ProblemResult(job.key, False, NO_SOLUTION, "no solution was found for this problem",
                                  device=self.label)
         try:
             problem = self.loader.load(job.path)
             harness = self.harness_for(problem)  # an unusable backend or device raises here: the bench stops
-            verdict = harness.evaluate(job.candidate, measure=self.measure)
+            self._expect_next(harness)
+            verdict = harness.evaluate(job.candidate, measure=self.measure, stop_at=stop_at)
         except (ProblemError, WorkerStartError) as exc:  # not loadable, or its reference fails in a worker
             return ProblemResult(job.key, False, INVALID_PROBLEM, str(exc)[:MESSAGE_LIMIT], device=self.label,
                                  seconds=time.perf_counter() - start, candidate_digest=job.candidate.digest)
         finally:
             self.loader.forget(job.path)
-        return result_of(job.key, verdict, self.label, time.perf_counter() - start)
+        result = result_of(job.key, verdict, self.label, time.perf_counter() - start)
+        if BUDGET_RAN_OUT in verdict.message:  # the budget ended it, not the candidate: say what was done
+            result = dataclasses.replace(result, failure=BUDGET_EXCEEDED, message=(
+                f"the problem's budget of {budget:g} s ran out ({_done(verdict)}): {verdict.message}")[:MESSAGE_LIMIT])
+        return result
+
+    def _expect_next(self, harness: Harness) -> None:
+        """Spare workers prepare for the next job's problem while this one is evaluated."""
+        if self.upcoming is None:
+            return
+        try:
+            harness.expect_problem(self.loader.load(self.upcoming.path))
+        except ProblemError:
+            pass  # its own turn reports why
 
     def prebuild(self, jobs: Iterable[ProblemJob]) -> None:
         """Build the solutions of later problems ahead, where the backend can (see ``Harness.prebuild``)."""
@@ -119,6 +138,15 @@ class DeviceSlot:
         if self._harness is not None:
             self._harness.close()
             self._harness = None
+
+
+def _done(verdict: Verdict) -> str:
+    """What the evaluation had done when its budget ran out."""
+    if verdict.verify is not None:
+        return "compiled, verified " + ("correct; not timed" if verdict.verify.correct else "incorrect")
+    if verdict.compile is not None and verdict.compile.ok:
+        return "compiled; not verified"
+    return "not compiled"
 
 
 def result_of(key: str, verdict: Verdict, device: str, seconds: float) -> ProblemResult:

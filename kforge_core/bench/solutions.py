@@ -29,6 +29,28 @@ def open_solutions(path: Path, problems: list[SuiteProblem], *, entry: str = "mo
     raise KForgeError(f"solutions not found: {path} is neither a directory nor a .jsonl file")
 
 
+def require_a_match(path: Path, problems: list[SuiteProblem], *, entry: str = "model_new.py") -> None:
+    """Refuse solutions that match none of the problems: a bench of nothing but ``no_solution`` is a mistake (the
+    wrong directory, or files named otherwise), so say what was found and how problems are matched."""
+    solutions = open_solutions(path, problems, entry=entry)
+    if not problems or any(solutions.candidate_for(problem) is not None for problem in problems):
+        return
+    example = problems[0]
+    if isinstance(solutions, SolutionLines):
+        found = solutions.unmatched
+        how = (f"each line's \"problem\" names one by its key ({example.key}), its path ({example.key}.py), its "
+               f"file name ({example.path.name}) or its level and number")
+    else:
+        relative = [p.relative_to(path) for p in path.rglob("*") if p.is_file()]
+        found = sorted(str(r) for r in relative
+                       if not any(part[:1] == "." or part == "__pycache__" for part in r.parts))
+        how = (f"a problem's solution is {example.key}.py (mirroring the suite's folders) or {example.path.name} "
+               f"(flat), or a directory of that name holding {entry}")
+    shown = ", ".join(found[:8]) + (f" and {len(found) - 8} more" if len(found) > 8 else "") if found else "nothing"
+    raise KForgeError(f"no solution in {path} matches any of the {len(problems)} problems (found: {shown})",
+                      hint=how)
+
+
 class SolutionDirectory:
     """``DIR/<key>.py`` (mirroring the suite's folders) or ``DIR/<name>.py`` (flat); a directory instead of the
     file holds a candidate of several files, ``entry`` defining ``ModelNew``."""

@@ -26,15 +26,16 @@ def threshold_key(p: float) -> str:
 
 def fast_p(results: list[ProblemResult], total: int, p: float, baseline: str | None = None) -> float | None:
     """The fraction of ``total`` problems correct and faster than ``p`` x the baseline (the faster one when
-    ``baseline`` is None); None when ``p`` > 0 and no problem was timed against it."""
+    ``baseline`` is None); None when ``p`` > 0 and correct solutions were not timed against it (``--no-timing``):
+    unknown, where a bench with nothing correct has fast_p 0."""
     if total == 0:
         return None
     if p == 0:
         return sum(r.correct for r in results) / total
-    speeds = [_speedup(r, baseline) for r in results]
-    if all(s is None for s in speeds):
+    speeds = [_speedup(r, baseline) for r in results if r.correct]
+    if speeds and all(s is None for s in speeds):
         return None
-    return sum(1 for r, s in zip(results, speeds) if r.correct and s is not None and s > p) / total
+    return sum(1 for s in speeds if s is not None and s > p) / total
 
 
 def geomean(values: Iterable[float]) -> float | None:

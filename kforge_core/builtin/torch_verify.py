@@ -26,7 +26,7 @@ from ..harness.worker.faults import candidate_traceback, classify_exception
 from ..harness.worker.parameter_init import Initialised
 from ..harness.worker.precision import precision_report
 from ..harness.worker.reference import ReferenceData, Trial, clone_values
-from ..harness.worker.threads import join_threads, new_threads
+from ..harness.worker.threads import wait_for_threads
 from ..records import Backend, Candidate, Failure, Flag, StageContext, TrialError, VerifyResult
 from ..settings import HarnessSettings
 from ..values import flatten_output, tensor_leaves
@@ -151,7 +151,8 @@ def _call(model: Any, inputs: list[Any], trial: Trial, reference: ReferenceData,
         return None
     at_return = [o.detach().clone() for o in outputs]  # before waiting: what was ready when forward returned
     device.synchronize()
-    still_running = join_threads(new_threads(threads_before), THREAD_JOIN_S)
+    still_running = wait_for_threads(threads_before, THREAD_JOIN_S, context.timer,
+                                     f"forward (trial seed {trial.seed})")
     if still_running:
         run.notes.append(f"forward left {len(still_running)} thread(s) running")
     return outputs, structure, at_return
@@ -271,7 +272,7 @@ def _result(run: _Run) -> VerifyResult:
     failure, message = run.failure, run.message
     blocking = [f for f in flags if f.blocking]
     if failure is None and blocking:
-        failure, message = Failure.CHEAT, "; ".join(f"{f.code}: {f.message}" for f in blocking)
+        failure, message = Failure.CHEAT, F.describe_blocking(blocking)
     if failure is None and not run.trials:
         failure, message = Failure.HARNESS, "no trial ran"
     passed = sum(t.passed for t in run.trials)

@@ -6,9 +6,15 @@ import json
 
 import click
 from rich.console import Console
-from rich.table import Table
+from rich.markup import escape
+from rich.text import Text
 
 from ..app import App
+from ..report.tables import Column, fitted_table
+
+# the name and whether it runs here matter most; at 80 columns the programming model and then the device go
+_COLUMNS = (Column("backend"), Column("provided by"), Column("programming model", fold=True, optional=True),
+            Column("device", optional=True), Column("available", fold=True, min_width=36))
 
 
 @click.command()
@@ -38,15 +44,11 @@ def backends(app: App, names: tuple[str, ...], as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
-    table = Table(title="KForge backends")
-    for column in ("backend", "provided by", "programming model", "device", "available"):
-        table.add_column(column)
-    for row in rows:
-        status = f"[green]yes[/] {row['detail']}" if row["available"] else f"[red]no[/]: {row['reason']}"
-        table.add_row(
-            row["name"], f"{row['distribution']} {row['version']}", row["programming_model"], row["device"], status
-        )
-    console = Console()
-    console.print(table)
+    cells = [[row["name"], f"{row['distribution']} {row['version']}", row["programming_model"], row["device"],
+              Text.assemble(("yes", "green"), f" {row['detail']}") if row["available"]
+              else Text.assemble(("no", "red"), f": {row['reason']}")] for row in rows]
+    console = Console(soft_wrap=True)
+    console.print(fitted_table(_COLUMNS, cells, console.width, title="KForge backends"))
     for failure in app.plugins.failures:
-        console.print(f"[yellow]plugin {failure.name!r} ({failure.distribution}) failed to load:[/] {failure.error}")
+        console.print(f"[yellow]plugin {escape(repr(failure.name))} ({escape(str(failure.distribution))}) failed to "
+                      f"load:[/] {escape(str(failure.error))}")

@@ -4,6 +4,7 @@ KernelBench's fast_p, geomean speedups and a report; ``--resume BENCH_ID`` conti
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from rich.console import Console
 
 from ..app import App
 from ..bench import ExecutorChoice, plan_bench, resume_bench, start_bench
+from ..bench.interrupt import GracefulStop
 from ..errors import KForgeError
 from .backend_flags import backend_option_flags, settings_with_backend_options
 from .evaluation_flags import evaluation_flags, evaluation_settings
@@ -41,6 +43,12 @@ from .run import BUDGET_FLAGS, budget_option_flags
 @click.option("--json", "as_json", is_flag=True,
               help="Print {\"problems\": [...], \"summary\": {...}} (progress lines go to stderr).")
 @click.option("--no-timing", is_flag=True, help="Check correctness only.")
+@click.option("--build-jobs", type=click.IntRange(min=0), metavar="N",
+              help="Solutions of the whole suite built ahead, N at a time, while earlier problems are evaluated "
+                   "(harness.prebuild_jobs; default: the cores less one, at most 16; 0: none).")
+@click.option("--problem-budget", type=click.FloatRange(min=0), metavar="SECONDS",
+              help="Seconds one problem's evaluation may take in all (harness.problem_budget_s, default 900; 0: no "
+                   "budget); past it the problem is budget_exceeded and the bench goes on.")
 @harness_option_flags
 @click.option("--entry", default="model_new.py", show_default=True,
               help="The file defining ModelNew where a problem's solution is a directory.")
@@ -53,7 +61,9 @@ from .run import BUDGET_FLAGS, budget_option_flags
 @click.pass_obj
 def bench(app: App, suite: Path | None, backend_name: str | None, solutions: Path | None, model: str | None,
           analyst_model: str | None, base_url: str | None, filters: tuple[str, ...], executor: str,
-          devices: str | None, ray_address: str | None, as_json: bool, no_timing: bool, entry: str,
+          devices: str | None, ray_address: str | None, as_json: bool, no_timing: bool, build_jobs: int | None,
+          problem_budget: float | None,
+          entry: str,
           runs_dir: Path | None, resume_id: str | None, backend_options: tuple[str, ...], sanitize: bool,
           **flags: Any) -> None:
     """Evaluate every problem of SUITE (a directory of KernelBench-format problems, e.g. KernelBench's
@@ -61,20 +71,24 @@ def bench(app: App, suite: Path | None, backend_name: str | None, solutions: Pat
     the geomean speedups. Each result is kept in the run store as it comes."""
     choice = ExecutorChoice(executor, _devices(devices, executor), ray_address)
     harness = {**harness_settings(flags),
-               **evaluation_settings(flags.pop("atol"), flags.pop("rtol"), flags.pop("candidate_class"))}
+               **evaluation_settings(flags.pop("atol"), flags.pop("rtol"), flags.pop("candidate_class")),
+               "harness.problem_budget_s": problem_budget, "harness.prebuild_jobs": build_jobs}
     budget = {BUDGET_FLAGS[name]: value for name, value in flags.items() if value is not None}
-    console = Console(highlight=False, stderr=as_json)
+    console = Console(highlight=False, soft_wrap=True, stderr=as_json)
 
     def report(line: str) -> None:
         console.print(line, markup=False)
 
+    stop = GracefulStop(report)
     if resume_id is not None:
         given = [suite, backend_name, solutions, model, analyst_model, base_url, *filters, *backend_options,
                  sanitize or None, no_timing or None, *budget.values(), *(v for v in harness.values() if v is not None)]
         if any(value is not None for value in given):
             raise KForgeError("--resume continues a bench as it was started; give only BENCH_ID, --runs-dir and "
                               "where it runs (--executor, --devices, --ray-address)")
-        outcome = resume_bench(app, app.settings(runs_dir=runs_dir).runs_dir, resume_id, choice, report)
+        with stop:
+            outcome = resume_bench(app, app.settings(runs_dir=runs_dir).runs_dir, resume_id, choice, report,
+                                   stop.requested)
     else:
         if suite is None:
             raise KForgeError("give a SUITE directory to start a bench, or --resume BENCH_ID to continue one")
@@ -86,12 +100,18 @@ def bench(app: App, suite: Path | None, backend_name: str | None, solutions: Pat
             "llm.base_url": base_url, **harness, **budget,
         }, backend_options, sanitize)
         plan = plan_bench(settings, suite, filters=filters, solutions=solutions, entry=entry, measure=not no_timing)
-        outcome = start_bench(app, plan, choice, report)
+        with stop:
+            outcome = start_bench(app, plan, choice, report, stop.requested)
     if as_json:
         click.echo(json.dumps(outcome.document, indent=2, allow_nan=False))
     else:
         _print_summary(console, outcome.document["summary"])
         console.print(f"  {outcome.report_path}", markup=False)
+    if stop.requested.is_set():
+        where = f" --runs-dir {shlex.quote(str(runs_dir))}" if runs_dir is not None else ""
+        click.echo(f"interrupted; the rest of the bench runs with: kforge bench --resume {outcome.info.id}{where}",
+                   err=as_json)  # one line, never wrapped: it is to be copied
+        click.get_current_context().exit(130)
 
 
 def _devices(text: str | None, executor: str) -> tuple[int | None, ...]:

@@ -7,10 +7,12 @@ from pathlib import Path
 
 import click
 from rich.console import Console
-from rich.table import Table
 
 from ..app import App
 from ..problem import load_problem, time_reference_forward
+from ..report.tables import Column, fitted_table
+
+_COLUMNS = (Column(""), Column("value", fold=True))
 
 
 @click.command()
@@ -33,16 +35,11 @@ def check(app: App, problem_path: Path, as_json: bool) -> None:
             "reference_forward_cpu_ms": seconds * 1e3,
         }, indent=2))
         return
-    table = Table(title=f"{problem.name}  ({problem.path})", show_header=True)
-    table.add_column("")
-    table.add_column("value")
-    for i, spec in enumerate(problem.init_inputs):
-        table.add_row(f"init input {i}", spec.describe())
-    for i, spec in enumerate(problem.inputs):
-        table.add_row(f"input {i}", spec.describe())
-    for i, spec in enumerate(problem.outputs):
-        table.add_row(f"output {i}", spec.describe())
-    table.add_row("parameters", f"{problem.parameter_count:,}")
-    table.add_row("reference forward (CPU)", f"{seconds * 1e3:.3f} ms")
-    Console().print(table)
+    rows = [*([f"init input {i}", spec.describe()] for i, spec in enumerate(problem.init_inputs)),
+            *([f"input {i}", spec.describe()] for i, spec in enumerate(problem.inputs)),
+            *([f"output {i}", spec.describe()] for i, spec in enumerate(problem.outputs)),
+            ["parameters", f"{problem.parameter_count:,}"], ["reference forward (CPU)", f"{seconds * 1e3:.3f} ms"]]
+    console = Console(soft_wrap=True)
+    table = fitted_table(_COLUMNS, rows, console.width, title=f"{problem.name}  ({problem.path})")
+    console.print(table)
     click.echo("problem OK")

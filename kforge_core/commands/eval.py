@@ -9,13 +9,14 @@ from typing import Any
 import click
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
+from rich.text import Text
 
 from ..app import App
 from ..errors import KForgeError
 from ..harness import Harness, Verdict
 from ..problem import load_problem
 from ..records import Candidate, SourceFile
+from ..report.tables import Column, fitted_table
 from ..report.timing_text import sources_of
 from ..tolerances import describe_tolerances
 from .backend_flags import backend_option_flags, settings_with_backend_options
@@ -56,7 +57,7 @@ def eval_command(app: App, problem_path: Path, candidate_paths: tuple[Path, ...]
     problem = load_problem(problem_path)
     candidates = [read_candidate(path, entry) for path in candidate_paths]
     backend = app.backend(settings.backend).backend
-    documents, console, all_correct = [], Console(), True
+    documents, console, all_correct = [], Console(soft_wrap=True), True
     with Harness(backend=backend, problem=problem, settings=settings, plugins=app.plugin_selection,
                  scratch_root=keep_dir) as harness:
         for verdict in harness.evaluate_all(candidates, profile=profile, measure=not no_timing):
@@ -69,7 +70,7 @@ def eval_command(app: App, problem_path: Path, candidate_paths: tuple[Path, ...]
                 documents.append(document)
             else:
                 if len(candidates) > 1:
-                    console.rule(verdict.candidate)
+                    console.rule(escape(verdict.candidate))
                 print_verdict(console, verdict, summary)
     if as_json:
         click.echo(json.dumps(documents[0] if len(documents) == 1 else documents, indent=2, allow_nan=False))
@@ -95,10 +96,17 @@ def read_candidate(path: Path, entry: str) -> Candidate:
 
 # ---------------------------------------------------------------------------------------------- rich output
 
+_FLAG_COLUMNS = (Column("flag"), Column("blocks"), Column("evidence", fold=True, min_width=30))
+_TRIAL_COLUMNS = (Column("seed"), Column("passed"), Column("max abs error"), Column("max rel error", optional=True),
+                  Column("where they differ", fold=True, min_width=24))
+_RUNTIME_COLUMNS = (Column(""), Column("timer"), Column("median"), Column("mean", optional=True), Column("std", optional=True),
+                    Column("min", optional=True), Column("count", optional=True),
+                    Column("speedup of the candidate", fold=True))
+
 
 def print_verdict(console: Console, verdict: Verdict, summary: str | None) -> None:
-    console.print(f"[bold]{verdict.candidate}[/] ({verdict.candidate_digest}) for problem [bold]{verdict.problem}"
-                  f"[/] on backend [bold]{verdict.backend}[/]")
+    console.print(f"[bold]{escape(verdict.candidate)}[/] ({verdict.candidate_digest}) for problem "
+                  f"[bold]{escape(verdict.problem)}[/] on backend [bold]{escape(verdict.backend)}[/]")
     _print_precision(console, verdict)
     _print_compile(console, verdict)
     if verdict.verify is not None:
@@ -106,16 +114,13 @@ def print_verdict(console: Console, verdict: Verdict, summary: str | None) -> No
     if verdict.runtime is not None or verdict.baselines:
         _print_runtimes(console, verdict)
     if verdict.flags:
-        table = Table(title="cheat flags")
-        for column in ("flag", "blocks", "evidence"):
-            table.add_column(column)
-        for flag in verdict.flags:
-            table.add_row(flag.code, "yes" if flag.blocking else "no", flag.message)
-        console.print(table)
-    if verdict.method is not None:
+        cells = [[flag.code, "yes" if flag.blocking else "no", flag.message] for flag in verdict.flags]
+        console.print(fitted_table(_FLAG_COLUMNS, cells, console.width, title="cheat flags"))
+    if verdict.method is not None and verdict.runtime is not None:  # how it was timed; nothing to say if it was not
         m = verdict.method
-        console.print(f"[dim]timing: {m.device}, {m.warmup} warm-up + {m.repetitions} timed runs, L2 flush "
-                      f"{m.l2_flush_bytes:,} bytes, fresh inputs per run; sync: {m.synchronize}; {m.notes}[/]")
+        console.print(f"[dim]timing: {escape(m.device)}, {m.warmup} warm-up + {m.repetitions} timed runs, L2 flush "
+                      f"{m.l2_flush_bytes:,} bytes, fresh inputs per run; sync: {escape(m.synchronize)}; "
+                      f"{escape(m.notes)}[/]")
         for timer, description in m.timers:
             headline = " (the headline)" if timer == m.headline else ""
             console.print(f"[dim]timer {timer}{headline}: {escape(description)}[/]")
@@ -130,7 +135,8 @@ def print_verdict(console: Console, verdict: Verdict, summary: str | None) -> No
         console.print(f"[bold green]CORRECT[/]{speed} ({escape(verdict.precision.describe())})")
     else:
         console.print(f"[bold red]NOT CORRECT[/]: {verdict.failure.value}")
-        console.print(verdict.message, markup=False, highlight=False)
+        if verdict.compile.ok:  # a build's failure was printed with its log above
+            console.print(verdict.message, markup=False, highlight=False)
 
 
 def _print_precision(console: Console, verdict: Verdict) -> None:
@@ -154,34 +160,30 @@ def _print_compile(console: Console, verdict: Verdict) -> None:
 
 
 def _print_trials(console: Console, verdict: Verdict) -> None:
-    table = Table(title="correctness trials")
-    for column in ("seed", "passed", "max abs error", "max rel error", "where they differ"):
-        table.add_column(column)
-    for trial in verdict.verify.trials:
-        table.add_row(str(trial.seed), "[green]yes[/]" if trial.passed else "[red]no[/]",
-                      f"{trial.max_abs_error:.3g}", f"{trial.max_rel_error:.3g}", trial.message)
-    console.print(table)
+    cells = [[str(trial.seed), Text("yes", "green") if trial.passed else Text("no", "red"),
+              f"{trial.max_abs_error:.3g}", f"{trial.max_rel_error:.3g}", trial.message]
+             for trial in verdict.verify.trials]
+    console.print(fitted_table(_TRIAL_COLUMNS, cells, console.width, title="correctness trials"))
     for note in verdict.verify.notes:
-        console.print(f"[dim]{note}[/]")
+        console.print(f"[dim]{escape(note)}[/]")
 
 
 def _print_runtimes(console: Console, verdict: Verdict) -> None:
-    table = Table(title=f"runtime (ms); the headline timer is {verdict.timer}")
-    for column in ("", "timer", "median", "mean", "std", "min", "count", "speedup of the candidate"):
-        table.add_column(column)
     by_timer = verdict.speedups_by_timer
     rows = [("candidate", timer, stats) for timer, stats in verdict.figures]
     rows += [(name, timer, stats) for name, figures in verdict.baseline_figures for timer, stats in figures]
     if not rows:  # a verdict read from an older document: the headline figures only
         rows = ([("candidate", verdict.timer, verdict.runtime)] if verdict.runtime else [])
         rows += [(name, verdict.timer, stats) for name, stats in verdict.baselines]
+    cells = []
     for name, timer, stats in rows:
         speedup = by_timer.get(timer, {}).get(name) if by_timer else verdict.speedup(name)
-        table.add_row(name, timer + (" *" if timer == verdict.timer else ""), f"{stats.median:.4f}",
+        cells.append([name, timer + (" *" if timer == verdict.timer else ""), f"{stats.median:.4f}",
                       f"{stats.mean:.4f}", f"{stats.std:.4f}", f"{stats.min:.4f}", str(stats.count),
-                      f"{speedup:.2f}x" if speedup is not None else "")
-    console.print(table)
+                      f"{speedup:.2f}x" if speedup is not None else ""])
+    console.print(fitted_table(_RUNTIME_COLUMNS, cells, console.width,
+                               title=f"runtime (ms); the headline timer is {verdict.timer}"))
     for name, error in verdict.baseline_errors:
-        console.print(f"[yellow]{name}[/]: {error}")
+        console.print(f"[yellow]{escape(name)}[/]: {escape(error)}")
     for source in verdict.baseline_sources:
         console.print(f"[dim]baseline {escape(source.describe())}[/]")

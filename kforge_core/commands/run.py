@@ -13,6 +13,7 @@ from ..errors import KForgeError
 from ..loop.progress import RichProgress
 from ..loop.session import plan_run, resume_run, start_run
 from ..report.console import print_summary
+from ..retrieval import REFERENCE_MODES
 from ..store import RunStore
 from .backend_flags import backend_option_flags, settings_with_backend_options
 from .evaluation_flags import evaluation_flags, evaluation_settings
@@ -60,6 +61,9 @@ def budget_option_flags(command: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--reference", "reference_file", type=click.Path(dir_okay=False, path_type=Path),
               help="A working kernel for this problem (e.g. for another backend) to show the generation agent.")
 @click.option("--reference-run", metavar="RUN_ID", help="Show the generation agent the best kernel of an earlier run.")
+@click.option("--references", "references", type=click.Choice(REFERENCE_MODES),
+              help="auto (the default): show the generation agent the related kernels the kernel index holds "
+                   "(`kforge index`, `kforge search`); none: show none ([retrieval] references).")
 @click.option("--profile-image", "profile_images", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
               metavar="FILE", help="A screenshot of a GUI profiler (PNG, JPEG) shown to the analysis agent with "
                                    "every prompt; repeatable ([analysis] images).")
@@ -72,7 +76,8 @@ def budget_option_flags(command: Callable[..., Any]) -> Callable[..., Any]:
 @click.pass_context
 def run(ctx: click.Context, problem_path: Path | None, backend: str | None, model: str | None,
         analyst_model: str | None, base_url: str | None, runs_dir: Path | None, prompts_dir: Path | None,
-        reference_file: Path | None, reference_run: str | None, profile_images: tuple[Path, ...],
+        reference_file: Path | None, reference_run: str | None, references: str | None,
+        profile_images: tuple[Path, ...],
         resume_id: str | None, precision: str | None, timer: str | None,
         backend_options: tuple[str, ...], sanitize: bool, atol: float | None, rtol: float | None,
         candidate_class: str | None, **budget_flags: object) -> None:
@@ -86,7 +91,7 @@ def run(ctx: click.Context, problem_path: Path | None, backend: str | None, mode
     evaluation = evaluation_settings(atol, rtol, candidate_class)
     if resume_id is not None:
         if (problem_path is not None or backend or model or analyst_model or reference_file or reference_run
-                or backend_options or sanitize or profile_images or timer
+                or references or backend_options or sanitize or profile_images or timer
                 or any(v is not None for v in evaluation.values())):
             raise KForgeError("--resume continues a run as it was started; give only RUN_ID, --runs-dir and budgets")
         settings = app.settings(runs_dir=runs_dir)
@@ -97,9 +102,9 @@ def run(ctx: click.Context, problem_path: Path | None, backend: str | None, mode
             "backend": backend, "runs_dir": runs_dir, "prompts_dir": prompts_dir, "llm.model": model,
             "llm.analyst_model": analyst_model, "llm.base_url": base_url,
             "analysis.images": tuple(profile_images) or None, PRECISION_SETTING: precision, TIMER_SETTING: timer,
-            **budget, **evaluation,
+            **budget, **evaluation, "retrieval.references": references,
         }, backend_options, sanitize)
-    console = Console(highlight=False)
+    console = Console(highlight=False, soft_wrap=True)
     with RunStore(settings.runs_dir) as store, RichProgress(console) as progress:
         if resume_id is not None:
             overrides = {key.split(".", 1)[1]: value for key, value in budget.items()}

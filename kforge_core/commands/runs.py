@@ -8,10 +8,10 @@ from pathlib import Path
 
 import click
 from rich.console import Console
-from rich.table import Table
 
 from ..app import App
 from ..precision_contract import mixed_contracts_note
+from ..report.tables import Column, fitted_table
 from ..store import RunStore
 
 
@@ -34,18 +34,20 @@ def runs(app: App, runs_dir: Path | None, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
-    table = Table(title=f"KForge runs in {settings.runs_dir}")
-    for column in ("run", "status", "problem", "backend", "precision", "model", "best", "speedup"):
-        table.add_column(column, overflow="fold", no_wrap=column not in ("problem", "model"))
-    for row in rows:
-        speedup = f"{row['best_speedup']:.2f}x" if row["best_speedup"] is not None else "-"
-        table.add_row(row["id"], row["status"], row["problem"], row["backend"], row["precision"],
-                      _short(row["model"]), row["best"] or "-", speedup)
-    console = Console()
-    console.print(table)
+    console = Console(soft_wrap=True)
+    cells = [[row["id"], row["status"], row["problem"], row["backend"], row["precision"], _short(row["model"]),
+              row["best"] or "-", f"{row['best_speedup']:.2f}x" if row["best_speedup"] is not None else "-"]
+             for row in rows]
+    console.print(fitted_table(_COLUMNS, cells, console.width, title=f"KForge runs in {settings.runs_dir}"))
     note = mixed_contracts_note(r.precision for r in infos if r.best_speedup is not None)
     if note:
         console.print(f"[yellow]Note:[/] {note}.")
+
+
+# what tells runs apart stays; at 80 columns the model, then the precision contract, then the backend go
+_COLUMNS = (Column("run"), Column("status"), Column("problem", fold=True), Column("backend", optional=True),
+            Column("precision", optional=True), Column("model", fold=True, optional=True), Column("best"),
+            Column("speedup"))
 
 
 def _short(model: str) -> str:

@@ -27,4 +27,4 @@ def show(app: App, run_id: str, runs_dir: Path | None, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(report_json(report), indent=2))
         return
-    print_run(report, Console(highlight=False))
+    print_run(report, Console(highlight=False, soft_wrap=True))

@@ -28,6 +28,7 @@ TENSOR_SUBCLASS = "tensor_subclass"
 PRECISION_DOWNGRADE = "precision_downgrade"
 L2_PERSISTENCE = "l2_persistence"
 INPUT_MUTATION = "input_mutation"
+BUILD_ERROR_CAUGHT = "build_error_caught"
 
 # code -> (the issue's cheat number, what it catches); the README's table is written from this
 CATALOGUE: dict[str, tuple[str, str]] = {
@@ -42,11 +43,18 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     PRECISION_DOWNGRADE: ("7", "the candidate computes at lower precision than the reference's dtype"),
     L2_PERSISTENCE: ("8", "a persisting-L2 window was set to keep data in cache across the flush"),
     INPUT_MUTATION: ("-", "the candidate changed its inputs where the reference does not"),
+    BUILD_ERROR_CAUGHT: ("-", "a build failed and the candidate caught the error and went on (its fallback ran)"),
 }
 
 _POLICY_GOVERNED = {REFERENCE_CALL: "cheat_policy", INPUT_MUTATION: "cheat_policy",
                     PRECISION_DOWNGRADE: "precision_policy"}
-_NEVER_BLOCKING = {INSENSITIVE_PROBLEM}
+_NEVER_BLOCKING = {INSENSITIVE_PROBLEM, BUILD_ERROR_CAUGHT}
+# the way out of a policy's block, said with the block: the policy is a choice, not a property of the solution
+_REPORT_INSTEAD = {
+    "cheat_policy": "--policy report evaluates such solutions and flags the PyTorch calls or the input changes "
+                    "instead",
+    "precision_policy": "--precision-policy report evaluates such solutions and flags the lower precision instead",
+}
 
 
 def blocks(code: str, settings: HarnessSettings) -> bool:
@@ -55,6 +63,15 @@ def blocks(code: str, settings: HarnessSettings) -> bool:
         return False
     policy = _POLICY_GOVERNED.get(code)
     return policy is None or getattr(settings, policy) == "strict"
+
+
+def describe_blocking(flags: Iterable[Flag]) -> str:
+    """The rejection message for blocking ``flags``: each code and its evidence, then how to evaluate such a
+    solution anyway where a policy, not the measurement, made the flag block."""
+    flags = [f for f in flags if f.blocking]
+    ways_out = dict.fromkeys(_REPORT_INSTEAD[_POLICY_GOVERNED[f.code]] for f in flags if f.code in _POLICY_GOVERNED)
+    message = "; ".join(f"{f.code}: {f.message}" for f in flags)
+    return message + "".join(f" ({way_out})" for way_out in ways_out)
 
 
 def raise_flag(code: str, message: str, settings: HarnessSettings) -> Flag:

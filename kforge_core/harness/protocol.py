@@ -14,6 +14,7 @@ import io
 import os
 import pickle
 import select
+import signal
 import struct
 import threading
 import time
@@ -39,6 +40,9 @@ class ChannelTimeout(Exception):
 
 # ------------------------------------------------------------------------------------------------ requests
 
+
+STACK_SIGNAL = signal.SIGUSR2  # a worker dumps its threads' stacks to STACK_FILE (in its home) on this signal
+STACK_FILE = "stacks.txt"
 
 @dataclass(frozen=True)
 class WorkerInit:

@@ -29,7 +29,7 @@ def _integration(spec: ModelSpec, module: str, extra: str) -> Any:
     except ImportError as exc:
         raise KForgeError(
             f"the {spec.provider!r} provider needs the {module} integration, which is not installed ({exc})",
-            hint=f"pip install 'kforge[{extra}]'",
+            hint=f"pip install 'kforge-core[{extra}]'",
         ) from None
 
 
@@ -131,12 +131,15 @@ def build_agent_llms(
     def build(spec: ModelSpec, agent: str) -> LLM:
         if spec.provider != "replay":
             return _BUILDERS[spec.provider](spec, settings)
+        path = Path(spec.model).resolve()
+        if not path.is_file():  # said before llama-index takes seconds to import
+            raise KForgeError(f"replay script not found: {path}")
         try:
             from .replay import ReplayLLM, ReplayScript
         except ImportError as exc:
-            raise KForgeError(f"replay needs llama-index-core ({exc})", hint="pip install 'kforge[openai-like]'") from None
+            raise KForgeError(f"replay needs llama-index-core ({exc})",
+                              hint="pip install 'kforge-core[openai-like]'") from None
 
-        path = Path(spec.model).resolve()
         if path not in scripts:
             position = sum(n for name, n in received.items() if _replay_path(name) == path)
             scripts[path] = ReplayScript.load(path, position)

@@ -15,6 +15,7 @@ from ..errors import KForgeError
 from ..llm import ModelSpec, parse_model_spec
 from ..records import SourceFile
 from ..report import RunReport
+from ..retrieval import RetrievedReference, retrieve_references
 from ..settings import Settings
 from ..store import RunStore
 from ..codec import record_from_json, to_json
@@ -31,6 +32,7 @@ class RunPlan:
     analyst_model: str
     reference: Reference | None
     settings: Settings
+    references: tuple[RetrievedReference, ...] = ()  # retrieved from the kernel index when the run was planned
 
     def to_json(self) -> dict[str, Any]:
         table = to_json(self.settings)
@@ -39,6 +41,7 @@ class RunPlan:
             "problem_path": str(self.problem_path), "backend": self.backend, "model": self.model,
             "analyst_model": self.analyst_model, "settings": table,
             "reference": to_json(self.reference) if self.reference is not None else None,
+            "references": [to_json(r) for r in self.references],
         }
 
     @classmethod
@@ -47,8 +50,9 @@ class RunPlan:
         table["budget"] = {**table.get("budget", {}), **budget}
         settings = parse_table(Settings, table, where="", source=source)
         reference = record_from_json(Reference, data["reference"]) if data.get("reference") else None
+        references = tuple(record_from_json(RetrievedReference, r) for r in data.get("references", []))
         return cls(Path(data["problem_path"]), data["backend"], data["model"], data["analyst_model"], reference,
-                   settings)
+                   settings, references)
 
 
 def absolute_model_spec(spec: ModelSpec) -> str:
@@ -74,7 +78,12 @@ def plan_run(
         reference = reference_from_file(reference_file, settings.backend)
     elif reference_run is not None:
         reference = reference_from_run(store, reference_run, settings.harness.precision)
-    return RunPlan(problem_path.resolve(), settings.backend, model, analyst, reference, settings)
+    references: tuple[RetrievedReference, ...] = ()
+    if settings.retrieval.references == "auto":
+        references = retrieve_references(settings.runs_dir, problem_path, settings.backend,
+                                         settings.harness.precision, settings.retrieval.top_k,
+                                         settings.retrieval.embed_model)
+    return RunPlan(problem_path.resolve(), settings.backend, model, analyst, reference, settings, references)
 
 
 def reference_from_file(path: Path, backend: str) -> Reference:

@@ -40,7 +40,7 @@ class RichProgress:
     """A rich live status line on a terminal; elsewhere (pipes, logs), only the event lines."""
 
     def __init__(self, console: Console | None = None) -> None:
-        self.console = console or Console(highlight=False)
+        self.console = console or Console(highlight=False, soft_wrap=True)
         self._live = Live(Text(""), console=self.console, transient=True, refresh_per_second=8)
 
     def __enter__(self) -> RichProgress:

@@ -21,6 +21,7 @@ from ..prompts import PromptTemplates
 from ..records import Lowering, Problem
 from ..registry import RegisteredBackend
 from ..report import RunOutputs, write_outputs
+from ..retrieval import remember_run
 from ..settings import Settings
 from ..store import RunDirectory, RunInfo, RunStore
 from ..store.attempts import Attempt, Place
@@ -68,16 +69,17 @@ class _Ready:
 
 
 def _get_ready(app: App, plan: RunPlan, replies_received: dict[str, int] | None = None) -> _Ready:
-    problem = load_problem(plan.problem_path)
+    # what the user typed (the backend's name, a replay script, a credential) is checked before the problem loads
     registered = app.backend(plan.backend)
-    options = plan.settings.backend_options(registered.backend)
-    availability = app.registry.availability(plan.backend, options)
-    if not availability.available:
-        raise KForgeError(f"backend {plan.backend!r} is not available here: {availability.reason}")
     generation_llm, analysis_llm = build_agent_llms(
         parse_model_spec(plan.model), parse_model_spec(plan.analyst_model), plan.settings.llm,
         replies_received=replies_received,
     )
+    problem = load_problem(plan.problem_path)
+    options = plan.settings.backend_options(registered.backend)
+    availability = app.registry.availability(plan.backend, options)
+    if not availability.available:
+        raise KForgeError(f"backend {plan.backend!r} is not available here: {availability.reason}")
     return _Ready(problem, registered, options, generation_llm, analysis_llm)
 
 
@@ -135,7 +137,17 @@ def _execute(
         write_outputs(store, run.id)
         raise
     store.finish(run.id, "finished", stop_reason)
+    _remember(store, run.id, progress)
     return RunResult(run.id, stop_reason, write_outputs(store, run.id))
+
+
+def _remember(store: RunStore, run_id: str, progress: Progress) -> None:
+    """Add the run's best kernel to the kernel index, so later runs can be shown it; a run's result stands even
+    when the index cannot be written."""
+    try:
+        progress.event(remember_run(store, run_id))
+    except KForgeError as exc:
+        progress.event(f"kernel index: not updated: {exc}")
 
 
 def _announce(run: RunInfo, plan: RunPlan, journal: Journal, progress: Progress) -> None:
@@ -158,6 +170,7 @@ def _work(
 ) -> str:
     settings, problem = plan.settings, ready.problem
     lowering = _lowering(app, journal, ready.backend, problem, ready.options, settings.cache_dir)
+    _record_references(journal, plan, progress)
     templates = PromptTemplates(settings.prompts_dir)
     budget = Budget(settings.budget, journal.clock)
     precision = _precision_terms(settings, problem, ready.backend)
@@ -166,7 +179,8 @@ def _work(
         steps = LoopSteps(
             journal=journal, run_dir=journal.run_dir,
             generation=GenerationAgent(templates, problem, lowering, plan.reference, precision=precision,
-                                       candidate_class=settings.harness.candidate_class),
+                                       candidate_class=settings.harness.candidate_class,
+                                       references=plan.references),
             analysis=AnalysisAgent(templates, problem, lowering,
                                    user_images(journal.run_dir, settings.analysis.images), precision=precision),
             generation_client=ChatClient(ready.generation_llm, parse_model_spec(plan.model), settings.llm),
@@ -201,6 +215,20 @@ def _lowering(
 
     step = journal.step("lowering", registered.name, Place("setup"), "lowering", work)
     return record_from_json(Lowering, step.data)
+
+
+def _record_references(journal: Journal, plan: RunPlan, progress: Progress) -> None:
+    """The retrieved kernels the generation prompts show, in the journal (a run without any records nothing)."""
+    if not plan.references:
+        return
+
+    def work(artifact_dir: str) -> tuple[dict[str, Any], None]:
+        return {"references": [r.summary() for r in plan.references]}, None
+
+    journal.step("references", "retrieval", Place("setup"), "references", work)
+    for ref in plan.references:
+        kind = "warm start" if ref.warm_start else "reference"
+        progress.event(f"{kind}: {ref.label} ({ref.figures}), score {ref.score:.2f}")
 
 
 def _record_best(store: RunStore, run_id: str, attempt: Attempt) -> None:

@@ -7,13 +7,20 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
+from rich.text import Text
 
 from ..codec import to_json
 from ..secrets import redact
 from .outputs import BEST, PLOT, REPORT
 from .run_report import RunReport
+from .tables import Column, fitted_table
 from .timing_text import sources_caption, timer_caption
+
+# at 80 columns the step folders go first, then the precision bits, then the figures by timer
+_ATTEMPT_COLUMNS = (Column("#"), Column("attempt"), Column("verdict", fold=True, min_width=14),
+                    Column("runtime ms"), Column("by timer (ms)", fold=True, optional=True),
+                    Column("speedups", fold=True), Column("bits", optional=True),
+                    Column("files", fold=True, optional=True))
 
 
 def print_summary(report: RunReport, console: Console) -> None:
@@ -24,7 +31,7 @@ def print_summary(report: RunReport, console: Console) -> None:
     else:
         outcome = best.outcome
         speedups = ", ".join(f"{v:.2f}x vs {n}" for n, v in outcome.speedups)
-        console.print(f"[green]Best: {best.label}[/] — {outcome.runtime_ms:.3f} ms "
+        console.print(f"[green]Best: {escape(best.label)}[/] — {outcome.runtime_ms:.3f} ms "
                       f"({escape(timer_caption(outcome.timer, outcome.figures_ms))}), {speedups} "
                       f"({escape(report.contract.caption(outcome.precision_bits))})")
         console.print(f"  {escape(sources_caption(outcome.baseline_sources))}")
@@ -46,17 +53,17 @@ def print_run(report: RunReport, console: Console) -> None:
     """The whole run: what was asked, every attempt, each round's recommendations, usage."""
     run = report.run
     started = dt.datetime.fromtimestamp(run.created_at).strftime("%Y-%m-%d %H:%M:%S")
-    console.print(f"[bold]{run.id}[/]  {run.problem_name} on {run.backend}, started {started}")
+    console.print(f"[bold]{escape(run.id)}[/]  {escape(run.problem_name)} on {escape(run.backend)}, started {started}")
     console.print(f"status: {run.display_status}" + (f" ({run.stop_reason})" if run.stop_reason else ""), markup=False)
     console.print(f"models: generation {run.model}, analysis {run.analyst_model}", markup=False)
     console.print(f"precision contract: {report.precision_terms()}", markup=False)
     console.print("baselines before the first candidate: "
                   + (", ".join(f"{n} {ms:.3f} ms" for n, ms in report.baselines) or "not measured")
-                  + " (each candidate's speedups use baselines measured beside it)")
-    table = Table(show_header=True)
-    for column in ("#", "attempt", "verdict", "runtime ms", "by timer (ms)", "speedups", "bits", "files"):
-        table.add_column(column, overflow="fold")
-    best = report.best
+                  + " (each candidate's speedups use baselines measured beside it)", markup=False)
+    for ref in report.references:
+        kind = "warm start" if ref.warm_start else "reference"
+        console.print(f"{kind}: {ref.problem} on {ref.backend} ({ref.figures}), score {ref.score:.2f}", markup=False)
+    best, cells = report.best, []
     for row in report.attempts:
         outcome = row.outcome
         runtime = f"{outcome.runtime_ms:.3f}" if outcome is not None and outcome.runtime_ms is not None else "-"
@@ -65,11 +72,11 @@ def print_run(report: RunReport, console: Console) -> None:
         timers = ", ".join(f"{t} {ms:.4g}" for t, ms in outcome.figures_ms) if outcome is not None else ""
         if outcome is not None and outcome.runtime_ms is not None:
             runtime += f" ({outcome.timer})"
-        table.add_row(str(row.number), row.label, escape(row.verdict) + (" [green](best)[/]" if row is best else ""),
-                      runtime, timers, speedups, bits, row.step_dir)
-    console.print(table)
+        verdict = Text.assemble(row.verdict, (" (best)", "green") if row is best else "")
+        cells.append([str(row.number), row.label, verdict, runtime, timers, speedups, bits, row.step_dir])
+    console.print(fitted_table(_ATTEMPT_COLUMNS, cells, console.width))
     for r in report.rounds:
-        console.print(f"[bold]round {r.round}[/] (profile of {r.profiled or 'the best'}):")
+        console.print(f"[bold]round {r.round}[/] (profile of {escape(r.profiled or 'the best')}):")
         console.print(redact(r.recommendations.strip()), markup=False)
     print_summary(report, console)
 
@@ -103,4 +110,5 @@ def report_json(report: RunReport) -> dict[str, Any]:
         "rounds": [{"round": r.round, "profiled": r.profiled, "recommendations": r.recommendations}
                    for r in report.rounds],
         "usage": [u.__dict__ for u in report.usage],
+        "references": [r.__dict__ for r in report.references],
     }

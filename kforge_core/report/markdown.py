@@ -42,11 +42,23 @@ def render_markdown(report: RunReport, *, plot_file: str | None, best_file: str 
     lines += _result(report, best_file)
     if plot_file:
         lines += ["", f"![speedup by attempt]({plot_file})"]
+    if report.references:
+        lines += ["", "## Retrieved references", ""] + _references(report)
     lines += ["", "## Attempts", ""] + _attempts(report)
     if report.rounds:
         lines += ["", "## Optimization rounds"] + _rounds(report)
     lines += ["", "## LLM usage", ""] + _usage(report)
     return "\n".join(lines) + "\n"
+
+
+def _references(report: RunReport) -> list[str]:
+    """The kernels of the index the generation prompts showed."""
+    lines = ["| kernel | used as | figures | score | why |", "| --- | --- | --- | --- | --- |"]
+    for ref in report.references:
+        kind = "warm start" if ref.warm_start else "reference"
+        lines.append(f"| {cell(ref.problem)} on {ref.backend} (`{cell(ref.key)}`) | {kind} | {cell(ref.figures)} | "
+                     f"{ref.score:.2f} | {cell(ref.why)} |")
+    return lines
 
 
 def _result(report: RunReport, best_file: str | None) -> list[str]:

@@ -64,12 +64,27 @@ class UsageRow:
 
 
 @dataclass(frozen=True)
+class ReferenceRow:
+    """A kernel retrieved from the index and shown to the generation agent (``warm_start``: same problem, same
+    backend)."""
+
+    key: str
+    problem: str
+    backend: str
+    score: float
+    warm_start: bool
+    why: str
+    figures: str
+
+
+@dataclass(frozen=True)
 class RunReport:
     run: RunInfo
     attempts: tuple[AttemptRow, ...]
     rounds: tuple[RoundRow, ...]
     usage: tuple[UsageRow, ...]
     baselines: tuple[tuple[str, float], ...]
+    references: tuple[ReferenceRow, ...] = ()
 
     @property
     def best(self) -> AttemptRow | None:
@@ -101,7 +116,7 @@ class RunReport:
     def from_store(cls, store: RunStore, run_id: str) -> RunReport:
         run = store.get_run(run_id)
         steps = store.steps(run_id)
-        return cls(run, _attempts(steps), _rounds(steps), _usage(steps), _baselines(steps))
+        return cls(run, _attempts(steps), _rounds(steps), _usage(steps), _baselines(steps), _references(steps))
 
 
 def _attempts(steps: list[StepRecord]) -> tuple[AttemptRow, ...]:
@@ -159,4 +174,11 @@ def _baselines(steps: list[StepRecord]) -> tuple[tuple[str, float], ...]:
     for step in steps:
         if step.kind == "baselines":
             return tuple((name, float(stats["median"])) for name, stats in step.data["baselines"])
+    return ()
+
+
+def _references(steps: list[StepRecord]) -> tuple[ReferenceRow, ...]:
+    for step in steps:
+        if step.kind == "references":
+            return tuple(ReferenceRow(**row) for row in step.data["references"])
     return ()

@@ -88,3 +88,9 @@ def test_mistakes_in_the_command(bench_env):
     assert result.exit_code == 1 and "--resume continues a bench as it was started" in result.output
     result, _ = kforge("bench", str(suite), "--solutions", str(solutions), "--filter", "level9/*", *QUICK)
     assert result.exit_code == 1 and "no problem files matching level9/*" in result.output
+    unrelated = suite.parent / "unrelated"
+    unrelated.mkdir()
+    (unrelated / "notes.txt").write_text("not a solution")
+    result, _ = kforge("bench", str(suite), "--solutions", str(unrelated), *QUICK)
+    assert result.exit_code == 1 and "no solution in" in result.output and "(found: notes.txt)" in result.output
+    assert "hint: a problem's solution is level1/1_relu_scale.py (mirroring the suite's folders)" in result.output

@@ -64,3 +64,46 @@ def test_a_killed_bench_resumes_without_redoing_finished_problems(tmp_path):
     assert document["summary"]["evaluated_now"] == 3 - len(before)
     with sqlite3.connect(runs / "kforge.db") as conn:
         assert conn.execute("SELECT status FROM benches").fetchone()[0] == "finished"
+
+
+def test_ctrl_c_finishes_the_problem_in_hand_prints_the_summary_and_the_resume_command(tmp_path):
+    runs = tmp_path / "runs"
+    env = {**os.environ, "KFORGE_CACHE_DIR": str(tmp_path / "cache"), "KFORGE_HARNESS__SPARE_WORKERS": "0",
+           "KFORGE_PLUGINS": "cpu"}
+    command = kforge("bench", str(EXAMPLES / "problems"), "--backend", "cpu", "--solutions",
+                     str(EXAMPLES / "solutions" / "numba"), "--runs-dir", str(runs), "--json", *PICK, *QUICK)
+    process = subprocess.Popen(command, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+    deadline = time.monotonic() + 600
+    while not _done_rows(runs / "kforge.db") and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=600)
+    assert process.returncode == 130, stdout + stderr
+    document = json.loads(stdout)  # the --json document, for what was done
+    done = _done_rows(runs / "kforge.db")
+    assert 1 <= len(document["problems"]) == len(done) < 3, stderr
+    bench_id = document["bench"]
+    assert f"kforge bench --resume {bench_id} --runs-dir {runs}" in stderr
+    with sqlite3.connect(runs / "kforge.db") as conn:
+        assert conn.execute("SELECT status FROM benches").fetchone()[0] == "interrupted"
+
+    resumed = subprocess.run(kforge("bench", "--resume", bench_id, "--runs-dir", str(runs), "--json"), env=env,
+                             cwd=tmp_path, capture_output=True, text=True, timeout=900)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert json.loads(resumed.stdout)["summary"]["total"] == 3
+
+
+def test_a_problem_past_its_budget_is_budget_exceeded_with_what_was_done_and_the_bench_goes_on(tmp_path):
+    env = {**os.environ, "KFORGE_CACHE_DIR": str(tmp_path / "cache"), "KFORGE_HARNESS__SPARE_WORKERS": "0",
+           "KFORGE_PLUGINS": "cpu"}
+    command = kforge("bench", str(EXAMPLES / "problems"), "--backend", "cpu", "--solutions",
+                     str(EXAMPLES / "solutions" / "numba"), "--runs-dir", str(tmp_path / "runs"), "--json",
+                     "--problem-budget", "0.001", *PICK[:4], *QUICK)
+    finished = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    problems = json.loads(finished.stdout)["problems"]
+    assert len(problems) == 2  # the second problem ran after the first ran out of budget
+    for problem in problems:
+        assert problem["failure"] == "budget_exceeded", problem["message"]
+        assert problem["message"].startswith("the problem's budget of 0.001 s ran out (not compiled)")

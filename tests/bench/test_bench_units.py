@@ -15,7 +15,7 @@ from kforge_core.bench.plan import BenchPlan
 from kforge_core.bench.results import NO_SOLUTION, ProblemJob, ProblemResult, Usage
 from kforge_core.bench.report import render_bench_markdown
 from kforge_core.bench.plots import plot_fast_p, plot_speedup_histogram
-from kforge_core.bench.solutions import open_solutions
+from kforge_core.bench.solutions import open_solutions, require_a_match
 from kforge_core.bench.suite import discover
 from kforge_core.bench.summary import fast_p, summarize
 from kforge_core.commands.bench import _devices
@@ -85,6 +85,28 @@ def test_solutions_from_jsonl_name_problems_by_key_path_file_or_level_and_number
     path.write_text('{"problem": "x"}\n')
     with pytest.raises(KForgeError, match="set.jsonl:1: expected a JSON object"):
         open_solutions(path, list(problems.values()))
+
+
+def test_solutions_that_match_no_problem_are_refused_saying_what_was_found(suite, tmp_path):
+    problems = discover(suite)
+    elsewhere = _tree(tmp_path / "elsewhere", {"a.py": "x", "b/model_new.py": "y", ".git/config": ""})
+    with pytest.raises(KForgeError, match=r"matches any of the 5 problems \(found: a.py, b/model_new.py\)") as caught:
+        require_a_match(elsewhere, problems)
+    assert "level1/1_Matmul.py (mirroring the suite's folders) or 1_Matmul.py (flat)" in caught.value.hint
+    lines = tmp_path / "set.jsonl"
+    lines.write_text(json.dumps({"problem": "level7/1", "code": "x"}) + "\n")
+    with pytest.raises(KForgeError, match=r"\(found: level7/1\)"):
+        require_a_match(lines, problems)
+    require_a_match(_tree(tmp_path / "one", {"1_Matmul.py": "x"}), problems)  # one match is enough
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(KForgeError, match=r"\(found: nothing\)"):
+        require_a_match(empty, problems)
+
+
+def test_fast_p_of_a_bench_with_nothing_correct_is_zero():
+    failed = [_result("d", False, failure="numerical_mismatch"), _result("e", False, failure=NO_SOLUTION)]
+    assert fast_p(failed, 2, 1.0) == 0.0 and summarize(failed)["fast_p"]["1"] == 0.0
 
 
 def _result(key, correct=True, speedups=(("eager", 2.0), ("compile", 1.2)), failure=None, **more):

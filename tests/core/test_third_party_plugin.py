@@ -108,7 +108,7 @@ def test_registration_and_availability_hooks_through_the_manager(plugin_path, mo
 
 
 def test_the_readme_plugin_works_as_written(tmp_path, monkeypatch):
-    """The minimal plugin in the README registers, answers availability and lowers, exactly as printed."""
+    """The minimal plugin in the documentation registers, answers availability and lowers, exactly as printed."""
     import re
     import sys
     from pathlib import Path
@@ -116,8 +116,9 @@ def test_the_readme_plugin_works_as_written(tmp_path, monkeypatch):
     from kforge_core.plugins import build_plugin_manager
     from kforge_core.registry import BackendRegistry
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    code = re.search(r"```python\n(# kforge_mybackend/__init__.py\n.*?)```", readme, re.S).group(1)
+    root = Path(__file__).resolve().parents[2]  # the guide to writing a plugin is docs/plugins.md
+    guide = "\n".join(page.read_text() for page in [root / "README.md", *sorted((root / "docs").rglob("*.md"))])
+    code = re.search(r"```python\n(# kforge_mybackend/__init__.py\n.*?)```", guide, re.S).group(1)
     package = tmp_path / "kforge_mybackend"
     package.mkdir()
     (package / "__init__.py").write_text(code)

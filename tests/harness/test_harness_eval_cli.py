@@ -52,6 +52,14 @@ def test_rich_output_of_an_incorrect_candidate_and_its_exit_status(kforge_eval):
     assert "max abs error" in result.output
 
 
+def test_a_candidate_that_did_not_compile_shows_its_error_once_and_no_timing_plan(kforge_eval):
+    result = kforge_eval("relu_scale", "syntax_error.py")
+    assert result.exit_code == 3
+    assert "did not compile" in result.output and "NOT CORRECT: syntax_error" in result.output
+    assert result.output.count("SyntaxError") == 1, result.output
+    assert "would be checked again" not in result.output and "timing:" not in result.output
+
+
 def test_report_policy_and_profile(kforge_eval):
     result = kforge_eval("relu_scale", "relu_scale_torch.py", "--json", "--policy", "report", "--profile")
     assert result.exit_code == 0, result.output

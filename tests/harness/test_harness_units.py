@@ -113,6 +113,14 @@ def test_static_check_sees_tampering_threads_precision_and_l2_persistence():
     assert "persisting-L2" in found[F.L2_PERSISTENCE]
 
 
+def test_static_check_does_not_take_parameter_initialisation_in_init_for_the_forward():
+    found = _flags("import torch\nclass ModelNew(torch.nn.Module):\n    def __init__(self, n):\n"
+                   "        super().__init__()\n        self.w = torch.nn.Parameter(torch.randn(n, n) * 0.02)\n"
+                   "        self.b = torch.nn.Parameter(torch.rand(n))\n"
+                   "    def forward(self, x):\n        return x + torch.randn(1)\n")
+    assert found[F.REFERENCE_CALL] == "source: model_new.py: calls torch.randn (line 8)"
+
+
 def test_static_check_sees_the_problems_model_unless_the_candidate_defines_one():
     assert "uses the problem's Model" in _flags("def f():\n    return Model(2.0)\n")[F.REFERENCE_CALL]
     assert _flags("class Model:\n    pass\nclass ModelNew(Model):\n    pass\n") == {}
@@ -139,6 +147,16 @@ def test_policies_decide_which_flags_block():
     assert not F.blocks(F.INSENSITIVE_PROBLEM, strict)
     with pytest.raises(ValueError):
         F.raise_flag("no_such_flag", "x", strict)
+
+
+def test_a_block_by_policy_names_the_policy_that_evaluates_such_solutions_instead():
+    strict = HarnessSettings()
+    reference_call = F.raise_flag(F.REFERENCE_CALL, "ran aten::mm", strict)
+    assert F.describe_blocking([reference_call]) == (
+        "reference_call: ran aten::mm (--policy report evaluates such solutions and flags the PyTorch calls or the "
+        "input changes instead)")
+    stale = F.raise_flag(F.STALE_OUTPUT, "output 0 kept the poison", strict)
+    assert F.describe_blocking([stale]) == "stale_output: output 0 kept the poison"  # no policy lets that pass
 
 
 def test_flags_merge_by_code():

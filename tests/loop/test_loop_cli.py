@@ -33,6 +33,7 @@ def stored_run(tmp_path_factory):
     (("--resume", "x", str(PROBLEM)), "--resume continues a run as it was started"),
     ((str(PROBLEM), "--backend", "nope", "--llm", "replay:x.jsonl"), "unknown backend 'nope'"),
     ((str(PROBLEM), "--backend", "toy", "--llm", "replay:missing.jsonl"), "replay script not found"),
+    (("no_such_problem.py", "--backend", "toy", "--llm", "replay:missing.jsonl"), "replay script not found"),
 ])
 def test_run_argument_errors_are_clean(tmp_path, args, message):
     result = invoke("run", *args, "--runs-dir", str(tmp_path / "runs"))

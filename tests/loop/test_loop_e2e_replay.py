@@ -4,8 +4,10 @@ variants). Checks how the loop reacted to each, and what the run left behind."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 from loop_e2e import (
     DEMO_SCRIPT, SMALL_PROBLEM, analysis_prompts, assert_best_is_the_fastest_correct, assert_no_secret_stored,
@@ -13,6 +15,54 @@ from loop_e2e import (
 )
 
 from kforge_core.store import RunStore
+
+ROOT = Path(__file__).resolve().parents[2]
+# what each line of `kforge run`'s output is, whatever its numbers: the README's sample must show the same kinds
+LINE_KINDS = [
+    ("run", r"run \S+: \S+ on cpu, fp32 precision contract; artifacts in \S+"),
+    ("agent", r"(generation|analysis) agent: REPLAY of \S+ \(scripted replies; no model is called\)"),
+    ("baselines", r"baselines: eager [\d.]+ ms(, compile [\d.]+ ms)?"),  # the tests' quick settings: eager only
+    ("no code", r"functional f\d: no code in the reply .*\(\S+ tokens\)"),
+    ("failed", r"functional f\d: (compile_error|numerical_mismatch): .*\(\S+ tokens\)"),
+    ("correct", r"(functional f\d|optimization o\d\.\d): correct, [\d.]+ ms, [\d.]+x vs eager(, [\d.]+x vs compile)? "
+                r"( \(new best\) )? \(\S+ tokens\)"),
+    ("round", r"round \d: (no )?gain: \S+ runs in [\d.]+ ms against [\d.]+ ms for \S+( \([\d.]+x faster\))?"),
+    ("stopped", r"stopped: .+"),
+    ("best", r"Best: \S+ — [\d.]+ ms, [\d.]+x vs eager(, [\d.]+x vs compile)? \(fp32 contract, [\d.]+ bits\)"),
+    ("usage", r"LLM: \d+ calls, \S+ tokens, cost unknown \(no \[llm\] prices for these models\)"),
+    ("file", r"  \S+/(best\.py|report\.md|speedup\.png)"),
+    ("details", r"details: kforge show \S+ --runs-dir \S+"),
+]
+
+
+def output_shape(text: str) -> list[str]:
+    """The kinds of the lines in order, each run of one kind counted once (how many attempts and rounds a replay
+    gets depends on the timings)."""
+    kinds = []
+    for line in text.strip().splitlines():
+        kind = next((k for k, pattern in LINE_KINDS if re.fullmatch(pattern, line)), f"unexpected: {line}")
+        if not kinds or kinds[-1] != kind:
+            kinds.append(kind)
+    return kinds
+
+
+def readme_demo() -> tuple[str, str]:
+    """The README's demo command (as one line) and the output it shows."""
+    section = (ROOT / "README.md").read_text().split("### The replay demo", 1)[1]
+    command, sample = re.findall(r"```(?:sh)?\n(.*?)```", section, re.S)[:2]
+    return " ".join(command.replace("\\\n", " ").split()), sample
+
+
+def test_the_readme_demo_is_make_demos_command_and_its_sample_has_the_shape_the_cli_prints():
+    command, sample = readme_demo()
+    makefile = (ROOT / "Makefile").read_text().split("\ndemo:", 1)[1].split("\n\n", 1)[0]
+    assert command.replace("kforge ", "$(BIN)/kforge ", 1) == " ".join(makefile.replace("\\\n", " ").split()[1:])
+    assert output_shape(sample) == EXPECTED_SHAPE, sample
+
+
+# the demo as the README shows it: three failures, a correct kernel, optimization rounds, the summary
+EXPECTED_SHAPE = ["run", "agent", "baselines", "no code", "failed", "correct", "round", "correct", "round", "correct",
+                  "round", "stopped", "best", "usage", "file", "details"]
 
 # which one depends on the timings: the script has replies for 4 rounds, then it runs out
 STOP_REASONS = ("2 optimization round(s) in a row brought no gain", "has no reply left")
@@ -24,6 +74,9 @@ def test_the_demo_script_on_the_cpu_backend(tmp_path):
                       "--runs-dir", str(runs), env=quick_environment())
     assert done.returncode == 0, done.stdout + done.stderr
     assert "REPLAY of" in done.stdout and "no model is called" in done.stdout
+    # the README's sample output has the shape of what the CLI printed, line by line
+    assert set(output_shape(done.stdout)) == set(output_shape(readme_demo()[1])), done.stdout
+    assert "unexpected" not in " ".join(output_shape(done.stdout)), done.stdout
 
     report = only_report(runs)
     verdicts = [a.verdict for a in report.attempts]

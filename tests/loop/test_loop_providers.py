@@ -40,7 +40,7 @@ def test_a_missing_extra_says_what_to_install(spec, module, extra, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key-123")
     with pytest.raises(KForgeError) as caught:
         build(spec, base_url="http://127.0.0.1:9/v1")
-    assert f"pip install 'kforge[{extra}]'" in str(caught.value)
+    assert f"pip install 'kforge-core[{extra}]'" in str(caught.value)
 
 
 @pytest.mark.parametrize("spec, variable", [("openai:gpt-4.1", "OPENAI_API_KEY"),

@@ -5,8 +5,9 @@ Every step that can go wrong in the worker comes back as a failure class; nothin
 
 from __future__ import annotations
 
+import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, ContextManager
 
@@ -17,7 +18,7 @@ from ..captured import STDERR_FILE, STDOUT_FILE, read_truncated, tail_lines
 from ..op_trace import compute_ops, describe_ops
 from ..protocol import Begin, Finish, FinishReport, Reply, RunStage, Time, TimingOutcome
 from ..verdict import RuntimeStats, TimingMethod
-from .deadline import StageTimeouts
+from .deadline import StageTimeouts, WaitLimits
 from .process import WorkerFault, WorkerProcess
 
 _BEGIN_TIMEOUT_S = 60.0
@@ -46,15 +47,18 @@ class StageOutcomes:
 
 def run_stages(worker: WorkerProcess, candidate: Candidate, workdir: Path, settings: HarnessSettings,
                timeouts: StageTimeouts, *, measure: bool, profile: bool,
-               timing_guard: Callable[[], ContextManager[None]],
-               timing: Callable[[WorkerProcess], Reply] | None = None) -> StageOutcomes:
-    """Drive the worker through the candidate's stages; a dead or hung worker ends them with its fault.
-    ``timing`` times the candidate in its worker (by default, one ``Time`` request for all its timed runs)."""
+               timing_guard: Callable[[], ContextManager[None]], stop_at: float | None = None,
+               timing: Callable[[Callable[..., Reply]], Reply] | None = None) -> StageOutcomes:
+    """Drive the worker through the candidate's stages; a dead or hung worker ends them with its fault, and so
+    does reaching ``stop_at`` (a monotonic time: the problem's budget). ``timing`` times the candidate through the
+    worker's ``call`` (by default, one ``Time`` request for all its timed runs)."""
     out = StageOutcomes()
+    call = functools.partial(_call, worker, stop_at)
+    worker.wait_notes.clear()
     try:
         _expect(worker.call(Begin(candidate, workdir), _BEGIN_TIMEOUT_S, "preparing the scratch directory"), out)
         if out.failure is None:
-            _stages(worker, settings, timeouts, out, measure=measure, profile=profile, timing_guard=timing_guard,
+            _stages(call, settings, timeouts, out, measure=measure, profile=profile, timing_guard=timing_guard,
                     timing=timing)
         if worker.alive:
             out.finish = _expect(worker.call(Finish(), _FINISH_TIMEOUT_S, "checking the process"), out)
@@ -62,6 +66,8 @@ def run_stages(worker: WorkerProcess, candidate: Candidate, workdir: Path, setti
         out.fault(fault.failure, fault.message)
         if fault.failure is Failure.CHEAT:  # a forged reply: tampering with the harness itself
             out.flags.append(F.raise_flag(F.TAMPERING, fault.message, settings))
+    if worker.wait_notes and out.verify is not None:  # calls allowed past their limit while compiling
+        out.verify = replace(out.verify, notes=(*out.verify.notes, *worker.wait_notes))
     if out.finish is not None:
         out.flags.extend(out.finish.flags)
         out.clean = out.clean and out.finish.clean
@@ -70,27 +76,33 @@ def run_stages(worker: WorkerProcess, candidate: Candidate, workdir: Path, setti
     return out
 
 
-def _stages(worker: WorkerProcess, settings: HarnessSettings, timeouts: StageTimeouts, out: StageOutcomes, *,
+def _call(worker: WorkerProcess, stop_at: float | None, request: Any, timeout_s: float, what: str,
+          waits: WaitLimits | None = None) -> Reply:
+    return worker.call(request, timeout_s, what, waits, hard_stop=stop_at)
+
+
+def _stages(call: Callable[..., Reply], settings: HarnessSettings, timeouts: StageTimeouts, out: StageOutcomes, *,
             measure: bool, profile: bool, timing_guard: Callable[[], ContextManager[None]],
-            timing: Callable[[WorkerProcess], Reply] | None = None) -> None:
+            timing: Callable[[Callable[..., Reply]], Reply] | None = None) -> None:
     waits = timeouts.waits
-    out.compile = _expect(worker.call(RunStage("compile"), timeouts.compile_s, "compile", waits), out)
+    out.compile = _expect(call(RunStage("compile"), timeouts.compile_s, "compile", timeouts.compile_waits), out)
     if out.compile is None or not out.compile.ok:
         return
-    out.verify = _expect(worker.call(RunStage("verify"), timeouts.verify_s, "verify", waits), out)
+    out.flags.extend(out.compile.flags)
+    out.verify = _expect(call(RunStage("verify"), timeouts.verify_s, "verify", waits), out)
     if out.verify is None:
         return
     out.flags.extend(out.verify.flags)
-    if not out.verify.correct:
+    if not out.verify.correct or any(flag.blocking for flag in out.flags):  # rejected already: no time spent on it
         return
     if measure:
         with timing_guard():  # what else the harness runs stays quiet while the candidate is timed
-            reply = timing(worker) if timing is not None else worker.call(Time(), timeouts.timing_s, "timing", waits)
+            reply = timing(call) if timing is not None else call(Time(), timeouts.timing_s, "timing", waits)
             out.timing = _expect(reply, out)
         if out.timing is not None:
             out.flags.extend(out.timing.flags)
     if profile and out.failure is None:
-        out.profile = _expect(worker.call(RunStage("profile"), timeouts.profile_s, "profile", waits), out)
+        out.profile = _expect(call(RunStage("profile"), timeouts.profile_s, "profile", waits), out)
         if out.profile is not None:
             out.flags.extend(_profile_flags(out.profile, settings))
 
@@ -129,7 +141,7 @@ def decide(out: StageOutcomes, static_flags: tuple[Flag, ...]) -> tuple[tuple[Fl
         return flags, out.verify.failure, out.verify.message
     blocking = [f for f in flags if f.blocking]
     if blocking:
-        return flags, Failure.CHEAT, "rejected: " + "; ".join(f"{f.code}: {f.message}" for f in blocking)
+        return flags, Failure.CHEAT, "rejected: " + F.describe_blocking(blocking)
     if out.verify is None:
         return flags, Failure.HARNESS, "the candidate was not verified"
     return flags, None, out.verify.message

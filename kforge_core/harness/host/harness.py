@@ -10,7 +10,7 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from ...devices import device_class_of
 from ...errors import KForgeError
@@ -98,12 +98,20 @@ class Harness:
             return
         self.problem = problem
         self._pool.problem = problem
-        self._pool.reference_s = None  # the stage limits follow the new problem's reference
         self._baselines = None
         self._priors = {}
 
-    def evaluate(self, candidate: Candidate, *, profile: bool = False, measure: bool = True) -> Verdict:
+    def expect_problem(self, problem: Problem | None) -> None:
+        """``problem`` is the next one :meth:`use_problem` will be given: spare workers prepare for it while the
+        current one is evaluated."""
+        self._check_open()
+        self._pool.expect(problem)
+
+    def evaluate(self, candidate: Candidate, *, profile: bool = False, measure: bool = True,
+                 stop_at: float | None = None) -> Verdict:
         """Compile, verify and (with ``measure``) time ``candidate``; profile it when asked and it is correct.
+        With ``stop_at`` (a ``time.monotonic()`` time: a problem's budget), a stage still running then is ended
+        as a timeout.
 
         Never raises for anything the candidate does: every fault is a Verdict with a Failure.
         """
@@ -117,7 +125,7 @@ class Harness:
             self._baseline_worker.get_ready(self.problem, self.settings.harness.baselines)
         self._window = None
         out = run_stages(worker, candidate, workdir, self.settings.harness, self.timeouts, measure=measure,
-                         profile=profile, timing_guard=self._quiet_for_timing,
+                         profile=profile, timing_guard=self._quiet_for_timing, stop_at=stop_at,
                          timing=self._time_beside_baselines if beside else None)
         flags, failure, message = decide(out, static_flags)
         replaced = self._pool.release(worker, reusable=failure is None and out.clean)
@@ -261,13 +269,13 @@ class Harness:
         label = re.sub(r"[^A-Za-z0-9_.-]+", "-", candidate.label)[:40] or "candidate"
         return self.root / "candidates" / f"{next(self._numbers):04d}-{label}-{candidate.digest[:8]}"
 
-    def _time_beside_baselines(self, worker: WorkerProcess) -> Reply:
-        """Time the candidate in ``worker`` with the baselines beside it (``interleave.py``); the window is kept
-        for the verdict."""
+    def _time_beside_baselines(self, call: Callable[..., Reply]) -> Reply:
+        """Time the candidate through its worker's ``call`` with the baselines beside it (``interleave.py``); the
+        window is kept for the verdict."""
         timeouts = self.timeouts
 
         def candidate(block: tuple[int, int]) -> Reply:
-            return worker.call(Time(block), timeouts.timing_s, "timing", timeouts.waits)
+            return call(Time(block), timeouts.timing_s, "timing", timeouts.waits)
 
         window = self._window = self._window_of(candidate)
         return window.failure or Reply(value=window.candidate)

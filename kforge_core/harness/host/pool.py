@@ -4,12 +4,15 @@ A worker is started with its plugins and device, and prepared for the harness's 
 computed, see ``reference.py``), so the next candidate pays none of that. A worker that served a candidate goes
 back to the pool only when the candidate was correct and left the process as it found it; any other worker is
 killed and a fresh spare is started. When the harness moves on to another problem, a warm worker takes it: it is
-prepared for the new problem before it serves a candidate, without starting a process again.
+prepared for the new problem before it serves a candidate, without starting a process again. When the next problem
+is known (:meth:`WorkerPool.expect`, a bench's next job), spares are prepared for it ahead, while the current one is
+evaluated, so that moving on costs no wait.
 """
 
 from __future__ import annotations
 
 import itertools
+from collections import deque
 from pathlib import Path
 from typing import Callable
 
@@ -32,11 +35,29 @@ class WorkerPool:
         self._settings = settings
         self._idle: list[WorkerProcess] = []  # spares first, the most recently released last
         self._prepared: dict[int, str] = {}  # worker pid -> digest of the problem it was last told to prepare
+        self._preparing: dict[int, deque[str]] = {}  # worker pid -> digests of the Prepare replies not read yet
+        self._references: dict[str, float] = {}  # problem digest -> the reference's forward time, once a worker said
+        self.upcoming: Problem | None = None  # the problem after the current one, when known: spares prepare for it
         self._numbers = itertools.count(1)
         self.problem = problem  # the problem workers are prepared for (the harness moves it on)
         self.started = 0
         self.facts: DeviceFacts | None = None
-        self.reference_s: float | None = None  # the reference's forward time on the device, once a worker said
+
+    @property
+    def reference_s(self) -> float | None:
+        """The current problem's reference forward time on the device, once a worker said."""
+        return self._references.get(self.problem.digest)
+
+    def expect(self, problem: Problem | None) -> None:
+        """``problem`` comes after the current one: idle workers the current one does not need (all but the one
+        :meth:`acquire` would take) and spares started from now on prepare for it ahead."""
+        self.upcoming = problem
+        if problem is None or problem.digest == self.problem.digest:
+            return
+        keep = self._next_idle()
+        for worker in self._idle:
+            if worker is not keep and self._prepared.get(worker.pid) not in (self.problem.digest, problem.digest):
+                self._send_prepare(worker, problem)
 
     def acquire(self, *, fresh: bool = False) -> WorkerProcess:
         """A worker ready for the current problem: the warmest idle one (unless ``fresh``), preferring one
@@ -44,7 +65,7 @@ class WorkerPool:
         while self._idle and not self._idle[-1].alive:  # an idle worker that died is nobody's fault: drop it
             self._forget(self._idle.pop())
         worker = self._take_idle() if not fresh else None
-        worker = worker or self._spawn()
+        worker = worker or self._spawn(self.problem)
         self.prepare(worker)
         self._top_up()
         return worker
@@ -54,12 +75,11 @@ class WorkerPool:
         (and kills the worker)."""
         if self._prepared.get(worker.pid) != self.problem.digest:
             try:
-                worker.send(Prepare(self.problem))
+                self._send_prepare(worker, self.problem)
             except WorkerFault as fault:
                 self._forget(worker)
                 raise WorkerStartError(f"a worker could not take problem {self.problem.name} ({fault.message})",
                                        hint=worker.worker_stderr_tail() or None) from None
-            self._prepared[worker.pid] = self.problem.digest
         try:
             self._ready(worker)
         except WorkerStartError:
@@ -93,21 +113,31 @@ class WorkerPool:
 
     def _take_idle(self) -> WorkerProcess | None:
         """The warmest idle worker prepared for the current problem, else the warmest idle one."""
+        worker = self._next_idle()
+        if worker is not None:
+            self._idle.remove(worker)
+        return worker
+
+    def _next_idle(self) -> WorkerProcess | None:
         for worker in reversed(self._idle):
             if self._prepared.get(worker.pid) == self.problem.digest:
-                self._idle.remove(worker)
                 return worker
-        return self._idle.pop() if self._idle else None
+        return self._idle[-1] if self._idle else None
+
+    def _send_prepare(self, worker: WorkerProcess, problem: Problem) -> None:
+        worker.send(Prepare(problem))
+        self._prepared[worker.pid] = problem.digest
+        self._preparing.setdefault(worker.pid, deque()).append(problem.digest)
 
     def _forget(self, worker: WorkerProcess) -> None:
         worker.kill()
         self._prepared.pop(worker.pid, None)
+        self._preparing.pop(worker.pid, None)
 
-    def _spawn(self) -> WorkerProcess:
+    def _spawn(self, problem: Problem) -> WorkerProcess:
         number = next(self._numbers)
         worker = WorkerProcess(self._make_init(), self._root / f"worker-{number}")
-        worker.send(Prepare(self.problem))
-        self._prepared[worker.pid] = self.problem.digest
+        self._send_prepare(worker, problem)
         self.started += 1
         return worker
 
@@ -115,7 +145,7 @@ class WorkerPool:
         if not self._settings.warm_workers:
             return
         while len(self._idle) < self._settings.spare_workers:
-            self._idle.insert(0, self._spawn())
+            self._idle.insert(0, self._spawn(self.upcoming or self.problem))  # a spare serves the next problem
 
     def _ready(self, worker: WorkerProcess) -> None:
         """Read the replies to the start and to Prepare; any failure there is a WorkerStartError."""
@@ -132,7 +162,8 @@ class WorkerPool:
                 worker.facts = reply.value
                 self.facts = reply.value
             elif isinstance(reply.value, Prepared):
-                self.reference_s = reply.value.reference_s
+                digest = self._preparing[worker.pid].popleft()
+                self._references[digest] = reply.value.reference_s
 
 
 def _last_lines(text: str, count: int = 8) -> str | None:

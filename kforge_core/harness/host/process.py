@@ -17,6 +17,7 @@ from typing import Any
 from ...records import Failure
 from ..captured import read_truncated, tail_lines
 from ..protocol import Channel, ChannelClosed, ChannelTimeout, DeviceFacts, Reply, Wait, WorkerInit
+from .activity import ActivityProbe
 from .deadline import StageDeadline, WaitLimits
 from .exits import classify_exit, memory_total_kb, oom_kill_count
 from .sandbox import limits_setter, worker_environment
@@ -66,6 +67,8 @@ class WorkerProcess:
         self.oom_kills_at_start = oom_kill_count()
         self.max_rss_kb = 0
         self.used = False  # served a candidate
+        self.probe = ActivityProbe(self.process.pid, home)
+        self.wait_notes: list[str] = []  # calls allowed past their limit while compiling, and why
         self.send(init)
 
     @property
@@ -91,18 +94,23 @@ class WorkerProcess:
             raise self._fault_from_exit() from None
         self._awaited.append(request_id)
 
-    def receive(self, timeout_s: float, what: str, waits: WaitLimits | None = None) -> Reply:
+    def receive(self, timeout_s: float, what: str, waits: WaitLimits | None = None,
+                hard_stop: float | None = None) -> Reply:
         """The next reply; a WorkerFault when the worker dies, hangs past its deadline or sends garbage.
 
         ``timeout_s`` limits the request; with ``waits``, the calls and builds the worker reports while serving it
-        get their own limits (see :mod:`kforge_core.harness.host.deadline`).
+        get their own limits (see :mod:`kforge_core.harness.host.deadline`); nothing goes on past ``hard_stop``
+        (a monotonic time).
         """
-        deadline = StageDeadline(what, timeout_s, waits, time.monotonic())
+        deadline = StageDeadline(what, timeout_s, waits, time.monotonic(), probe=self.probe, hard_stop=hard_stop)
         while True:
-            expires, late = deadline.expires()
+            expires, _ = deadline.expires()
             try:
                 message = self.channel.receive(deadline=expires)
             except ChannelTimeout:
+                late = deadline.expired(time.monotonic())
+                if late is None:  # the worker was looked at: it is compiling, or busy building
+                    continue
                 self.kill()
                 raise WorkerFault(Failure.TIMEOUT, f"{late}; the worker was killed (an endless loop, a deadlock or "
                                                    "a hung kernel)") from None
@@ -121,6 +129,7 @@ class WorkerProcess:
                     deadline.leave(time.monotonic())
                 continue
             self._awaited.popleft()
+            self.wait_notes.extend(deadline.notes)
             if not isinstance(message[1], Reply):
                 raise self._forged(what, "it did not answer the request that was sent")
             return message[1]
@@ -130,9 +139,10 @@ class WorkerProcess:
         return WorkerFault(Failure.CHEAT, f"the reply to {what} was not the worker's ({why}): code in the worker "
                                           "wrote into the harness's private pipe")
 
-    def call(self, request: Any, timeout_s: float, what: str, waits: WaitLimits | None = None) -> Reply:
+    def call(self, request: Any, timeout_s: float, what: str, waits: WaitLimits | None = None,
+             hard_stop: float | None = None) -> Reply:
         self.send(request)
-        return self.receive(timeout_s, what, waits)
+        return self.receive(timeout_s, what, waits, hard_stop)
 
     def drain(self, timeout_s: float, what: str) -> list[Reply]:
         """Read every pending reply."""

@@ -5,8 +5,9 @@ Findings are evidence, not verdicts (the code may never run), so they become non
 starts with "source:"; the dynamic checks in the worker decide. What is looked for:
 
 * ``reference_call``: calls of PyTorch compute functions (``torch.matmul``, ``F.gelu``; not the allocation and
-  view functions of :data:`~kforge_core.harness.op_trace.NON_COMPUTE_OPS`), and use of the problem's ``Model``,
-  ``get_inputs`` or ``get_init_inputs``.
+  view functions of :data:`~kforge_core.harness.op_trace.NON_COMPUTE_OPS`, nor ``torch.randn`` and the like drawing
+  parameters' initial values in ``__init__``), and use of the problem's ``Model``, ``get_inputs`` or
+  ``get_init_inputs``.
 * ``tampering``: assigning to attributes of ``torch``, ``time``, ``builtins`` or the harness, importing the
   harness, reaching into frames, ``gc`` or ``sys.modules``, registering kernels for ``aten`` operators.
 * ``async_output``: threads, processes and CUDA streams.
@@ -33,6 +34,9 @@ _NON_COMPUTE_CALLS = NON_COMPUTE_OPS | {
     "tensor", "as_tensor", "from_numpy", "device", "no_grad", "inference_mode", "manual_seed", "is_tensor",
     "Size", "Generator", "get_default_dtype", "set_grad_enabled", "empty_cache", "compile",
 }
+# drawing a parameter's initial values in __init__ is initialisation, not the forward computed by PyTorch
+_PARAMETER_INITIALISERS = {"randn", "rand", "randint", "randperm", "normal", "randn_like", "rand_like",
+                           "randint_like", "bernoulli", "uniform", "empty_like", "zeros_like", "ones_like"}
 _SETTINGS_PREFIXES = ("set_", "get_", "is_", "use_", "are_", "_")  # switches and queries, not computation
 _PATCHABLE_ROOTS = ("torch", "time", "builtins", "kforge_core", "numpy", "math")
 _REFERENCE_NAMES = {"Model", "get_inputs", "get_init_inputs"}
@@ -106,6 +110,7 @@ class _Finder(ast.NodeVisitor):
         self.wide_outputs = wide_outputs
         self.contract = contract
         self.found: dict[str, list[str]] = {}
+        self.in_init = 0  # depth of __init__ bodies being visited
 
     def add(self, code: str, what: str, node: ast.AST) -> None:
         entry = f"{what} (line {getattr(node, 'lineno', '?')})"
@@ -121,8 +126,9 @@ class _Finder(ast.NodeVisitor):
         name = _dotted(node.func, self.aliases.names)
         if name:
             namespace, _, function = name.rpartition(".")
-            if namespace in _TORCH_COMPUTE_NAMESPACES and function not in _NON_COMPUTE_CALLS and \
-                    not function[:1].isupper() and not function.startswith(_SETTINGS_PREFIXES):
+            initialiser = self.in_init and function in _PARAMETER_INITIALISERS
+            if namespace in _TORCH_COMPUTE_NAMESPACES and function not in _NON_COMPUTE_CALLS and not initialiser \
+                    and not function[:1].isupper() and not function.startswith(_SETTINGS_PREFIXES):
                 self.add(F.REFERENCE_CALL, f"calls {name}", node)
             if name in _ASYNC:
                 self.add(F.ASYNC_OUTPUT, f"uses {name}", node)
@@ -139,6 +145,11 @@ class _Finder(ast.NodeVisitor):
         if method in ("half", "bfloat16") and self.wide_outputs:  # x.half(), whatever x is
             self.add_precision(_NARROW_TYPES[method], f"converts with .{method}()", node)
         self.generic_visit(node)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        self.in_init += node.name == "__init__"
+        self.generic_visit(node)
+        self.in_init -= node.name == "__init__"
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         name = _dotted(node, self.aliases.names)

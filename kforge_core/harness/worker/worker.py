@@ -118,9 +118,11 @@ class Worker:
             return self._stage(request.stage)
         if isinstance(request, Time):
             from .candidate_timing import time_candidate
+            from .jit_marks import jit_builds_marked
 
-            return time_candidate(self.backend, self.candidate, self.context, self.reference(), self.device,
-                                  request.runs)
+            with jit_builds_marked(self.timer):
+                return time_candidate(self.backend, self.candidate, self.context, self.reference(), self.device,
+                                      request.runs)
         if isinstance(request, Finish):
             return self._finish()
         if isinstance(request, MeasureBaselines):
@@ -146,7 +148,10 @@ class Worker:
         self.snapshot = ProcessSnapshot.take(reference.known_ops)
 
     def _stage(self, stage: str) -> Any:
-        result = self.hooks.caller(stage)(backend=self.backend, candidate=self.candidate, context=self.context)
+        from .jit_marks import jit_builds_marked
+
+        with jit_builds_marked(self.timer):  # a JIT inside a call is a build, not the call's time
+            result = self.hooks.caller(stage)(backend=self.backend, candidate=self.candidate, context=self.context)
         if result is None:
             raise RuntimeError(f"no plugin answered kforge_{stage} for backend {self.backend.name!r}")
         return result
@@ -210,6 +215,17 @@ def _watch_lifeline(fd: int) -> None:
     threading.Thread(target=watch, name="kforge-lifeline", daemon=True).start()
 
 
+def _dump_stacks_on_request() -> None:
+    """Write every thread's stack to the stack file when the KForge process asks (it tells compiling from hanging
+    when a call runs past its limit: ``harness.host.activity``)."""
+    import faulthandler
+
+    from ..protocol import STACK_FILE, STACK_SIGNAL
+
+    stacks = open(Path.cwd() / STACK_FILE, "a")  # noqa: SIM115 - open for the life of the worker
+    faulthandler.register(STACK_SIGNAL, file=stacks, all_threads=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="kforge_core.harness.worker")
     parser.add_argument("--fds", required=True,
@@ -217,6 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     read_fd, write_fd, lifeline_fd = (int(part) for part in args.fds.split(","))
     _watch_lifeline(lifeline_fd)
+    _dump_stacks_on_request()
     channel = Channel(read_fd, write_fd)
     init_id, init = channel.receive(trusted=True)
     timer = ChannelTimer(channel)

@@ -11,6 +11,7 @@ A device fault in the warm-up call (the CUDA context fails every call after it) 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import sys
 import time
 import traceback
@@ -21,7 +22,8 @@ from typing import Iterator
 from kforge_core.candidate_module import NotBuilt, candidate_class, candidate_class_name, import_for_compile
 from kforge_core.devices import make_device
 from kforge_core.languages import triton as triton_language
-from kforge_core.records import Backend, Candidate, CompileResult, Failure, StageContext
+from kforge_core.harness.flags import BUILD_ERROR_CAUGHT
+from kforge_core.records import Backend, Candidate, CompileResult, Failure, Flag, StageContext
 from kforge_core.stage_timer import StageTimer
 from kforge_core.tracebacks import innermost_candidate_line
 
@@ -40,9 +42,13 @@ class _Builds:
     def __init__(self) -> None:
         self.outcomes: list[BuildOutcome] = []
         self.failures: list[CudaBuildError] = []
+        self.inline_failures: list[CudaBuildError] = []  # load_inline's: the candidate may catch them, as in PyTorch
 
     def record(self, item: BuildOutcome | CudaBuildError) -> None:
         (self.failures if isinstance(item, CudaBuildError) else self.outcomes).append(item)
+
+    def record_inline(self, item: BuildOutcome | CudaBuildError) -> None:
+        (self.inline_failures if isinstance(item, CudaBuildError) else self.outcomes).append(item)
 
 
 def cache_root(context: StageContext) -> Path:
@@ -79,7 +85,7 @@ def building(options: NvidiaOptions, root: Path, timer: StageTimer | None = None
         toolchain = nvcc_version(nvcc) if nvcc else "no nvcc"
         if isinstance(options, CudaOptions):
             stack.enter_context(runtime.build_session(build_config(options, root), builds.record))
-        stack.enter_context(cached_load_inline(root / "inline", toolchain, builds.record, timer))
+        stack.enter_context(cached_load_inline(root / "inline", toolchain, builds.record_inline, timer))
         yield builds
     if isinstance(options, TritonOptions) and "triton" in sys.modules and options.warmup_forward:
         # Triton compiled on the first call, or found every kernel in its cache
@@ -114,11 +120,15 @@ def compile_candidate(backend: Backend, candidate: Candidate, context: StageCont
             warm_failure = _warm_up(backend, candidate, module, context, builds, notes)
             if warm_failure is not None:
                 return result(False, warm_failure[1], warm_failure[0])
-    if builds.failures:  # the candidate caught a build error and went on: it still did not build
+    if builds.failures:  # the candidate caught load_cuda's build error and went on: it still did not build
         return result(False, builds.failures[0].log, Failure.COMPILE)
     log = "\n".join([o.log for o in builds.outcomes if o.log] + notes)
     cached = bool(builds.outcomes) and all(o.cached for o in builds.outcomes)
-    return result(True, log, cached=cached)
+    # load_inline failed and the candidate caught PyTorch's error and went on (its fallback), as under PyTorch
+    caught = tuple(Flag(BUILD_ERROR_CAUGHT, f"building {f.name!r} failed{' (from the build cache)' if f.cached else ''}"
+                                            f" and the candidate went on without it:\n{f.log}", blocking=False)
+                   for f in builds.inline_failures)
+    return dataclasses.replace(result(True, log, cached=cached), flags=caught)
 
 
 def _warm_up(backend: Backend, candidate: Candidate, module: ModuleType, context: StageContext,
@@ -152,8 +162,8 @@ def _fault_log(backend: Backend, candidate: Candidate, context: StageContext, ex
 
 def _build_failure_log(exc: BaseException, builds: _Builds) -> str | None:
     """The trimmed log when ``exc`` (or what caused it) is a build failure; None for other errors."""
-    if builds.failures:
-        return builds.failures[0].log
+    if builds.failures or builds.inline_failures:
+        return (builds.failures or builds.inline_failures)[0].log
     seen: BaseException | None = exc
     while seen is not None:
         if isinstance(seen, CudaBuildError):

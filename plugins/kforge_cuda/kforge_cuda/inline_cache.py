@@ -58,10 +58,9 @@ def content_addressed(
         bound.arguments["build_directory"] = str(directory)
         error_log = directory / "error.log"
         if error_log.is_file():
-            exc = CudaBuildError(given_name, trim_compile_log(error_log.read_text(), roots=(str(directory),)),
-                                 error_log.read_text(), cached=True)
-            record(exc)
-            raise exc
+            full = error_log.read_text()
+            record(CudaBuildError(given_name, trim_compile_log(full, roots=(str(directory),)), full, cached=True))
+            raise as_pytorch_raises(full, key, given_name)
         built_before = any(directory.glob("*.so"))
         start = time.perf_counter()
         try:
@@ -72,14 +71,20 @@ def content_addressed(
                 raise
             full = str(raised)
             error_log.write_text(full)
-            exc = CudaBuildError(given_name, trim_compile_log(full, roots=(str(directory),)), full)
-            record(exc)
-            raise exc from None
+            record(CudaBuildError(given_name, trim_compile_log(full, roots=(str(directory),)), full))
+            raise as_pytorch_raises(full, key, given_name) from None
         record(BuildOutcome(directory, key, built_before, time.perf_counter() - start))
         return module
 
     load_inline.__wrapped__ = original  # type: ignore[attr-defined]
     return load_inline
+
+
+def as_pytorch_raises(message: str, key: str, given_name: str) -> RuntimeError:
+    """The error PyTorch's own ``load_inline`` raises for this failed build: a RuntimeError with its message,
+    naming the extension as the candidate named it, so a candidate's own ``except`` and fallback run as they
+    would under PyTorch (the build log is recorded for the verdict)."""
+    return RuntimeError(message.replace(f"kforge_{key}", given_name))
 
 
 @contextlib.contextmanager

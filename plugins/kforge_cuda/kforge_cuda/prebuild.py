@@ -3,7 +3,8 @@
 The candidate is read, never imported: every ``load_cuda(...)`` call whose source is a string literal, a
 module-level name bound to one, or ``Path("x.cu")`` naming one of the candidate's files, is built through the same
 content-hash cache that ``load_cuda`` uses when the candidate is imported; the compile stage then finds each
-library built. Sources made at run time (and ``load_inline`` candidates) are built by the compile stage as before.
+library built. ``load_inline`` calls with static arguments are built into the compile stage's ``load_inline`` cache
+(:mod:`kforge_cuda.inline_prebuild`). Sources made at run time are built by the compile stage as before.
 ``triton`` has nothing to build ahead: Triton compiles on the first call.
 """
 
@@ -18,6 +19,8 @@ from kforge_core.records import Backend, Candidate, CompileResult, Failure, Stag
 
 from .build_cache import CudaBuildError, build_library
 from .compile_stage import build_config, cache_root
+from .inline_prebuild import build_inline, find_inline_calls
+from .toolchain import find_tool, nvcc_version
 
 
 @dataclass(frozen=True)
@@ -52,13 +55,24 @@ def prebuild_candidate(backend: Backend, candidate: Candidate, context: StageCon
     """Build every source :func:`find_cuda_sources` finds; a failure carries nvcc's trimmed log."""
     start = time.perf_counter()
     sources = find_cuda_sources(candidate)
-    if not sources:
-        return CompileResult(ok=True, log="no load_cuda source to build ahead (the compile stage builds it)",
-                             seconds=time.perf_counter() - start)
+    inline_calls = find_inline_calls(candidate)
+    if not sources and not inline_calls:
+        return CompileResult(ok=True, log="no load_cuda or load_inline source to build ahead (the compile stage "
+                                          "builds it)", seconds=time.perf_counter() - start)
     options = context.options if context.options is not None else backend.default_options()
-    config = build_config(options, cache_root(context))
     built: list[str] = []
     all_cached = True
+    for call in inline_calls:  # into the compile stage's load_inline cache; a failure is cached there for it
+        nvcc = find_tool("nvcc", getattr(options, "nvcc", ""))
+        inline = build_inline(call, cache_root(context) / "inline", nvcc_version(nvcc) if nvcc else "no nvcc")
+        if isinstance(inline, CudaBuildError):
+            return CompileResult(ok=False, log=f"{call.where}: {inline.log}", failure=Failure.COMPILE,
+                                 seconds=time.perf_counter() - start, cached=inline.cached)
+        all_cached = all_cached and inline.cached
+        built.append(f"{call.where}: load_inline {'cached' if inline.cached else 'built'} in {inline.seconds:.2f} s")
+    if not sources:
+        return CompileResult(ok=True, log="\n".join(built), seconds=time.perf_counter() - start, cached=all_cached)
+    config = build_config(options, cache_root(context))
     for source in sources:
         try:
             outcome = build_library(source.text, source.name, config)

@@ -69,3 +69,21 @@ def test_build_error_is_trimmed_and_remembered(tmp_path, cuda_problem):
     assert "/" not in first.log.splitlines()[0]  # the build directory's path is cut
     second = _compile(tmp_path, cuda_problem, "two", "broken_again", "undefined_symbol")
     assert second.failure is Failure.COMPILE and second.log == first.log
+
+
+def test_a_failed_build_raises_into_the_candidate_what_pytorchs_load_inline_raises(tmp_path):
+    from kforge_cuda.inline_cache import content_addressed
+
+    def load_inline(name, cpp_sources, functions=None, build_directory=None, verbose=False):
+        raise RuntimeError(f"Error building extension '{name}': error: 'twice' was not declared in this scope")
+
+    recorded = []
+    wrapped = content_addressed(load_inline, tmp_path, "nvcc 13", recorded.append)
+    for attempt in ("built", "from the cache of failures"):
+        with pytest.raises(RuntimeError) as raised:
+            wrapped(name="my_ext", cpp_sources="", functions=["twice"])
+        assert type(raised.value) is RuntimeError, attempt  # exactly PyTorch's type, not a subclass
+        assert str(raised.value) == ("Error building extension 'my_ext': error: 'twice' was not declared in this "
+                                     "scope"), attempt
+    assert [failure.name for failure in recorded] == ["my_ext", "my_ext"]  # the log is kept for the verdict
+

@@ -84,7 +84,7 @@ def test_the_hook_answers_for_cuda_and_not_for_triton(cuda_problem, tmp_path):
     context = _context(cuda_problem, tmp_path, "hook")
     assert loaded.hook.kforge_prebuild(backend=TRITON, candidate=candidate, context=context) is None
     answer = loaded.hook.kforge_prebuild(backend=CUDA, candidate=candidate, context=context)
-    assert answer.ok and "no load_cuda source to build ahead" in answer.log
+    assert answer.ok and "no load_cuda or load_inline source to build ahead" in answer.log
 
 
 class _FakeDriver:

@@ -1,0 +1,152 @@
+"""Seconds per problem and verdict agreement: ``kforge bench`` and KernelBench's own eval on the same problems,
+solutions and tolerance, side by side.
+
+KForge runs the suite once with ``kforge bench --solutions ... --json`` (every problem: compile, verify, time against
+its baselines). With ``--kernelbench DIR`` (a checkout of ScalingIntelligence/KernelBench), each solution is then
+evaluated by KernelBench's ``eval_kernel_against_ref`` in a child process of its own (as its batch scripts do, with a
+time limit per problem), on the device this process sees. Each line: the problem, KForge's verdict and seconds
+(as ``kforge bench`` reports them: a worker's start counts on the first problem only), KernelBench's verdict and
+seconds (its child's start, Python and torch, included), and whether they agree (correct or not).
+
+    python benchmarks/bench_throughput.py SUITE --solutions DIR --backend cuda
+    python benchmarks/bench_throughput.py KernelBench/KernelBench/level2 --solutions sols/ --backend cuda \\
+        --kernelbench KernelBench --filter '1*' --kforge-args '--build-jobs 16'
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from kforge_core.bench.solutions import open_solutions
+from kforge_core.bench.suite import discover
+
+KERNELBENCH_CHILD = r'''
+import inspect, json, sys, time
+root, reference_path, solution_path, trials, atol, rtol = sys.argv[1:7]
+sys.path[:0] = [root, root + "/src"]
+try:
+    from kernelbench.eval import eval_kernel_against_ref  # newer layouts
+except ImportError:
+    from src.eval import eval_kernel_against_ref
+import torch
+parameters = inspect.signature(eval_kernel_against_ref).parameters
+options = {"seed_num": 42, "num_correct_trials": int(trials), "num_perf_trials": 100, "measure_performance": True,
+           "verbose": False, "build_dir": tempfile_dir if (tempfile_dir := sys.argv[7]) else None, "device": 0}
+for name, value in (("atol", float(atol)), ("rtol", float(rtol)), ("backend", "cuda"),
+                    ("precision", torch.float32)):
+    if name in parameters:
+        options[name] = value
+options = {k: v for k, v in options.items() if k in parameters}
+start = time.perf_counter()
+result = eval_kernel_against_ref(open(reference_path).read(), open(solution_path).read(), **options)
+seconds = time.perf_counter() - start
+print("KERNELBENCH_RESULT " + json.dumps({
+    "compiled": bool(getattr(result, "compiled", False)), "correct": bool(getattr(result, "correctness", False)),
+    "runtime_ms": getattr(result, "runtime", None), "seconds": seconds,
+    "error": str((getattr(result, "metadata", {}) or {}).get("runtime_error") or
+                 (getattr(result, "metadata", {}) or {}).get("compilation_error") or "")[:200]}))
+'''
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("suite", type=Path)
+    parser.add_argument("--solutions", type=Path, required=True)
+    parser.add_argument("--backend", default="cuda")
+    parser.add_argument("--kernelbench", type=Path, help="a KernelBench checkout: evaluate with its eval too")
+    parser.add_argument("--filter", dest="filters", action="append", default=[])
+    parser.add_argument("--atol", type=float, default=1e-2, help="both sides' tolerance (KernelBench's default)")
+    parser.add_argument("--rtol", type=float, default=1e-2)
+    parser.add_argument("--trials", type=int, default=5, help="correctness trials, both sides")
+    parser.add_argument("--kernelbench-timeout", type=float, default=900.0, help="seconds per problem")
+    parser.add_argument("--kforge-args", default="", help="more kforge bench flags, in one string")
+    args = parser.parse_args()
+    problems = discover(args.suite, tuple(args.filters))
+    solutions = open_solutions(args.solutions, problems)
+    kforge = _kforge(args)
+    kernelbench = _kernelbench(args, problems, solutions) if args.kernelbench else {}
+    _print(problems, kforge, kernelbench)
+
+
+def _kforge(args: argparse.Namespace) -> dict[str, dict]:
+    with tempfile.TemporaryDirectory(prefix="kforge-throughput-") as runs:
+        command = [sys.executable, "-c", "from kforge_core.cli import main; main()", "bench", str(args.suite),
+                   "--backend", args.backend, "--solutions", str(args.solutions), "--json", "--runs-dir", runs,
+                   "--atol", str(args.atol), "--rtol", str(args.rtol), "--trials", str(args.trials),
+                   *(f for name in args.filters for f in ("--filter", name)), *shlex.split(args.kforge_args)]
+        start = time.perf_counter()
+        finished = subprocess.run(command, capture_output=True, text=True)
+        wall = time.perf_counter() - start
+    if finished.returncode != 0:
+        sys.exit(f"kforge bench failed ({finished.returncode}):\n{finished.stderr[-3000:]}")
+    document = json.loads(finished.stdout)
+    print(f"kforge bench: {len(document['problems'])} problems in {wall:.1f} s (process wall time, start-up "
+          "included)")
+    return {p["problem"]: p for p in document["problems"]}
+
+
+def _kernelbench(args: argparse.Namespace, problems, solutions) -> dict[str, dict]:
+    results: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory(prefix="kernelbench-") as scratch:
+        for problem in problems:
+            candidate = solutions.candidate_for(problem)
+            if candidate is None:
+                continue
+            solution = Path(scratch) / f"{problem.key.replace('/', '_')}.py"
+            solution.write_text(next(f.text for f in candidate.files if f.name == candidate.entry))
+            command = [sys.executable, "-c", KERNELBENCH_CHILD, str(args.kernelbench.resolve()), str(problem.path),
+                       str(solution), str(args.trials), str(args.atol), str(args.rtol),
+                       str(Path(scratch) / "build")]
+            start = time.perf_counter()
+            try:
+                child = subprocess.run(command, capture_output=True, text=True, timeout=args.kernelbench_timeout)
+                line = next((l for l in child.stdout.splitlines() if l.startswith("KERNELBENCH_RESULT ")), None)
+                result = json.loads(line.split(" ", 1)[1]) if line else {
+                    "compiled": False, "correct": False, "error": (child.stderr.strip().splitlines() or ["?"])[-1]}
+            except subprocess.TimeoutExpired:
+                result = {"compiled": False, "correct": False, "error": "timed out"}
+            result["wall_s"] = time.perf_counter() - start  # the child's start-up included
+            results[problem.key] = result
+            print(f"kernelbench {problem.key}: {'correct' if result['correct'] else 'wrong'} in "
+                  f"{result['wall_s']:.1f} s", file=sys.stderr)
+    return results
+
+
+def _print(problems, kforge: dict[str, dict], kernelbench: dict[str, dict]) -> None:
+    print(f"{'problem':<48} {'kforge':<24} {'s':>7}   {'kernelbench':<24} {'s':>7}  agree")
+    agree = compared = 0
+    for problem in problems:
+        ours, theirs = kforge.get(problem.key), kernelbench.get(problem.key)
+        verdict = ("correct" if ours["correct"] else ours["failure"]) if ours else "-"
+        seconds = f"{ours['seconds']:.1f}" if ours and ours.get("seconds") else "-"
+        kb_verdict = ("correct" if theirs["correct"] else "compile_error" if not theirs["compiled"] else "wrong") \
+            if theirs else "-"
+        kb_seconds = f"{theirs['wall_s']:.1f}" if theirs else "-"
+        same = ""
+        if ours and theirs:
+            compared += 1
+            agree += ours["correct"] == theirs["correct"]
+            same = "yes" if ours["correct"] == theirs["correct"] else "NO"
+        print(f"{problem.key:<48} {verdict:<24} {seconds:>7}   {kb_verdict:<24} {kb_seconds:>7}  {same}")
+    _summary("kforge", [p["seconds"] for p in kforge.values() if p.get("seconds")])
+    _summary("kernelbench", [r["wall_s"] for r in kernelbench.values()])
+    if compared:
+        print(f"verdicts agree on {agree} of {compared} problems")
+
+
+def _summary(name: str, seconds: list[float]) -> None:
+    if seconds:
+        print(f"{name}: median {statistics.median(seconds):.2f} s, mean {statistics.mean(seconds):.2f} s per "
+              f"problem ({len(seconds)} problems)")
+
+
+if __name__ == "__main__":
+    main()
