@@ -16,7 +16,7 @@ from __future__ import annotations
 import platform
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, ClassVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, ContextManager
 
 from .records import Failure
 
@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 
     from .records import Backend
 
+#: The timing methods, in the order figures are shown: the host clock, device events around the call, and the
+#: device's own records of the work it ran (every stream). ``docs/timing.md`` says what each measures.
+TIMERS = ("wall", "events", "device")
 POISON_WORD = 0x7FC0DEAD  # a float32 NaN with a payload nothing computes by accident
 FALLBACK_FLUSH_BYTES = 256 * 1024 * 1024
 
@@ -72,6 +75,42 @@ class StateChange:
     message: str
 
 
+class EventSpan:
+    """Two timing events around one call: the first recorded at once, the second by :meth:`stop` when the call
+    returns (on the caller's stream, before the device-wide synchronize, as CUDA-event timers do)."""
+
+    def __init__(self, start: Any, end: Any) -> None:
+        self._start, self._end = start, end
+        start.record()
+
+    def stop(self) -> None:
+        self._end.record()
+
+    def elapsed_ms(self) -> float:
+        """After the device is synchronized: the milliseconds between the two events."""
+        self._end.synchronize()
+        return float(self._start.elapsed_time(self._end))
+
+
+class DeviceClock:
+    """The device's own account of a series of runs: how long the device was busy in each (kernels, copies and
+    fills on every stream, summed), from the runtime's records. A context manager around the runs; each run is
+    bracketed by :meth:`run`, its call and synchronize inside."""
+
+    def __enter__(self) -> DeviceClock:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        return None
+
+    def run(self, index: int) -> ContextManager[None]:
+        raise NotImplementedError
+
+    def busy_ms(self) -> list[float]:
+        """After the clock stopped: each run's busy time, in the order the runs were bracketed."""
+        raise NotImplementedError
+
+
 class Device:
     """What the harness needs from one device. Runs inside workers (and, for the class attributes, anywhere).
 
@@ -89,6 +128,11 @@ class Device:
     flushes_caches: ClassVar[bool] = True
     #: The ``torch.profiler.ProfilerActivity`` that traces this device's kernels ("CUDA", "XPU"); empty: none.
     profiler_activity: ClassVar[str] = ""
+    #: What the ``events`` timer is on this device ("torch.cuda.Event pairs on the current stream"); empty: none
+    #: (:meth:`_event` makes one event).
+    event_timer: ClassVar[str] = ""
+    #: What the ``device`` timer reads on this device; empty: none (:meth:`_device_clock` makes the clock).
+    device_timer: ClassVar[str] = ""
     #: The 32-bit words :meth:`poison` leaves in memory a candidate did not write.
     poison_words: ClassVar[tuple[int, ...]] = (POISON_WORD,)
     #: Lower-case text of the runtime's errors after which the device fails every call (the worker is replaced).
@@ -164,6 +208,30 @@ class Device:
         """Start a clock; the returned function gives the milliseconds since (call it after :meth:`synchronize`)."""
         start = _perf_counter()
         return lambda: (_perf_counter() - start) * 1e3
+
+    @property
+    def timers(self) -> tuple[str, ...]:
+        """The timing methods this device offers (:data:`TIMERS`): the wall clock always, events and device time
+        where the device has them."""
+        return tuple(t for t in TIMERS if t == "wall" or (t == "events" and self.event_timer)
+                     or (t == "device" and self.device_timer))
+
+    def describe_timer(self, timer: str) -> str:
+        """What ``timer`` measures on this device, for the timing method."""
+        return {"wall": self.timer_description, "events": self.event_timer, "device": self.device_timer}[timer]
+
+    def start_events(self) -> EventSpan:
+        """Record a start event now (the ``events`` timer); call ``stop()`` when the call returns, and
+        ``elapsed_ms()`` after :meth:`synchronize`."""
+        if not self.event_timer:
+            raise ValueError(f"the {self.label} device has no event timer")
+        return EventSpan(self._event(), self._event())
+
+    def device_clock(self) -> DeviceClock:
+        """A clock of the device's busy time over a series of runs (the ``device`` timer)."""
+        if not self.device_timer:
+            raise ValueError(f"the {self.label} device has no device timer")
+        return self._device_clock()
 
     def flush_caches(self) -> None:
         """Between timed runs: evict what the last run left in the device's caches."""
@@ -258,6 +326,13 @@ class Device:
         if self._flush_buffer is None:
             self._flush_buffer = torch.empty(self.flush_bytes // 4, dtype=torch.int32, device=self.torch_device)
         self._flush_buffer.zero_()
+
+    def _event(self) -> Any:
+        """A timing event of the device's runtime (``record()``, ``synchronize()``, ``elapsed_time(end)``)."""
+        return self._module().Event(enable_timing=True)
+
+    def _device_clock(self) -> DeviceClock:
+        raise NotImplementedError
 
     def _free_block_sizes(self) -> list[int]:
         """Sizes of the blocks the runtime's allocator holds free, largest first; none known by default."""

@@ -76,6 +76,9 @@ class HarnessSettings:
     baseline_cache: Literal["use", "refresh", "off"] = "use"
     # workers in Linux namespaces (docs/trust.md): "auto" where the machine allows it, "required": refuse without
     sandbox: Literal["auto", "off", "required"] = "auto"
+    # the headline figure of verdicts, speedups, fast_p and plots: "wall", "events" or "device" (docs/timing.md);
+    # the others are measured and reported too where the device has them
+    timer: Literal["wall", "events", "device"] = "wall"
 
     def __post_init__(self) -> None:
         for name in ("trials", "repetitions"):
@@ -99,6 +102,8 @@ class HarnessSettings:
         if self.output_limit_kb < 1 or self.file_size_limit_mb < 1 or self.input_pool_mb < 1:
             raise ValueError("harness.output_limit_kb, file_size_limit_mb and input_pool_mb must be >= 1")
         contract_named(self.precision)  # an unknown contract is a ValueError that lists the known ones
+        if self.timer not in ("wall", "events", "device"):
+            raise ValueError(f"harness.timer {self.timer!r}: use wall, events or device")
         unknown = set(self.baselines) - {"eager", "compile"}
         if unknown:
             raise ValueError(f"harness.baselines: unknown baseline(s) {sorted(unknown)}; use eager and/or compile")

@@ -27,6 +27,8 @@ class CandidateView:
     runtime_ms: float
     speedups: tuple[tuple[str, float], ...] = ()
     precision_bits: float | None = None  # bits of agreement with a float64 reference
+    timer: str = "wall"  # the timing method of runtime_ms and the speedups
+    findings: tuple[str, ...] = ()  # what its timers say beside each other (host launch overhead)
 
 
 @dataclass(frozen=True)

@@ -75,7 +75,8 @@ def result_of_run(key: str, report: RunReport, device: str, seconds: float, erro
         return ProblemResult(key, True, None, runtime_ms=o.runtime_ms, baselines_ms=o.baselines_ms,
                              speedups=o.speedups, flags=tuple(f.code for f in o.flags),
                              precision_bits=o.precision_bits, device=device,
-                             seconds=seconds, candidate_digest=o.candidate_digest, run_id=report.run.id, usage=usage)
+                             seconds=seconds, candidate_digest=o.candidate_digest, run_id=report.run.id, usage=usage,
+                             timer=o.timer, figures_ms=o.figures_ms, baseline_sources=o.baseline_sources)
     evaluated = [a.outcome for a in report.attempts if a.outcome is not None]
     if evaluated:
         last = evaluated[-1]

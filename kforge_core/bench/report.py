@@ -68,7 +68,9 @@ def write_bench_outputs(info: BenchInfo, plan: BenchPlan, results: list[ProblemR
     directory = info.bench_dir
     directory.mkdir(parents=True, exist_ok=True)
     document = document_of(info, plan, results, run)
-    title = f"{Path(plan.suite).name} on {plan.backend} ({info.id}), {plan.settings.harness.contract.caption()}"
+    timers = ", ".join(sorted({r.timer for r in results if r.runtime_ms is not None})) or plan.settings.harness.timer
+    title = (f"{Path(plan.suite).name} on {plan.backend} ({info.id}), {plan.settings.harness.contract.caption()}, "
+             f"{timers} time")
     plot_fast_p(results, len(plan.keys), title, directory / FAST_P_PLOT)
     plot_speedup_histogram(results, title, directory / HISTOGRAM)
     (directory / SUMMARY).write_text(redact(json.dumps(document, indent=2, allow_nan=False)))
@@ -95,14 +97,21 @@ def render_bench_markdown(info: BenchInfo, plan: BenchPlan, results: list[Proble
         f"| status | {info.status}{': ' + cell(info.stop_reason) if info.stop_reason else ''} |",
         f"| started | {started} |",
         f"| harness | {harness.trials} trials; {harness.warmup} warm-up + {harness.repetitions} timed runs; "
-        f"baselines {', '.join(harness.baselines) or 'none'}; cheat policy {harness.cheat_policy}, precision "
-        f"policy {harness.precision_policy} |", "",
+        f"baselines {', '.join(harness.baselines) or 'none'}, measured beside each solution; cheat policy "
+        f"{harness.cheat_policy}, precision policy {harness.precision_policy} |",
+        f"| timer | {cell(', '.join(summary.get('timers') or [harness.timer]))} (the headline figures; "
+        "docs/timing.md) |",
+        f"| baselines from | {cell(_origins(summary.get('baseline_origins') or {}))} |", "",
         "## Summary", "",
     ] + _summary(summary) + [
         "", f"![fast_p curve]({FAST_P_PLOT})", "", f"![speedup histogram]({HISTOGRAM})", "",
         "## Problems", "",
     ] + _problems(results, info.bench_dir) + _failures(results)
     return "\n".join(lines) + "\n"
+
+
+def _origins(origins: dict[str, int]) -> str:
+    return ", ".join(f"{count} {origin}" for origin, count in origins.items()) or "no baselines measured"
 
 
 def _fraction(value: float | None) -> str:
@@ -147,17 +156,19 @@ def _summary(summary: dict[str, Any]) -> list[str]:
 def _problems(results: list[ProblemResult], bench_dir: Path) -> list[str]:
     names = baselines_of(results) or ["eager", "compile"]
     llm = any(r.usage is not None for r in results)
-    head = ["#", "problem", "verdict", "runtime (ms)"] + [f"vs {n}" for n in names] + ["bits", "flags", "device",
-                                                                                      "s"]
+    head = ["#", "problem", "verdict", "runtime (ms)", "by timer (ms)"] + [f"vs {n}" for n in names]
+    head += ["baselines from", "bits", "flags", "device", "s"]
     head += ["tokens", "cost (USD)", "run"] if llm else []
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for number, r in enumerate(results, start=1):
         verdict = "correct" if r.correct else (r.failure or "failed")
         link = f"[{r.key}]({PROBLEMS}/{r.key}/{VERDICT})" if (problem_dir(bench_dir, r.key) / VERDICT).is_file() \
             else r.key
-        row = [str(number), link, cell(verdict), ms(r.runtime_ms)] + [_times(r.speedup(n)) for n in names]
+        timed = ms(r.runtime_ms) + (f" ({r.timer})" if r.runtime_ms is not None else "")
+        by_timer = ", ".join(f"{t} {v:.4g}" for t, v in r.figures_ms) or "-"
+        row = [str(number), link, cell(verdict), timed, by_timer] + [_times(r.speedup(n)) for n in names]
         bits = f"{r.precision_bits:.1f}" if r.precision_bits is not None else "-"
-        row += [bits, ", ".join(r.flags), r.device, f"{r.seconds:.1f}"]
+        row += [cell("; ".join(r.baseline_sources)) or "-", bits, ", ".join(r.flags), r.device, f"{r.seconds:.1f}"]
         if llm:
             u = r.usage
             row += [f"{u.tokens:,}" if u else "-",

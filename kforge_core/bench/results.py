@@ -70,6 +70,9 @@ class ProblemResult:
     run_id: str | None = None
     usage: Usage | None = None
     verdict: dict[str, Any] | None = None
+    timer: str = "wall"  # the timing method of runtime_ms and the speedups
+    figures_ms: tuple[tuple[str, float], ...] = ()  # the solution's median by every timer measured
+    baseline_sources: tuple[str, ...] = ()  # where each baseline's figure came from and when, in words
 
     @property
     def best_speedup(self) -> float | None:

@@ -20,6 +20,7 @@ from ..harness.host.pool import WorkerStartError
 from ..plugins import PluginSelection
 from ..problem import ProblemError, load_problem
 from ..records import Backend, Failure, Problem
+from ..report.timing_text import figures_of, sources_of
 from ..settings import Settings
 from .results import BUDGET_EXCEEDED, INVALID_PROBLEM, NO_SOLUTION, ProblemJob, ProblemResult
 
@@ -157,6 +158,7 @@ def result_of(key: str, verdict: Verdict, device: str, seconds: float) -> Proble
         speedups=tuple(verdict.speedups), flags=tuple(f.code for f in verdict.flags),
         precision_bits=verdict.precision.bits, device=device,
         seconds=seconds, candidate_digest=verdict.candidate_digest, verdict=verdict.to_json(),
+        timer=verdict.timer, figures_ms=figures_of(verdict), baseline_sources=sources_of(verdict),
     )
 
 

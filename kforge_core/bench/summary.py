@@ -3,7 +3,9 @@
 fast_p (KernelBench): the fraction of all problems whose solution is correct AND faster than ``p`` times the
 baseline, ``sum(correct_i and speedup_i > p) / total``. fast_0 is the correctness rate. ``fast_p`` is taken against
 the faster baseline of each problem (KForge's headline speedup, the harder one to beat) and, in
-``fast_p_by_baseline``, against each baseline.
+``fast_p_by_baseline``, against each baseline. Speedups are by the headline timer (``harness.timer``; ``timers``
+says which); ``figures_geomean_ms`` gives every timer's geomean runtime, and ``baseline_origins`` where the
+baselines' figures came from.
 """
 
 from __future__ import annotations
@@ -67,9 +69,30 @@ def summarize(results: list[ProblemResult], total: int | None = None) -> dict[st
                             for name in baselines},
         "geomean_best_speedup": geomean(s for r in correct if (s := r.best_speedup) is not None),
         "timed": sum(1 for r in correct if r.speedups),
+        "timers": sorted({r.timer for r in correct if r.runtime_ms is not None}),
+        "figures_geomean_ms": {timer: geomean(ms for r in correct for t, ms in r.figures_ms if t == timer)
+                               for timer in _timers(correct)},
+        "baseline_origins": _origins(correct),
         "seconds": sum(r.seconds for r in results),
         "llm": _usage(results),
     }
+
+
+def _timers(results: list[ProblemResult]) -> list[str]:
+    found: list[str] = []
+    for result in results:
+        found += [timer for timer, _ in result.figures_ms if timer not in found]
+    return found
+
+
+def _origins(results: list[ProblemResult]) -> dict[str, int]:
+    """How many baseline figures were measured now, confirmed from a prior, or re-measured after a prior failed."""
+    counts: Counter[str] = Counter()
+    for result in results:
+        for source in result.baseline_sources:
+            counts["confirmed from a prior" if "confirmed now" in source else
+                   "re-measured (prior disagreed)" if "re-measured" in source else "measured now"] += 1
+    return dict(counts)
 
 
 def _speedup(result: ProblemResult, baseline: str | None) -> float | None:

@@ -135,7 +135,10 @@ def _print_summary(console: Console, summary: dict[str, Any]) -> None:
     console.print(f"{summary['correct']} of {summary['total']} correct (failures: {failures}); {fast} "
                   f"(against the faster baseline; {summary['precision']} precision contract)", markup=False)
     if geomeans:
-        console.print(f"geomean speedup: {geomeans}", markup=False)
+        timers = ", ".join(summary.get("timers") or []) or "wall"
+        origins = ", ".join(f"{n} {origin}" for origin, n in (summary.get("baseline_origins") or {}).items())
+        console.print(f"geomean speedup ({timers} time; baselines: {origins or 'none measured'}): {geomeans}",
+                      markup=False)
     if summary.get("evaluated_now"):
         console.print(f"{summary['evaluated_now']} problems in {summary['wall_seconds']:.1f} s: "
                       f"{summary['seconds_per_problem']:.2f} s per problem", markup=False)

@@ -17,6 +17,7 @@ from ..harness import Harness, Verdict
 from ..problem import load_problem
 from ..records import Candidate, SourceFile
 from ..report.tables import Column, fitted_table
+from ..report.timing_text import sources_of
 from ..tolerances import describe_tolerances
 from .backend_flags import backend_option_flags, settings_with_backend_options
 from .evaluation_flags import evaluation_flags, evaluation_settings
@@ -98,7 +99,7 @@ def read_candidate(path: Path, entry: str) -> Candidate:
 _FLAG_COLUMNS = (Column("flag"), Column("blocks"), Column("evidence", fold=True, min_width=30))
 _TRIAL_COLUMNS = (Column("seed"), Column("passed"), Column("max abs error"), Column("max rel error", optional=True),
                   Column("where they differ", fold=True, min_width=24))
-_RUNTIME_COLUMNS = (Column(""), Column("median"), Column("mean", optional=True), Column("std", optional=True),
+_RUNTIME_COLUMNS = (Column(""), Column("timer"), Column("median"), Column("mean", optional=True), Column("std", optional=True),
                     Column("min", optional=True), Column("count", optional=True),
                     Column("speedup of the candidate", fold=True))
 
@@ -120,12 +121,17 @@ def print_verdict(console: Console, verdict: Verdict, summary: str | None) -> No
         console.print(f"[dim]timing: {escape(m.device)}, {m.warmup} warm-up + {m.repetitions} timed runs, L2 flush "
                       f"{m.l2_flush_bytes:,} bytes, fresh inputs per run; sync: {escape(m.synchronize)}; "
                       f"{escape(m.notes)}[/]")
+        for timer, description in m.timers:
+            headline = " (the headline)" if timer == m.headline else ""
+            console.print(f"[dim]timer {timer}{headline}: {escape(description)}[/]")
     if summary:
         console.print("[bold]profile summary[/]")
         console.print(summary, markup=False, highlight=False)
     if verdict.correct:
         best = verdict.best_speedup
-        speed = f", {best:.2f}x against the faster baseline" if best is not None else ""
+        sources = "; ".join(sources_of(verdict))
+        speed = (f", {best:.2f}x against the faster baseline ({verdict.timer} time; baselines: {escape(sources)})"
+                 if best is not None else "")
         console.print(f"[bold green]CORRECT[/]{speed} ({escape(verdict.precision.describe())})")
     else:
         console.print(f"[bold red]NOT CORRECT[/]: {verdict.failure.value}")
@@ -163,12 +169,21 @@ def _print_trials(console: Console, verdict: Verdict) -> None:
 
 
 def _print_runtimes(console: Console, verdict: Verdict) -> None:
-    rows = ([("candidate", verdict.runtime)] if verdict.runtime else []) + list(verdict.baselines)
-    cells = [[name, f"{stats.median:.4f}", f"{stats.mean:.4f}", f"{stats.std:.4f}", f"{stats.min:.4f}",
-              str(stats.count), f"{verdict.speedup(name):.2f}x" if verdict.speedup(name) is not None else ""]
-             for name, stats in rows]
-    console.print(fitted_table(_RUNTIME_COLUMNS, cells, console.width, title="runtime (ms)"))
+    by_timer = verdict.speedups_by_timer
+    rows = [("candidate", timer, stats) for timer, stats in verdict.figures]
+    rows += [(name, timer, stats) for name, figures in verdict.baseline_figures for timer, stats in figures]
+    if not rows:  # a verdict read from an older document: the headline figures only
+        rows = ([("candidate", verdict.timer, verdict.runtime)] if verdict.runtime else [])
+        rows += [(name, verdict.timer, stats) for name, stats in verdict.baselines]
+    cells = []
+    for name, timer, stats in rows:
+        speedup = by_timer.get(timer, {}).get(name) if by_timer else verdict.speedup(name)
+        cells.append([name, timer + (" *" if timer == verdict.timer else ""), f"{stats.median:.4f}",
+                      f"{stats.mean:.4f}", f"{stats.std:.4f}", f"{stats.min:.4f}", str(stats.count),
+                      f"{speedup:.2f}x" if speedup is not None else ""])
+    console.print(fitted_table(_RUNTIME_COLUMNS, cells, console.width,
+                               title=f"runtime (ms); the headline timer is {verdict.timer}"))
     for name, error in verdict.baseline_errors:
         console.print(f"[yellow]{escape(name)}[/]: {escape(error)}")
-    for _, note in verdict.baseline_notes:
-        console.print(f"[dim]{escape(note)}[/]")
+    for source in verdict.baseline_sources:
+        console.print(f"[dim]baseline {escape(source.describe())}[/]")

@@ -9,6 +9,8 @@ import click
 
 from .precision_flag import SETTING as PRECISION_SETTING
 from .precision_flag import precision_flag
+from .timer_flag import SETTING as TIMER_SETTING
+from .timer_flag import timer_flag
 
 _FLAGS: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
     click.option("--trials", type=click.IntRange(min=1), help="Correctness trials (harness.trials)."),
@@ -26,6 +28,7 @@ _FLAGS: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
     click.option("--sandbox", type=click.Choice(["auto", "off", "required"]),
                  help="Run candidates in the Linux namespace sandbox: auto (where the machine allows it), off, or "
                       "required (harness.sandbox; docs/trust.md)."),
+    timer_flag,
 ]
 
 
@@ -48,4 +51,5 @@ def harness_settings(flags: dict[str, Any]) -> dict[str, Any]:
         "harness.baselines": [b.strip() for b in baselines.split(",") if b.strip()] if baselines else None,
         "harness.baseline_cache": "refresh" if flags.pop("fresh_baselines") else None,
         "harness.sandbox": flags.pop("sandbox"),
+        TIMER_SETTING: flags.pop("timer"),
     }

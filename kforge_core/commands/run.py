@@ -20,6 +20,8 @@ from .evaluation_flags import evaluation_flags, evaluation_settings
 from .exit_codes import EXIT_INCORRECT
 from .precision_flag import SETTING as PRECISION_SETTING
 from .precision_flag import precision_flag
+from .timer_flag import SETTING as TIMER_SETTING
+from .timer_flag import timer_flag
 
 BUDGET_FLAGS = {
     "functional_attempts": "budget.functional_attempts",
@@ -69,13 +71,14 @@ def budget_option_flags(command: Callable[..., Any]) -> Callable[..., Any]:
 @budget_option_flags
 @evaluation_flags
 @precision_flag
+@timer_flag
 @backend_option_flags
 @click.pass_context
 def run(ctx: click.Context, problem_path: Path | None, backend: str | None, model: str | None,
         analyst_model: str | None, base_url: str | None, runs_dir: Path | None, prompts_dir: Path | None,
         reference_file: Path | None, reference_run: str | None, references: str | None,
         profile_images: tuple[Path, ...],
-        resume_id: str | None, precision: str | None,
+        resume_id: str | None, precision: str | None, timer: str | None,
         backend_options: tuple[str, ...], sanitize: bool, atol: float | None, rtol: float | None,
         candidate_class: str | None, **budget_flags: object) -> None:
     """Turn PROBLEM (a PyTorch reference, KernelBench format) into the fastest correct kernel KForge can find.
@@ -88,7 +91,7 @@ def run(ctx: click.Context, problem_path: Path | None, backend: str | None, mode
     evaluation = evaluation_settings(atol, rtol, candidate_class)
     if resume_id is not None:
         if (problem_path is not None or backend or model or analyst_model or reference_file or reference_run
-                or references or backend_options or sanitize or profile_images
+                or references or backend_options or sanitize or profile_images or timer
                 or any(v is not None for v in evaluation.values())):
             raise KForgeError("--resume continues a run as it was started; give only RUN_ID, --runs-dir and budgets")
         settings = app.settings(runs_dir=runs_dir)
@@ -98,8 +101,8 @@ def run(ctx: click.Context, problem_path: Path | None, backend: str | None, mode
         settings = settings_with_backend_options(app, {
             "backend": backend, "runs_dir": runs_dir, "prompts_dir": prompts_dir, "llm.model": model,
             "llm.analyst_model": analyst_model, "llm.base_url": base_url,
-            "analysis.images": tuple(profile_images) or None, PRECISION_SETTING: precision, **budget, **evaluation,
-            "retrieval.references": references,
+            "analysis.images": tuple(profile_images) or None, PRECISION_SETTING: precision, TIMER_SETTING: timer,
+            **budget, **evaluation, "retrieval.references": references,
         }, backend_options, sanitize)
     console = Console(highlight=False, soft_wrap=True)
     with RunStore(settings.runs_dir) as store, RichProgress(console) as progress:

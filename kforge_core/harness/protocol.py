@@ -106,7 +106,10 @@ class RunStage:
 
 @dataclass(frozen=True)
 class Time:
-    """Time the current candidate (warm-up, timed runs, outputs of some runs checked again)."""
+    """Time the current candidate (warm-up, timed runs, outputs of some runs checked again): the timed runs
+    ``runs`` (start, stop), all of them when None; warm-up runs come before run 0."""
+
+    runs: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -116,9 +119,11 @@ class Finish:
 
 @dataclass(frozen=True)
 class MeasureBaselines:
-    """Time the problem's reference as-is ("eager") and under ``torch.compile`` ("compile")."""
+    """Time the problem's reference as-is ("eager") and under ``torch.compile`` ("compile"): the timed runs
+    ``runs`` (start, stop), all when None; ``(0, 0)`` only builds them (compiles), ahead of their timed runs."""
 
     names: tuple[str, ...]
+    runs: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -249,10 +254,11 @@ class Reply:
 class TimingOutcome:
     """The candidate's timed runs: statistics, what the method was, and the flags raised while timing."""
 
-    samples_ms: tuple[float, ...]
+    samples_ms: tuple[float, ...]  # the headline timer's (``method.headline``)
     method: Any  # a TimingMethod
     flags: tuple[Flag, ...] = ()
     notes: tuple[str, ...] = ()
+    figures: tuple[tuple[str, tuple[float, ...]], ...] = ()  # every timer's samples: (timer, samples)
 
 
 @dataclass(frozen=True)
@@ -270,10 +276,11 @@ class BaselineResults:
     """Each baseline's samples, or why it could not be measured (and, for one read from the baseline cache,
     a note saying so)."""
 
-    samples_ms: tuple[tuple[str, tuple[float, ...]], ...]
+    samples_ms: tuple[tuple[str, tuple[float, ...]], ...]  # the headline timer's, per baseline
     errors: tuple[tuple[str, str], ...]
     method: Any  # a TimingMethod
     notes: tuple[tuple[str, str], ...] = ()
+    figures: tuple[tuple[str, tuple[tuple[str, tuple[float, ...]], ...]], ...] = ()  # baseline -> every timer's
 
 
 # --------------------------------------------------------------------------------------------------- framing

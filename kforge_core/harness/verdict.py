@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import statistics
 from dataclasses import dataclass, field
 from typing import Any, Iterable
@@ -63,6 +64,8 @@ class TimingMethod:
     :param timer: the clock and what it brackets.
     :param fresh_inputs: True when every run gets inputs of its own (no cache keyed on inputs can help).
     :param notes: further facts (input pool size, which timed runs were checked again).
+    :param headline: the timer whose figure is the headline ("wall", "events" or "device"; ``docs/timing.md``).
+    :param timers: every timer measured, with what it measures on this device.
     """
 
     device: str
@@ -73,6 +76,8 @@ class TimingMethod:
     timer: str
     fresh_inputs: bool
     notes: str = ""
+    headline: str = "wall"
+    timers: tuple[tuple[str, str], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return to_json(self)
@@ -80,6 +85,57 @@ class TimingMethod:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TimingMethod:
         return record_from_json(cls, data)
+
+
+@dataclass(frozen=True)
+class BaselineSource:
+    """Where a baseline's figure came from, and when it was measured.
+
+    :param baseline: "eager" or "compile".
+    :param origin: "measured" (now, interleaved with the candidate's runs), "confirmed" (a prior figure that a fresh
+        short measurement in the same window confirmed within ``band``), or "remeasured" (a prior that the fresh
+        measurement did not confirm: measured again in full, interleaved).
+    :param measured_at: when the figure used was measured (seconds since the epoch).
+    :param prior: where the prior came from ("the baseline cache", "an earlier measurement in this session"); empty
+        when there was none.
+    :param detail: the fresh and prior medians, for "confirmed" and "remeasured".
+    :param band: the relative band a fresh measurement must fall within to confirm a prior.
+    """
+
+    baseline: str
+    origin: str
+    measured_at: float
+    prior: str = ""
+    detail: str = ""
+    band: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.origin not in ("measured", "confirmed", "remeasured"):
+            raise ValueError(f"BaselineSource: unknown origin {self.origin!r}")
+
+    @property
+    def when(self) -> str:
+        return dt.datetime.fromtimestamp(self.measured_at).strftime("%Y-%m-%d %H:%M:%S")
+
+    def short(self) -> str:
+        """``"eager measured now (2026-11-25 14:16)"``, ``"compile from the baseline cache (2026-11-25 14:02),
+        confirmed now"``, ``"eager re-measured now (2026-11-25 14:16; the baseline cache disagreed)"``."""
+        when = self.when[:-3]
+        if self.origin == "measured":
+            return f"{self.baseline} measured now ({when})"
+        if self.origin == "confirmed":
+            return f"{self.baseline} from {self.prior} ({when}), confirmed now"
+        return f"{self.baseline} re-measured now ({when}; {self.prior} disagreed)"
+
+    def describe(self) -> str:
+        if self.origin == "measured":
+            return (f"{self.baseline}: measured {self.when}, beside the candidate (timed runs interleaved, the same "
+                    "seeded input sets)")
+        if self.origin == "confirmed":
+            return (f"{self.baseline}: from {self.prior}, measured {self.when}; confirmed now by a short measurement "
+                    f"beside the candidate within ±{self.band:.0%} ({self.detail})")
+        return (f"{self.baseline}: {self.prior} did not hold ({self.detail}, outside ±{self.band:.0%}): measured "
+                f"again in full {self.when}, beside the candidate")
 
 
 @dataclass(frozen=True)
@@ -136,6 +192,9 @@ class Verdict:
     baseline_errors: tuple[tuple[str, str], ...] = ()  # baseline name -> why it could not be measured
     baseline_notes: tuple[tuple[str, str], ...] = ()  # baseline name -> where it came from, when not measured now
     precision: PrecisionReached = field(default_factory=PrecisionReached)  # the contract, and the bits reached
+    figures: tuple[tuple[str, RuntimeStats], ...] = ()  # the candidate by every timer measured: (timer, stats)
+    baseline_figures: tuple[tuple[str, tuple[tuple[str, RuntimeStats], ...]], ...] = ()  # baseline -> by timer
+    baseline_sources: tuple[BaselineSource, ...] = ()  # where each baseline's figures came from, and when
 
     @property
     def correct(self) -> bool:
@@ -151,6 +210,23 @@ class Verdict:
         if not self.speedups:
             return None
         return min(value for _, value in self.speedups)
+
+    @property
+    def timer(self) -> str:
+        """The timer of the headline figures ("wall" when not timed)."""
+        return self.method.headline if self.method is not None else "wall"
+
+    @property
+    def speedups_by_timer(self) -> dict[str, dict[str, float]]:
+        """Every timer's speedups: timer -> baseline -> baseline median / candidate median."""
+        found: dict[str, dict[str, float]] = {}
+        baselines = {name: dict(by_timer) for name, by_timer in self.baseline_figures}
+        for timer, stats in self.figures:
+            ratios = {name: by_timer[timer].median / stats.median for name, by_timer in baselines.items()
+                      if timer in by_timer and stats.median > 0}
+            if ratios:
+                found[timer] = ratios
+        return found
 
     @property
     def blocking_flags(self) -> tuple[Flag, ...]:
@@ -183,6 +259,12 @@ class Verdict:
             "stderr": self.stderr,
             "worker_replaced": self.worker_replaced,
             "precision": to_json(self.precision),
+            "timer": self.timer,
+            "figures": {timer: stats.to_json() for timer, stats in self.figures},
+            "baseline_figures": {name: {timer: stats.to_json() for timer, stats in by_timer}
+                                 for name, by_timer in self.baseline_figures},
+            "speedups_by_timer": self.speedups_by_timer,
+            "baseline_sources": to_json(self.baseline_sources),
         }
 
     @classmethod
@@ -212,4 +294,8 @@ class Verdict:
             baseline_notes=tuple(data.get("baseline_notes", {}).items()),
             # documents written before contracts were recorded were judged under the default, fp32
             precision=record_from_json(PrecisionReached, data.get("precision", {})),
+            figures=tuple((timer, RuntimeStats.from_json(s)) for timer, s in data.get("figures", {}).items()),
+            baseline_figures=tuple((name, tuple((timer, RuntimeStats.from_json(s)) for timer, s in by.items()))
+                                   for name, by in data.get("baseline_figures", {}).items()),
+            baseline_sources=from_json(tuple[BaselineSource, ...], data.get("baseline_sources", [])),
         )

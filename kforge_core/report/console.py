@@ -14,10 +14,12 @@ from ..secrets import redact
 from .outputs import BEST, PLOT, REPORT
 from .run_report import RunReport
 from .tables import Column, fitted_table
+from .timing_text import sources_caption, timer_caption
 
-# at 80 columns the step folders go first, then the precision bits
+# at 80 columns the step folders go first, then the precision bits, then the figures by timer
 _ATTEMPT_COLUMNS = (Column("#"), Column("attempt"), Column("verdict", fold=True, min_width=14),
-                    Column("runtime ms"), Column("speedups", fold=True), Column("bits", optional=True),
+                    Column("runtime ms"), Column("by timer (ms)", fold=True, optional=True),
+                    Column("speedups", fold=True), Column("bits", optional=True),
                     Column("files", fold=True, optional=True))
 
 
@@ -27,9 +29,12 @@ def print_summary(report: RunReport, console: Console) -> None:
     if best is None or best.outcome is None:
         console.print(f"[red]No correct candidate[/] in run {run.id} ({escape(run.stop_reason or run.display_status)}).")
     else:
-        speedups = ", ".join(f"{v:.2f}x vs {n}" for n, v in best.outcome.speedups)
-        console.print(f"[green]Best: {escape(best.label)}[/] — {best.outcome.runtime_ms:.3f} ms, {speedups} "
-                      f"({escape(report.contract.caption(best.outcome.precision_bits))})")
+        outcome = best.outcome
+        speedups = ", ".join(f"{v:.2f}x vs {n}" for n, v in outcome.speedups)
+        console.print(f"[green]Best: {escape(best.label)}[/] — {outcome.runtime_ms:.3f} ms "
+                      f"({escape(timer_caption(outcome.timer, outcome.figures_ms))}), {speedups} "
+                      f"({escape(report.contract.caption(outcome.precision_bits))})")
+        console.print(f"  {escape(sources_caption(outcome.baseline_sources))}")
     calls = sum(u.calls for u in report.usage)
     tokens = sum(u.input_tokens + u.output_tokens for u in report.usage)
     costs = [u.cost_usd for u in report.usage]
@@ -52,7 +57,9 @@ def print_run(report: RunReport, console: Console) -> None:
     console.print(f"status: {run.display_status}" + (f" ({run.stop_reason})" if run.stop_reason else ""), markup=False)
     console.print(f"models: generation {run.model}, analysis {run.analyst_model}", markup=False)
     console.print(f"precision contract: {report.precision_terms()}", markup=False)
-    console.print("baselines: " + (", ".join(f"{n} {ms:.3f} ms" for n, ms in report.baselines) or "not measured"))
+    console.print("baselines before the first candidate: "
+                  + (", ".join(f"{n} {ms:.3f} ms" for n, ms in report.baselines) or "not measured")
+                  + " (each candidate's speedups use baselines measured beside it)", markup=False)
     for ref in report.references:
         kind = "warm start" if ref.warm_start else "reference"
         console.print(f"{kind}: {ref.problem} on {ref.backend} ({ref.figures}), score {ref.score:.2f}", markup=False)
@@ -62,8 +69,11 @@ def print_run(report: RunReport, console: Console) -> None:
         runtime = f"{outcome.runtime_ms:.3f}" if outcome is not None and outcome.runtime_ms is not None else "-"
         speedups = ", ".join(f"{v:.2f}x {n}" for n, v in outcome.speedups) if outcome is not None else ""
         bits = f"{outcome.precision_bits:.1f}" if outcome is not None and outcome.precision_bits is not None else "-"
+        timers = ", ".join(f"{t} {ms:.4g}" for t, ms in outcome.figures_ms) if outcome is not None else ""
+        if outcome is not None and outcome.runtime_ms is not None:
+            runtime += f" ({outcome.timer})"
         verdict = Text.assemble(row.verdict, (" (best)", "green") if row is best else "")
-        cells.append([str(row.number), row.label, verdict, runtime, speedups, bits, row.step_dir])
+        cells.append([str(row.number), row.label, verdict, runtime, timers, speedups, bits, row.step_dir])
     console.print(fitted_table(_ATTEMPT_COLUMNS, cells, console.width))
     for r in report.rounds:
         console.print(f"[bold]round {r.round}[/] (profile of {escape(r.profiled or 'the best')}):")
@@ -82,13 +92,18 @@ def report_json(report: RunReport) -> dict[str, Any]:
         "run_dir": str(run.run_dir), "baselines_ms": dict(report.baselines),
         "best": None if best is None or best.outcome is None else {
             "label": best.label, "runtime_ms": best.outcome.runtime_ms, "speedups": dict(best.outcome.speedups),
-            "precision_bits": best.outcome.precision_bits,
+            "precision_bits": best.outcome.precision_bits, "timer": best.outcome.timer,
+            "figures_ms": dict(best.outcome.figures_ms), "baselines_ms": dict(best.outcome.baselines_ms),
+            "baseline_sources": list(best.outcome.baseline_sources),
         },
         "attempts": [
             {"number": a.number, "pass": a.pass_kind, "round": a.round, "attempt": a.attempt, "label": a.label,
              "verdict": a.verdict, "failure": a.outcome.failure if a.outcome else None,
              "runtime_ms": a.outcome.runtime_ms if a.outcome else None,
              "speedups": dict(a.outcome.speedups) if a.outcome else {},
+             "timer": a.outcome.timer if a.outcome else None,
+             "figures_ms": dict(a.outcome.figures_ms) if a.outcome else {},
+             "baseline_sources": list(a.outcome.baseline_sources) if a.outcome else [],
              "precision_bits": a.outcome.precision_bits if a.outcome else None, "files": a.step_dir}
             for a in report.attempts
         ],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from .timing_text import sources_caption, timer_caption
 from .run_report import AttemptRow, RunReport
 
 
@@ -65,17 +66,25 @@ def _result(report: RunReport, best_file: str | None) -> list[str]:
     best = report.best
     if best is None or best.outcome is None:
         return ["No correct candidate was found.", "", f"Baselines: {baselines}."]
-    speedups = ", ".join(f"**{v:.2f}x** against {name}" for name, v in best.outcome.speedups)
+    outcome = best.outcome
+    speedups = ", ".join(f"**{v:.2f}x** against {name}" for name, v in outcome.speedups)
     where = f" — [{best_file}]({best_file})" if best_file else ""
     lines = [
-        f"Best candidate: **{best.label}** ({best.pass_kind}), median {best.outcome.runtime_ms:.3f} ms: "
-        f"{speedups}{where}.", "", f"Precision: {_reached(report, best)}.", "", f"Baselines: {baselines}.",
+        f"Best candidate: **{best.label}** ({best.pass_kind}), median {outcome.runtime_ms:.3f} ms "
+        f"({timer_caption(outcome.timer, outcome.figures_ms)}): {speedups}{where}.", "",
+        f"Its baselines, timed with the same timers: {_medians(outcome.baselines_ms)}; "
+        f"{sources_caption(outcome.baseline_sources)}.", "",
+        f"Precision: {_reached(report, best)}.", "", f"Baselines measured before the first candidate: {baselines}.",
     ]
     if report.contract.mixed:
         lines += ["", f"The baselines run the reference as written; under the {report.contract.name} contract the "
                       "speedups include what the narrower arithmetic gains, so compare them only with figures "
                       f"measured under {report.contract.name}."]
     return lines
+
+
+def _medians(medians: tuple[tuple[str, float], ...]) -> str:
+    return ", ".join(f"{name} {ms:.3f} ms" for name, ms in medians) or "none"
 
 
 def _reached(report: RunReport, row: AttemptRow) -> str:

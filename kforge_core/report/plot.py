@@ -50,7 +50,8 @@ def plot_speedups(report: RunReport, target: Path) -> None:
     if failed:
         ax.scatter(failed, [0.0] * len(failed), color="tab:red", marker="x", zorder=3, label="failed / no code")
     ax.set_xlabel("attempt (f: functional pass, oR.A: optimization round R, attempt A)")
-    ax.set_ylabel("speedup vs the faster baseline")
+    timers = sorted({row.outcome.timer for row in report.attempts if row.rankable and row.outcome is not None})
+    ax.set_ylabel(f"speedup vs the faster baseline ({', '.join(timers) or 'wall'} time)")
     ax.set_title(plot_title(report), fontsize=9)
     ax.set_xticks([row.number for row in report.attempts] or [1])
     if report.attempts:

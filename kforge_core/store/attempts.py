@@ -11,6 +11,7 @@ from typing import Any
 
 from ..agents.views import CandidateView, Feedback
 from ..records import Candidate, Flag
+from ..timing_findings import launch_overhead_finding
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,9 @@ class Outcome:
     :param precision_bits: bits of agreement with a float64 reference (None: not estimated); the run's precision
         contract says what it had to reach.
     :param tolerances: ``(dtype, atol, rtol)`` its outputs were held to.
+    :param timer: the timing method of ``runtime_ms`` and the speedups ("wall", "events", "device").
+    :param figures_ms: the candidate's median by every timer measured.
+    :param baseline_sources: where each baseline's figure came from and when it was measured, in words.
     """
 
     label: str
@@ -55,6 +59,9 @@ class Outcome:
     flags: tuple[Flag, ...] = ()
     precision_bits: float | None = None
     tolerances: tuple[tuple[str, float, float], ...] = ()
+    timer: str = "wall"
+    figures_ms: tuple[tuple[str, float], ...] = ()
+    baseline_sources: tuple[str, ...] = ()
 
     @classmethod
     def from_verdict(cls, verdict: Any) -> Outcome:
@@ -76,6 +83,9 @@ class Outcome:
             flags=tuple(Flag(f.code, f.message, f.blocking) for f in verdict.flags),
             precision_bits=verdict.precision.bits,
             tolerances=verdict.precision.tolerances,
+            timer=verdict.timer,
+            figures_ms=tuple((timer, stats.median) for timer, stats in verdict.figures),
+            baseline_sources=tuple(source.short() for source in verdict.baseline_sources),
         )
 
     @property
@@ -129,7 +139,8 @@ class Attempt:
     def view(self) -> CandidateView:
         """How prompts show this attempt when it is the best."""
         assert self.candidate is not None and self.outcome is not None and self.outcome.runtime_ms is not None
+        finding = launch_overhead_finding(self.outcome.figures_ms)
         return CandidateView(
             self.candidate.label, self.candidate.files, self.candidate.entry, self.outcome.runtime_ms,
-            self.outcome.speedups, self.outcome.precision_bits,
+            self.outcome.speedups, self.outcome.precision_bits, self.outcome.timer, (finding,) if finding else (),
         )

@@ -79,7 +79,7 @@ def test_every_device_specific_step_went_through_the_toy_device(toy_eval):
     assert method["synchronize"].startswith("the toy queue drained")
     assert method["timer"].startswith("the toy clock")
     assert method["l2_flush_bytes"] == 2 << 20  # twice the toy cache
-    assert {"synchronize", "flush", "poison", "classify"} <= set(called)
+    assert {"synchronize", "flush", "poison", "classify", "event", "device_clock"} <= set(called)
 
 
 def test_the_plugins_own_pattern_and_namespace_join_the_cheat_checks(toy_eval):
@@ -90,3 +90,15 @@ def test_the_plugins_own_pattern_and_namespace_join_the_cheat_checks(toy_eval):
     assert patches["correct"] is False
     tampering = {f["code"]: f for f in patches["flags"]}["tampering"]
     assert tampering["blocking"] is True and "kforge_toydevice.runtime.drain" in tampering["message"]
+
+
+def test_every_timer_the_toy_device_offers_is_measured_and_named(toy_eval):
+    _, (good, *_), _ = toy_eval
+    assert good["timer"] == "wall" and good["method"]["headline"] == "wall"
+    assert [name for name, _ in good["method"]["timers"]] == ["wall", "events", "device"]
+    assert dict(good["method"]["timers"])["device"].startswith("the toy device's busy time")
+    for figures in (good["figures"], good["baseline_figures"]["eager"]):
+        assert set(figures) == {"wall", "events", "device"} and all(f["count"] == 3 for f in figures.values())
+    assert set(good["speedups_by_timer"]) == {"wall", "events", "device"}
+    assert good["speedups"]["eager"] == good["speedups_by_timer"]["wall"]["eager"]
+    assert [s["baseline"] for s in good["baseline_sources"]] == ["eager"]

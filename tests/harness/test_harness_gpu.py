@@ -91,7 +91,8 @@ def test_2_side_stream_work_is_counted_by_the_timer(cache_dir, tmp_path, monkeyp
     device = make_device(TORCH_CUDA)
     reference = reference_data(problem("relu_scale"), device, settings)
     model = import_candidate(candidate("gpu_side_stream"), tmp_path).ModelNew(2.0)
-    ours = sorted(time_runs(model, reference, device, settings).samples_ms)
+    timed = time_runs(model, reference, device, settings).samples_ms
+    ours = sorted(timed["wall"])
     naive = []  # events on the caller's stream only, as many harnesses time kernels
     for _ in range(4):
         args = clone_values(reference.pool[0])
@@ -104,6 +105,42 @@ def test_2_side_stream_work_is_counted_by_the_timer(cache_dir, tmp_path, monkeyp
         torch.cuda.synchronize()
     assert ours[len(ours) // 2] > 10.0  # the side stream's spin (tens of ms) is in the measurement
     assert sorted(naive)[len(naive) // 2] < 0.5 * ours[len(ours) // 2]  # a current-stream timer misses it
+    busy = sorted(timed["device"])
+    assert busy[len(busy) // 2] > 10.0  # the device timer counts the side stream's kernels (CUPTI, every stream)
+    events = sorted(timed["events"])
+    assert events[len(events) // 2] < 0.5 * busy[len(busy) // 2]  # the events timer misses it, as KernelBench's
+
+
+def test_2_side_stream_work_cannot_hide_from_the_events_timer(cache_dir):
+    from kforge_core.harness import Harness
+
+    from .helpers import SELECTION
+
+    with Harness(backend=TORCH_CUDA, problem=problem("relu_scale"), plugins=SELECTION,
+                 settings=settings_for(cache_dir, timer="events", **GPU)) as harness:
+        verdict = harness.evaluate(candidate("gpu_side_stream"))
+    assert verdict.failure is Failure.CHEAT and codes(verdict)[F.ASYNC_OUTPUT] is True
+    assert verdict.runtime is None  # a cheat never counts as a speedup
+
+
+def test_every_timer_times_a_known_kernel(cache_dir):
+    """gpu_relu_scale's one kernel over 256x256 floats: microseconds by the device's and the events' account, and
+    the headline is the timer asked for."""
+    from kforge_core.harness import Harness
+
+    from .helpers import SELECTION
+
+    with Harness(backend=TORCH_CUDA, problem=problem("relu_scale"), plugins=SELECTION,
+                 settings=settings_for(cache_dir, timer="events", **GPU)) as harness:
+        verdict = harness.evaluate(candidate("gpu_relu_scale"))
+    assert verdict.correct, verdict.message
+    figures = dict(verdict.figures)
+    assert set(figures) == {"wall", "events", "device"} and verdict.timer == "events"
+    assert verdict.runtime == figures["events"]
+    assert 0 < figures["device"].median <= figures["events"].median <= figures["wall"].median
+    assert figures["events"].median < 0.5  # ms: one small kernel, no launch overhead in the events' window
+    assert set(verdict.speedups_by_timer) == {"wall", "events", "device"}
+    assert dict(verdict.baseline_figures)["eager"] and verdict.baseline_sources
 
 
 def test_3_outputs_while_timing_are_checked_on_the_gpu(gpu_harness):

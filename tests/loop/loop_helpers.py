@@ -82,6 +82,9 @@ class FakeVerdict:
     message: str
     profile: ProfileResult | None = None
     precision: PrecisionReached = field(default_factory=PrecisionReached)
+    timer: str = "wall"
+    figures: tuple = ()
+    baseline_sources: tuple = ()
 
     @property
     def correct(self) -> bool:

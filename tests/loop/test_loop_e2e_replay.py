@@ -28,7 +28,9 @@ LINE_KINDS = [
                 r"( \(new best\) )? \(\S+ tokens\)"),
     ("round", r"round \d: (no )?gain: \S+ runs in [\d.]+ ms against [\d.]+ ms for \S+( \([\d.]+x faster\))?"),
     ("stopped", r"stopped: .+"),
-    ("best", r"Best: \S+ — [\d.]+ ms, [\d.]+x vs eager(, [\d.]+x vs compile)? \(fp32 contract, [\d.]+ bits\)"),
+    ("best", r"Best: \S+ — [\d.]+ ms( \((wall|events|device) time[^)]*\))?, [\d.]+x vs eager(, [\d.]+x vs compile)? "
+             r"\(fp32 contract, [\d.]+ bits\)"),
+    ("best", r"  baselines: (eager|compile) .+"),  # where the best's baselines came from, and when
     ("usage", r"LLM: \d+ calls, \S+ tokens, cost unknown \(no \[llm\] prices for these models\)"),
     ("file", r"  \S+/(best\.py|report\.md|speedup\.png)"),
     ("details", r"details: kforge show \S+ --runs-dir \S+"),

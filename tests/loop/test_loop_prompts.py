@@ -69,6 +69,22 @@ def test_the_analysis_prompt_has_timings_profile_and_images(problem, png):
     assert [type(b).__name__ for b in user.blocks] == ["TextBlock", "ImageBlock"]
 
 
+def test_the_analysis_prompt_carries_the_launch_overhead_finding(problem):
+    from dataclasses import replace
+
+    from kforge_core.store.attempts import Attempt, Outcome, Place
+    from kforge_core.records import Candidate
+
+    outcome = Outcome("f3", "d", True, True, None, "", runtime_ms=0.1, timer="wall",
+                      figures_ms=(("wall", 0.1), ("events", 0.04), ("device", 0.028)))
+    view = Attempt(Place("functional", 0, 3), Candidate.from_source("class ModelNew: 'fast'"), outcome=outcome).view()
+    request = AnalysisRequest(1, replace(BEST, timer=view.timer, findings=view.findings), (("eager", 8.4),), None)
+    user = AnalysisAgent(PromptTemplates(), problem, LOWERING, precision=FP32).prompt(request).user
+    assert "## Timings (median of the timed runs, wall time)" in user
+    assert "- 72% of this candidate's wall time is host launch overhead (wall 0.1 ms per call, device time 0.028 ms)" \
+        in user
+
+
 def test_prompts_dir_overrides_templates_one_by_one(problem, tmp_path):
     (tmp_path / "generation.j2").write_text("Solve {{ problem.name }} for {{ lowering.backend }}.")
     prompt = generation(problem, PromptTemplates(tmp_path)).prompt(GenerationRequest("functional", 0, 1))

@@ -1,15 +1,16 @@
-"""Baselines kept across runs: the eager and ``torch.compile`` timings of a problem, measured once per device.
+"""Baselines kept across runs: the eager and ``torch.compile`` timings of a problem, per device and timing method.
 
-A suite of problems (``kforge bench``) or a second run on the same problem reads them back instead of measuring
-again. The key is what the timings depend on: the problem's source, the device (its type and name, and the host
-for the host CPU, whose name says little), the torch version, and the harness settings that shape the timed runs.
+A suite of problems (``kforge bench``) or a second run on the same problem reads them back as a prior, which a
+fresh short measurement beside the candidate must confirm (``interleave.py``). The key is what the timings depend
+on: the problem's source, the device (its type and name, and the host for the host CPU, whose name says little),
+the torch version, and the harness settings that shape the timed runs, the headline timer among them; each entry
+keeps the figures of every timer measured.
 Files live under ``<cache_dir>/baselines/``; each holds a problem's baselines for one key, with their timing
 method and when they were measured. Only successful measurements are kept: a failing baseline is tried again.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import json
 import os
@@ -24,7 +25,7 @@ from ...settings import HarnessSettings
 from ..protocol import DeviceFacts
 from ..verdict import TimingMethod
 
-_TIMING_FIELDS = ("seed", "warmup", "repetitions", "input_pool_mb", "l2_flush_bytes")
+_TIMING_FIELDS = ("seed", "warmup", "repetitions", "input_pool_mb", "l2_flush_bytes", "timer")
 
 
 @dataclass(frozen=True)
@@ -56,11 +57,7 @@ class CachedBaseline:
     samples_ms: tuple[float, ...]
     method: TimingMethod
     measured_at: float
-
-    def note(self, name: str, key: BaselineKey) -> str:
-        when = dt.datetime.fromtimestamp(self.measured_at).strftime("%Y-%m-%d %H:%M")
-        return (f"{name}: read from the baseline cache (measured {when} on {key.device_name}, "
-                f"torch {key.torch_version})")
+    figures: tuple[tuple[str, tuple[float, ...]], ...] = ()  # every timer's samples
 
 
 class BaselineCache:
@@ -75,27 +72,38 @@ class BaselineCache:
             data = json.loads((self.root / key.file_name).read_text())
             if data.get("key") != _jsonable(key):
                 return {}  # a hash collision, or a file edited by hand
-            return {name: CachedBaseline(tuple(float(s) for s in entry["samples_ms"]),
-                                         TimingMethod.from_json(entry["method"]), float(entry["measured_at"]))
-                    for name, entry in data["baselines"].items()}
+            return {name: _entry(entry) for name, entry in data["baselines"].items()}
         except (OSError, ValueError, KeyError, TypeError):
             return {}
 
-    def write(self, key: BaselineKey, measured: dict[str, tuple[tuple[float, ...], TimingMethod]]) -> None:
-        """Add ``measured`` (name -> samples and method) to what is kept for ``key``."""
+    def write(self, key: BaselineKey, measured: dict[str, tuple[tuple[tuple[str, tuple[float, ...]], ...],
+                                                                TimingMethod]], at: float | None = None) -> None:
+        """Add ``measured`` (name -> every timer's samples, and the method) to what is kept for ``key``."""
         if not measured:
             return
-        kept = {name: {"samples_ms": list(b.samples_ms), "method": b.method.to_json(), "measured_at": b.measured_at}
-                for name, b in self.read(key).items()}
-        now = time.time()
-        for name, (samples, method) in measured.items():
-            kept[name] = {"samples_ms": list(samples), "method": method.to_json(), "measured_at": now}
+        kept = {name: _json_entry(b.figures, b.method, b.measured_at) for name, b in self.read(key).items()}
+        now = time.time() if at is None else at
+        for name, (figures, method) in measured.items():
+            kept[name] = _json_entry(figures, method, now)
         self.root.mkdir(parents=True, exist_ok=True)
         text = json.dumps({"key": _jsonable(key), "baselines": kept}, indent=1)
         handle, temporary = tempfile.mkstemp(dir=self.root, prefix=".baselines-", suffix=".json")
         with os.fdopen(handle, "w") as out:
             out.write(text)
         os.replace(temporary, self.root / key.file_name)  # readers see the old file or the new one, never half
+
+
+def _json_entry(figures: tuple[tuple[str, tuple[float, ...]], ...], method: TimingMethod,
+                at: float) -> dict[str, Any]:
+    return {"samples_ms": list(dict(figures)[method.headline]), "figures": {t: list(s) for t, s in figures},
+            "method": method.to_json(), "measured_at": at}
+
+
+def _entry(entry: dict[str, Any]) -> CachedBaseline:
+    method = TimingMethod.from_json(entry["method"])
+    samples = tuple(float(s) for s in entry["samples_ms"])
+    figures = tuple((t, tuple(float(x) for x in s)) for t, s in entry.get("figures", {}).items())
+    return CachedBaseline(samples, method, float(entry["measured_at"]), figures or ((method.headline, samples),))
 
 
 def _jsonable(key: BaselineKey) -> dict[str, Any]:

@@ -49,10 +49,12 @@ class StageOutcomes:
 def run_stages(worker: WorkerProcess, candidate: Candidate, workdir: Path, settings: HarnessSettings,
                timeouts: StageTimeouts, *, measure: bool, profile: bool,
                timing_guard: Callable[[], ContextManager[None]], referee: Referee,
-               stop_at: float | None = None) -> StageOutcomes:
+               stop_at: float | None = None,
+               timing: Callable[[Callable[..., Reply]], Reply] | None = None) -> StageOutcomes:
     """Drive the worker through the candidate's stages; a dead or hung worker ends them with its fault, and so
     does reaching ``stop_at`` (a monotonic time: the problem's budget). The outputs the worker ships are judged by
-    ``referee``, whose conclusions replace the worker's own."""
+    ``referee``, whose conclusions replace the worker's own. ``timing`` times the candidate through the worker's
+    ``call`` (by default, one ``Time`` request for all its timed runs)."""
     out = StageOutcomes()
     call = functools.partial(_call, worker, stop_at)
     worker.wait_notes.clear()
@@ -62,7 +64,7 @@ def run_stages(worker: WorkerProcess, candidate: Candidate, workdir: Path, setti
         _expect(worker.call(Begin(candidate, workdir), _BEGIN_TIMEOUT_S, "preparing the scratch directory"), out)
         if out.failure is None:
             _stages(call, settings, timeouts, out, measure=measure, profile=profile, timing_guard=timing_guard,
-                    referee=referee)
+                    referee=referee, timing=timing)
         if worker.alive:
             out.finish = _expect(worker.call(Finish(), _FINISH_TIMEOUT_S, "checking the process"), out)
     except WorkerFault as fault:
@@ -85,7 +87,8 @@ def _call(worker: WorkerProcess, stop_at: float | None, request: Any, timeout_s:
 
 
 def _stages(call: Callable[..., Reply], settings: HarnessSettings, timeouts: StageTimeouts, out: StageOutcomes, *,
-            measure: bool, profile: bool, timing_guard: Callable[[], ContextManager[None]], referee: Referee) -> None:
+            measure: bool, profile: bool, timing_guard: Callable[[], ContextManager[None]], referee: Referee,
+            timing: Callable[[Callable[..., Reply]], Reply] | None = None) -> None:
     waits = timeouts.waits
     out.compile = _expect(call(RunStage("compile"), timeouts.compile_s, "compile", timeouts.compile_waits), out)
     if out.compile is None or not out.compile.ok:
@@ -100,7 +103,8 @@ def _stages(call: Callable[..., Reply], settings: HarnessSettings, timeouts: Sta
         return
     if measure:
         with timing_guard():  # what else the harness runs stays quiet while the candidate is timed
-            out.timing = _expect(call(Time(), timeouts.timing_s, "timing", waits), out)
+            reply = timing(call) if timing is not None else call(Time(), timeouts.timing_s, "timing", waits)
+            out.timing = _expect(reply, out)
         if out.timing is not None:
             out.flags.extend(out.timing.flags)
             out.flags.extend(referee.conclude("timing").flags)  # the checked runs, as the referee saw them

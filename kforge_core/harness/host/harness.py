@@ -11,7 +11,7 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from ...devices import device_class_of
 from ...errors import KForgeError
@@ -20,7 +20,7 @@ from ...records import Backend, Candidate, CompileResult, Failure, Problem, Prof
 from ...registry import BackendRegistry
 from ...settings import Settings
 from ...tolerances import output_tolerances
-from ..protocol import BaselineResults, DeviceFacts, MeasureBaselines, PrebuildRequest, WorkerInit
+from ..protocol import BaselineResults, DeviceFacts, PrebuildRequest, Reply, Time, WorkerInit
 from ..timed_runs import checked_timed_runs
 from ..verdict import PrecisionReached, RuntimeStats, TimingMethod, Verdict
 from .deadline import StageTimeouts
@@ -28,9 +28,11 @@ from .evaluation import StageOutcomes, captured_output, decide, message_for_agen
 from .pool import WorkerPool, WorkerStartError
 from .prebuild import PrebuildOutcome, Prebuilder
 from .baseline_cache import BaselineCache, BaselineKey
+from .baseline_worker import BaselineWorker
 from .device_binding import device_environment
+from .interleave import Prior, Window, measure_window
 from .namespaces import sandbox_plan, use_sandbox
-from .process import WorkerFault, WorkerProcess
+from .process import WorkerProcess
 from .referee import Referee
 from .static_check import check_source
 
@@ -88,8 +90,11 @@ class Harness:
         )
         self.builds_ahead = self._hooks.builds_ahead and settings.harness.prebuild_jobs > 0  # prebuild() builds
         self._numbers = itertools.count(1)
-        self._baselines: BaselineResults | None = None
-        self._referee = Referee(self._pool, settings.harness)  # judges, and times baselines: never runs candidate code
+        self._baselines: BaselineResults | None = None  # the last window's
+        self._referee = Referee(self._pool, settings.harness)  # judges shipped outputs: never runs candidate code
+        self._baseline_worker = BaselineWorker(self._worker_init, self.root / "workers")
+        self._priors: dict[str, Prior] = {}  # baselines measured in full earlier in this session, for this problem
+        self._window: Window | None = None  # the candidate's timing window, while it is evaluated
         self._baseline_cache = BaselineCache(settings.cache_dir)
         self._prebuild_problems: dict[str, Problem] = {}  # candidate digest -> the problem it is built for
         self._closed = False
@@ -105,6 +110,7 @@ class Harness:
         self.problem = problem
         self._pool.move_to(self._seen_by_workers(problem))
         self._baselines = None
+        self._priors = {}
 
     def expect_problem(self, problem: Problem | None) -> None:
         """``problem`` is the next one :meth:`use_problem` will be given: spare workers prepare for it while the
@@ -126,18 +132,26 @@ class Harness:
         self._prebuilder.wait(candidate)  # its compile stage then finds what was built ahead
         timeouts = self.timeouts
         worker = self._acquire()
+        beside = measure and bool(self.settings.harness.baselines)
+        if beside:  # the baseline worker gets ready while the candidate is compiled and verified
+            self._baseline_worker.get_ready(self._seen_by_workers(self.problem), self.settings.harness.baselines)
+        self._window = None
         out = run_stages(worker, candidate, workdir, self.settings.harness, timeouts, measure=measure,
                          profile=profile, timing_guard=self._quiet_for_timing, referee=self._referee,
-                         stop_at=stop_at)
+                         stop_at=stop_at, timing=self._time_beside_baselines if beside else None)
         flags, failure, message = decide(out, static_flags)
         replaced = self._pool.release(worker, reusable=failure is None and out.clean)
         stdout, stderr = captured_output(workdir, self.settings.harness.output_limit_kb)
         runtime, method = runtime_of(out)
-        baselines, speedups = (), ()
-        if failure is None and runtime is not None:
-            measured = self.baselines()
-            baselines = tuple(measured.items())
+        window = self._window if failure is None and runtime is not None else None
+        figures = tuple((timer, RuntimeStats.from_samples(samples)) for timer, samples in out.timing.figures) \
+            if failure is None and runtime is not None else ()
+        baselines, speedups, baseline_figures = (), (), ()
+        if window is not None:
+            baselines = tuple((name, RuntimeStats.from_samples(s)) for name, s in window.baselines.samples_ms)
             speedups = tuple((name, stats.median / runtime.median) for name, stats in baselines if runtime.median > 0)
+            baseline_figures = tuple((name, tuple((timer, RuntimeStats.from_samples(s)) for timer, s in by_timer))
+                                     for name, by_timer in window.baselines.figures)
         return Verdict(
             candidate=candidate.label, candidate_digest=candidate.digest, backend=self.backend.name,
             problem=self.problem.name,
@@ -147,9 +161,10 @@ class Harness:
             message=message_for_agent(failure, message, stderr, flags),
             method=(method or self._planned_method()) if measure else None,
             profile=out.profile, stdout=stdout, stderr=stderr, worker_replaced=replaced,
-            baseline_errors=self._baselines.errors if self._baselines is not None and baselines else (),
-            baseline_notes=self._baselines.notes if self._baselines is not None and baselines else (),
-            precision=self._precision(out),
+            baseline_errors=window.baselines.errors if window is not None else (),
+            baseline_notes=window.baselines.notes if window is not None else (),
+            precision=self._precision(out), figures=figures, baseline_figures=baseline_figures,
+            baseline_sources=window.sources if window is not None else (),
         )
 
     def evaluate_all(self, candidates: Iterable[Candidate], *, profile: bool = False,
@@ -176,11 +191,16 @@ class Harness:
         return list(self._prebuilder.outcomes)
 
     def baselines(self) -> dict[str, RuntimeStats]:
-        """The baselines' runtimes for the current problem, measured once in a worker of their own, like
-        candidates, or read from the baseline cache (``harness.baseline_cache``)."""
+        """The baselines' runtimes for the current problem (the headline timer's), measured in a worker of their
+        own like candidates, a prior from the baseline cache (``harness.baseline_cache``) confirmed by a short
+        measurement; every candidate's verdict has its baselines measured again beside it."""
         self._check_open()
         if self._baselines is None:
-            self._baselines = self._measure_baselines()
+            if self.settings.harness.baselines:
+                self._baseline_worker.get_ready(self._seen_by_workers(self.problem), self.settings.harness.baselines)
+                self._window_of(None)
+            else:
+                self._baselines = BaselineResults((), (), None)
         return {name: RuntimeStats.from_samples(samples) for name, samples in self._baselines.samples_ms}
 
     @property
@@ -197,7 +217,7 @@ class Harness:
 
     @property
     def baseline_notes(self) -> dict[str, str]:
-        """Where a baseline came from when it was not measured now (the baseline cache)."""
+        """Where each baseline's figure came from, and when it was measured."""
         return dict(self._baselines.notes) if self._baselines is not None else {}
 
     def summarize(self, profile: ProfileResult) -> ProfileSummary:
@@ -215,6 +235,7 @@ class Harness:
         self._closed = True
         self._prebuilder.close()
         self._referee.close()
+        self._baseline_worker.close()
         self._pool.close()
         if self._own_root:
             shutil.rmtree(self.root, ignore_errors=True)
@@ -285,24 +306,42 @@ class Harness:
         label = re.sub(r"[^A-Za-z0-9_.-]+", "-", candidate.label)[:40] or "candidate"
         return self.root / "candidates" / f"{next(self._numbers):04d}-{label}-{candidate.digest[:8]}"
 
-    def _measure_baselines(self) -> BaselineResults:
-        harness = self.settings.harness
-        if not harness.baselines:
-            return BaselineResults((), (), None)
-        keep = harness.baseline_cache != "off"
+    def _time_beside_baselines(self, call: Callable[..., Reply]) -> Reply:
+        """Time the candidate through its worker's ``call`` with the baselines beside it (``interleave.py``); the
+        window is kept for the verdict."""
+        timeouts = self.timeouts
+
+        def candidate(block: tuple[int, int]) -> Reply:
+            return call(Time(block), timeouts.timing_s, "timing", timeouts.waits)
+
+        window = self._window = self._window_of(candidate)
+        return window.failure or Reply(value=window.candidate)
+
+    def _window_of(self, candidate: Any) -> Window:
+        """Measure the baselines (beside ``candidate``'s timing, when given) and keep what was measured in full as
+        the prior of the next window, here and in the baseline cache."""
+        harness, timeouts = self.settings.harness, self.timeouts
+        self._baseline_worker.wait_ready(harness.startup_timeout_s + timeouts.build_s)
         key = BaselineKey.of(self.problem.digest, self._device_facts(), harness, host_cpu=self._host_cpu) \
-            if keep else None
-        cached = self._baseline_cache.read(key) if key is not None and harness.baseline_cache == "use" else {}
-        missing = tuple(name for name in harness.baselines if name not in cached)
-        measured = self._measure_in_worker(missing) if missing else BaselineResults((), (), None)
-        if key is not None and measured.method is not None:
-            self._baseline_cache.write(key, {name: (samples, measured.method) for name, samples in measured.samples_ms})
-        found = dict(measured.samples_ms)
-        samples = tuple((name, cached[name].samples_ms if name in cached else found[name])
-                        for name in harness.baselines if name in cached or name in found)
-        method = measured.method or next((cached[name].method for name in harness.baselines if name in cached), None)
-        notes = tuple((name, cached[name].note(name, key)) for name in harness.baselines if name in cached)
-        return BaselineResults(samples, measured.errors, method, notes)
+            if harness.baseline_cache != "off" else None
+        priors = dict(self._priors)
+        if key is not None and harness.baseline_cache == "use":
+            for name, cached in self._baseline_cache.read(key).items():
+                priors.setdefault(name, Prior(cached.figures, cached.measured_at, "the baseline cache"))
+
+        def baseline(name: str, block: tuple[int, int]) -> Reply:
+            return self._baseline_worker.time_block(name, block, timeouts.build_s + timeouts.timing_s)
+
+        window = measure_window(harness.repetitions, harness.baselines, priors, candidate, baseline)
+        method, measured_at = window.baselines.method, {s.baseline: s.measured_at for s in window.sources}
+        for name, figures in window.measured.items():
+            self._priors[name] = Prior(figures, measured_at[name], "an earlier measurement in this session")
+        if key is not None and method is not None and window.measured:
+            self._baseline_cache.write(key, {name: (figures, method) for name, figures in window.measured.items()},
+                                       at=max(measured_at[name] for name in window.measured))
+        if window.failure is None:
+            self._baselines = window.baselines
+        return window
 
     def _device_facts(self) -> DeviceFacts:
         """What the workers' device is (a worker is started for it, and kept warm, if none has been yet)."""
@@ -310,32 +349,6 @@ class Harness:
             self._pool.release(self._pool.acquire(), reusable=True)
         assert self._pool.facts is not None
         return self._pool.facts
-
-    def _measure_in_worker(self, names: tuple[str, ...]) -> BaselineResults:
-        """Time ``names`` in the baseline worker: never one that serves candidates (``torch.compile`` leaves
-        threads and caches behind), but kept from one problem to the next while it does not fail."""
-        harness = self.settings.harness
-        samples, errors, method = [], [], None
-        worker = self._referee.ready()
-        self._pool.wait_idle()  # no worker starting up beside the timed runs
-        fit = True
-        try:
-            for name in names:  # one request each: a hang in one does not lose the other
-                reply = worker.call(MeasureBaselines((name,)), self.timeouts.build_s + self.timeouts.timing_s,
-                                    f"the {name} baseline")
-                if reply.failure is not None:
-                    errors.append((name, f"{name} baseline failed: {reply.message}"))
-                    fit = False  # whatever failed may have left the process unfit for the next problem
-                    continue
-                samples.extend(reply.value.samples_ms)
-                errors.extend(reply.value.errors)
-                method = reply.value.method
-        except WorkerFault as fault:
-            errors.append((name, f"{name} baseline failed: {fault.message}"))
-            fit = False
-        if not fit:
-            self._referee.discard()
-        return BaselineResults(tuple(samples), tuple(errors), method)
 
     def _precision(self, out: StageOutcomes) -> PrecisionReached:
         """The contract the candidate was held to (with the tolerances the workers resolved), and what it reached."""

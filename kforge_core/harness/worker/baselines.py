@@ -1,36 +1,60 @@
 """The baselines a candidate is compared with: the problem's ``Model`` as it is ("eager") and under
-``torch.compile`` ("compile"), timed exactly like candidates. Runs inside workers only."""
+``torch.compile`` ("compile"), timed exactly like candidates, from the same seeded input sets. Runs inside the
+baseline worker only (it never runs candidate code).
+
+A baseline is built (and compiled) once per problem and kept, so that its timed runs can be asked for in blocks,
+interleaved with the candidate's in another worker; a request for no runs only builds it, ahead of need.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from ...settings import HarnessSettings
 from ...tracebacks import exception_line
 from ..protocol import BaselineResults
-from .reference import ReferenceData, build_model, clone_values
+from .reference import ProblemData, build_model, clone_values
 from .timing import time_runs, timing_method
 
 if TYPE_CHECKING:
     from ...device import Device
 
+_built: dict[str, Any] = {}  # baseline name -> its callable, for the reference in _built_for
+_built_for: list[ProblemData] = []
 
-def measure_baselines(names: tuple[str, ...], reference: ReferenceData, device: Device,
-                      settings: HarnessSettings) -> BaselineResults:
-    samples, errors = [], []
+
+def measure_baselines(names: tuple[str, ...], reference: ProblemData, device: Device,
+                      settings: HarnessSettings, runs: tuple[int, int] | None = None) -> BaselineResults:
+    """Time ``names`` over the timed runs ``runs`` (all by default); ``(0, 0)`` builds them only."""
+    samples, figures, errors = [], [], []
+    method = timing_method(device, settings, reference)
     for name in names:
-        model = build_model(reference.module.Model, reference.init_inputs, reference.seed, reference.device)
         try:
-            call = _prepared(name, model, reference)
-            samples.append((name, tuple(time_runs(call, reference, device, settings).samples_ms)))
+            call = _baseline(name, reference)
+            if runs == (0, 0):
+                continue
+            timed = time_runs(call, reference, device, settings, runs=range(*runs) if runs is not None else None)
+            samples.append((name, tuple(timed.samples_ms[method.headline])))
+            figures.append((name, timed.figures()))
         except Exception as exc:  # a baseline that cannot be measured is reported, not fatal
+            _built.pop(name, None)
             errors.append((name, f"{name} baseline failed: {exception_line(exc)}"))
-    return BaselineResults(tuple(samples), tuple(errors), timing_method(device, settings, reference))
+    return BaselineResults(tuple(samples), tuple(errors), method, figures=tuple(figures))
 
 
-def _prepared(name: str, model: torch.nn.Module, reference: ReferenceData):
+def _baseline(name: str, reference: ProblemData) -> Any:
+    if not _built_for or _built_for[0] is not reference:  # a new problem: drop the last one's baselines
+        _built.clear()
+        _built_for[:] = [reference]
+    if name not in _built:
+        model = build_model(reference.module.Model, reference.init_inputs, reference.seed, reference.device)
+        _built[name] = _prepared(name, model, reference)
+    return _built[name]
+
+
+def _prepared(name: str, model: torch.nn.Module, reference: ProblemData):
     if name == "eager":
         return model
     if name == "compile":

@@ -3,11 +3,12 @@ behind in the process. Runs inside workers only."""
 
 from __future__ import annotations
 
+import statistics
 from typing import TYPE_CHECKING, Any
 
 import torch
 
-from ...records import Backend, Candidate, StageContext
+from ...records import Backend, Candidate, Flag, StageContext
 from ...settings import HarnessSettings
 from ...values import flatten_output
 from .. import flags as F
@@ -17,20 +18,22 @@ from .candidate import candidate_instance
 from .integrity import ProcessSnapshot, changes_since
 from ..precision_switches import switch_computes_in
 from .reference import ProblemData
-from .shipping import TIMED, TimedChecks, call_candidate, conclude, ship
-from .timing import time_runs, timing_method
+from .shipping import TIMED, TimedChecks, call_candidate, ship
+from .timing import TimedRuns, time_runs, timing_method
 
 if TYPE_CHECKING:
     from ...device import Device
 
 
 def time_candidate(backend: Backend, candidate: Candidate, context: StageContext, reference: ProblemData,
-                   device: Device) -> TimingOutcome:
-    """Time the candidate's ``ModelNew``; the outputs of timed runs drawn at random after each returned are shipped
-    to the referee, which checks them against the reference's for the same inputs."""
+                   device: Device, runs: tuple[int, int] | None = None) -> TimingOutcome:
+    """Time the candidate's ``ModelNew`` (the timed runs ``runs``, all by default, one block of several interleaved
+    with the baselines'); the outputs of timed runs drawn at random after each returned are shipped to the referee,
+    which checks them against the reference's for the same inputs (its conclusion comes after the last block)."""
     settings: HarnessSettings = context.settings
     model = candidate_instance(backend, candidate, context).model
-    checks = TimedChecks(settings.timing_checks, settings.repetitions)
+    block = range(*runs) if runs is not None else range(settings.repetitions)
+    checks = TimedChecks(_checks_in(block, settings), len(block))
 
     def returned(run: int, result: Any) -> None:
         if checks.draw():
@@ -39,10 +42,33 @@ def time_candidate(backend: Backend, candidate: Candidate, context: StageContext
             seed = reference.pool_seeds[pool_index(run, settings, len(reference.pool))]
             ship(f"timed run {run}", TIMED, seed, plain, structure, {}, context.workdir)
 
-    runs = time_runs(lambda *args: call_candidate(model, list(args)), reference, device, settings,
-                     timer=context.timer, returned=returned)
-    flags = [*runs.flags, *conclude("timing").flags]
-    return TimingOutcome(tuple(runs.samples_ms), timing_method(device, settings, reference), tuple(flags))
+    timed = time_runs(lambda *args: call_candidate(model, list(args)), reference, device, settings,
+                      timer=context.timer, runs=block, returned=returned)
+    flags = [*timed.flags, *hidden_work_flags(timed, settings)]
+    method = timing_method(device, settings, reference)
+    return TimingOutcome(tuple(timed.samples_ms[method.headline]), method, tuple(flags), figures=timed.figures())
+
+
+def _checks_in(block: range, settings: HarnessSettings) -> int:
+    """How many of the timed runs to check fall in ``block``: the checks spread over the blocks in proportion, so
+    the blocks together check exactly ``timing_checks`` runs."""
+    total, runs = min(settings.timing_checks, settings.repetitions), settings.repetitions
+    return total * block.stop // runs - total * block.start // runs
+
+
+HIDDEN_SHARE = 0.5  # events that see under half the device's busy time: work the caller's stream never waited for
+
+
+def hidden_work_flags(timed: TimedRuns, settings: HarnessSettings) -> list[Flag]:
+    """Work moved to a side stream that the caller's stream does not wait for is invisible to the events timer but
+    not to the device's own records: when the events see less than half of it, the timing is not to be trusted."""
+    events, busy = timed.samples_ms.get("events"), timed.samples_ms.get("device")
+    if not events or not busy or statistics.median(events) >= HIDDEN_SHARE * statistics.median(busy):
+        return []
+    return [F.raise_flag(F.ASYNC_OUTPUT, (
+        f"events on the caller's stream saw a median {statistics.median(events):.4g} ms per call, the device was "
+        f"busy {statistics.median(busy):.4g} ms: work ran on a stream the caller's stream never waited for"),
+        settings)]
 
 
 def finish_report(snapshot: ProcessSnapshot | None, settings: HarnessSettings) -> FinishReport:

@@ -3,7 +3,14 @@
 Warm-up runs, then timed runs. Each run gets a fresh input set (a clone of one of the distinct seeded sets the
 reference prepared, so no run sees the values of the run before it), the L2 cache is flushed and the device
 drained before the clock starts, and the clock stops only after a device-wide synchronize and after every thread
-the callable started has finished: work on side streams and threads is counted. The median is the headline.
+the callable started has finished: work on side streams and threads is counted. Each run is timed by the wall
+clock and, where the device has them, by events around the call; where the device can tell its own busy time
+(the ``device`` timer), the same runs are made again under that clock, so that its recording costs the other
+figures nothing. ``harness.timer`` names the headline figure; the median is the headline statistic.
+
+The timed runs may be asked for in blocks (``runs``), so that the KForge process can interleave them with the
+baselines' blocks in another worker; the warm-up runs come before the first block, and one more before each later
+block (what idled in between, a thread pool, is awake again when the clock starts).
 """
 
 from __future__ import annotations
@@ -19,9 +26,10 @@ from ...settings import HarnessSettings
 from ...stage_timer import StageTimer
 from ...values import flatten_output
 from .. import flags as F
-from ..timed_runs import checked_timed_runs, pool_index
+from ..timed_runs import pool_index
+from ..timers import headline_timer
 from ..verdict import TimingMethod
-from .reference import ReferenceData, clone_values
+from .reference import ProblemData, clone_values
 from .threads import join_threads, new_threads
 
 if TYPE_CHECKING:
@@ -32,60 +40,97 @@ THREAD_JOIN_S = 60.0
 
 @dataclass
 class TimedRuns:
-    samples_ms: list[float]
+    samples_ms: dict[str, list[float]]  # timer -> one sample per timed run
     outputs: dict[int, tuple[list[Any], tuple[Any, ...]]]  # timed run -> copies of its output leaves, structure
     flags: list[Flag]
 
+    def figures(self) -> tuple[tuple[str, tuple[float, ...]], ...]:
+        return tuple((name, tuple(samples)) for name, samples in self.samples_ms.items())
 
-def timing_method(device: Device, settings: HarnessSettings, reference: ReferenceData) -> TimingMethod:
-    checked = checked_timed_runs(settings)
+
+def timing_method(device: Device, settings: HarnessSettings, reference: ProblemData) -> TimingMethod:
+    headline, fallback = headline_timer(settings.timer, device.timers)
+    notes = (f"{len(reference.pool)} distinct seeded input sets (seeds {reference.pool_seeds[0]}.."
+             f"{reference.pool_seeds[-1]}) cycled, each run on clones of one; outputs of "
+             f"{min(settings.timing_checks, settings.repetitions)} timed runs, drawn at random after each returned, "
+             "checked against the reference")
     return TimingMethod(
         device=device.label,
         warmup=settings.warmup,
         repetitions=settings.repetitions,
         l2_flush_bytes=device.flush_bytes,
         synchronize=device.synchronize_description,
-        timer=device.timer_description,
+        timer=device.describe_timer(headline),
         fresh_inputs=True,
-        notes=(f"{len(reference.pool)} distinct seeded input sets (seeds {reference.pool_seeds[0]}.."
-               f"{reference.pool_seeds[-1]}) cycled, each run on clones of one; outputs of {len(checked)} timed "
-               "runs, drawn at random after each returned, checked against the reference"),
+        notes=f"{fallback}; {notes}" if fallback else notes,
+        headline=headline,
+        timers=tuple((name, device.describe_timer(name)) for name in device.timers),
     )
 
 
-def time_runs(call: Callable[..., Any], reference: ReferenceData, device: Device, settings: HarnessSettings,
-              keep: tuple[int, ...] = (), timer: StageTimer | None = None,
+def time_runs(call: Callable[..., Any], reference: ProblemData, device: Device, settings: HarnessSettings,
+              keep: tuple[int, ...] = (), timer: StageTimer | None = None, runs: range | None = None,
               returned: Callable[[int, Any], None] | None = None) -> TimedRuns:
-    """Warm up, then time ``settings.repetitions`` runs of ``call``; keep the outputs of the runs in ``keep``.
-    With a ``timer``, each run is marked as a call of forward (the mark is sent before the clock starts);
-    ``returned`` sees each timed run's result after the clock stopped, before the next run."""
+    """Warm up (in full before run 0, one run before a later block), then time ``runs`` (all
+    ``settings.repetitions`` by default) of ``call`` with every timer the device has; keep the outputs of the runs
+    in ``keep``. With a ``timer``, each run is marked as a call of forward (the mark is sent before the clock
+    starts); ``returned`` sees each timed run's result after the clocks stopped, before the next run."""
     timer = timer or StageTimer()
+    runs = range(settings.repetitions) if runs is None else runs
     size = len(reference.pool)
+    events = "events" in device.timers
+    samples: dict[str, list[float]] = {"wall": [], **({"events": []} if events else {})}
     with torch.no_grad():
-        for run in range(settings.warmup):
+        # the first block is warmed up in full; a later one by one run, which wakes what idled since (thread pools)
+        for run in range(settings.warmup if runs.start == 0 else min(1, settings.warmup)):
             args = clone_values(reference.pool[run % size])
             with timer.calling(f"warm-up run {run}"):
                 threads_before = set(threading.enumerate())
                 call(*args)
                 _wait(device, threads_before)
-        samples, kept, flags = [], {}, []
-        for run in range(settings.repetitions):
+        kept, flags = {}, []
+        for run in runs:
             args = clone_values(reference.pool[pool_index(run, settings, size)])
             with timer.calling(f"timed run {run}"):
                 device.flush_caches()
                 device.synchronize()
                 threads_before = set(threading.enumerate())
                 elapsed_ms = device.start_timer()
+                span = device.start_events() if events else None
                 result = call(*args)
+                if span is not None:
+                    span.stop()
                 _wait(device, threads_before)
-                samples.append(elapsed_ms())
+                samples["wall"].append(elapsed_ms())
+                if span is not None:
+                    samples["events"].append(span.elapsed_ms())
             if run in keep:
                 kept[run] = _copies(result)
             if returned is not None:
                 returned(run, result)
             flags.extend(_changed_state(device, settings, run))
             del result, args
+        if "device" in device.timers:
+            samples["device"] = _device_time(call, reference, device, settings, runs, timer)
     return TimedRuns(samples, kept, list(F.merge_flags(flags)))
+
+
+def _device_time(call: Callable[..., Any], reference: ProblemData, device: Device, settings: HarnessSettings,
+                 runs: range, timer: StageTimer) -> list[float]:
+    """The same runs again under the device's own clock: its busy time in each, on every stream."""
+    size = len(reference.pool)
+    with device.device_clock() as clock:
+        for index, run in enumerate(runs):
+            args = clone_values(reference.pool[pool_index(run, settings, size)])
+            with timer.calling(f"timed run {run} (device time)"):
+                device.flush_caches()
+                device.synchronize()
+                threads_before = set(threading.enumerate())
+                with clock.run(index):
+                    call(*args)
+                    _wait(device, threads_before)
+            del args
+    return clock.busy_ms()
 
 
 def _wait(device: Device, threads_before: set[threading.Thread]) -> None:

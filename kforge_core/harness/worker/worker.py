@@ -129,13 +129,15 @@ class Worker:
             from .jit_marks import jit_builds_marked
 
             with jit_builds_marked(self.timer):
-                return time_candidate(self.backend, self.candidate, self.context, self.reference(), self.device)
+                return time_candidate(self.backend, self.candidate, self.context, self.reference(), self.device,
+                                      request.runs)
         if isinstance(request, Finish):
             return self._finish()
         if isinstance(request, MeasureBaselines):
             from .baselines import measure_baselines
 
-            return measure_baselines(request.names, self.reference(), self.device, self.init.settings)
+            return measure_baselines(request.names, self.reference(), self.device, self.init.settings,
+                                     request.runs)
         raise TypeError(f"unknown request {request!r}")
 
     def _referee(self, request: Any) -> Any:

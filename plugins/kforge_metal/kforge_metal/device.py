@@ -3,8 +3,9 @@
 What it adds to the core's generic device: its name and facts from the OS (torch.mps has no device name or
 properties), memory from the MPS allocator (and the working set Metal recommends), no cache size to read (the
 flush writes 256 MiB, more than the system-level cache of any current chip), and the MPS runtime's and Metal's
-fault texts. Timing is the core's: the host clock after ``torch.mps.synchronize()``, which waits for every command
-buffer PyTorch committed (MPS has one queue per process). Poisoning claims blocks of the outputs' sizes, fills and
+fault texts. The wall timer is the core's: the host clock after ``torch.mps.synchronize()``, which waits for every
+command buffer PyTorch committed (MPS has one queue per process); the ``events`` timer is a pair of
+``torch.mps.event.Event``s. Poisoning claims blocks of the outputs' sizes, fills and
 frees them: the MPS allocator hands a freed buffer of the same size back.
 
 Importing this module does not import torch.
@@ -26,6 +27,9 @@ class MetalDevice(Device):
     torch_type: ClassVar[str] = "mps"
     fault_patterns: ClassVar[tuple[str, ...]] = FAULT_PATTERNS
     out_of_memory_patterns: ClassVar[tuple[str, ...]] = OUT_OF_MEMORY_PATTERNS
+    event_timer: ClassVar[str] = (
+        "a pair of torch.mps.event.Event(enable_timing=True) on the process's one queue, the first recorded after "
+        "the flush and drain, the second when the call returns")
 
     def __init__(self, backend: Any, *, flush_bytes: int = 0) -> None:
         self._read_facts: Any = None  # MetalFacts, read from the OS on first use
@@ -37,6 +41,11 @@ class MetalDevice(Device):
         if self._read_facts is None:
             self._read_facts = read_device_facts()
         return self._read_facts
+
+    def _event(self) -> Any:
+        import torch
+
+        return torch.mps.event.Event(enable_timing=True)
 
     def _hardware_name(self) -> str:
         return self._device_facts().headline()

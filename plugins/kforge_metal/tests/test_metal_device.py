@@ -59,9 +59,11 @@ def test_the_device_operations_on_the_gpu():
     device.start()
     x = torch.ones(1 << 20, device="mps")
     elapsed = device.start_timer()
+    span = device.start_events()
     y = x * 2
+    span.stop()
     device.synchronize()
-    assert elapsed() >= 0.0 and float(y.sum().item()) == 2.0 * (1 << 20)
+    assert elapsed() >= 0.0 and span.elapsed_ms() >= 0.0 and float(y.sum().item()) == 2.0 * (1 << 20)
     device.flush_caches()
     memory = device.memory()
     assert memory.allocated > 0 and memory.total > 0

@@ -13,7 +13,9 @@ from __future__ import annotations
 import ctypes
 from typing import Any, ClassVar
 
-from kforge_core.device import Device, MemoryStats, StateChange
+from kforge_core.device import Device, DeviceClock, MemoryStats, StateChange
+
+from .device_time import DESCRIPTION as DEVICE_TIME_DESCRIPTION
 
 _CU_LIMIT_PERSISTING_L2_CACHE_SIZE = 0x06
 _POISON_LIMIT_BYTES = 8 << 30
@@ -43,11 +45,21 @@ class CudaDevice(Device):
     fault_patterns: ClassVar[tuple[str, ...]] = CUDA_FAULT_PATTERNS
     out_of_memory_patterns: ClassVar[tuple[str, ...]] = CUDA_OUT_OF_MEMORY_PATTERNS
     visible_devices_env: ClassVar[str] = "CUDA_VISIBLE_DEVICES"
+    event_timer: ClassVar[str] = (
+        "a pair of torch.cuda.Event(enable_timing=True) on the current stream, the first recorded after the flush "
+        "and drain, the second when the call returns (work on other streams counts only where the current stream "
+        "waits for it)")
+    device_timer: ClassVar[str] = DEVICE_TIME_DESCRIPTION
 
     def __init__(self, backend: Any, *, flush_bytes: int = 0) -> None:
         super().__init__(backend, flush_bytes=flush_bytes)
         self._driver = CudaDriver.load()
         self._l2_limit_at_start: int | None = None
+
+    def _device_clock(self) -> DeviceClock:
+        from .device_time import CuptiClock
+
+        return CuptiClock()
 
     def _current_index(self) -> int | None:
         import torch

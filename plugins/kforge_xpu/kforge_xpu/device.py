@@ -2,8 +2,8 @@
 
 What it adds to the core's generic torch device: the cache flush sized from the last-level cache
 (``last_level_cache_size``), the caching allocator's free blocks poisoned before a verified call
-(``torch.xpu.memory_snapshot``), timing with ``torch.xpu.Event``s, the device's facts, and the errors of Intel's
-runtime (Level Zero, the SYCL runtime) read as device faults or out-of-memory.
+(``torch.xpu.memory_snapshot``), the ``events`` timer with ``torch.xpu.Event``s, the device's facts, and the errors of
+Intel's runtime (Level Zero, the SYCL runtime) read as device faults or out-of-memory.
 
 Every call goes through the ``xpu`` module the device is given (``torch.xpu`` unless a caller passes another), so
 the layer is exercised against an explicit stand-in where no Intel GPU exists, and against the real module by
@@ -12,7 +12,7 @@ the layer is exercised against an explicit stand-in where no Intel GPU exists, a
 
 from __future__ import annotations
 
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
 from kforge_core.device import Device, MemoryStats
 from kforge_core.hookspecs import hookimpl
@@ -36,9 +36,9 @@ class XpuDevice(Device):
     profiler_activity: ClassVar[str] = "XPU"
     fault_patterns: ClassVar[tuple[str, ...]] = DEVICE_FAULT_PATTERNS
     out_of_memory_patterns: ClassVar[tuple[str, ...]] = OUT_OF_MEMORY_PATTERNS
-    timer_description: ClassVar[str] = (
-        "a pair of torch.xpu.Event(enable_timing=True) on the current queue around the call, the second recorded "
-        "after the device-wide synchronize")
+    event_timer: ClassVar[str] = (
+        "a pair of torch.xpu.Event(enable_timing=True) on the current queue, the first recorded after the flush "
+        "and drain, the second when the call returns")
 
     def __init__(self, backend: Any, *, flush_bytes: int = 0, xpu: Any = None) -> None:
         self._xpu = xpu
@@ -50,20 +50,6 @@ class XpuDevice(Device):
         if self._xpu_facts is None:
             self._xpu_facts = read_xpu_facts(self._module(), self._module_index())
         return self._xpu_facts
-
-    def start_timer(self) -> Callable[[], float]:
-        """Record a start event now; the returned function records the end event (after the harness has
-        synchronized the device) and gives the milliseconds between them."""
-        module = self._module()
-        start, end = module.Event(enable_timing=True), module.Event(enable_timing=True)
-        start.record()
-
-        def elapsed_ms() -> float:
-            end.record()
-            end.synchronize()
-            return float(start.elapsed_time(end))
-
-        return elapsed_ms
 
     # --------------------------------------------------------------------------------------- mechanism
 

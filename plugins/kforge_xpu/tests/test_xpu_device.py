@@ -32,13 +32,15 @@ def test_names_and_synchronizes_the_whole_device():
     assert xpu.calls == ["synchronize"]
 
 
-def test_timer_reads_device_events():
+def test_events_timer_reads_device_events():
     device, xpu = _device()
-    elapsed = device.start_timer()
+    assert device.timers == ("wall", "events")
+    span = device.start_events()
     xpu.clock_ms += 1.25
-    assert elapsed() == 1.25
+    span.stop()
+    assert span.elapsed_ms() == 1.25
     assert xpu.calls == ["event.record", "event.record", "event.synchronize"]
-    assert "torch.xpu.Event" in device.timer_description
+    assert "torch.xpu.Event" in device.describe_timer("events")
 
 
 def test_flush_writes_twice_the_last_level_cache_or_what_is_asked():

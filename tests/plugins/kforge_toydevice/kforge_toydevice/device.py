@@ -5,10 +5,12 @@ poisons with 0x5A), its runtime's own fault and out-of-memory messages, and a na
 each of its methods the harness calls writes its name to that file, once per process.
 """
 
+import contextlib
 import ctypes
 import os
+import time
 
-from kforge_core.device import Device, MemoryStats
+from kforge_core.device import Device, DeviceClock, MemoryStats
 
 _PERTURB = -6  # glibc's M_PERTURB: allocations are filled with the complement of this byte
 _POISON_BYTE = 0xA5
@@ -34,6 +36,8 @@ class ToyDevice(Device):
     fault_patterns = ("toy queue lost",)
     out_of_memory_patterns = ("toy arena exhausted",)
     timer_description = "the toy clock (time.perf_counter) from after the flush to after the toy queue drained"
+    event_timer = "toy events: time.perf_counter stamps when the call starts and when it returns"
+    device_timer = "the toy device's busy time: CPU time of the calling thread (time.thread_time) in each run"
 
     @property
     def synchronize_description(self):
@@ -59,9 +63,46 @@ class ToyDevice(Device):
     def _stop_poisoning(self):
         _perturb(0)
 
+    def _event(self):
+        _trace("event")
+        return ToyEvent()
+
+    def _device_clock(self):
+        _trace("device_clock")
+        return ToyClock()
+
     def _memory(self):
         return MemoryStats(total=1 << 30)
 
     def classify(self, error):
         _trace("classify")
         return super().classify(error)
+
+
+class ToyEvent:
+    """An event of the toy runtime: a stamp of the host clock."""
+
+    def record(self):
+        self.at = time.perf_counter()
+
+    def synchronize(self):
+        pass
+
+    def elapsed_time(self, end):
+        return (end.at - self.at) * 1e3
+
+
+class ToyClock(DeviceClock):
+    """The toy device is busy while the calling thread computes: its CPU time in each run."""
+
+    def __init__(self):
+        self.busy = []
+
+    @contextlib.contextmanager
+    def run(self, index):
+        start = time.thread_time()
+        yield
+        self.busy.append((time.thread_time() - start) * 1e3)
+
+    def busy_ms(self):
+        return list(self.busy)

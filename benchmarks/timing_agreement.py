@@ -1,0 +1,193 @@
+"""KForge's speedups beside KernelBench's, case by case, on one GPU in one call.
+
+    python benchmarks/timing_agreement.py --kernelbench ~/KernelBench --solutions DIR --backend cuda
+
+``--kernelbench`` is a KernelBench checkout (its problems are ``KernelBench/level*/``, its eval is
+``src/kernelbench/eval.py``, or ``src/eval.py`` in older checkouts); ``--solutions`` is a directory of solution files
+named as the problems (flat or mirroring ``level1/``, ``level2/``) or a ``.jsonl`` file, as ``kforge bench
+--solutions`` takes them. For every problem with a solution, in turn on the same GPU:
+
+* KForge evaluates it once (``Harness``, its workers, the eager baseline measured beside it, no baseline cache) and
+  reports its speedup against eager by each timer the device has: ``wall``, ``events``, ``device``;
+* KernelBench's ``eval_kernel_against_ref`` evaluates it in this process with CUDA events (``timing_method
+  "cuda_event"``); its speedup is its reference's mean time over the solution's mean time. Checkouts whose eval does
+  not time the reference get it timed by KernelBench's own timing function.
+
+Printed: one row per case with the speedups side by side, then the median absolute relative difference of KForge's
+``events`` and ``device`` speedups from KernelBench's, and of ``device`` from ``events``. ``--json`` adds every figure.
+Without an NVIDIA GPU it stops at once, saying so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+KFORGE_TIMERS = ("wall", "events", "device")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--kernelbench", type=Path, required=True, help="a KernelBench checkout")
+    parser.add_argument("--solutions", type=Path, required=True, help="solutions: a directory or a .jsonl file")
+    parser.add_argument("--backend", default="cuda", help="KForge's backend, also KernelBench's (cuda, triton)")
+    parser.add_argument("--filter", action="append", default=[], help="problem glob (level1/*); repeatable")
+    parser.add_argument("--limit", type=int, default=0, help="at most this many cases (0: all with a solution)")
+    parser.add_argument("--trials", type=int, default=5, help="correctness trials, both sides")
+    parser.add_argument("--repetitions", type=int, default=100, help="timed runs, both sides")
+    parser.add_argument("--json", action="store_true", help="print every figure as JSON at the end")
+    args = parser.parse_args()
+
+    import torch
+
+    if not torch.cuda.is_available():
+        print("timing_agreement.py needs an NVIDIA GPU: torch.cuda.is_available() is False here", file=sys.stderr)
+        return 2
+    eval_module, timing_module = _kernelbench(args.kernelbench)
+    cases = _cases(args)
+    if not cases:
+        print("no problem has a solution in " + str(args.solutions), file=sys.stderr)
+        return 2
+    rows = []
+    print(f"{'case':<48} {'wall':>8} {'events':>8} {'device':>8} {'KB':>8}  (speedups against eager; KB: "
+          "KernelBench's eval_kernel_against_ref, CUDA events)")
+    with _harness(args, cases[0][0]) as harness:
+        for problem, candidate in cases:
+            row = {"case": problem.key, **_kforge(harness, problem, candidate)}
+            row["kernelbench"] = _kernelbench_speedup(eval_module, timing_module, problem.path, candidate, args)
+            rows.append(row)
+            _print_row(row)
+    _print_agreement(rows)
+    if args.json:
+        print(json.dumps(rows, indent=1))
+    return 0
+
+
+def _kernelbench(checkout: Path) -> tuple[Any, Any]:
+    """KernelBench's eval module (and its timing module, where it has one), from the checkout."""
+    for root, name in ((checkout / "src", "kernelbench"), (checkout, "src")):
+        if (root / name / "eval.py").is_file():
+            sys.path.insert(0, str(root))
+            evaluation = importlib.import_module(f"{name}.eval")
+            try:
+                timing = importlib.import_module(f"{name}.timing")
+            except ImportError:
+                timing = None
+            return evaluation, timing
+    raise SystemExit(f"{checkout} is not a KernelBench checkout: no src/kernelbench/eval.py or src/eval.py")
+
+
+def _cases(args: argparse.Namespace) -> list[tuple[Any, Any]]:
+    from kforge_core.bench.solutions import open_solutions
+    from kforge_core.bench.suite import discover
+
+    problems = discover(args.kernelbench / "KernelBench", tuple(args.filter))
+    solutions = open_solutions(args.solutions, problems)
+    cases = [(p, c) for p in problems if (c := solutions.candidate_for(p)) is not None]
+    return cases[:args.limit] if args.limit else cases
+
+
+def _harness(args: argparse.Namespace, first: Any) -> Any:
+    from kforge_core.app import App
+    from kforge_core.harness import Harness
+    from kforge_core.problem import load_problem
+    from kforge_core.registry import BackendRegistry
+
+    app = App()
+    settings = app.settings(**{
+        "backend": args.backend, "harness.trials": args.trials, "harness.repetitions": args.repetitions,
+        "harness.timer": "events", "harness.baselines": ["eager"], "harness.baseline_cache": "off",
+        "cache_dir": tempfile.mkdtemp(prefix="kforge-agreement-"),
+    })
+    backend = BackendRegistry(app.plugins).get(args.backend).backend
+    return Harness(backend=backend, problem=load_problem(first.path), settings=settings,
+                   plugins=app.plugin_selection)
+
+
+def _kforge(harness: Any, problem: Any, candidate: Any) -> dict[str, Any]:
+    from kforge_core.problem import load_problem
+
+    harness.use_problem(load_problem(problem.path))
+    verdict = harness.evaluate(candidate)
+    by_timer = verdict.speedups_by_timer
+    return {"kforge_correct": verdict.correct, "kforge_failure": verdict.failure.value if verdict.failure else None,
+            **{f"kforge_{timer}": by_timer.get(timer, {}).get("eager") for timer in KFORGE_TIMERS},
+            "kforge_sources": [s.short() for s in verdict.baseline_sources]}
+
+
+def _kernelbench_speedup(evaluation: Any, timing: Any, problem_path: Path, candidate: Any,
+                         args: argparse.Namespace) -> dict[str, Any]:
+    import torch
+
+    reference = problem_path.read_text()
+    solution = candidate.files[[f.name for f in candidate.files].index(candidate.entry)].text
+    kwargs = dict(original_model_src=reference, custom_model_src=solution, seed_num=42,
+                  num_correct_trials=args.trials, num_perf_trials=args.repetitions, measure_performance=True,
+                  verbose=False, device=torch.device("cuda:0"), build_dir=tempfile.mkdtemp(prefix="kb-build-"))
+    try:
+        result = evaluation.eval_kernel_against_ref(**kwargs, backend=args.backend, timing_method="cuda_event",
+                                                    check_for_excessive_speedup=True)
+    except TypeError:  # an older eval: no backend, timing method or reference timing
+        result = evaluation.eval_kernel_against_ref(**kwargs)
+    if result is None or not result.correctness or result.runtime <= 0:
+        return {"correct": bool(result and result.correctness), "speedup": None}
+    reference_ms = getattr(result, "ref_runtime", -1.0)
+    if reference_ms <= 0:
+        reference_ms = _time_reference(evaluation, timing, reference, args.repetitions)
+    return {"correct": True, "speedup": reference_ms / result.runtime, "runtime": result.runtime,
+            "reference": reference_ms}
+
+
+def _time_reference(evaluation: Any, timing: Any, reference: str, trials: int) -> float:
+    """The reference's mean time by KernelBench's own CUDA-event timing, as its baseline scripts measure it."""
+    import torch
+
+    context: dict[str, Any] = {}
+    model_class, get_init_inputs, get_inputs = evaluation.load_original_model_and_inputs(reference, context)
+    evaluation.set_seed(42)
+    model = model_class(*get_init_inputs()).cuda()
+    inputs = [x.cuda() if isinstance(x, torch.Tensor) else x for x in get_inputs()]
+    timer = (timing.get_timing_function("cuda_event") if timing is not None
+             else evaluation.time_execution_with_cuda_event)
+    with torch.no_grad():
+        times = timer(model, inputs, num_trials=trials, verbose=False, device=torch.device("cuda:0"))
+    return statistics.fmean(times)
+
+
+def _fmt(value: float | None) -> str:
+    return f"{value:7.2f}x" if value is not None else "      -"
+
+
+def _print_row(row: dict[str, Any]) -> None:
+    kernelbench = row["kernelbench"]["speedup"]
+    print(f"{row['case']:<48} " + " ".join(_fmt(row[f"kforge_{t}"]) for t in KFORGE_TIMERS)
+          + f" {_fmt(kernelbench)}" + ("" if row["kforge_correct"] else f"  (KForge: {row['kforge_failure']})"),
+          flush=True)
+
+
+def _median_difference(rows: list[dict[str, Any]], ours: str, theirs: str) -> tuple[float | None, int]:
+    pairs = [(row[ours], row[theirs]) for row in rows if row.get(ours) and row.get(theirs)]
+    if not pairs:
+        return None, 0
+    return statistics.median(abs(a - b) / b for a, b in pairs), len(pairs)
+
+
+def _print_agreement(rows: list[dict[str, Any]]) -> None:
+    for row in rows:
+        row["kernelbench_speedup"] = row["kernelbench"]["speedup"]
+    print()
+    for ours, theirs in (("kforge_events", "kernelbench_speedup"), ("kforge_device", "kernelbench_speedup"),
+                         ("kforge_wall", "kernelbench_speedup"), ("kforge_device", "kforge_events")):
+        difference, count = _median_difference(rows, ours, theirs)
+        shown = f"{difference:.1%}" if difference is not None else "-"
+        print(f"median |{ours} - {theirs}| / {theirs}: {shown} over {count} cases")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,88 @@
+"""The baseline worker: a worker of its own that times the eager and ``torch.compile`` baselines and never runs
+candidate code (``torch.compile`` leaves threads and caches behind). It is kept from one candidate and one problem to
+the next while it does not fail.
+
+It works off the critical path: :meth:`BaselineWorker.get_ready` only sends requests (start, prepare the problem's
+reference, build and compile the baselines) and returns at once, so the worker does all that while the candidate is
+compiled and verified; :meth:`BaselineWorker.time_block` reads those replies first, then times one block of runs.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+from typing import Callable
+
+from ...records import Failure, Problem
+from ..protocol import MeasureBaselines, Prepare, Reply, WorkerInit
+from .process import WorkerFault, WorkerProcess
+
+
+class BaselineWorker:
+    """:param make_init: what a new worker is told. :param root: where its home directories go.
+    :param start: starts a worker process (``WorkerProcess(init, home)``)."""
+
+    def __init__(self, make_init: Callable[[], WorkerInit], root: Path,
+                 start: Callable[[WorkerInit, Path], WorkerProcess] = WorkerProcess) -> None:
+        self._make_init = make_init
+        self._root = root
+        self._start = start
+        self._numbers = itertools.count(1)
+        self._worker: WorkerProcess | None = None
+        self._problem = ""  # digest of the problem the worker was told to prepare
+        self._failed = ""  # why getting ready failed, for every block until the next get_ready
+
+    def get_ready(self, problem: Problem, names: tuple[str, ...]) -> None:
+        """Start the worker if needed, have it prepare ``problem`` and build ``names``; returns without waiting."""
+        self._failed = ""
+        if self._worker is not None and not self._worker.alive:
+            self.discard()
+        if self._worker is None:
+            self._worker = self._start(self._make_init(), self._root / f"baselines-{next(self._numbers)}")
+            self._problem = ""
+        if self._problem != problem.digest:
+            self._worker.send(Prepare(problem))
+            self._problem = problem.digest
+        self._worker.send(MeasureBaselines(names, (0, 0)))
+
+    def wait_ready(self, timeout_s: float) -> None:
+        """Wait until what :meth:`get_ready` asked for is done (before any timed run, so that nothing is built
+        beside one); a failure discards the worker and is said by every later :meth:`time_block`."""
+        worker = self._worker
+        if worker is None:
+            return
+        try:
+            replies = worker.drain(timeout_s, "starting the baseline worker and building the baselines")
+        except WorkerFault as fault:
+            replies = [Reply(failure=fault.failure, message=fault.message)]
+        failed = next((reply for reply in replies if reply.failure is not None), None)
+        if failed is not None:
+            self._failed = f"the baseline worker could not get ready: {failed.message}"
+            self.discard()
+
+    def time_block(self, name: str, block: tuple[int, int], timeout_s: float) -> Reply:
+        """Time baseline ``name`` over the timed runs ``block``; a failure discards the worker (whatever failed may
+        have left it unfit) and comes back as the reply's failure."""
+        worker = self._worker
+        if worker is None:
+            return Reply(failure=Failure.HARNESS, message=self._failed or "the baseline worker is not started")
+        try:
+            reply = worker.call(MeasureBaselines((name,), block), timeout_s, f"the {name} baseline")
+        except WorkerFault as fault:
+            self.discard()
+            return Reply(failure=fault.failure, message=f"{name} baseline failed: {fault.message}")
+        if reply.failure is not None:
+            self.discard()
+            return Reply(failure=reply.failure, message=f"{name} baseline failed: {reply.message}")
+        return reply
+
+    def discard(self) -> None:
+        if self._worker is not None:
+            self._worker.kill()
+        self._worker = None
+        self._problem = ""
+
+    def close(self) -> None:
+        if self._worker is not None:
+            self._worker.close()
+        self._worker = None

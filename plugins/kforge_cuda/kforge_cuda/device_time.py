@@ -1,0 +1,92 @@
+"""The ``device`` timer on NVIDIA GPUs: how long the GPU was busy in each timed run, from CUPTI's activity records
+as the PyTorch profiler collects them (``torch.profiler`` with ``ProfilerActivity.CUDA``).
+
+A run's device time is the sum of the durations of every kernel, memcpy and memset that started inside the run's
+window (a ``record_function`` range around the call and the device-wide synchronize), on every stream: work moved
+to a side stream counts, and work on two streams at once counts twice (busy time, not elapsed time). One profiler
+session spans all the runs of a series; the profiler's own cost (its callbacks on every launch) lands on the host
+side only, which is why the harness takes the wall and events figures in runs of their own.
+
+Importing this module does not import torch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import Any, Iterable, Iterator
+
+from kforge_core.device import DeviceClock
+
+RUN_PREFIX = "kforge.timed_run."
+# CUPTI activity kinds as kineto names them: what the device itself ran
+DEVICE_ACTIVITIES = ("kernel", "gpu_memcpy", "gpu_memset")
+DESCRIPTION = ("CUPTI activity records through torch.profiler (ProfilerActivity.CUDA): the durations of every "
+               "kernel, memcpy and memset of the run, on every stream, summed")
+
+
+@dataclass(frozen=True)
+class ActivityRecord:
+    """One record of the profiler's trace, as far as device time needs it."""
+
+    name: str
+    on_device: bool  # a GPU record (not a host-side op or annotation)
+    activity: str  # kineto's kind: "kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation", ...
+    start_ns: int
+    duration_ns: int
+
+
+def busy_ms_per_run(records: Iterable[ActivityRecord], runs: int) -> list[float]:
+    """Each run's device busy time: the device records that start inside the host range ``kforge.timed_run.<i>``."""
+    records = list(records)
+    windows: dict[int, tuple[int, int]] = {}
+    for record in records:
+        if not record.on_device and record.name.startswith(RUN_PREFIX):
+            index = int(record.name[len(RUN_PREFIX):])
+            windows[index] = (record.start_ns, record.start_ns + record.duration_ns)
+    missing = [i for i in range(runs) if i not in windows]
+    if missing:
+        raise RuntimeError(f"the profiler recorded no window for timed runs {missing}")
+    device = [r for r in records if r.on_device and r.activity in DEVICE_ACTIVITIES]
+    return [sum(r.duration_ns for r in device if windows[i][0] <= r.start_ns <= windows[i][1]) / 1e6
+            for i in range(runs)]
+
+
+class CuptiClock(DeviceClock):
+    """One ``torch.profiler`` session over a series of runs."""
+
+    def __init__(self) -> None:
+        self._profiler: Any = None
+        self._runs = 0
+
+    def __enter__(self) -> CuptiClock:
+        import torch
+
+        activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+        self._profiler = torch.profiler.profile(activities=activities)
+        self._profiler.__enter__()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._profiler.__exit__(*exc_info)
+
+    @contextlib.contextmanager
+    def run(self, index: int) -> Iterator[None]:
+        import torch
+
+        self._runs = max(self._runs, index + 1)
+        with torch.profiler.record_function(f"{RUN_PREFIX}{index}"):
+            yield
+
+    def busy_ms(self) -> list[float]:
+        return busy_ms_per_run(_records(self._profiler), self._runs)
+
+
+def _records(profiler: Any) -> Iterator[ActivityRecord]:
+    """The kineto events of a finished session (read directly: building FunctionEvents costs far more)."""
+    from torch.autograd import DeviceType
+
+    for event in profiler.profiler.kineto_results.events():
+        activity = event.activity_type() if hasattr(event, "activity_type") else ""
+        yield ActivityRecord(event.name(), event.device_type() != DeviceType.CPU, str(activity).lower(),
+                             int(event.start_ns()), int(event.duration_ns()))

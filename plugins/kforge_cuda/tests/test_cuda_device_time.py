@@ -1,0 +1,41 @@
+"""The ``device`` timer's arithmetic on the profiler's records (no GPU needed): each run's window, the device's
+kernels, copies and fills inside it on every stream, summed; host ops and annotations never count."""
+
+from __future__ import annotations
+
+import pytest
+
+from kforge_cuda.device import CudaDevice
+from kforge_cuda.device_time import RUN_PREFIX, ActivityRecord, busy_ms_per_run
+
+
+def _window(index, start, end):
+    return ActivityRecord(f"{RUN_PREFIX}{index}", False, "user_annotation", start, end - start)
+
+
+def _device(name, activity, start, duration):
+    return ActivityRecord(name, True, activity, start, duration)
+
+
+def test_each_run_sums_the_device_work_that_started_in_its_window_on_every_stream():
+    records = [
+        _window(0, 1_000, 5_000), _window(1, 6_000, 9_000),
+        _device("relu_kernel", "kernel", 1_200, 1_000_000),  # run 0, the caller's stream
+        _device("spin_kernel", "kernel", 1_300, 2_000_000),  # run 0, a side stream at the same time: counts too
+        _device("Memcpy DtoD", "gpu_memcpy", 2_000, 500_000),
+        _device("Memset", "gpu_memset", 6_500, 250_000),  # run 1
+        _device("kforge.timed_run.1", "gpu_user_annotation", 6_000, 3_000),  # the annotation's GPU shadow
+        ActivityRecord("aten::relu", False, "cpu_op", 1_100, 900),  # host work
+        _device("flush_kernel", "kernel", 500, 4_000_000),  # before run 0's window: the flush
+    ]
+    assert busy_ms_per_run(records, 2) == [pytest.approx(3.5), pytest.approx(0.25)]
+
+
+def test_a_run_without_a_window_is_an_error_not_a_zero():
+    with pytest.raises(RuntimeError, match=r"no window for timed runs \[1\]"):
+        busy_ms_per_run([_window(0, 0, 10)], 2)
+
+
+def test_the_cuda_device_offers_all_three_timers():
+    assert CudaDevice.event_timer.startswith("a pair of torch.cuda.Event")
+    assert "every stream" in CudaDevice.device_timer

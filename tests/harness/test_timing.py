@@ -1,0 +1,259 @@
+"""Timing without processes: which timer gives the headline, the interleaving of the candidate's and the baselines'
+timed runs, the baseline cache as a prior that a fresh measurement confirms or not, the cache key's method, the
+verdict's figures, and how reports name the method and the baselines' source."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import pytest
+
+from kforge_core.harness.host.baseline_cache import BaselineCache, BaselineKey
+from kforge_core.harness.host.interleave import PRIOR_BAND, Prior, blocks, confirms, measure_window
+from kforge_core.harness.protocol import BaselineResults, DeviceFacts, Reply, TimingOutcome
+from kforge_core.harness.timers import headline_timer
+from kforge_core.harness.verdict import BaselineSource, RuntimeStats, TimingMethod, Verdict
+from kforge_core.records import CompileResult, Failure
+from kforge_core.settings import HarnessSettings
+from kforge_core.timing_findings import launch_overhead_finding, launch_overhead_share
+
+METHOD = TimingMethod(device="toy", warmup=1, repetitions=8, l2_flush_bytes=0, synchronize="s", timer="t",
+                      fresh_inputs=True, headline="wall", timers=(("wall", "w"), ("events", "e")))
+
+
+class FakeWorkers:
+    """The candidate's and the baseline worker's answers, each baseline's runs taking ``ms[name]``."""
+
+    def __init__(self, ms: dict[str, float], fail: str = "") -> None:
+        self.ms, self.fail, self.asked = ms, fail, []
+
+    def candidate(self, block):
+        self.asked.append(("candidate", block))
+        runs = block[1] - block[0]
+        if self.fail == "candidate":
+            return Reply(failure=Failure.TIMEOUT, message="timing: hung")
+        figures = (("wall", (self.ms["candidate"],) * runs), ("events", (self.ms["candidate"] / 2,) * runs))
+        return Reply(value=TimingOutcome(figures[0][1], METHOD, (), (), figures))
+
+    def baseline(self, name, block):
+        self.asked.append((name, block))
+        if self.fail == name:
+            return Reply(failure=Failure.CRASH, message=f"{name} baseline failed: crashed")
+        runs = block[1] - block[0]
+        figures = (("wall", (self.ms[name],) * runs), ("events", (self.ms[name] / 2,) * runs))
+        return Reply(value=BaselineResults(((name, figures[0][1]),), (), METHOD, figures=((name, figures),)))
+
+
+def test_the_asked_timer_is_the_headline_and_a_device_without_it_falls_back_to_wall_with_a_note():
+    assert headline_timer("events", ("wall", "events")) == ("events", "")
+    assert headline_timer("device", ("wall", "events", "device")) == ("device", "")
+    timer, note = headline_timer("device", ("wall",))
+    assert timer == "wall" and "no device timer" in note
+    with pytest.raises(ValueError, match="unknown timer"):
+        headline_timer("cycles", ("wall",))
+    with pytest.raises(ValueError, match="harness.timer"):
+        HarnessSettings(timer="cycles")
+
+
+def test_the_cpu_offers_only_the_wall_clock():
+    from kforge_core.devices.cpu import CpuDevice
+    from kforge_core.records import Backend
+
+    device = CpuDevice(Backend(name="c", programming_model="PyTorch", device="cpu"))
+    assert device.timers == ("wall",)
+    with pytest.raises(ValueError, match="no event timer"):
+        device.start_events()
+    with pytest.raises(ValueError, match="no device timer"):
+        device.device_clock()
+
+
+def test_timed_runs_are_split_in_even_blocks():
+    assert blocks(20) == [(0, 5), (5, 10), (10, 15), (15, 20)]
+    assert blocks(6) == [(0, 2), (2, 3), (3, 4), (4, 6)]
+    assert blocks(2) == [(0, 1), (1, 2)] and blocks(1) == [(0, 1)]
+
+
+def test_candidate_and_baselines_take_turns_block_by_block():
+    workers = FakeWorkers({"candidate": 1.0, "eager": 4.0, "compile": 2.0})
+    window = measure_window(8, ("eager", "compile"), {}, workers.candidate, workers.baseline)
+    assert workers.asked == window.order == [
+        ("candidate", (0, 2)), ("eager", (0, 2)), ("compile", (0, 2)),
+        ("candidate", (2, 4)), ("eager", (2, 4)), ("compile", (2, 4)),
+        ("candidate", (4, 6)), ("eager", (4, 6)), ("compile", (4, 6)),
+        ("candidate", (6, 8)), ("eager", (6, 8)), ("compile", (6, 8)),
+    ]
+    assert len(window.candidate.samples_ms) == 8 and dict(window.candidate.figures)["events"] == (0.5,) * 8
+    assert dict(window.baselines.samples_ms) == {"eager": (4.0,) * 8, "compile": (2.0,) * 8}
+    assert [(s.baseline, s.origin, s.prior) for s in window.sources] == [("eager", "measured", ""),
+                                                                         ("compile", "measured", "")]
+    assert set(window.measured) == {"eager", "compile"}  # both kept as the next window's priors
+
+
+def test_a_prior_confirmed_within_the_band_stands_after_one_block():
+    workers = FakeWorkers({"candidate": 1.0, "eager": 4.0 * (1 + PRIOR_BAND / 2), "compile": 2.0})
+    prior = Prior((("wall", (4.0,) * 8), ("events", (2.0,) * 8)), 1000.0, "the baseline cache")
+    window = measure_window(8, ("eager", "compile"), {"eager": prior}, workers.candidate, workers.baseline)
+    assert [what for what, _ in window.order].count("eager") == 1  # a short fresh measurement, in the first block
+    assert [what for what, _ in window.order].count("compile") == 4
+    assert dict(window.baselines.samples_ms)["eager"] == (4.0,) * 8  # the prior's full figure stands
+    eager = window.sources[0]
+    assert (eager.origin, eager.prior, eager.measured_at) == ("confirmed", "the baseline cache", 1000.0)
+    assert "4.2 ms over 2 runs vs 4 ms" in eager.detail and "eager" not in window.measured
+
+
+def test_a_prior_the_fresh_measurement_does_not_confirm_is_measured_again_in_full():
+    workers = FakeWorkers({"candidate": 1.0, "eager": 4.0 * (1 + 3 * PRIOR_BAND), "compile": 2.0})
+    prior = Prior((("wall", (4.0,) * 8),), 1000.0, "the baseline cache")
+    window = measure_window(8, ("eager",), {"eager": prior}, workers.candidate, workers.baseline, now=lambda: 2000.0)
+    assert [what for what, _ in window.order].count("eager") == 4
+    assert dict(window.baselines.samples_ms)["eager"] == (4.0 * (1 + 3 * PRIOR_BAND),) * 8
+    (source,) = window.sources
+    assert (source.origin, source.measured_at) == ("remeasured", 2000.0)
+    assert "did not hold" in source.describe() and "re-measured" in source.short()
+    assert "eager" in window.measured
+
+
+def test_confirms_compares_medians_within_the_band():
+    assert confirms((1.05, 1.0, 0.5), (1.0,), 0.1) and not confirms((1.2,), (1.0,), 0.1)
+    assert not confirms((), (1.0,)) and not confirms((1.0,), ())
+
+
+def test_a_failing_candidate_ends_the_window_and_a_failing_baseline_is_reported():
+    workers = FakeWorkers({"candidate": 1.0, "eager": 4.0}, fail="candidate")
+    window = measure_window(8, ("eager",), {}, workers.candidate, workers.baseline)
+    assert window.failure is not None and window.failure.failure is Failure.TIMEOUT and workers.asked == [
+        ("candidate", (0, 2))]
+    workers = FakeWorkers({"candidate": 1.0, "eager": 4.0, "compile": 2.0}, fail="compile")
+    window = measure_window(8, ("eager", "compile"), {}, workers.candidate, workers.baseline)
+    assert dict(window.baselines.errors) == {"compile": "compile baseline failed: crashed"}
+    assert [name for name, _ in window.baselines.samples_ms] == ["eager"]
+    assert [what for what, _ in window.order].count("compile") == 1
+
+
+def test_the_cache_key_includes_the_timer_and_keeps_every_timers_figures(tmp_path):
+    facts = DeviceFacts("toy", "Toy T1", 0, "2.x", 1)
+    wall, events = (HarnessSettings(timer=t) for t in ("wall", "events"))
+    key_wall = BaselineKey.of("p1", facts, wall, host_cpu=False)
+    key_events = BaselineKey.of("p1", facts, events, host_cpu=False)
+    assert key_wall != key_events and key_wall.file_name != key_events.file_name
+    cache = BaselineCache(tmp_path)
+    figures = (("wall", (3.0, 4.0)), ("events", (1.0, 2.0)))
+    cache.write(key_wall, {"eager": (figures, METHOD)}, at=1234.0)
+    (kept,) = cache.read(key_wall).values()
+    assert kept.figures == figures and kept.samples_ms == (3.0, 4.0) and kept.measured_at == 1234.0
+    assert cache.read(key_events) == {}  # the other timer's key finds nothing
+
+
+def _verdict(**changes) -> Verdict:
+    stats = RuntimeStats.from_samples
+    base = dict(
+        candidate="c.py", candidate_digest="d", backend="toy", problem="p", compile=CompileResult(ok=True),
+        verify=None, runtime=stats([1.0]), baselines=(("eager", stats([4.0])),), speedups=(("eager", 4.0),),
+        flags=(), failure=None, message="", method=METHOD, profile=None, stdout="", stderr="", worker_replaced=False,
+        figures=(("wall", stats([1.0])), ("events", stats([0.25]))),
+        baseline_figures=(("eager", (("wall", stats([4.0])), ("events", stats([2.0])))),),
+        baseline_sources=(BaselineSource("eager", "confirmed", time.time(), "the baseline cache", "fresh", 0.1),),
+    )
+    return Verdict(**{**base, **changes})
+
+
+def test_the_verdict_carries_every_timers_figures_and_speedups_and_their_source():
+    verdict = _verdict()
+    assert verdict.timer == "wall"
+    assert verdict.speedups_by_timer == {"wall": {"eager": 4.0}, "events": {"eager": 8.0}}
+    document = verdict.to_json()
+    assert document["timer"] == "wall" and set(document["figures"]) == {"wall", "events"}
+    assert document["baseline_sources"][0]["origin"] == "confirmed"
+    assert Verdict.from_json(document) == verdict
+    old = {k: v for k, v in document.items() if k not in ("figures", "baseline_figures", "baseline_sources")}
+    assert Verdict.from_json(old).figures == ()  # documents written before timers were recorded still read
+
+
+def test_every_report_names_the_timer_and_the_baselines_source(tmp_path):
+    from rich.console import Console
+
+    from kforge_core.bench.report import _problems
+    from kforge_core.bench.slot import result_of
+    from kforge_core.bench.summary import summarize
+    from kforge_core.store.attempts import Outcome
+
+    verdict = _verdict(method=dataclasses.replace(METHOD, headline="events"))
+    outcome = Outcome.from_verdict(verdict)
+    assert outcome.timer == "events" and outcome.figures_ms == (("wall", 1.0), ("events", 0.25))
+    assert outcome.baseline_sources[0].startswith("eager from the baseline cache (")
+    assert outcome.baseline_sources[0].endswith("), confirmed now")
+    result = result_of("p", verdict, "toy", 1.0)
+    table = "\n".join(_problems([result], tmp_path))
+    assert "(events)" in table and "wall 1, events 0.25" in table and "confirmed now" in table
+    summary = summarize([result])
+    assert summary["timers"] == ["events"] and summary["baseline_origins"] == {"confirmed from a prior": 1}
+
+    from kforge_core.commands.eval import print_verdict
+
+    console = Console(record=True, width=200)
+    print_verdict(console, verdict, None)
+    text = console.export_text()
+    assert "headline timer is events" in text and "events *" in text
+    assert "baseline eager: from the baseline cache" in text and "(events time; baselines: eager from" in text
+
+
+def test_the_launch_overhead_share_becomes_a_finding_when_large():
+    assert launch_overhead_share((("wall", 1.0), ("device", 0.28))) == (pytest.approx(0.72), "device")
+    assert launch_overhead_share((("wall", 1.0), ("events", 0.5))) == (0.5, "events")
+    assert launch_overhead_share((("wall", 1.0),)) is None
+    finding = launch_overhead_finding((("wall", 1.0), ("events", 0.4), ("device", 0.28)))
+    assert finding.startswith("72% of this candidate's wall time is host launch overhead")
+    assert "CUDA graphs or fusion" in finding
+    assert launch_overhead_finding((("wall", 1.0), ("device", 0.9))) is None
+
+
+class FakeProcess:
+    """A worker process that records what it is sent; its replies are read by ``drain`` and ``call``."""
+
+    def __init__(self, init, home):
+        self.sent, self.pending, self.alive = [init], 1, True
+
+    def send(self, request):
+        self.sent.append(request)
+        self.pending += 1
+
+    def drain(self, timeout_s, what):
+        replies, self.pending = [Reply(value=None)] * self.pending, 0
+        return replies
+
+    def call(self, request, timeout_s, what):
+        self.send(request)
+        self.drain(timeout_s, what)
+        return Reply(value=BaselineResults((), (), METHOD))
+
+    def kill(self):
+        self.alive = False
+
+    close = kill
+
+
+def test_the_baseline_worker_gets_ready_without_being_waited_for(tmp_path):
+    from kforge_core.harness.host.baseline_worker import BaselineWorker
+    from kforge_core.harness.protocol import MeasureBaselines, Prepare
+
+    from .helpers import problem
+
+    started = []
+    def start(init, home):
+        started.append(FakeProcess(init, home))
+        return started[-1]
+
+    worker = BaselineWorker(lambda: "init", tmp_path, start)
+    relu = problem("relu_scale")
+    worker.get_ready(relu, ("eager", "compile"))
+    (process,) = started
+    assert process.sent == ["init", Prepare(relu), MeasureBaselines(("eager", "compile"), (0, 0))]
+    assert process.pending == 3  # nothing was read: the candidate's stages go on meanwhile
+    worker.wait_ready(60.0)  # before the first timed run
+    assert process.pending == 0
+    assert worker.time_block("eager", (0, 5), 60.0).failure is None
+    assert process.sent[-1] == MeasureBaselines(("eager",), (0, 5))
+    worker.get_ready(relu, ("eager",))  # the next candidate: the same worker, the problem already prepared
+    assert started == [process] and process.sent[-1] == MeasureBaselines(("eager",), (0, 0))
+    assert not any(isinstance(r, Prepare) for r in process.sent[5:])
