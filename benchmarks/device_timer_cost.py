@@ -67,7 +67,7 @@ def _profiler_cost(args: argparse.Namespace, call, sync, session_name: str) -> N
     import torch
 
     if args.device == "cuda":
-        from kforge_cuda.device_time import CuptiClock
+        from kforge_nvidia.device_time import CuptiClock
 
         clock, what = CuptiClock(), "the device timer (CUPTI through torch.profiler)"
     else:
@@ -95,7 +95,7 @@ class _CpuProfilerClock:
     def __enter__(self):
         import torch
 
-        from kforge_cuda.device_time import _records
+        from kforge_nvidia.device_time import _records
 
         self._read = _records
         self._profiler = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU])

@@ -56,7 +56,10 @@ def toy_eval(plugin_site, tmp_path_factory):
     candidates += [str(work / "pins.py"), str(work / "patches.py")]
     result = kforge_command(plugin_site, work, "eval", str(HARNESS / "problems" / "relu_scale.py"), *candidates,
                             "--backend", "toy", "--json", "--trials", "2", "--warmup", "1", "--repetitions", "3",
-                            "--baselines", "eager", plugins="toydevice", env={"TOYDEVICE_TRACE": str(trace)})
+                            "--baselines", "eager",
+                            # the device's trace is written from inside the workers into this test's directory,
+                            # which the sandbox would hide from them
+                            "--sandbox", "off", plugins="toydevice", env={"TOYDEVICE_TRACE": str(trace)})
     assert result.stdout.startswith("["), result.stderr
     return result, json.loads(result.stdout), trace.read_text().split()
 

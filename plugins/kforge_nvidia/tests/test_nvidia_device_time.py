@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from kforge_cuda.device import CudaDevice
-from kforge_cuda.device_time import RUN_PREFIX, ActivityRecord, busy_ms_per_run
+from kforge_nvidia.device import CudaDevice
+from kforge_nvidia.device_time import RUN_PREFIX, ActivityRecord, busy_ms_per_run
 
 
 def _window(index, start, end):
