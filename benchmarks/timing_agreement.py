@@ -41,6 +41,10 @@ def main() -> int:
     parser.add_argument("--limit", type=int, default=0, help="at most this many cases (0: all with a solution)")
     parser.add_argument("--trials", type=int, default=5, help="correctness trials, both sides")
     parser.add_argument("--repetitions", type=int, default=100, help="timed runs, both sides")
+    parser.add_argument("--policy", default="report", choices=("strict", "report"),
+                        help="KForge's cheat policy: report (default) times PyTorch-level solutions as KernelBench does")
+    parser.add_argument("--atol", type=float, default=1e-2, help="both sides' tolerance (KernelBench's default)")
+    parser.add_argument("--rtol", type=float, default=1e-2)
     parser.add_argument("--json", action="store_true", help="print every figure as JSON at the end")
     args = parser.parse_args()
 
@@ -103,6 +107,7 @@ def _harness(args: argparse.Namespace, first: Any) -> Any:
     settings = app.settings(**{
         "backend": args.backend, "harness.trials": args.trials, "harness.repetitions": args.repetitions,
         "harness.timer": "events", "harness.baselines": ["eager"], "harness.baseline_cache": "off",
+        "harness.cheat_policy": args.policy, "harness.atol": args.atol, "harness.rtol": args.rtol,
         "cache_dir": tempfile.mkdtemp(prefix="kforge-agreement-"),
     })
     backend = BackendRegistry(app.plugins).get(args.backend).backend

@@ -31,6 +31,7 @@ LINE_KINDS = [
     ("best", r"Best: \S+ — [\d.]+ ms( \((wall|events|device) time[^)]*\))?, [\d.]+x vs eager(, [\d.]+x vs compile)? "
              r"\(fp32 contract, [\d.]+ bits\)"),
     ("best", r"  baselines: (eager|compile) .+"),  # where the best's baselines came from, and when
+    ("index", r"kernel index: added the best kernel of run \S+ \(.+\)"),  # what later runs may be shown
     ("usage", r"LLM: \d+ calls, \S+ tokens, cost unknown \(no \[llm\] prices for these models\)"),
     ("file", r"  \S+/(best\.py|report\.md|speedup\.png)"),
     ("details", r"details: kforge show \S+ --runs-dir \S+"),
