@@ -65,7 +65,7 @@ def test_the_readme_demo_is_make_demos_command_and_its_sample_has_the_shape_the_
 
 # the demo as the README shows it: three failures, a correct kernel, optimization rounds, the summary
 EXPECTED_SHAPE = ["run", "agent", "baselines", "no code", "failed", "correct", "round", "correct", "round", "correct",
-                  "round", "stopped", "best", "usage", "file", "details"]
+                  "round", "stopped", "index", "best", "usage", "file", "details"]
 
 # which one depends on the timings: the script has replies for 4 rounds, then it runs out
 STOP_REASONS = ("2 optimization round(s) in a row brought no gain", "has no reply left")

@@ -20,7 +20,7 @@ from ...errors import KForgeError
 from ...records import Failure, Problem
 from ...settings import HarnessSettings
 from ..protocol import DeviceFacts, Prepare, Prepared, WorkerInit
-from ..worker.faults import OUT_OF_MEMORY_PATTERNS
+from ..memory_words import OUT_OF_MEMORY_PATTERNS
 from .process import WorkerFault, WorkerProcess
 
 

@@ -9,17 +9,11 @@ from typing import TYPE_CHECKING
 
 from ...records import Failure
 from ...tracebacks import candidate_lines, exception_text
+from ..memory_words import OUT_OF_MEMORY_PATTERNS
 
 if TYPE_CHECKING:
     from ...device import Device
 
-# Python's and PyTorch's own words for running out of memory; a device adds its runtime's (Device.classify).
-OUT_OF_MEMORY_PATTERNS = (
-    "out of memory",
-    "can't allocate memory",
-    "cannot allocate memory",
-    "unable to allocate",
-)
 
 
 def classify_exception(exc: BaseException, device: Device | None = None) -> Failure:

@@ -27,7 +27,7 @@ from .compare import Comparison, check_structure, compare_outputs, max_differenc
 from .expected import Expected
 from .precision import precision_report
 from .reference import seeded_inputs
-from .shipping import TIMED, TRACED, TRIAL
+from .call_kinds import TIMED, TRACED, TRIAL
 
 
 @dataclass

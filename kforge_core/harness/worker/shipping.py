@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol
 import torch
 
 from ..protocol import Conclude, Conclusion, Judged, Shipped
+from .call_kinds import TIMED, TRACED, TRIAL  # noqa: F401 - what a shipped call was, named here for its callers
 
 if TYPE_CHECKING:
     from ...device import Device
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
     from ...settings import HarnessSettings
 
 OUTPUTS_DIR = "outputs"
-TRIAL, TIMED, TRACED = "trial", "timed", "traced"  # what a shipped call was
 
 _urandom = os.urandom  # bound before any candidate is imported
 

@@ -9,6 +9,7 @@ classified reply; what it cannot catch (a crash, ``os._exit``, a hang) the KForg
 from __future__ import annotations
 
 import argparse
+import importlib
 import ctypes
 import os
 import signal
@@ -163,7 +164,9 @@ class Worker:
         return self.judge.conclude(request.kind)
 
     def _begin(self, request: Begin) -> None:
-        from ...builtin import torch_verify  # noqa: F401 - the harness's own code is loaded, and watched, first
+        # the core's verify stage (a built-in plugin the worker's plugin manager registered) is loaded, and so
+        # watched, before the candidate: by name, since the harness does not depend on the plugins it runs
+        importlib.import_module("kforge_core.builtin.torch_verify")
         from . import candidate_timing  # noqa: F401
         from ..op_trace import hide_recorders
         from .integrity import ProcessSnapshot
