@@ -57,13 +57,17 @@ def _checks_in(block: range, settings: HarnessSettings) -> int:
 
 
 HIDDEN_SHARE = 0.5  # events that see under half the device's busy time: work the caller's stream never waited for
+HIDDEN_FLOOR_MS = 1.0  # and at least this much of it: below, the two timers' own overheads differ by more than that
 
 
 def hidden_work_flags(timed: TimedRuns, settings: HarnessSettings) -> list[Flag]:
     """Work moved to a side stream that the caller's stream does not wait for is invisible to the events timer but
     not to the device's own records: when the events see less than half of it, the timing is not to be trusted."""
     events, busy = timed.samples_ms.get("events"), timed.samples_ms.get("device")
-    if not events or not busy or statistics.median(events) >= HIDDEN_SHARE * statistics.median(busy):
+    if not events or not busy:
+        return []
+    seen, done = statistics.median(events), statistics.median(busy)
+    if seen >= HIDDEN_SHARE * done or done - seen < HIDDEN_FLOOR_MS:
         return []
     return [F.raise_flag(F.ASYNC_OUTPUT, (
         f"events on the caller's stream saw a median {statistics.median(events):.4g} ms per call, the device was "
