@@ -40,7 +40,7 @@ def find_inline_calls(candidate: Candidate) -> list[InlineCall]:
     """Each ``load_inline`` call of the candidate whose arguments can all be read statically."""
     found: list[InlineCall] = []
     for file, tree in parsed_python_files(candidate):
-        constants = _module_literals(tree)
+        constants = module_literals(tree)
         for call in ast.walk(tree):
             if not (isinstance(call, ast.Call) and _called_name(call.func) == "load_inline"):
                 continue
@@ -84,7 +84,7 @@ def _called_name(func: ast.expr) -> str | None:
     return None
 
 
-def _module_literals(tree: ast.Module) -> dict[str, ast.expr]:
+def module_literals(tree: ast.Module) -> dict[str, ast.expr]:
     """Module-level names bound exactly once (to any expression; :func:`_literal` decides if it is a literal)."""
     bound: dict[str, list[ast.expr]] = {}
     for node in tree.body:

@@ -23,7 +23,7 @@ from kforge_nvidia.builds import cache_root
 from kforge_nvidia.toolchain import find_tool, nvcc_version
 
 from .build_config import build_config
-from .inline_prebuild import build_inline, find_inline_calls
+from .inline_prebuild import build_inline, find_inline_calls, module_literals
 
 
 @dataclass(frozen=True)
@@ -104,16 +104,8 @@ def _keyword(call: ast.Call, name: str) -> ast.expr | None:
 
 def _module_strings(tree: ast.Module) -> dict[str, str]:
     """Module-level names bound exactly once, to a string literal."""
-    bound: dict[str, list[ast.expr]] = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign):
-            for target in node.targets:
-                if isinstance(target, ast.Name):
-                    bound.setdefault(target.id, []).append(node.value)
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
-            bound.setdefault(node.target.id, []).append(node.value)
-    return {name: values[0].value for name, values in bound.items()
-            if len(values) == 1 and isinstance(values[0], ast.Constant) and isinstance(values[0].value, str)}
+    return {name: value.value for name, value in module_literals(tree).items()
+            if isinstance(value, ast.Constant) and isinstance(value.value, str)}
 
 
 def _string(node: ast.expr | None, constants: dict[str, str]) -> str | None:
