@@ -31,11 +31,10 @@ from kforge_core.bench.suite import discover
 KERNELBENCH_CHILD = r'''
 import inspect, json, sys, time
 root, reference_path, solution_path, trials, atol, rtol = sys.argv[1:7]
-sys.path[:0] = [root, root + "/src"]
-try:
-    from kernelbench.eval import eval_kernel_against_ref  # newer layouts
-except ImportError:
-    from src.eval import eval_kernel_against_ref
+sys.path.insert(0, sys.argv[8])
+from kernelbench_eval import load_kernelbench
+from pathlib import Path
+eval_kernel_against_ref = load_kernelbench(Path(root))[0].eval_kernel_against_ref
 import torch
 parameters = inspect.signature(eval_kernel_against_ref).parameters
 options = {"seed_num": 42, "num_correct_trials": int(trials), "num_perf_trials": 100, "measure_performance": True,
@@ -104,7 +103,7 @@ def _kernelbench(args: argparse.Namespace, problems, solutions) -> dict[str, dic
             solution.write_text(next(f.text for f in candidate.files if f.name == candidate.entry))
             command = [sys.executable, "-c", KERNELBENCH_CHILD, str(args.kernelbench.resolve()), str(problem.path),
                        str(solution), str(args.trials), str(args.atol), str(args.rtol),
-                       str(Path(scratch) / "build")]
+                       str(Path(scratch) / "build"), str(Path(__file__).resolve().parent)]
             start = time.perf_counter()
             try:
                 child = subprocess.run(command, capture_output=True, text=True, timeout=args.kernelbench_timeout)

@@ -21,7 +21,6 @@ Without an NVIDIA GPU it stops at once, saying so.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import statistics
 import sys
@@ -75,16 +74,10 @@ def main() -> int:
 
 def _kernelbench(checkout: Path) -> tuple[Any, Any]:
     """KernelBench's eval module (and its timing module, where it has one), from the checkout."""
-    for root, name in ((checkout / "src", "kernelbench"), (checkout, "src")):
-        if (root / name / "eval.py").is_file():
-            sys.path.insert(0, str(root))
-            evaluation = importlib.import_module(f"{name}.eval")
-            try:
-                timing = importlib.import_module(f"{name}.timing")
-            except ImportError:
-                timing = None
-            return evaluation, timing
-    raise SystemExit(f"{checkout} is not a KernelBench checkout: no src/kernelbench/eval.py or src/eval.py")
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from kernelbench_eval import load_kernelbench
+
+    return load_kernelbench(checkout)
 
 
 def _cases(args: argparse.Namespace) -> list[tuple[Any, Any]]:

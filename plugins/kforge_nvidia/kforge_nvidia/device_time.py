@@ -87,6 +87,16 @@ def _records(profiler: Any) -> Iterator[ActivityRecord]:
     from torch.autograd import DeviceType
 
     for event in profiler.profiler.kineto_results.events():
-        activity = event.activity_type() if hasattr(event, "activity_type") else ""
-        yield ActivityRecord(event.name(), event.device_type() != DeviceType.CPU, str(activity).lower(),
-                             int(event.start_ns()), int(event.duration_ns()))
+        on_device = event.device_type() != DeviceType.CPU
+        yield ActivityRecord(event.name(), on_device, _activity(event, on_device), int(event.start_ns()),
+                             int(event.duration_ns()))
+
+
+def _activity(event: Any, on_device: bool) -> str:
+    """Kineto's kind of a record; PyTorch builds that do not expose it get it from what they do expose."""
+    if hasattr(event, "activity_type"):
+        return str(event.activity_type()).lower()
+    if not on_device:
+        return "cpu_op"
+    annotation = event.is_user_annotation() if hasattr(event, "is_user_annotation") else False
+    return "gpu_user_annotation" if annotation or event.name().startswith(RUN_PREFIX) else "kernel"
