@@ -72,7 +72,10 @@ class RayExecutor:
         self.spec = spec
         self.address = address
 
-    def run(self, jobs: list[ProblemJob], on_result: Callable[[ProblemResult], None]) -> None:
+    def run(self, jobs: list[ProblemJob], on_result: Callable[[ProblemResult], None],
+            halt: threading.Event | None = None) -> None:
+        """Evaluate ``jobs`` on the cluster's actors; once ``halt`` is set, the problems in hand finish and no
+        other starts."""
         ray = _import_ray()
         from ray.util import ActorPool
 
@@ -87,11 +90,7 @@ class RayExecutor:
             count = self._actor_count(ray, uses_gpus)
             actor_class = ray.remote(num_gpus=1 if uses_gpus else 0, num_cpus=0 if uses_gpus else 1)(SlotActor)
             actors = [actor_class.remote(self.spec) for _ in range(min(count, len(jobs)))]
-            pool = ActorPool(actors)
-            for job in jobs:
-                pool.submit(lambda actor, j: actor.evaluate.remote(j), job)
-            while pool.has_next():
-                on_result(pool.get_next_unordered())
+            feed(ActorPool(actors), jobs, len(actors), on_result, halt or threading.Event())
         except ray.exceptions.RayError as exc:
             raise KForgeError(f"the Ray cluster failed the bench: {exc}",
                               hint="finished problems are kept: `kforge bench --resume BENCH_ID` continues") from None
@@ -111,6 +110,24 @@ class RayExecutor:
                 raise KForgeError(f"the Ray cluster has no GPU; backend {self.spec.backend.name!r} needs one per task")
             return gpus
         return max(1, sum(1 for node in ray.nodes() if node.get("Alive")))
+
+
+def feed(pool: Any, jobs: list[ProblemJob], slots: int, on_result: Callable[[ProblemResult], None],
+         halt: threading.Event) -> None:
+    """Give each of ``slots`` actors of ``pool`` (a ``ray.util.ActorPool``) one job, then one more per result that
+    comes back, until ``halt`` is set: jobs are never queued on the cluster ahead of a free actor, so a stop
+    leaves only the problems in hand to finish."""
+    waiting = list(jobs)
+
+    def submit_next() -> None:
+        if waiting and not halt.is_set():
+            pool.submit(lambda actor, job: actor.evaluate.remote(job), waiting.pop(0))
+
+    for _ in range(slots):
+        submit_next()
+    while pool.has_next():
+        on_result(pool.get_next_unordered())
+        submit_next()
 
 
 def _import_ray() -> Any:

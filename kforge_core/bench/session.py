@@ -186,7 +186,7 @@ def _run(app: App, plan: BenchPlan, info: BenchInfo, choice: ExecutorChoice, job
     if choice.kind == "ray":
         spec = SlotSpec(backend, plan.settings, app.plugin_selection, options, info.id, plan.solutions is None,
                         plan.measure)
-        RayExecutor(spec, choice.ray_address).run(jobs, keep)
+        RayExecutor(spec, choice.ray_address).run(jobs, keep, halt)
         return
     loader = ProblemLoader()
 

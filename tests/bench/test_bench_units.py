@@ -231,3 +231,42 @@ def test_an_error_of_a_slot_stops_the_local_executor():
     with pytest.raises(KForgeError, match="device 1"):
         LocalExecutor(make_slot, [0, 1]).run([ProblemJob(f"p{i}", Path("p.py")) for i in range(20)], work,
                                              lambda r: None)
+
+
+class _FakeActorPool:
+    """ray.util.ActorPool's submit/has_next/get_next_unordered over plain calls: what was started, in order."""
+
+    def __init__(self) -> None:
+        self.started: list[str] = []
+        self._running: list[str] = []
+
+    def submit(self, call, job) -> None:
+        self.started.append(job)
+        self._running.append(job)
+
+    def has_next(self) -> bool:
+        return bool(self._running)
+
+    def get_next_unordered(self) -> str:
+        return self._running.pop(0)
+
+
+def test_a_stopped_ray_bench_finishes_the_problems_in_hand_and_starts_no_other():
+    from kforge_core.bench.ray_executor import feed
+
+    pool, halt, results = _FakeActorPool(), threading.Event(), []
+
+    def on_result(result):
+        results.append(result)
+        halt.set()  # Ctrl-C while the first result comes back
+
+    feed(pool, ["a", "b", "c", "d", "e"], 2, on_result, halt)
+    assert pool.started == ["a", "b"] and results == ["a", "b"]
+
+
+def test_a_ray_bench_hands_out_one_job_per_free_actor_until_all_are_done():
+    from kforge_core.bench.ray_executor import feed
+
+    pool, results = _FakeActorPool(), []
+    feed(pool, ["a", "b", "c"], 2, results.append, threading.Event())
+    assert results == ["a", "b", "c"]
