@@ -16,15 +16,14 @@ from typing import Any, Callable, Iterable, Iterator
 from ...devices import device_class_of
 from ...errors import KForgeError
 from ...plugins import PluginSelection, build_plugin_manager
-from ...records import Backend, Candidate, CompileResult, Failure, Problem, ProfileResult, ProfileSummary
+from ...records import Backend, Candidate, Failure, Problem, ProfileResult, ProfileSummary
 from ...registry import BackendRegistry
 from ...settings import Settings
-from ...tolerances import output_tolerances
 from ..protocol import BaselineResults, DeviceFacts, PrebuildRequest, Reply, Time, WorkerInit
 from ..timed_runs import checked_timed_runs
-from ..verdict import PrecisionReached, RuntimeStats, TimingMethod, Verdict
+from ..verdict import RuntimeStats, TimingMethod, Verdict
 from .deadline import StageTimeouts
-from .evaluation import StageOutcomes, captured_output, decide, message_for_agent, run_stages, runtime_of
+from .candidate_evaluation import EvaluationSetup, evaluate_candidate
 from .pool import WorkerPool, WorkerStartError
 from .prebuild import PrebuildOutcome, Prebuilder
 from .baseline_cache import BaselineCache, BaselineKey
@@ -34,7 +33,6 @@ from .interleave import Prior, Window, measure_window
 from .namespaces import sandbox_plan, use_sandbox
 from .process import WorkerProcess
 from .referee import Referee
-from .static_check import check_source
 
 
 class Harness:
@@ -94,7 +92,6 @@ class Harness:
         self._referee = Referee(self._pool, settings.harness)  # judges shipped outputs: never runs candidate code
         self._baseline_worker = BaselineWorker(self._worker_init, self.root / "workers")
         self._priors: dict[str, Prior] = {}  # baselines measured in full earlier in this session, for this problem
-        self._window: Window | None = None  # the candidate's timing window, while it is evaluated
         self._baseline_cache = BaselineCache(settings.cache_dir)
         self._prebuild_problems: dict[str, Problem] = {}  # candidate digest -> the problem it is built for
         self._closed = False
@@ -127,45 +124,12 @@ class Harness:
         Never raises for anything the candidate does: every fault is a Verdict with a Failure.
         """
         self._check_open()
-        static_flags = check_source(candidate, self.problem, self.settings.harness.contract, self._source_checks)
         workdir = self._scratch_dir(candidate)
         self._prebuilder.wait(candidate)  # its compile stage then finds what was built ahead
-        timeouts = self.timeouts
-        worker = self._acquire()
-        beside = measure and bool(self.settings.harness.baselines)
-        if beside:  # the baseline worker gets ready while the candidate is compiled and verified
-            self._baseline_worker.get_ready(self._seen_by_workers(self.problem), self.settings.harness.baselines)
-        self._window = None
-        out = run_stages(worker, candidate, workdir, self.settings.harness, timeouts, measure=measure,
-                         profile=profile, timing_guard=self._quiet_for_timing, referee=self._referee,
-                         stop_at=stop_at, timing=self._time_beside_baselines if beside else None)
-        flags, failure, message = decide(out, static_flags)
-        replaced = self._pool.release(worker, reusable=failure is None and out.clean)
-        stdout, stderr = captured_output(workdir, self.settings.harness.output_limit_kb)
-        runtime, method = runtime_of(out)
-        window = self._window if failure is None and runtime is not None else None
-        figures = tuple((timer, RuntimeStats.from_samples(samples)) for timer, samples in out.timing.figures) \
-            if failure is None and runtime is not None else ()
-        baselines, speedups, baseline_figures = (), (), ()
-        if window is not None:
-            baselines = tuple((name, RuntimeStats.from_samples(s)) for name, s in window.baselines.samples_ms)
-            speedups = tuple((name, stats.median / runtime.median) for name, stats in baselines if runtime.median > 0)
-            baseline_figures = tuple((name, tuple((timer, RuntimeStats.from_samples(s)) for timer, s in by_timer))
-                                     for name, by_timer in window.baselines.figures)
-        return Verdict(
-            candidate=candidate.label, candidate_digest=candidate.digest, backend=self.backend.name,
-            problem=self.problem.name,
-            compile=out.compile or CompileResult(ok=False, log=message, failure=failure or Failure.HARNESS),
-            verify=out.verify, runtime=runtime if failure is None else None, baselines=baselines,
-            speedups=speedups, flags=flags, failure=failure,
-            message=message_for_agent(failure, message, stderr, flags),
-            method=(method or self._planned_method()) if measure else None,
-            profile=out.profile, stdout=stdout, stderr=stderr, worker_replaced=replaced,
-            baseline_errors=window.baselines.errors if window is not None else (),
-            baseline_notes=window.baselines.notes if window is not None else (),
-            precision=self._precision(out), figures=figures, baseline_figures=baseline_figures,
-            baseline_sources=window.sources if window is not None else (),
-        )
+        setup = self._evaluation_setup()  # the stages' limits follow the reference: the referee is ready first
+        worker = self._acquire()  # the evaluation releases it
+        return evaluate_candidate(setup, worker, candidate, workdir, profile=profile, measure=measure,
+                                  stop_at=stop_at)
 
     def evaluate_all(self, candidates: Iterable[Candidate], *, profile: bool = False,
                      measure: bool = True) -> Iterator[Verdict]:
@@ -197,7 +161,7 @@ class Harness:
         self._check_open()
         if self._baselines is None:
             if self.settings.harness.baselines:
-                self._baseline_worker.get_ready(self._seen_by_workers(self.problem), self.settings.harness.baselines)
+                self._get_baselines_ready()
                 self._window_of(None)
             else:
                 self._baselines = BaselineResults((), (), None)
@@ -306,16 +270,26 @@ class Harness:
         label = re.sub(r"[^A-Za-z0-9_.-]+", "-", candidate.label)[:40] or "candidate"
         return self.root / "candidates" / f"{next(self._numbers):04d}-{label}-{candidate.digest[:8]}"
 
-    def _time_beside_baselines(self, call: Callable[..., Reply]) -> Reply:
-        """Time the candidate through its worker's ``call`` with the baselines beside it (``interleave.py``); the
-        window is kept for the verdict."""
+    def _evaluation_setup(self) -> EvaluationSetup:
+        """What evaluating a candidate needs of this Harness, for the current problem."""
+        return EvaluationSetup(
+            backend=self.backend, problem=self.problem, settings=self.settings.harness, timeouts=self.timeouts,
+            source_checks=self._source_checks, referee=self._referee, timing_guard=self._quiet_for_timing,
+            release=self._pool.release, planned_method=self._planned_method,
+            get_baselines_ready=self._get_baselines_ready, time_beside_baselines=self._time_beside_baselines,
+        )
+
+    def _get_baselines_ready(self) -> None:
+        self._baseline_worker.get_ready(self._seen_by_workers(self.problem), self.settings.harness.baselines)
+
+    def _time_beside_baselines(self, call: Callable[..., Reply]) -> Window:
+        """Time the candidate through its worker's ``call`` with the baselines beside it (``interleave.py``)."""
         timeouts = self.timeouts
 
         def candidate(block: tuple[int, int]) -> Reply:
             return call(Time(block), timeouts.timing_s, "timing", timeouts.waits)
 
-        window = self._window = self._window_of(candidate)
-        return window.failure or Reply(value=window.candidate)
+        return self._window_of(candidate)
 
     def _window_of(self, candidate: Any) -> Window:
         """Measure the baselines (beside ``candidate``'s timing, when given) and keep what was measured in full as
@@ -349,17 +323,6 @@ class Harness:
             self._pool.release(self._pool.acquire(), reusable=True)
         assert self._pool.facts is not None
         return self._pool.facts
-
-    def _precision(self, out: StageOutcomes) -> PrecisionReached:
-        """The contract the candidate was held to (with the tolerances the workers resolved), and what it reached."""
-        harness = self.settings.harness
-        return PrecisionReached(
-            contract=harness.precision,
-            bits=out.verify.precision_bits if out.verify is not None else None,
-            switches=out.finish.switches if out.finish is not None else (),
-            tolerances=output_tolerances(harness, (t.dtype for o in self.problem.outputs for t in o.tensors()),
-                                         self.backend.default_tolerance),
-        )
 
     def _planned_method(self) -> TimingMethod | None:
         """The method timing would use, for verdicts of candidates that were not timed."""

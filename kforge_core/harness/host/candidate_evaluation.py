@@ -1,0 +1,123 @@
+"""A candidate's whole evaluation in one call: the static check, its stages in a worker (``evaluation.py``), the
+decision, the worker's release, the captured output, and the Verdict with the baselines timed beside it.
+
+The Harness hands over what the evaluation needs of it (an :class:`EvaluationSetup`) and a worker; it gets the
+Verdict back. Nothing a candidate does raises here: every fault is a Verdict with a Failure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, ContextManager
+
+from ...records import Backend, Candidate, CompileResult, Failure, Problem, SourceCheck
+from ...settings import HarnessSettings
+from ...tolerances import output_tolerances
+from ..protocol import Reply
+from ..verdict import PrecisionReached, RuntimeStats, TimingMethod, Verdict
+from .deadline import StageTimeouts
+from .evaluation import StageOutcomes, captured_output, decide, message_for_agent, run_stages, runtime_of
+from .interleave import Window
+from .process import WorkerProcess
+from .referee import Referee
+from .static_check import check_source
+
+
+@dataclass(frozen=True)
+class EvaluationSetup:
+    """What evaluating one candidate needs from its Harness.
+
+    :param timeouts: the limits of the candidate's stages (they follow the reference's time: the referee is ready).
+    :param source_checks: the backend plugin's own static-check patterns.
+    :param referee: judges the outputs the candidate's worker ships.
+    :param timing_guard: keeps what else the harness runs quiet while the candidate is timed.
+    :param release: hands a worker back to the pool, ``reusable`` or not; True when it was replaced.
+    :param planned_method: the method timing would use, for candidates that were not timed.
+    :param get_baselines_ready: starts the baseline worker getting ready, while the candidate is compiled.
+    :param time_beside_baselines: times the candidate through its worker's call with the baselines beside it.
+    """
+
+    backend: Backend
+    problem: Problem
+    settings: HarnessSettings
+    timeouts: StageTimeouts
+    source_checks: tuple[SourceCheck, ...]
+    referee: Referee
+    timing_guard: Callable[[], ContextManager[None]]
+    release: Callable[..., bool]
+    planned_method: Callable[[], TimingMethod | None]
+    get_baselines_ready: Callable[[], None]
+    time_beside_baselines: Callable[[Callable[..., Reply]], Window]
+
+
+def evaluate_candidate(setup: EvaluationSetup, worker: WorkerProcess, candidate: Candidate, workdir: Path, *,
+                       profile: bool, measure: bool, stop_at: float | None = None) -> Verdict:
+    """Compile, verify and (with ``measure``) time ``candidate`` in ``worker``, profile it when asked and it is
+    correct, and give its Verdict. The worker is released here, kept warm only when the candidate passed and the
+    worker ended clean, before the candidate's captured output is read."""
+    settings = setup.settings
+    static_flags = check_source(candidate, setup.problem, settings.contract, setup.source_checks)
+    beside = _BesideBaselines(setup.time_beside_baselines) if measure and settings.baselines else None
+    if beside is not None:  # the baseline worker gets ready while the candidate is compiled and verified
+        setup.get_baselines_ready()
+    out = run_stages(worker, candidate, workdir, settings, setup.timeouts, measure=measure, profile=profile,
+                     timing_guard=setup.timing_guard, referee=setup.referee, stop_at=stop_at,
+                     timing=beside.time if beside is not None else None)
+    flags, failure, message = decide(out, static_flags)
+    replaced = setup.release(worker, reusable=failure is None and out.clean)
+    stdout, stderr = captured_output(workdir, settings.output_limit_kb)
+    runtime, method = runtime_of(out)
+    timed = failure is None and runtime is not None
+    window = beside.window if timed and beside is not None else None
+    figures = tuple((timer, RuntimeStats.from_samples(samples)) for timer, samples in out.timing.figures) \
+        if timed else ()
+    baselines, speedups, baseline_figures = _baselines_beside(window, runtime) if window is not None else ((), (), ())
+    return Verdict(
+        candidate=candidate.label, candidate_digest=candidate.digest, backend=setup.backend.name,
+        problem=setup.problem.name,
+        compile=out.compile or CompileResult(ok=False, log=message, failure=failure or Failure.HARNESS),
+        verify=out.verify, runtime=runtime if failure is None else None, baselines=baselines,
+        speedups=speedups, flags=flags, failure=failure,
+        message=message_for_agent(failure, message, stderr, flags),
+        method=(method or setup.planned_method()) if measure else None,
+        profile=out.profile, stdout=stdout, stderr=stderr, worker_replaced=replaced,
+        baseline_errors=window.baselines.errors if window is not None else (),
+        baseline_notes=window.baselines.notes if window is not None else (),
+        precision=_precision(setup, out), figures=figures, baseline_figures=baseline_figures,
+        baseline_sources=window.sources if window is not None else (),
+    )
+
+
+class _BesideBaselines:
+    """Times the candidate with the baselines beside it, and keeps the window for the verdict."""
+
+    def __init__(self, measure: Callable[[Callable[..., Reply]], Window]) -> None:
+        self._measure = measure
+        self.window: Window | None = None
+
+    def time(self, call: Callable[..., Reply]) -> Reply:
+        self.window = self._measure(call)
+        return self.window.failure or Reply(value=self.window.candidate)
+
+
+def _baselines_beside(window: Window, runtime: RuntimeStats) -> tuple[tuple, tuple, tuple]:
+    """The baselines' runtimes measured in the candidate's window, the candidate's speedup over each, and each
+    baseline's figures by timer."""
+    baselines = tuple((name, RuntimeStats.from_samples(s)) for name, s in window.baselines.samples_ms)
+    speedups = tuple((name, stats.median / runtime.median) for name, stats in baselines if runtime.median > 0)
+    baseline_figures = tuple((name, tuple((timer, RuntimeStats.from_samples(s)) for timer, s in by_timer))
+                             for name, by_timer in window.baselines.figures)
+    return baselines, speedups, baseline_figures
+
+
+def _precision(setup: EvaluationSetup, out: StageOutcomes) -> PrecisionReached:
+    """The contract the candidate was held to (with the tolerances the workers resolved), and what it reached."""
+    settings = setup.settings
+    return PrecisionReached(
+        contract=settings.precision,
+        bits=out.verify.precision_bits if out.verify is not None else None,
+        switches=out.finish.switches if out.finish is not None else (),
+        tolerances=output_tolerances(settings, (t.dtype for o in setup.problem.outputs for t in o.tensors()),
+                                     setup.backend.default_tolerance),
+    )

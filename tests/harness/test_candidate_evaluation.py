@@ -1,0 +1,109 @@
+"""One call evaluates a candidate and gives its whole Verdict (``harness/host/candidate_evaluation.py``): what it
+asks of its harness, in which order, and what the Verdict is made of. A scripted worker stands in for a process."""
+
+from __future__ import annotations
+
+import contextlib
+
+from kforge_core.harness import flags as F
+from kforge_core.harness.captured import STDERR_FILE
+from kforge_core.harness.host.candidate_evaluation import EvaluationSetup, evaluate_candidate
+from kforge_core.harness.host.deadline import StageTimeouts
+from kforge_core.harness.host.interleave import Window
+from kforge_core.harness.protocol import BaselineResults, Conclusion, FinishReport, Reply, TimingOutcome
+from kforge_core.harness.verdict import TimingMethod
+from kforge_core.records import Candidate, CompileResult, Failure, TrialError, VerifyResult
+from kforge_core.settings import HarnessSettings
+
+from .helpers import TORCH_CPU, problem
+
+SETTINGS = HarnessSettings(trials=2, baselines=("eager",))
+TIMED = TimingMethod(device="cpu", warmup=1, repetitions=3, l2_flush_bytes=0, synchronize="none", timer="wall",
+                     fresh_inputs=True)
+PLANNED = TimingMethod(device="cpu", warmup=1, repetitions=3, l2_flush_bytes=0, synchronize="none", timer="wall",
+                       fresh_inputs=True, notes="not timed")
+CALLS_TORCH = Candidate.from_source("import torch\ndef forward(x):\n    return torch.relu(x) * 2\n", label="relu")
+
+
+class ScriptedWorker:
+    """Answers each request (a stage by its name, others by their type's) from a script, and logs it."""
+
+    def __init__(self, log: list, replies: dict[str, object]) -> None:
+        self.log, self.replies, self.wait_notes, self.alive, self.referee = log, replies, [], True, None
+
+    def call(self, request, timeout_s, what, waits=None, hard_stop=None):  # noqa: ANN001, ANN201
+        name = getattr(request, "stage", None) or type(request).__name__
+        self.log.append(name)
+        reply = self.replies[name]
+        if isinstance(reply, Reply):
+            self.alive = reply.failure is None
+            return reply
+        return Reply(value=reply)
+
+
+class AgreeingReferee:
+    """A referee that saw every trial pass (the scripted worker ships nothing)."""
+
+    def begin(self) -> None:
+        pass
+
+    def answer(self, message):  # noqa: ANN001, ANN201
+        raise AssertionError(f"nothing is shipped here: {message!r}")
+
+    def conclude(self, kind: str) -> Conclusion:
+        return Conclusion(trials=tuple(TrialError(SETTINGS.seed + t, True, 0.0, 0.0, "") for t in range(2)))
+
+
+def _setup(log: list, window: Window | None = None) -> EvaluationSetup:
+    def release(worker, *, reusable):  # noqa: ANN001, ANN202
+        log.append(("release", reusable))
+        return not reusable
+
+    def beside(call):  # noqa: ANN001, ANN202
+        log.append("window")
+        return window
+
+    return EvaluationSetup(
+        backend=TORCH_CPU, problem=problem("relu_scale"), settings=SETTINGS,
+        timeouts=StageTimeouts.derive(SETTINGS, 0.001), source_checks=(), referee=AgreeingReferee(),
+        timing_guard=contextlib.nullcontext, release=release, planned_method=lambda: PLANNED,
+        get_baselines_ready=lambda: log.append("baselines ready"), time_beside_baselines=beside,
+    )
+
+
+def test_a_correct_candidate_is_timed_beside_the_baselines_and_its_worker_kept(tmp_path):
+    log: list = []
+    window = Window(candidate=TimingOutcome(samples_ms=(2.0, 2.0, 2.0), method=TIMED),
+                    baselines=BaselineResults(samples_ms=(("eager", (6.0, 6.0, 6.0)),), errors=(), method=TIMED,
+                                              notes=(("eager", "measured now"),)))
+    worker = ScriptedWorker(log, {"Begin": None, "compile": CompileResult(ok=True),
+                                  "verify": VerifyResult(correct=True), "Finish": FinishReport()})
+    verdict = evaluate_candidate(_setup(log, window), worker, CALLS_TORCH, tmp_path, profile=False, measure=True)
+    assert log == ["baselines ready", "Begin", "compile", "verify", "window", "Finish", ("release", True)]
+    assert verdict.failure is None and not verdict.worker_replaced
+    assert (verdict.candidate, verdict.backend, verdict.problem) == ("relu", TORCH_CPU.name, "relu_scale")
+    assert verdict.runtime.median == 2.0 and verdict.method == TIMED
+    assert [name for name, _ in verdict.baselines] == ["eager"] and verdict.speedups == (("eager", 3.0),)
+    assert verdict.baseline_notes == (("eager", "measured now"),)
+    assert [f.code for f in verdict.flags] == [F.REFERENCE_CALL]  # the static check's, merged in
+
+
+def test_a_crashed_candidate_replaces_its_worker_and_the_agent_reads_its_stderr(tmp_path):
+    log: list = []
+    (tmp_path / STDERR_FILE).write_text("Fatal Python error: Segmentation fault\n\nCurrent thread:\n  forward\n")
+    worker = ScriptedWorker(log, {"Begin": None, "compile": CompileResult(ok=True),
+                                  "verify": Reply(failure=Failure.CRASH, message="the worker died")})
+    verdict = evaluate_candidate(_setup(log), worker, CALLS_TORCH, tmp_path, profile=False, measure=True)
+    assert log == ["baselines ready", "Begin", "compile", "verify", ("release", False)]
+    assert verdict.failure is Failure.CRASH and verdict.worker_replaced
+    assert verdict.runtime is None and verdict.baselines == () and verdict.method == PLANNED
+    assert "the worker died" in verdict.message and "Python's fault handler" in verdict.message
+
+
+def test_an_unmeasured_candidate_leaves_the_baselines_alone(tmp_path):
+    log: list = []
+    worker = ScriptedWorker(log, {"Begin": None, "compile": CompileResult(ok=True),
+                                  "verify": VerifyResult(correct=True), "Finish": FinishReport(clean=False)})
+    verdict = evaluate_candidate(_setup(log), worker, CALLS_TORCH, tmp_path, profile=False, measure=False)
+    assert log == ["Begin", "compile", "verify", "Finish", ("release", False)]  # a candidate that left a mess
+    assert verdict.failure is None and verdict.method is None and verdict.runtime is None
