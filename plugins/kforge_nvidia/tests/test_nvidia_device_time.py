@@ -39,3 +39,25 @@ def test_a_run_without_a_window_is_an_error_not_a_zero():
 def test_the_cuda_device_offers_all_three_timers():
     assert CudaDevice.event_timer.startswith("a pair of torch.cuda.Event")
     assert "every stream" in CudaDevice.device_timer
+
+
+class _KinetoEventWithoutKind:
+    """A kineto event as PyTorch 2.11 exposes it: no ``activity_type``, ``is_user_annotation`` there."""
+
+    def __init__(self, name, annotation):
+        self._name, self._annotation = name, annotation
+
+    def name(self):
+        return self._name
+
+    def is_user_annotation(self):
+        return self._annotation
+
+
+def test_without_a_record_kind_device_work_is_told_from_annotations():
+    from kforge_nvidia.device_time import _activity
+
+    assert _activity(_KinetoEventWithoutKind("spin_kernel(long)", False), on_device=True) == "kernel"
+    assert _activity(_KinetoEventWithoutKind("Memcpy DtoD", False), on_device=True) == "kernel"
+    assert _activity(_KinetoEventWithoutKind(f"{RUN_PREFIX}0", True), on_device=True) == "gpu_user_annotation"
+    assert _activity(_KinetoEventWithoutKind("aten::mm", False), on_device=False) == "cpu_op"
