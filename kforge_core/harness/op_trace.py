@@ -26,6 +26,8 @@ NON_COMPUTE_OPS = frozenset({
     "unfold", "movedim", "swapaxes", "swapdims", "resolve_conj", "resolve_neg", "conj",
     "sym_size", "sym_stride", "sym_numel", "sym_storage_offset", "size", "stride", "dim", "numel",
     "is_contiguous", "is_same_size", "is_pinned", "_local_scalar_dense", "item", "_has_compatible_shallow_copy_type",
+    # questions about dtypes (a Triton wrapper's torch.promote_types picks its output's dtype)
+    "promote_types", "result_type", "can_cast", "is_floating_point", "is_complex", "is_signed",
     # copies and conversions
     "contiguous", "clone", "copy_", "_copy_from", "_copy_from_and_resize", "_to_copy", "to", "type_as",
 })

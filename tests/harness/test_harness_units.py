@@ -248,6 +248,12 @@ def test_operator_names_and_the_allow_list():
     assert not is_compute_op("mylib::fused_kernel")  # a candidate's own registered kernel is not PyTorch's
 
 
+def test_asking_which_dtype_an_output_takes_is_not_computing_it():
+    x = torch.randn(4, 4)
+    _, names = trace_ops(lambda: torch.empty_like(x, dtype=torch.promote_types(x.dtype, torch.float16)))
+    assert "aten::promote_types" in {op_name(n) for n in names} and compute_ops(names) == {}
+
+
 def test_trace_sees_operators_called_from_python():
     x = torch.randn(4, 4)
     _, names = trace_ops(lambda: torch.nn.functional.gelu(x @ x).contiguous())
