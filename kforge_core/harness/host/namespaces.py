@@ -66,7 +66,7 @@ class SandboxPlan:
             if env.get(name):
                 path = Path(env[name]).resolve()
                 if not path.exists():  # a file stays one: the tool that expects a directory says so
-                    path.mkdir(parents=True)
+                    path.mkdir(parents=True, exist_ok=True)  # a process started beside this one may make it first
                 caches.append(str(path))
         plan = {"hide": list(self.hide), "writable": [*self.writable, *caches], "readable": list(self.readable)}
         return [sys.executable, "-I", "-S", str(LAUNCHER), json.dumps(plan), "--", *command]
