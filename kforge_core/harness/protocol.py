@@ -149,16 +149,17 @@ class Shipped:
     :param label: what the call was ("trial seed 42", "timed run 7").
     :param kind: ``"trial"`` (a correctness trial) or ``"timed"`` (a timed run chosen for a check after it returned).
     :param seed: the seed of the call's inputs.
-    :param path: the file holding the output leaves and the inputs the call changed (``torch.save``).
-    :param digest: the file's SHA-256, taken as it was written: a file changed later is tampering.
+    :param paths: the files holding the output leaves and the inputs the call changed (``output_files``; more than
+        one where they would not fit the worker's file-size limit).
+    :param digests: each file's SHA-256, taken as it was written: a file changed later is tampering.
     :param structure: how the output leaves nest (``values.flatten_output``).
     """
 
     label: str
     kind: str
     seed: int
-    path: Path
-    digest: str
+    paths: tuple[Path, ...]
+    digests: tuple[str, ...]
     structure: tuple[Any, ...]
 
 

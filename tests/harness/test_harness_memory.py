@@ -42,6 +42,12 @@ def test_a_problem_whose_trials_would_not_fit_at_once_is_evaluated(make_harness)
     assert [t.seed for t in verdict.verify.trials] == [42 + t for t in range(8)]
 
 
+def test_outputs_larger_than_a_worker_may_write_in_one_file_are_judged(make_harness):
+    harness = make_harness("wide_relu", trials=2, file_size_limit_mb=8)  # each output is 32 MiB
+    verdict = harness.evaluate(candidate("wide_relu_numpy"))
+    assert verdict.correct, verdict.message
+
+
 def test_a_worker_short_of_memory_is_out_of_memory_never_an_invalid_problem(make_harness):
     harness = make_harness("wide_relu", memory_limit_mb=640)  # not even the reference's one call fits
     with pytest.raises(WorkerStartError) as raised:

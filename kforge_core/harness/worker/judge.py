@@ -1,7 +1,8 @@
 """Judging shipped outputs against the expected ones. Runs in the referee (a worker that never imports candidate
 code), or, for stage hooks run outside a harness, in the process that runs them.
 
-Per shipped call: the file is read and its digest checked (a file changed after it was written is tampering),
+Per shipped call: the files are read and their digests checked (``output_files``: a file changed after it was
+written is tampering),
 loaded as plain tensors only (``weights_only``), checked for type, count, nesting, device, shape and dtype, then
 compared with the reference's outputs for the same seed. The inputs the candidate changed are compared with what
 the reference leaves in its own. Across a candidate's calls: outputs cached from the previous trial, outputs that do
@@ -11,8 +12,6 @@ freed). Only the last output of each kind is kept (in host memory), whatever the
 
 from __future__ import annotations
 
-import hashlib
-import io
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +24,7 @@ from .. import flags as F
 from ..protocol import Conclusion, Judged, Shipped
 from .compare import Comparison, check_structure, compare_outputs, max_difference
 from .expected import Expected
+from .output_files import UnreadableOutputs, read_outputs
 from .precision import precision_report
 from .reference import seeded_inputs
 from .call_kinds import TIMED, TRACED, TRIAL
@@ -113,18 +113,12 @@ class Judge:
 
     def _load(self, shipped: Shipped) -> tuple[list[Any], dict[str, torch.Tensor]] | Judged:
         try:
-            data = shipped.path.read_bytes()
-        except OSError as exc:
-            return Judged(False, Failure.CHEAT, f"{shipped.label}: its outputs file is gone ({exc.strerror})")
-        if hashlib.sha256(data).hexdigest() != shipped.digest:  # the same digest as shipping.file_digest
-            self.session.flags.append(F.raise_flag(F.TAMPERING, (
-                f"the outputs of {shipped.label} were changed after the harness wrote them"), self.settings))
-            return Judged(False, Failure.CHEAT, f"{shipped.label}: its outputs file was changed after it was written")
-        try:
-            content = torch.load(io.BytesIO(data), weights_only=True, map_location="cpu")
-            outputs, changed = list(content["outputs"]), dict(content["inputs"])
-        except Exception as exc:  # noqa: BLE001 - written by the harness; unreadable means tampered with
-            return Judged(False, Failure.CHEAT, f"{shipped.label}: its outputs file is not the harness's ({exc})")
+            outputs, changed = read_outputs(shipped.paths, shipped.digests)
+        except UnreadableOutputs as exc:
+            if exc.changed:
+                self.session.flags.append(F.raise_flag(F.TAMPERING, (
+                    f"the outputs of {shipped.label} were changed after the harness wrote them"), self.settings))
+            return Judged(False, Failure.CHEAT, f"{shipped.label}: {exc}")
         device = self.expected.data.device
         return [o.to(device) if isinstance(o, torch.Tensor) else o for o in outputs], changed
 

@@ -5,8 +5,9 @@ A correctness trial and a timed run are the same call: the same function, the sa
 forward. Which timed runs are checked is drawn after each run returned (:class:`TimedChecks`), from the operating
 system's randomness, so no call can know whether its output will be looked at.
 
-Shipping writes the output leaves (copies, in host memory) and the inputs the call changed to a file in the
-candidate's scratch directory, with its SHA-256 taken as it was written, and sends a :class:`Shipped` message to the
+Shipping writes the output leaves (copies, in host memory) and the inputs the call changed to files in the
+candidate's scratch directory (``output_files``: as many as the worker's file-size limit needs), each with its
+SHA-256 taken as it was written, and sends a :class:`Shipped` message to the
 KForge process at once; the referee's :class:`Judged` answer comes back. Nothing here holds an expected output. Stage
 hooks run outside a harness worker (a plugin's own tools) have no KForge process to send to: their calls are judged
 in their own process (:class:`LocalReferee`).
@@ -14,7 +15,6 @@ in their own process (:class:`LocalReferee`).
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import os
 from pathlib import Path
@@ -24,6 +24,7 @@ import torch
 
 from ..protocol import Conclude, Conclusion, Judged, Shipped
 from .call_kinds import TIMED, TRACED, TRIAL  # noqa: F401 - what a shipped call was, named here for its callers
+from .output_files import write_outputs
 
 if TYPE_CHECKING:
     from ...device import Device
@@ -69,20 +70,10 @@ def ship(label: str, kind: str, seed: int, outputs: list[torch.Tensor], structur
     the judgement."""
     directory = workdir / OUTPUTS_DIR
     directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"{next(_numbers):05d}.pt"
-    torch.save({"outputs": [_host_copy(o) for o in outputs],
-                "inputs": {path: _host_copy(t) for path, t in changed_inputs.items()}}, path)
-    shipped = Shipped(label, kind, seed, path, file_digest(path), structure)
+    paths, digests = write_outputs(directory / f"{next(_numbers):05d}.pt", [_host_copy(o) for o in outputs],
+                                   {path: _host_copy(t) for path, t in changed_inputs.items()})
+    shipped = Shipped(label, kind, seed, paths, digests, structure)
     return _the_referee(referee).judge(shipped)
-
-
-def file_digest(path: Path) -> str:
-    """The SHA-256 of the file at ``path``, read in pieces (an output may be gigabytes)."""
-    digest = hashlib.sha256()
-    with path.open("rb") as file:
-        for piece in iter(lambda: file.read(1 << 24), b""):
-            digest.update(piece)
-    return digest.hexdigest()
 
 
 def conclude(kind: str, referee: Referee | None = None) -> Conclusion:
