@@ -9,7 +9,7 @@ named as the problems (flat or mirroring ``level1/``, ``level2/``) or a ``.jsonl
 
 * KForge evaluates it once (``Harness``, its workers, the eager baseline measured beside it, no baseline cache) and
   reports its speedup against eager by each timer the device has: ``wall``, ``events``, ``device``;
-* KernelBench's ``eval_kernel_against_ref`` evaluates it in this process with CUDA events (``timing_method
+* KernelBench's ``eval_kernel_against_ref`` evaluates it in a child process of its own with CUDA events (``timing_method
   "cuda_event"``); its speedup is its reference's mean time over the solution's mean time. Checkouts whose eval does
   not time the reference get it timed by KernelBench's own timing function.
 
@@ -22,13 +22,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 KFORGE_TIMERS = ("wall", "events", "device")
+CASE_MARK = "KERNELBENCH_CASE "
 
 
 def main() -> int:
@@ -45,14 +48,21 @@ def main() -> int:
     parser.add_argument("--atol", type=float, default=1e-2, help="both sides' tolerance (KernelBench's default)")
     parser.add_argument("--rtol", type=float, default=1e-2)
     parser.add_argument("--json", action="store_true", help="print every figure as JSON at the end")
+    parser.add_argument("--case-timeout", type=float, default=600.0, help="seconds for KernelBench's eval of a case")
+    parser.add_argument("--kernelbench-case", nargs=2, metavar=("PROBLEM", "SOLUTION"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.kernelbench_case:  # the child process that evaluates one case with KernelBench's eval
+        eval_module, timing_module = _kernelbench(args.kernelbench)
+        problem_path, solution_path = map(Path, args.kernelbench_case)
+        print(CASE_MARK + json.dumps(_kernelbench_speedup(eval_module, timing_module, problem_path.read_text(),
+                                                          solution_path.read_text(), args)))
+        return 0
 
     import torch
 
     if not torch.cuda.is_available():
         print("timing_agreement.py needs an NVIDIA GPU: torch.cuda.is_available() is False here", file=sys.stderr)
         return 2
-    eval_module, timing_module = _kernelbench(args.kernelbench)
     cases = _cases(args)
     if not cases:
         print("no problem has a solution in " + str(args.solutions), file=sys.stderr)
@@ -60,12 +70,16 @@ def main() -> int:
     rows = []
     print(f"{'case':<48} {'wall':>8} {'events':>8} {'device':>8} {'KB':>8}  (speedups against eager; KB: "
           "KernelBench's eval_kernel_against_ref, CUDA events)")
-    with _harness(args, cases[0][0]) as harness:
-        for problem, candidate in cases:
-            row = {"case": problem.key, **_kforge(harness, problem, candidate)}
-            row["kernelbench"] = _kernelbench_speedup(eval_module, timing_module, problem.path, candidate, args)
-            rows.append(row)
-            _print_row(row)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # a time limit still prints the cases done
+    try:
+        with _harness(args, cases[0][0]) as harness:
+            for problem, candidate in cases:
+                row = {"case": problem.key, **_kforge(harness, problem, candidate)}
+                row["kernelbench"] = _kernelbench_in_child(args, problem.path, candidate)
+                rows.append(row)
+                _print_row(row)
+    except KeyboardInterrupt:
+        print(f"stopped after {len(rows)} of {len(cases)} cases")
     _print_agreement(rows)
     if args.json:
         print(json.dumps(rows, indent=1))
@@ -119,12 +133,31 @@ def _kforge(harness: Any, problem: Any, candidate: Any) -> dict[str, Any]:
             "kforge_sources": [s.short() for s in verdict.baseline_sources]}
 
 
-def _kernelbench_speedup(evaluation: Any, timing: Any, problem_path: Path, candidate: Any,
+def _kernelbench_in_child(args: argparse.Namespace, problem_path: Path, candidate: Any) -> dict[str, Any]:
+    """KernelBench's eval of one case in a process of its own, as its batch scripts run it: a solution that
+    faults the device ends that process, not the comparison."""
+    solution = candidate.files[[f.name for f in candidate.files].index(candidate.entry)].text
+    with tempfile.TemporaryDirectory(prefix="kb-case-") as scratch:
+        solution_path = Path(scratch) / "solution.py"
+        solution_path.write_text(solution)
+        command = [sys.executable, str(Path(__file__).resolve()), "--kernelbench", str(args.kernelbench),
+                   "--solutions", str(args.solutions), "--backend", args.backend, "--trials", str(args.trials),
+                   "--repetitions", str(args.repetitions), "--kernelbench-case", str(problem_path), str(solution_path)]
+        try:
+            child = subprocess.run(command, capture_output=True, text=True, timeout=args.case_timeout)
+        except subprocess.TimeoutExpired:
+            return {"correct": False, "speedup": None, "error": f"no answer within {args.case_timeout:.0f} s"}
+    line = next((l for l in child.stdout.splitlines() if l.startswith(CASE_MARK)), None)
+    if line is None:
+        last = (child.stderr.strip().splitlines() or [f"exit {child.returncode}"])[-1]
+        return {"correct": False, "speedup": None, "error": last[:200]}
+    return json.loads(line[len(CASE_MARK):])
+
+
+def _kernelbench_speedup(evaluation: Any, timing: Any, reference: str, solution: str,
                          args: argparse.Namespace) -> dict[str, Any]:
     import torch
 
-    reference = problem_path.read_text()
-    solution = candidate.files[[f.name for f in candidate.files].index(candidate.entry)].text
     kwargs = dict(original_model_src=reference, custom_model_src=solution, seed_num=42,
                   num_correct_trials=args.trials, num_perf_trials=args.repetitions, measure_performance=True,
                   verbose=False, device=torch.device("cuda:0"), build_dir=tempfile.mkdtemp(prefix="kb-build-"))
@@ -165,7 +198,8 @@ def _fmt(value: float | None) -> str:
 def _print_row(row: dict[str, Any]) -> None:
     kernelbench = row["kernelbench"]["speedup"]
     print(f"{row['case']:<48} " + " ".join(_fmt(row[f"kforge_{t}"]) for t in KFORGE_TIMERS)
-          + f" {_fmt(kernelbench)}" + ("" if row["kforge_correct"] else f"  (KForge: {row['kforge_failure']})"),
+          + f" {_fmt(kernelbench)}" + ("" if row["kforge_correct"] else f"  (KForge: {row['kforge_failure']})")
+          + (f"  (KernelBench: {row['kernelbench'].get('error') or 'incorrect'})" if kernelbench is None else ""),
           flush=True)
 
 
