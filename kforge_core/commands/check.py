@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.text import Text
 
 from ..app import App
 from ..errors import KForgeError
@@ -50,8 +51,8 @@ def check(app: App, problem_path: Path | None, as_json: bool, show_sandbox: bool
             *([f"output {i}", spec.describe()] for i, spec in enumerate(problem.outputs)),
             ["parameters", f"{problem.parameter_count:,}"], ["reference forward (CPU)", f"{seconds * 1e3:.3f} ms"]]
     console = Console(soft_wrap=True)
-    table = fitted_table(_COLUMNS, rows, console.width, title=f"{problem.name}  ({problem.path})")
-    console.print(table)
+    console.print(Text(f"{problem.name}  ({problem.path})"))  # a path stays whole, to be copied
+    console.print(fitted_table(_COLUMNS, rows, console.width))
     click.echo("problem OK")
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.text import Text
 
 from ..app import App
 from ..precision_contract import mixed_contracts_note
@@ -38,7 +39,8 @@ def runs(app: App, runs_dir: Path | None, as_json: bool) -> None:
     cells = [[row["id"], row["status"], row["problem"], row["backend"], row["precision"], _short(row["model"]),
               row["best"] or "-", f"{row['best_speedup']:.2f}x" if row["best_speedup"] is not None else "-"]
              for row in rows]
-    console.print(fitted_table(_COLUMNS, cells, console.width, title=f"KForge runs in {settings.runs_dir}"))
+    console.print(Text(f"KForge runs in {settings.runs_dir}"))  # a path stays whole, to be copied
+    console.print(fitted_table(_COLUMNS, cells, console.width))
     note = mixed_contracts_note(r.precision for r in infos if r.best_speedup is not None)
     if note:
         console.print(f"[yellow]Note:[/] {note}.")
