@@ -1,6 +1,7 @@
 """End to end on a GPU: a Llama-style causal LM from ``transformers``, built from TinyLlama-1.1B's published config
 with random weights, with accepted kernels swapped in by ``kforge integrate``; prints whether the outputs stay
-within the precision contract and the prefill and decode tokens/s with and without the kernels.
+within the precision contract (in bfloat16: within the tolerances or, failing them, as close to a float32 run of
+the untouched model as the untouched model itself) and the prefill and decode tokens/s with and without the kernels.
 
     python benchmarks/integrate_e2e.py --kernels DIR [--backend triton] [--dtype bfloat16] [--layers 8]
         [--map LlamaRMSNorm=rmsnorm ...]
@@ -95,6 +96,13 @@ def _print(report: dict, args: argparse.Namespace) -> None:
     outputs = report["outputs"]
     print(f"outputs: {'within' if outputs['within_contract'] else 'NOT within'} the {report['precision']} contract "
           f"({outputs['message']})")
+    if outputs.get("reference"):
+        print(f"  decided by: {outputs['rule']}; distance from the {outputs['reference']}, untouched -> with "
+              f"kernels (the fidelity rule allows {outputs['fidelity_factor']:g}x):")
+        for untouched, swapped in zip(outputs["untouched_error"], outputs["swapped_error"]):
+            print(f"  output {untouched['output']}: relative RMS error {_figure(untouched['relative_rms'])} -> "
+                  f"{_figure(swapped['relative_rms'])}, max abs error {_figure(untouched['max_abs'])} -> "
+                  f"{_figure(swapped['max_abs'])}")
     before, after, speedups = (report["end_to_end"][k] for k in ("untouched", "with_kernels", "speedups"))
     print(f"{'':<10}{'untouched':>14}{'with kernels':>14}{'speedup':>10}")
     print(f"{'forward':<10}{before['forward_ms']:>11.3f} ms{after['forward_ms']:>11.3f} ms{speedups['forward']:>9.3f}x")
@@ -103,6 +111,10 @@ def _print(report: dict, args: argparse.Namespace) -> None:
         print(f"{phase:<10}{before[key]:>10,.0f} t/s{after[key]:>10,.0f} t/s{speedups[phase]:>9.3f}x")
     method = report["timing_method"]
     print(f"timing: median of {method['repetitions']} after {method['warmup']} warm-up on {method['device']}")
+
+
+def _figure(value: float | None) -> str:
+    return "non-finite" if value is None else f"{value:.3g}"
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ def report_lines(report: dict[str, Any]) -> list[str]:
     outputs = report["outputs"]
     verdict = "within" if outputs["within_contract"] else "NOT within"
     lines += ["", f"Whole model outputs: {verdict} the {report['precision']} contract ({outputs['message']})"]
+    lines += _reference_lines(outputs)
     e2e = report["end_to_end"]
     before, after, speedups = e2e["untouched"], e2e["with_kernels"], e2e["speedups"]
     lines.append(f"End to end forward: {before['forward_ms']:.4g} ms -> {after['forward_ms']:.4g} ms, "
@@ -43,3 +44,20 @@ def report_lines(report: dict[str, Any]) -> list[str]:
     lines.append(f"Timing: median of {method['repetitions']} runs after {method['warmup']} warm-up on "
                  f"{method['device']}; {method['timer']}")
     return lines
+
+
+def _reference_lines(outputs: dict[str, Any]) -> list[str]:
+    """Each floating output's distance from the higher-precision run, untouched and with the kernels."""
+    if not outputs.get("reference"):
+        return []
+    lines = [f"  decided by: {outputs['rule']}; distance from the {outputs['reference']}, untouched -> with "
+             f"kernels (the fidelity rule allows {outputs['fidelity_factor']:g}x):"]
+    for untouched, swapped in zip(outputs["untouched_error"], outputs["swapped_error"]):
+        lines.append(f"    output {untouched['output']}: relative RMS error {_figure(untouched['relative_rms'])} -> "
+                     f"{_figure(swapped['relative_rms'])}, max abs error {_figure(untouched['max_abs'])} -> "
+                     f"{_figure(swapped['max_abs'])}")
+    return lines
+
+
+def _figure(value: float | None) -> str:
+    return "non-finite" if value is None else f"{value:.3g}"

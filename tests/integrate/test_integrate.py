@@ -3,16 +3,19 @@ end to end (export, then integrate in its worker process, --json)."""
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
 import pytest
+import torch
 from click.testing import CliRunner
 
 from kforge_core.app import App
 from kforge_core.cli import cli
 from kforge_core.export import prepare, write_package
 from kforge_core.integrate.host import kernel_packages
+from kforge_core.integrate.report import report_lines
 from kforge_core.integrate.request import IntegrateRequest, Mapping
 from kforge_core.integrate.worker.run import integrate
 
@@ -76,6 +79,7 @@ def test_export_then_integrate_json(runs_dir: Path, tmp_path: Path, monkeypatch:
     report = json.loads(result.output)
     assert report["layers"][0]["modules"] == ["norm2"] and report["outputs"]["within_contract"] is True
     assert report["timing_method"]["repetitions"] == 1
+    assert report["outputs"]["rule"] == "tolerances" and report["outputs"]["reference"] is None  # a float32 model
 
 
 def test_a_hugging_face_causal_lm_from_its_config(packages: tuple, tmp_path: Path) -> None:
@@ -92,3 +96,27 @@ def test_a_hugging_face_causal_lm_from_its_config(packages: tuple, tmp_path: Pat
     assert changed["LlamaRMSNorm"] == "rmsnorm" and report["outputs"]["within_contract"] is True
     assert set(report["end_to_end"]["speedups"]) == {"forward", "prefill", "decode"}
     assert "random weights" in report["model"]
+
+
+def test_a_bfloat16_model_is_weighed_against_a_float32_run_of_the_untouched_model(packages: tuple) -> None:
+    """The report carries both models' distance from a float32 run; the untouched one's is that of the model
+    the factory builds, cast to bfloat16, from the same model in float32 (the copy is made before the swap)."""
+    from tests.integrate.small_model import build_model
+
+    spec = IntegrateRequest(**{**request(packages).__dict__, "dtype": "bfloat16", "precision": "bf16",
+                               "tolerances": (("bfloat16", 2e-2, 2e-2),)})
+    report = integrate(spec)
+    outputs = report["outputs"]
+    assert outputs["reference"] == "float32 run of the untouched model" and outputs["rule"] == "tolerances"
+    assert outputs["within_contract"] is True and len(outputs["swapped_error"]) == 1
+    model, (x,) = build_model()
+    model, x = model.to(torch.bfloat16), x.to(torch.bfloat16)
+    with torch.no_grad():
+        untouched, exact = model(x), copy.deepcopy(model).float()(x.float())
+    relative = float((untouched.double() - exact.double()).norm() / exact.double().norm())
+    assert outputs["untouched_error"][0]["relative_rms"] == pytest.approx(relative, rel=1e-12)
+    assert outputs["swapped_error"][0]["relative_rms"] > 0
+    lines = report_lines(report)
+    verdict = next(i for i, line in enumerate(lines) if line.startswith("Whole model outputs: within the bf16"))
+    assert lines[verdict + 1].startswith("  decided by: tolerances; distance from the float32 run of the untouched")
+    assert lines[verdict + 2].startswith(f"    output 0: relative RMS error {relative:.3g} -> ")

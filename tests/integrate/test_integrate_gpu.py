@@ -40,4 +40,6 @@ def test_triton_kernels_in_a_llama_on_the_gpu(tmp_path: Path) -> None:
     changed = {layer["layer_class"]: layer["kernel"] for layer in report["layers"]}
     assert changed == {"LlamaRMSNorm": "llama_rmsnorm", "LlamaMLP": "swiglu_mlp"}, report["not_matched"]
     assert report["outputs"]["within_contract"], report["outputs"]["message"]
+    assert report["outputs"]["reference"] == "float32 run of the untouched model"
+    assert 0 < report["outputs"]["untouched_error"][0]["relative_rms"] < 0.1
     assert set(report["end_to_end"]["speedups"]) == {"forward", "prefill", "decode"}
