@@ -36,8 +36,12 @@ demo: $(DEMO_STAMP)
 	$(BIN)/kforge run examples/problems/elementwise_gelu_scale.py --backend cpu \
 		--llm replay:examples/replay/cpu_demo.jsonl --runs-dir kforge-runs
 
+# The suite's files are shared out among TEST_WORKERS processes (pytest-xdist), each file whole in one of them, so
+# that a module's shared workers and fixtures start once.
+TEST_WORKERS ?= 2
+
 test: $(TEST_STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 # On a machine with an NVIDIA GPU, into the Python that already has torch with CUDA (nothing is downloaded). The GPU
 # tests live in tests/harness and the plugins; the loop's tests need the llm extras and hold no GPU test.
