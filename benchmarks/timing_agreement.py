@@ -129,6 +129,7 @@ def _kforge(harness: Any, problem: Any, candidate: Any) -> dict[str, Any]:
     verdict = harness.evaluate(candidate)
     by_timer = verdict.speedups_by_timer
     return {"kforge_correct": verdict.correct, "kforge_failure": verdict.failure.value if verdict.failure else None,
+            "kforge_message": verdict.message.splitlines()[0][:200] if verdict.failure and verdict.message else "",
             **{f"kforge_{timer}": by_timer.get(timer, {}).get("eager") for timer in KFORGE_TIMERS},
             "kforge_sources": [s.short() for s in verdict.baseline_sources]}
 
@@ -198,7 +199,8 @@ def _fmt(value: float | None) -> str:
 def _print_row(row: dict[str, Any]) -> None:
     kernelbench = row["kernelbench"]["speedup"]
     print(f"{row['case']:<48} " + " ".join(_fmt(row[f"kforge_{t}"]) for t in KFORGE_TIMERS)
-          + f" {_fmt(kernelbench)}" + ("" if row["kforge_correct"] else f"  (KForge: {row['kforge_failure']})")
+          + f" {_fmt(kernelbench)}"
+          + ("" if row["kforge_correct"] else f"  (KForge: {row['kforge_failure']}: {row['kforge_message']})")
           + (f"  (KernelBench: {row['kernelbench'].get('error') or 'incorrect'})" if kernelbench is None else ""),
           flush=True)
 
