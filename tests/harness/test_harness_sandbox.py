@@ -126,3 +126,21 @@ def test_without_the_sandbox_the_kforge_process_is_not_dumpable():
     assert use_sandbox("off") is False
     pr_get_dumpable = 3
     assert ctypes.CDLL(None).prctl(pr_get_dumpable, 0, 0, 0, 0) == 0  # its /proc/PID/environ is root's only
+
+
+@needs_sandbox
+def test_the_sandbox_is_found_available_for_a_python_that_lives_under_tmp(tmp_path):
+    """A clone under /tmp has its virtual environment there: the probe must keep that Python in sight (it once
+    hid it, and KForge said this machine allowed no namespaces)."""
+    import subprocess
+    import sys
+
+    from kforge_core.harness.host.namespaces import LAUNCHER
+
+    assert str(tmp_path).startswith("/tmp/")
+    python = tmp_path / "venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.symlink_to(sys.executable)
+    probe = subprocess.run([str(python), "-I", "-S", str(LAUNCHER), "--probe"], capture_output=True, text=True,
+                           timeout=60, cwd="/")
+    assert probe.returncode == 0, probe.stderr

@@ -173,7 +173,11 @@ def run(plan, command):
 
 def main(argv):
     if argv[1:] == ["--probe"]:
-        plan = {"hide": ["/tmp"], "writable": [], "readable": []}
+        # the Python that runs workers stays in sight, as in a worker's plan: a clone under /tmp keeps its
+        # virtual environment there
+        python = [sys.prefix, os.path.dirname(os.path.abspath(sys.executable)),
+                  os.path.dirname(os.path.realpath(sys.executable))]
+        plan = {"hide": ["/tmp"], "writable": [], "readable": python}
         return run(plan, [sys.executable, "-I", "-S", "-c", "import os; assert os.listdir('/proc') != []"])
     if len(argv) < 4 or argv[2] != "--":
         print("usage: namespace_launcher.py PLAN -- COMMAND...", file=sys.stderr)

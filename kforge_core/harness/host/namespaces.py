@@ -118,6 +118,8 @@ def sandbox_status() -> SandboxStatus:
     if done.returncode != 0:
         lines = (done.stderr or "").strip().splitlines()
         why = lines[-1] if lines else f"exit status {done.returncode}"
+        if why.startswith("kforge sandbox:"):  # the namespaces were made; what failed came after
+            return SandboxStatus(False, f"the sandbox's probe failed inside its namespaces ({why})")
         return SandboxStatus(False, f"this machine does not allow user, PID, mount and network namespaces ({why})")
     return SandboxStatus(True, "user, PID, mount and network namespaces are available")
 
