@@ -3,7 +3,8 @@
     python benchmarks/timing_agreement.py --kernelbench ~/KernelBench --solutions DIR --backend cuda
 
 ``--kernelbench`` is a KernelBench checkout (its problems are ``KernelBench/level*/``, its eval is
-``src/kernelbench/eval.py``, or ``src/eval.py`` in older checkouts); ``--solutions`` is a directory of solution files
+``src/kernelbench/eval.py``, or ``src/eval.py`` in older checkouts); ``--problems`` replaces its problems with the
+ones the solutions were written against (CUDA-L1's ``ref_code.py`` files, say: today's KernelBench has larger sizes); ``--solutions`` is a directory of solution files
 named as the problems (flat or mirroring ``level1/``, ``level2/``) or a ``.jsonl`` file, as ``kforge bench
 --solutions`` takes them. For every problem with a solution, in turn on the same GPU:
 
@@ -38,6 +39,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--kernelbench", type=Path, required=True, help="a KernelBench checkout")
     parser.add_argument("--solutions", type=Path, required=True, help="solutions: a directory or a .jsonl file")
+    parser.add_argument("--problems", type=Path, default=None,
+                        help="the problems the solutions were written against (default: the checkout's "
+                             "KernelBench/; published solution sets often target an older revision's sizes)")
     parser.add_argument("--backend", default="cuda", help="KForge's backend, also KernelBench's (cuda, triton)")
     parser.add_argument("--filter", action="append", default=[], help="problem glob (level1/*); repeatable")
     parser.add_argument("--limit", type=int, default=0, help="at most this many cases (0: all with a solution)")
@@ -98,7 +102,7 @@ def _cases(args: argparse.Namespace) -> list[tuple[Any, Any]]:
     from kforge_core.bench.solutions import open_solutions
     from kforge_core.bench.suite import discover
 
-    problems = discover(args.kernelbench / "KernelBench", tuple(args.filter))
+    problems = discover(args.problems or args.kernelbench / "KernelBench", tuple(args.filter))
     solutions = open_solutions(args.solutions, problems)
     cases = [(p, c) for p in problems if (c := solutions.candidate_for(p)) is not None]
     return cases[:args.limit] if args.limit else cases
