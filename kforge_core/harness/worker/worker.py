@@ -268,6 +268,18 @@ def _dump_stacks_on_request() -> None:
     faulthandler.register(STACK_SIGNAL, file=stacks, all_threads=True)
 
 
+def _start_failure(exc: BaseException) -> Reply:
+    """Why the worker could not start. Out of memory, what the failed start held goes first (its frames, through
+    the traceback) and the answer is a line that needs no traceback formatted: formatting one under the same
+    memory limit ran out of memory again, and the worker ended with a bare exit status."""
+    if classify_exception(exc) is Failure.OUT_OF_MEMORY:
+        exc.__traceback__ = None
+        return Reply(failure=Failure.OUT_OF_MEMORY,
+                     message=f"the worker could not start: {type(exc).__name__}: {str(exc)[:300]}")
+    return Reply(failure=Failure.HARNESS, message=f"the worker could not start: {exception_line(exc)}",
+                 detail=traceback.format_exc())
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="kforge_core.harness.worker")
     parser.add_argument("--fds", required=True,
@@ -282,9 +294,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         worker = Worker(init, timer)
     except BaseException as exc:  # noqa: BLE001 - the KForge process needs to know why we could not start
-        failure = Failure.OUT_OF_MEMORY if classify_exception(exc) is Failure.OUT_OF_MEMORY else Failure.HARNESS
-        channel.send((init_id, Reply(failure=failure, message=f"the worker could not start: "
-                                     f"{exception_line(exc)}", detail=traceback.format_exc())))
+        channel.send((init_id, _start_failure(exc)))
         return 1
     channel.send((init_id, Reply(value=worker.facts)))
     from .shipping import ChannelReferee, use_referee
