@@ -144,3 +144,17 @@ def test_the_sandbox_is_found_available_for_a_python_that_lives_under_tmp(tmp_pa
     probe = subprocess.run([str(python), "-I", "-S", str(LAUNCHER), "--probe"], capture_output=True, text=True,
                            timeout=60, cwd="/")
     assert probe.returncode == 0, probe.stderr
+
+
+def test_a_readable_directory_never_brings_a_hidden_one_back(tmp_path):
+    """A script run from the home directory (or from /tmp) puts that directory on sys.path: it must not become
+    readable in the sandbox, which would undo the hiding of the home directory with everything in it."""
+    from kforge_core.harness.host.namespaces import sandbox_plan
+
+    home = tmp_path / "home"
+    (home / "project").mkdir(parents=True)
+    plan = sandbox_plan(scratch_root=tmp_path / "scratch", cache_dir=tmp_path / "cache", runs_dir=tmp_path / "runs",
+                        sys_path=[str(home), "/tmp", str(home / "project")], environ={"HOME": str(home)})
+    assert str(home) in plan.hide and str(home) not in plan.readable and "/tmp" not in plan.readable
+    assert str(home / "project") in plan.readable  # below a hidden directory: bound back, read-only
+    assert plan.hides(home / ".config" / "keys.json") and not plan.hides(home / "project" / "plugin.py")
