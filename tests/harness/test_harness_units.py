@@ -263,6 +263,16 @@ def test_trace_sees_operators_called_from_python():
 # ------------------------------------------------------------------------------------------------ precision
 
 
+def test_agreement_bits_are_the_same_computed_a_piece_at_a_time():
+    exact = torch.randn(300, 70, dtype=torch.float64)
+    for output in (exact.to(torch.float32), exact.to(torch.float16), exact.to(torch.float32) + 1e-3):
+        assert agreement_bits(output, exact, chunk=997) == pytest.approx(agreement_bits(output, exact, chunk=1 << 30),
+                                                                         abs=1e-9)
+    half = exact.to(torch.float32)
+    half[7, 3] = float("nan")  # a non-finite value is left out in every piece alike
+    assert agreement_bits(half, exact, chunk=64) == pytest.approx(agreement_bits(half, exact, chunk=1 << 30))
+
+
 def test_agreement_bits_tell_float16_from_float32():
     exact = torch.randn(10_000, dtype=torch.float64)
     assert agreement_bits(exact.to(torch.float32), exact) > 22

@@ -79,15 +79,21 @@ _cache: dict[tuple[Any, ...], ProblemData] = {}
 
 
 def reference_data(problem: Problem, device: Device, settings: HarnessSettings,
-                   backend: Backend | None = None) -> ProblemData:
+                   backend: Backend | None = None, *, timing: bool = True) -> ProblemData:
     """The problem's data for ``problem`` on ``device``, made on first use in this process. A worker holds one
-    problem's data at a time: taking another problem drops the previous one's (its device memory too)."""
+    problem's data at a time: taking another problem drops the previous one's (its device memory too). Without
+    ``timing`` (the referee, which times nothing) no timing input set is made: for a large problem the one set
+    kept resident is as large as a call's inputs."""
     key = (problem.digest, str(device.torch_device), repr(settings))
     if key not in _cache:
         forget_problems()
         device.release_memory()
         _cache[key] = _prepare(problem, device, settings)
-    return _cache[key]
+    data = _cache[key]
+    if timing and not data.pool_seeds:
+        _prepare_timing(data, device, settings)
+        device.synchronize()
+    return data
 
 
 def forget_problems() -> None:
@@ -137,7 +143,6 @@ def _prepare(problem: Problem, on: Device, settings: HarnessSettings) -> Problem
     trials = [Trial(settings.seed + t, module, device) for t in range(settings.trials)]
     data = ProblemData(problem, module, device, settings.seed, init_inputs, parameters, buffers, trials,
                        _output_bytes(problem))
-    _prepare_timing(data, on, settings)
     on.synchronize()
     return data
 

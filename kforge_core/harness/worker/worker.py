@@ -90,12 +90,12 @@ class Worker:
                            synchronize=device.synchronize_description, timer=device.timer_description,
                            facts=tuple(device.facts().items()))
 
-    def reference(self):  # noqa: ANN201
+    def reference(self, *, timing: bool = True):  # noqa: ANN201
         from .reference import reference_data
 
         if self.problem is None:
             raise RuntimeError("no problem was prepared in this worker")
-        return reference_data(self.problem, self.device, self.init.settings, self.backend)
+        return reference_data(self.problem, self.device, self.init.settings, self.backend, timing=timing)
 
     # ------------------------------------------------------------------------------------------ requests
 
@@ -116,9 +116,10 @@ class Worker:
 
                 forget_instances()  # the previous problem's candidates, and the memory they hold, go
             self.problem = request.problem
-            reference = self.reference()
-            return Prepared(f"{len(reference.trials)} trials and {len(reference.pool)} timing input sets prepared",
-                            0.0)
+            # the timing input sets are made when a candidate first needs them: the referee, prepared like any
+            # worker, times nothing, and for a large problem one set is as large as a call's inputs
+            reference = self.reference(timing=False)
+            return Prepared(f"{len(reference.trials)} trials prepared", 0.0)
         if isinstance(request, (Expect, JudgeBegin, Shipped, Conclude)):
             return self._referee(request)
         if isinstance(request, Begin):

@@ -1,0 +1,130 @@
+"""Peak memory of one candidate's whole evaluation, process by process (the candidate's worker, the referee, the
+baseline worker), against the footprint of one call of the reference (its inputs and its output).
+
+    python benchmarks/evaluation_memory.py --device cpu --size 8192     # host memory: each process's peak RSS
+    python benchmarks/evaluation_memory.py --device cuda --size 32768   # GPU memory, sampled with nvidia-smi
+
+On the CPU a process's peak is its ``VmHWM`` (peak resident memory since it started, torch's own ~0.3-0.6 GiB
+included), read when the evaluation is over. On an NVIDIA GPU the device memory of each process (as nvidia-smi
+reports it, the allocator's cache included) is sampled every 0.2 s during the evaluation and the largest sum over
+the processes at one moment is the evaluation's peak. The candidate computes what the reference does, in PyTorch
+operators (``harness_common``), so what is measured is the harness.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from harness_common import arguments, make_harness
+
+
+def descendants(root: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(entry.name))
+    found, todo = [], [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def role(pid: int) -> str:
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return ""
+    text = b" ".join(command).decode(errors="replace")
+    if "kforge_core.harness.worker" not in text or "namespace_launcher" in text:
+        return ""
+    return "worker"
+
+
+def peak_rss_mib(pid: int) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM"))) // 1024
+
+
+class GpuSampler(threading.Thread):
+    """The largest sum of our processes' device memory seen at one moment, and each process's largest."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.stop = threading.Event()
+        self.peak_total = 0
+        self.peak_by_pid: dict[int, int] = {}
+
+    def run(self) -> None:
+        ours = set()
+        while not self.stop.is_set():
+            ours.update(descendants(os.getpid()))
+            listing = subprocess.run(["nvidia-smi", "--query-compute-apps=pid,used_memory",
+                                      "--format=csv,noheader,nounits"], capture_output=True, text=True).stdout
+            total = 0
+            for line in listing.splitlines():
+                pid, used = (int(x) for x in line.split(","))
+                if pid in ours:
+                    total += used
+                    self.peak_by_pid[pid] = max(self.peak_by_pid.get(pid, 0), used)
+            self.peak_total = max(self.peak_total, total)
+            time.sleep(0.2)
+
+
+def main() -> None:
+    parser = arguments(__doc__.split("\n\n")[0])
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="kforge-memory-") as root:
+        harness, candidate = make_harness(args, Path(root))
+        with harness:
+            footprint = _footprint(harness)
+            sampler = GpuSampler() if harness.backend.device == "cuda" else None
+            if sampler:
+                sampler.start()
+            start = time.perf_counter()
+            verdict = harness.evaluate(candidate)
+            seconds = time.perf_counter() - start
+            if sampler:
+                sampler.stop.set()
+                sampler.join()
+            workers = [pid for pid in descendants(os.getpid()) if role(pid)]
+            print(f"{candidate.label}: {'correct' if verdict.correct else verdict.failure.value} in {seconds:.1f} s; "
+                  f"one reference call's footprint {footprint:.0f} MiB")
+            if sampler:
+                print(f"GPU peak, all processes at one moment: {sampler.peak_total} MiB = "
+                      f"{sampler.peak_total / footprint:.1f}x the footprint")
+                for pid, used in sorted(sampler.peak_by_pid.items()):
+                    print(f"  pid {pid}: {used} MiB at most")
+            else:
+                peaks = {pid: peak_rss_mib(pid) for pid in workers}
+                total = sum(peaks.values())
+                print(f"peak resident memory of the {len(peaks)} worker processes: {total} MiB in all "
+                      f"(each one's peak, summed) = {total / footprint:.1f}x the footprint")
+                for pid, peak in sorted(peaks.items()):
+                    print(f"  pid {pid}: {peak} MiB")
+
+
+def _footprint(harness) -> float:
+    """One call's inputs and outputs, in MiB, from the problem's specs (as ``kforge check`` lists them)."""
+    import math
+
+    import torch
+
+    specs = [*harness.problem.inputs, *harness.problem.outputs]
+    return sum(math.prod(s.shape) * torch.empty((), dtype=getattr(torch, s.dtype)).element_size()
+               for s in specs if s.kind == "tensor") / (1 << 20)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
