@@ -18,15 +18,17 @@ def test_outputs_larger_than_a_part_are_cut_into_parts_and_put_back_together(tmp
     assert torch.equal(inputs["args[0]"], torch.ones(3))
 
 
-@pytest.mark.parametrize("damage", ["change", "remove", "drop"])
+@pytest.mark.parametrize("damage", ["change", "remove", "drop", "digest"])
 def test_a_part_changed_removed_or_left_out_is_unreadable(tmp_path, damage):
     paths, digests = write_outputs(tmp_path / "00001.pt", [torch.randn(64, 1000)], {}, piece_bytes=64 << 10)
     if damage == "change":
         paths[2].write_bytes(paths[2].read_bytes()[:-1] + b"x")
     elif damage == "remove":
         paths[3].unlink()
-    else:
+    elif damage == "drop":
         paths, digests = paths[:-1], digests[:-1]
+    else:
+        digests = digests[:-1]
     with pytest.raises(UnreadableOutputs) as raised:
         read_outputs(paths, digests)
     assert raised.value.changed is (damage == "change")

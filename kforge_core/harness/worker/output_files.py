@@ -67,9 +67,11 @@ def write_outputs(first: Path, outputs: list[Any], inputs: dict[str, Any],
 def read_outputs(paths: tuple[Path, ...], digests: tuple[str, ...]) -> tuple[list[Any], dict[str, Any]]:
     """The outputs and changed inputs written by :func:`write_outputs`, on the host; raises
     :class:`UnreadableOutputs` for anything that is not exactly what was written."""
+    if not paths or len(paths) != len(digests):
+        raise UnreadableOutputs(f"{len(paths)} outputs files sent with {len(digests)} digests")
     pieces: list[torch.Tensor] = []
     layout: dict[str, Any] = {}
-    for index, (path, digest) in enumerate(zip(paths, digests, strict=True)):
+    for index, (path, digest) in enumerate(zip(paths, digests)):
         try:
             data = path.read_bytes()
         except OSError as exc:
