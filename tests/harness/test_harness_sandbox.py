@@ -138,9 +138,13 @@ def test_the_sandbox_is_found_available_for_a_python_that_lives_under_tmp(tmp_pa
     from kforge_core.harness.host.namespaces import LAUNCHER
 
     assert str(tmp_path).startswith("/tmp/")
+    # a virtual environment's python under /tmp, linking to another link under /tmp, linking to the interpreter
+    inner = tmp_path / "inner" / "python"
+    inner.parent.mkdir(parents=True)
+    inner.symlink_to(sys.executable)
     python = tmp_path / "venv" / "bin" / "python"
     python.parent.mkdir(parents=True)
-    python.symlink_to(sys.executable)
+    python.symlink_to(inner)
     probe = subprocess.run([str(python), "-I", "-S", str(LAUNCHER), "--probe"], capture_output=True, text=True,
                            timeout=60, cwd="/")
     assert probe.returncode == 0, probe.stderr

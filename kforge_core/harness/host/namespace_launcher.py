@@ -171,13 +171,23 @@ def run(plan, command):
     os._exit(SETUP_FAILED)
 
 
+def link_directories(path):
+    """The directory of ``path`` and of every link it goes through to the file it names: all must stay in sight
+    for the path to be run (a virtual environment's ``python`` links to another that links to the interpreter)."""
+    path, found = os.path.abspath(path), []
+    for _ in range(40):  # the kernel's own limit on links followed
+        found.append(os.path.dirname(path))
+        if not os.path.islink(path):
+            break
+        path = os.path.normpath(os.path.join(os.path.dirname(path), os.readlink(path)))
+    return found
+
+
 def main(argv):
     if argv[1:] == ["--probe"]:
         # the Python that runs workers stays in sight, as in a worker's plan: a clone under /tmp keeps its
         # virtual environment there
-        python = [sys.prefix, os.path.dirname(os.path.abspath(sys.executable)),
-                  os.path.dirname(os.path.realpath(sys.executable))]
-        plan = {"hide": ["/tmp"], "writable": [], "readable": python}
+        plan = {"hide": ["/tmp"], "writable": [], "readable": [sys.prefix, *link_directories(sys.executable)]}
         return run(plan, [sys.executable, "-I", "-S", "-c", "import os; assert os.listdir('/proc') != []"])
     if len(argv) < 4 or argv[2] != "--":
         print("usage: namespace_launcher.py PLAN -- COMMAND...", file=sys.stderr)

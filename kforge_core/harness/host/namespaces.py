@@ -85,7 +85,7 @@ def sandbox_plan(*, scratch_root: Path, cache_dir: Path, runs_dir: Path, sys_pat
     for path in writable:
         path.mkdir(parents=True, exist_ok=True)
     readable = {Path(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, *sys_path)}
-    readable.add(Path(sys.executable).resolve().parent)
+    readable.update(Path(d) for d in namespace_launcher.link_directories(sys.executable))
     readable.update(_imported_package_roots())
     hide.discard(Path("/"))  # a home directory of / would hide the whole system
     hidden = _resolved(hide)
