@@ -22,34 +22,21 @@ import time
 from pathlib import Path
 
 from harness_common import arguments, make_harness
+from kforge_core.harness.host.activity import runs_worker
 
 
 def descendants(root: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(parent, []).append(int(entry.name))
-    found, todo = [], [root]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
+    """Every process below ``root``, from each one's ``children`` list in ``/proc``."""
+    found, waiting = [], [root]
+    while waiting:
+        pid = waiting.pop()
+        try:
+            children = [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+        except OSError:
+            continue
+        found.extend(children)
+        waiting.extend(children)
     return found
-
-
-def role(pid: int) -> str:
-    try:
-        command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    except OSError:
-        return ""
-    text = b" ".join(command).decode(errors="replace")
-    if "kforge_core.harness.worker" not in text or "namespace_launcher" in text:
-        return ""
-    return "worker"
 
 
 def peak_rss_mib(pid: int) -> int:
@@ -98,7 +85,7 @@ def main() -> None:
             if sampler:
                 sampler.stop.set()
                 sampler.join()
-            workers = [pid for pid in descendants(os.getpid()) if role(pid)]
+            workers = [pid for pid in descendants(os.getpid()) if runs_worker(pid)]
             print(f"{candidate.label}: {'correct' if verdict.correct else verdict.failure.value} in {seconds:.1f} s; "
                   f"one reference call's footprint {footprint:.0f} MiB")
             if sampler:

@@ -86,7 +86,7 @@ def worker_process(pid: int, proc: Path = Path("/proc"), depth: int = 4) -> int:
     current = pid
     for _ in range(depth):
         try:
-            if _runs_worker(current, proc):
+            if runs_worker(current, proc):
                 return current
             children = (proc / str(current) / "task" / str(current) / "children").read_text().split()
         except OSError:
@@ -111,7 +111,7 @@ class ActivityProbe:
         """The worker's own process, leader of its group (found once it runs)."""
         if self._worker is None:
             found = worker_process(self.launched)
-            if found == self.launched and not _runs_worker(found):
+            if found == self.launched and not runs_worker(found):
                 return found  # not started yet, or not on Linux: look again next time
             self._worker = found
         return self._worker
@@ -161,7 +161,7 @@ class ActivityProbe:
         return ""
 
 
-def _runs_worker(pid: int, proc: Path = Path("/proc")) -> bool:
+def runs_worker(pid: int, proc: Path = Path("/proc")) -> bool:
     """Whether ``pid`` is ``python -m kforge_core.harness.worker`` (the sandbox's launcher carries that command
     among its own arguments, after its script's)."""
     try:
