@@ -54,7 +54,7 @@ def write_outputs(first: Path, outputs: list[Any], inputs: dict[str, Any],
     paths, digests = [], []
     for index, part in enumerate(parts):
         path = first if index == 0 else first.with_name(f"{first.name}.{index}")
-        content: dict[str, Any] = {"pieces": [p.clone() for p in part]}  # a view would save its whole storage
+        content: dict[str, Any] = {"pieces": [_own_storage(p) for p in part]}
         if index == 0:
             content.update(layout=layout, parts=len(parts))
         torch.save(content, path)
@@ -104,6 +104,13 @@ def file_digest(path: Path) -> str:
         for piece in iter(lambda: file.read(1 << 24), b""):
             digest.update(piece)
     return digest.hexdigest()
+
+
+def _own_storage(piece: torch.Tensor) -> torch.Tensor:
+    """``piece`` with a storage of its own: a view into a larger tensor would save that tensor's whole storage; a
+    tensor that is all of its storage (a small output, in one piece) is saved as it is, not copied again."""
+    whole = piece.untyped_storage().nbytes() == piece.numel() * piece.element_size()
+    return piece if whole and piece.storage_offset() == 0 else piece.clone()
 
 
 def _lay_out(value: Any, pieces: list[torch.Tensor], limit: int) -> dict[str, Any]:
