@@ -26,6 +26,8 @@ def open_store(runs_dir: Path, path: Path) -> sqlite3.Connection:
     if path.is_dir():
         raise KForgeError(f"the run store {path} is a directory, not a database file",
                           hint=f"move {path} away; KForge then makes a new store there")
+    if not path.exists():
+        _create_whole(runs_dir, path)
     if path.is_file() and path.stat().st_size == 0:
         raise KForgeError(f"the run store {path} is empty (0 bytes): it was truncated, or is not KForge's",
                           hint=f"move {path} away; KForge then makes a new store there (earlier runs are lost)")
@@ -36,6 +38,23 @@ def open_store(runs_dir: Path, path: Path) -> sqlite3.Connection:
         if why:
             raise KForgeError(f"cannot open the run store {path}: {why} ({exc})") from None
         raise store_error(path, exc) from None
+
+
+def _create_whole(runs_dir: Path, path: Path) -> None:
+    """Make the store under another name and link it into place whole: SQLite creates an empty file at open and
+    writes its header only with the first table, and a reader (``kforge runs`` beside a starting run) that opened the
+    file in between would take it for a truncated store. If another process links its store first, theirs is kept."""
+    staging = runs_dir / f".{path.name}.new-{os.getpid()}"
+    try:
+        connect(str(staging)).close()
+        os.link(staging, path)
+    except FileExistsError:
+        pass
+    except (OSError, sqlite3.Error):
+        pass  # the plain open below names what is wrong with the directory or the file
+    finally:
+        for leftover in (staging, staging.with_name(staging.name + "-wal"), staging.with_name(staging.name + "-shm")):
+            leftover.unlink(missing_ok=True)
 
 
 def _why_unopenable(runs_dir: Path, path: Path) -> str:

@@ -4,6 +4,8 @@ opens it, never a traceback; a store damaged or deleted while KForge used it is 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -38,6 +40,33 @@ def test_a_runs_directory_that_is_a_file(tmp_path, monkeypatch):
 def test_an_empty_store_is_not_taken_for_a_new_one(tmp_path):
     (tmp_path / "kforge.db").write_bytes(b"")
     _refused(tmp_path, f"the run store {tmp_path / 'kforge.db'} is empty (0 bytes)")
+
+
+def test_a_new_store_is_never_seen_empty_by_a_reader_beside_it(tmp_path):
+    """SQLite creates its file at open and writes the header later: a reader that looked in between (``kforge runs``
+    beside a starting run) took the new store for a truncated one. A watcher process records the size it first sees."""
+    stores = [tmp_path / str(i) for i in range(30)]
+    watcher = subprocess.Popen([sys.executable, "-c", WATCHER, *map(str, stores)], stdout=subprocess.PIPE, text=True)
+    assert watcher.stdout.readline() == "watching\n"
+    for runs in stores:
+        RunStore(runs).close()
+    first_sizes = [int(size) for size in watcher.communicate(timeout=60)[0].split()]
+    assert len(first_sizes) == len(stores) and 0 not in first_sizes, first_sizes
+    assert sorted(p.name for p in stores[0].iterdir()) == ["kforge.db"]  # no staging file left
+
+
+WATCHER = """
+import os, sys
+print("watching", flush=True)
+for runs in sys.argv[1:]:
+    path = os.path.join(runs, "kforge.db")
+    while True:
+        try:
+            print(os.stat(path).st_size, flush=True)
+            break
+        except FileNotFoundError:
+            pass
+"""
 
 
 def test_a_store_that_is_a_directory(tmp_path):
