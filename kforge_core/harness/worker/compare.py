@@ -102,21 +102,74 @@ def compare_outputs(
     return Comparison(False, failure, worst_abs, worst_rel, "; ".join(problems))
 
 
+# Elements compared at a time: the comparison's float32 temporaries stay near 100 MiB, whatever the output's size.
+CHUNK_ELEMENTS = 1 << 22
+
+
+@dataclass
+class _Tally:
+    """What the chunks of one output leaf showed so far."""
+
+    max_abs: float = 0.0
+    max_rel: float = 0.0
+    count: int = 0  # elements outside tolerance
+    nans: int = 0  # NaN where the reference has none
+    infs: int = 0  # Inf where the reference has no such Inf
+    worst: float = -1.0  # the largest error among the elements outside tolerance, and where (flat), with both values
+    worst_at: int = 0
+    worst_values: tuple[float, float] = (0.0, 0.0)
+
+    def add(self, start: int, c: torch.Tensor, r: torch.Tensor, atol: float, rtol: float) -> None:
+        diff = (c - r).abs()
+        scale = r.abs()
+        if bool(torch.isfinite(diff).all()):  # the common case: no NaN or Inf on either side
+            bad = diff > atol + rtol * scale
+        else:
+            ref_nan, out_nan = torch.isnan(r), torch.isnan(c)
+            unexpected_nan = out_nan & ~ref_nan
+            unexpected_inf = torch.isinf(c) & ~(torch.isinf(r) & (c == r))
+            diff = torch.where(ref_nan & out_nan, torch.zeros_like(diff), diff)
+            diff = torch.where(torch.isnan(diff), torch.full_like(diff, math.inf), diff)
+            scale = scale.nan_to_num(0.0)
+            bad = (diff > atol + rtol * scale) | unexpected_nan | unexpected_inf
+            self.nans += int(unexpected_nan.sum().item())
+            self.infs += int(unexpected_inf.sum().item())
+        self.max_abs = max(self.max_abs, float(diff.max().item()))
+        self.max_rel = max(self.max_rel, float((diff / scale.clamp(min=max(atol, 1e-30))).max().item()))
+        count = int(bad.sum().item())
+        if count:
+            self.count += count
+            scored = torch.where(bad, diff, torch.full_like(diff, -1.0))
+            index = int(scored.argmax().item())
+            if float(scored[index].item()) > self.worst:  # the first of equal errors, as argmax over the whole
+                self.worst, self.worst_at = float(scored[index].item()), start + index
+                self.worst_values = (c[index].item(), r[index].item())
+
+
 def _compare_one(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float) -> Comparison:
     if not (out.is_floating_point() or out.is_complex()):
         return _compare_exact(out, ref)
-    c, r = _working(out), _working(ref)
-    diff = (c - r).abs()
-    scale = r.abs()
-    if bool(torch.isfinite(diff).all()):  # the common case: no NaN or Inf on either side
-        bad = diff > atol + rtol * scale
-        max_abs = float(diff.max().item()) if diff.numel() else 0.0
-        max_rel = float((diff / scale.clamp(min=max(atol, 1e-30))).max().item()) if diff.numel() else 0.0
-        count = int(bad.sum().item())
-        if count == 0:
-            return Comparison(True, None, max_abs, max_rel)
-        return Comparison(False, Failure.MISMATCH, max_abs, max_rel, _detail(c, r, diff, bad, count, atol, rtol))
-    return _compare_non_finite(c, r, diff, atol, rtol)
+    tally = _Tally()
+    for start, c, r in _chunks(out, ref):
+        tally.add(start, _working(c), _working(r), atol, rtol)
+    if tally.count == 0:
+        return Comparison(True, None, tally.max_abs, tally.max_rel)
+    where = _unravel(tally.worst_at, out.shape)
+    detail = (f"{tally.count:,} of {out.numel():,} elements outside atol={atol:g}, rtol={rtol:g}; "
+              f"max abs error {tally.max_abs:.4g} at {where} (candidate {_shown(tally.worst_values[0])}, "
+              f"reference {_shown(tally.worst_values[1])})")
+    if tally.nans or tally.infs:
+        return Comparison(False, Failure.NAN_INF, tally.max_abs, tally.max_rel,
+                          f"{tally.nans:,} NaN and {tally.infs:,} Inf values where the reference is finite; " + detail)
+    return Comparison(False, Failure.MISMATCH, tally.max_abs, tally.max_rel, detail)
+
+
+def _chunks(*tensors: torch.Tensor):
+    """``(start, piece, piece, ...)``: the tensors, flattened, :data:`CHUNK_ELEMENTS` elements at a time."""
+    flat = [t.detach().reshape(-1) for t in tensors]
+    total = flat[0].numel()
+    for start in range(0, total, CHUNK_ELEMENTS):
+        yield (start, *(f[start:start + CHUNK_ELEMENTS] for f in flat))
 
 
 def _working(t: torch.Tensor) -> torch.Tensor:
@@ -127,56 +180,29 @@ def _working(t: torch.Tensor) -> torch.Tensor:
     return t.detach().to(torch.float32 if t.is_floating_point() and t.dtype != torch.float64 else torch.float64)
 
 
-def _compare_non_finite(c: torch.Tensor, r: torch.Tensor, diff: torch.Tensor, atol: float, rtol: float
-                        ) -> Comparison:
-    ref_nan, out_nan = torch.isnan(r), torch.isnan(c)
-    unexpected_nan = out_nan & ~ref_nan
-    unexpected_inf = torch.isinf(c) & ~(torch.isinf(r) & (c == r))
-    diff = torch.where(ref_nan & out_nan, torch.zeros_like(diff), diff)
-    finite_diff = torch.where(torch.isnan(diff), torch.full_like(diff, math.inf), diff)
-    scale = r.abs().nan_to_num(0.0)
-    max_abs = float(finite_diff.max().item()) if diff.numel() else 0.0
-    max_rel = float((finite_diff / scale.clamp(min=max(atol, 1e-30))).max().item()) if diff.numel() else 0.0
-    bad = (finite_diff > atol + rtol * scale) | unexpected_nan | unexpected_inf
-    count = int(bad.sum().item())
-    if count == 0:
-        return Comparison(True, None, max_abs, max_rel)
-    detail = _detail(c, r, finite_diff, bad, count, atol, rtol)
-    nans, infs = int(unexpected_nan.sum().item()), int(unexpected_inf.sum().item())
-    if nans or infs:
-        return Comparison(False, Failure.NAN_INF, max_abs, max_rel,
-                          f"{nans:,} NaN and {infs:,} Inf values where the reference is finite; " + detail)
-    return Comparison(False, Failure.MISMATCH, max_abs, max_rel, detail)
-
-
-def _detail(c: torch.Tensor, r: torch.Tensor, diff: torch.Tensor, bad: torch.Tensor, count: int, atol: float,
-            rtol: float) -> str:
-    where = _index_of_worst(diff, bad)
-    max_abs = float(diff.max().item())
-    return (f"{count:,} of {c.numel():,} elements outside atol={atol:g}, rtol={rtol:g}; "
-            f"max abs error {max_abs:.4g} at {where} (candidate {_at(c, where)}, reference {_at(r, where)})")
-
-
 def _compare_exact(out: torch.Tensor, ref: torch.Tensor) -> Comparison:
-    diff = (out.to(torch.float64) - ref.to(torch.float64)).abs()
-    count = int((diff > 0).sum().item())
-    max_abs = float(diff.max().item()) if diff.numel() else 0.0
+    count, max_abs, worst, worst_at = 0, 0.0, -1.0, 0
+    for start, o, r in _chunks(out, ref):
+        diff = (o.to(torch.float64) - r.to(torch.float64)).abs()
+        max_abs = max(max_abs, float(diff.max().item()))
+        differs = int((diff > 0).sum().item())
+        if differs:
+            count += differs
+            index = int(diff.argmax().item())
+            if float(diff[index].item()) > worst:
+                worst, worst_at = float(diff[index].item()), start + index
     if count == 0:
         return Comparison(True, None, max_abs, 0.0)
-    where = _index_of_worst(diff, diff > 0)
     return Comparison(False, Failure.MISMATCH, max_abs, math.inf,
                       f"{count:,} of {out.numel():,} elements differ (exact dtype); max abs error {max_abs:.4g} "
-                      f"at {where}")
+                      f"at {_unravel(worst_at, out.shape)}")
 
 
-def _index_of_worst(diff: torch.Tensor, bad: torch.Tensor) -> list[int]:
-    scored = torch.where(bad, diff, torch.full_like(diff, -1.0))
-    flat = int(scored.reshape(-1).argmax().item())
-    return [int(i) for i in torch.unravel_index(torch.tensor(flat), diff.shape)] if diff.dim() else []
+def _unravel(flat: int, shape: torch.Size) -> list[int]:
+    return [int(i) for i in torch.unravel_index(torch.tensor(flat), shape)] if len(shape) else []
 
 
-def _at(tensor: torch.Tensor, where: list[int]) -> str:
-    value = tensor[tuple(where)].item() if where else tensor.item()
+def _shown(value: Any) -> str:
     return f"{value:.6g}" if isinstance(value, float) else str(value)
 
 
@@ -187,8 +213,8 @@ def max_difference(a: Sequence[torch.Tensor], b: Sequence[torch.Tensor]) -> floa
     for x, y in zip(a, b):
         if x.shape != y.shape:
             return math.inf
-        if x.numel():
-            d = (_working(x) - _working(y.to(x.device))).abs().nan_to_num(math.inf)
+        for _, px, py in _chunks(x, y.to(x.device)):
+            d = (_working(px) - _working(py)).abs().nan_to_num(math.inf)
             worst = max(worst, float(d.max().item()))
     return worst
 
@@ -197,7 +223,10 @@ def within_tolerance(a: Sequence[torch.Tensor], b: Sequence[torch.Tensor],
                      tolerances: Sequence[tuple[float, float]]) -> bool:
     """True when ``a`` is within tolerance of ``b`` everywhere (``b`` plays the reference)."""
     for x, y, (atol, rtol) in zip(a, b, tolerances):
-        wx, wy = _working(x), _working(y.to(x.device))
-        if not bool(((wx - wy).abs() <= atol + rtol * wy.abs()).all().item()):
+        if x.shape != y.shape:
             return False
+        for _, px, py in _chunks(x, y.to(x.device)):
+            wx, wy = _working(px), _working(py)
+            if not bool(((wx - wy).abs() <= atol + rtol * wy.abs()).all().item()):
+                return False
     return True
