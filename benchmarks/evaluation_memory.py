@@ -86,20 +86,41 @@ def main() -> None:
                 sampler.stop.set()
                 sampler.join()
             workers = [pid for pid in descendants(os.getpid()) if runs_worker(pid)]
+            roles = _roles(harness, workers)
             print(f"{candidate.label}: {'correct' if verdict.correct else verdict.failure.value} in {seconds:.1f} s; "
                   f"one reference call's footprint {footprint:.0f} MiB")
             if sampler:
                 print(f"GPU peak, all processes at one moment: {sampler.peak_total} MiB = "
                       f"{sampler.peak_total / footprint:.1f}x the footprint")
                 for pid, used in sorted(sampler.peak_by_pid.items()):
-                    print(f"  pid {pid}: {used} MiB at most")
+                    print(f"  pid {pid} ({roles.get(pid, 'a process below a worker')}): {used} MiB at most")
             else:
                 peaks = {pid: peak_rss_mib(pid) for pid in workers}
                 total = sum(peaks.values())
                 print(f"peak resident memory of the {len(peaks)} worker processes: {total} MiB in all "
                       f"(each one's peak, summed) = {total / footprint:.1f}x the footprint")
                 for pid, peak in sorted(peaks.items()):
-                    print(f"  pid {pid}: {peak} MiB")
+                    print(f"  pid {pid} ({roles[pid]}): {peak} MiB")
+
+
+def _roles(harness, workers: list[int]) -> dict[int, str]:
+    """What each worker process is, from the directory it works in: the referee's, the baseline worker's (named
+    ``baselines-N``), or another (the candidate's worker, or a spare that never got a candidate)."""
+    referee = harness._referee._worker  # a benchmark may look inside; the harness names no roles to the outside
+    roles = {}
+    for pid in workers:
+        try:
+            home = Path(os.readlink(f"/proc/{pid}/cwd"))
+        except OSError:
+            roles[pid] = "ended"
+            continue
+        if referee is not None and home == referee.home:
+            roles[pid] = "the referee"
+        elif home.name.startswith("baselines-"):
+            roles[pid] = "the baseline worker"
+        else:
+            roles[pid] = f"a worker ({home.name}): the candidate's, or a spare"
+    return roles
 
 
 def _footprint(harness) -> float:
