@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 from pathlib import Path
 
 from ..errors import KForgeError
@@ -44,14 +45,12 @@ def _create_whole(runs_dir: Path, path: Path) -> None:
     """Make the store under another name and link it into place whole: SQLite creates an empty file at open and
     writes its header only with the first table, and a reader (``kforge runs`` beside a starting run) that opened the
     file in between would take it for a truncated store. If another process links its store first, theirs is kept."""
-    staging = runs_dir / f".{path.name}.new-{os.getpid()}"
+    staging = runs_dir / f".{path.name}.new-{os.getpid()}-{threading.get_ident()}"
     try:
         connect(str(staging)).close()
         os.link(staging, path)
-    except FileExistsError:
-        pass
-    except (OSError, sqlite3.Error):
-        pass  # the plain open below names what is wrong with the directory or the file
+    except (OSError, sqlite3.Error):  # linked first by another (FileExistsError), or the directory or file is at
+        pass  # fault, which the plain open that follows names
     finally:
         for leftover in (staging, staging.with_name(staging.name + "-wal"), staging.with_name(staging.name + "-shm")):
             leftover.unlink(missing_ok=True)
