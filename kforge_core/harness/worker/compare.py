@@ -1,6 +1,7 @@
 """Comparing a candidate's outputs with the reference's: type, count, device, shape, dtype, NaN/Inf, tolerance.
 
-Errors are computed in float64. ``max_rel_error`` is ``max |c - r| / max(|r|, atol)``: relative where the
+Errors are computed in float32 for float32 and narrower outputs, in float64 for float64 and integer ones, a chunk of
+:data:`CHUNK_ELEMENTS` at a time (the temporaries stay small whatever an output's size). ``max_rel_error`` is ``max |c - r| / max(|r|, atol)``: relative where the
 reference is large, absolute-like where it is near zero, so one tiny reference value does not make it infinite.
 The pass rule is ``torch.allclose``'s: ``|c - r| <= atol + rtol * |r|`` everywhere, NaN only where the reference
 has NaN.
@@ -117,7 +118,7 @@ class _Tally:
     infs: int = 0  # Inf where the reference has no such Inf
     worst: float = -1.0  # the largest error among the elements outside tolerance, and where (flat), with both values
     worst_at: int = 0
-    worst_values: tuple[float, float] = (0.0, 0.0)
+    worst_values: tuple[Any, Any] = (0.0, 0.0)
 
     def add(self, start: int, c: torch.Tensor, r: torch.Tensor, atol: float, rtol: float) -> None:
         diff = (c - r).abs()
