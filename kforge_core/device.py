@@ -126,6 +126,9 @@ class Device:
     host_cpu: ClassVar[bool] = False
     #: Whether :meth:`flush_caches` writes a buffer between timed runs.
     flushes_caches: ClassVar[bool] = True
+    #: Which figure of the timed runs is the runtime (``TimingMethod.statistic``): "median", or "min" where the
+    #: device's cores are shared with everything else the host runs, so that other work only ever slows a run down.
+    headline_statistic: ClassVar[str] = "median"
     #: The ``torch.profiler.ProfilerActivity`` that traces this device's kernels ("CUDA", "XPU"); empty: none.
     profiler_activity: ClassVar[str] = ""
     #: What the ``events`` timer is on this device ("torch.cuda.Event pairs on the current stream"); empty: none

@@ -22,7 +22,7 @@ class RoundNote:
 class AnalysisRequest:
     round: int
     best: CandidateView
-    baselines: tuple[tuple[str, float], ...]  # name -> median ms
+    baselines: tuple[tuple[str, float], ...]  # name -> runtime ms (RuntimeStats.figure)
     summary: ProfileSummary | None
     history: tuple[RoundNote, ...] = ()
 

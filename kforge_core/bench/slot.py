@@ -153,8 +153,8 @@ def result_of(key: str, verdict: Verdict, device: str, seconds: float) -> Proble
     return ProblemResult(
         key=key, correct=verdict.correct, failure=verdict.failure.value if verdict.failure is not None else None,
         message="" if verdict.correct else verdict.message[:MESSAGE_LIMIT],
-        runtime_ms=verdict.runtime.median if verdict.runtime is not None else None,
-        baselines_ms=tuple((name, stats.median) for name, stats in verdict.baselines),
+        runtime_ms=verdict.runtime_ms,
+        baselines_ms=verdict.baselines_ms,
         speedups=tuple(verdict.speedups), flags=tuple(f.code for f in verdict.flags),
         precision_bits=verdict.precision.bits, device=device,
         seconds=seconds, candidate_digest=verdict.candidate_digest, verdict=verdict.to_json(),

@@ -17,7 +17,7 @@ from ..harness import Harness, Verdict
 from ..problem import load_problem
 from ..records import Candidate, SourceFile
 from ..report.tables import Column, fitted_table
-from ..report.timing_text import sources_of
+from ..report.timing_text import sources_of, statistic_words
 from ..tolerances import describe_tolerances
 from .backend_flags import backend_option_flags, settings_with_backend_options
 from .evaluation_flags import evaluation_flags, evaluation_settings
@@ -182,7 +182,8 @@ def _print_runtimes(console: Console, verdict: Verdict) -> None:
                       f"{stats.mean:.4f}", f"{stats.std:.4f}", f"{stats.min:.4f}", str(stats.count),
                       f"{speedup:.2f}x" if speedup is not None else ""])
     console.print(fitted_table(_RUNTIME_COLUMNS, cells, console.width,
-                               title=f"runtime (ms); the headline timer is {verdict.timer}"))
+                               title=f"runtime (ms); the headline timer is {verdict.timer}, its figure the "
+                                     f"{statistic_words(verdict.statistic)}"))
     for name, error in verdict.baseline_errors:
         console.print(f"[yellow]{escape(name)}[/]: {escape(error)}")
     for source in verdict.baseline_sources:

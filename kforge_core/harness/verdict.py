@@ -28,16 +28,25 @@ class RuntimeStats:
     std: float
     min: float
     count: int
+    statistic: str = "median"  # which of them is the runtime (``TimingMethod.statistic``): "median" or "min"
 
     def __post_init__(self) -> None:
         if self.count < 1:
             raise ValueError("RuntimeStats: count must be >= 1")
+        if self.statistic not in ("median", "min"):
+            raise ValueError(f"RuntimeStats: unknown statistic {self.statistic!r}")
 
     @classmethod
-    def from_samples(cls, samples_ms: Iterable[float]) -> RuntimeStats:
+    def from_samples(cls, samples_ms: Iterable[float], statistic: str = "median") -> RuntimeStats:
         samples = list(samples_ms)
         std = statistics.stdev(samples) if len(samples) > 1 else 0.0
-        return cls(statistics.median(samples), statistics.fmean(samples), std, min(samples), len(samples))
+        return cls(statistics.median(samples), statistics.fmean(samples), std, min(samples), len(samples),
+                   statistic)
+
+    @property
+    def figure(self) -> float:
+        """The runtime these stats stand for: the median, or the fastest run (``statistic``)."""
+        return self.min if self.statistic == "min" else self.median
 
     @property
     def cv(self) -> float:
@@ -66,6 +75,10 @@ class TimingMethod:
     :param notes: further facts (input pool size, which timed runs were checked again).
     :param headline: the timer whose figure is the headline ("wall", "events" or "device"; ``docs/timing.md``).
     :param timers: every timer measured, with what it measures on this device.
+    :param statistic: which figure of the runs is the runtime, and so the speedups: "median", or "min" on a device
+        that shares its cores with everything else on the host (``Device.headline_statistic``: another process can
+        only slow a run down, so the fastest run is the code's own speed; on a busy 2-core machine a parallel CPU
+        kernel's median swung 2-4x from one evaluation to the next while its fastest run held).
     """
 
     device: str
@@ -78,6 +91,7 @@ class TimingMethod:
     notes: str = ""
     headline: str = "wall"
     timers: tuple[tuple[str, str], ...] = ()
+    statistic: str = "median"
 
     def to_json(self) -> dict[str, Any]:
         return to_json(self)
@@ -201,7 +215,7 @@ class Verdict:
         return self.failure is None
 
     def speedup(self, baseline: str) -> float | None:
-        """Baseline median / candidate median, or None when either is missing."""
+        """Baseline runtime / candidate runtime (each ``RuntimeStats.figure``), or None when either is missing."""
         return dict(self.speedups).get(baseline)
 
     @property
@@ -217,13 +231,29 @@ class Verdict:
         return self.method.headline if self.method is not None else "wall"
 
     @property
+    def statistic(self) -> str:
+        """Which figure of the timed runs is the runtime ("median" when not timed)."""
+        return self.method.statistic if self.method is not None else "median"
+
+    @property
+    def runtime_ms(self) -> float | None:
+        """The headline runtime (``runtime.figure``), or None when not timed."""
+        return self.runtime.figure if self.runtime is not None else None
+
+    @property
+    def baselines_ms(self) -> tuple[tuple[str, float], ...]:
+        """Each baseline's headline runtime."""
+        return tuple((name, stats.figure) for name, stats in self.baselines)
+
+    @property
     def speedups_by_timer(self) -> dict[str, dict[str, float]]:
-        """Every timer's speedups: timer -> baseline -> baseline median / candidate median."""
+        """Every timer's speedups: timer -> baseline -> baseline runtime / candidate runtime (each
+        ``RuntimeStats.figure``)."""
         found: dict[str, dict[str, float]] = {}
         baselines = {name: dict(by_timer) for name, by_timer in self.baseline_figures}
         for timer, stats in self.figures:
-            ratios = {name: by_timer[timer].median / stats.median for name, by_timer in baselines.items()
-                      if timer in by_timer and stats.median > 0}
+            ratios = {name: by_timer[timer].figure / stats.figure
+                      for name, by_timer in baselines.items() if timer in by_timer and stats.figure > 0}
             if ratios:
                 found[timer] = ratios
         return found

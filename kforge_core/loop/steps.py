@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 from ..agents import AnalysisAgent, AnalysisRequest, GenerationAgent, GenerationRequest, Prompt
 from ..codec import record_from_json, to_json
+from ..harness.verdict import RuntimeStats
 from ..llm import ChatClient, LLMReply
 from ..records import Candidate, Image, ProfileSummary
 from ..store import LLMCall, RunDirectory
@@ -34,7 +35,8 @@ class LoopSteps:
     stage: Stage = lambda stage, place: None
 
     def baselines(self) -> tuple[tuple[str, float], ...]:
-        """The baselines' median times (ms), measured once by the harness before the first candidate."""
+        """The baselines' runtimes (ms; each ``RuntimeStats.figure``), measured once by the harness before the first
+        candidate."""
         def work(artifact_dir: str) -> tuple[dict[str, Any], None]:
             self.stage("measuring baselines", Place("setup"))
             stats = [[name, to_json(value)] for name, value in self.evaluator.baselines().items()]
@@ -42,7 +44,7 @@ class LoopSteps:
             return {"baselines": stats}, None
 
         step = self.journal.step("baselines", "baselines", Place("setup"), "baselines", work)
-        return tuple((name, float(stats["median"])) for name, stats in step.data["baselines"])
+        return tuple((name, RuntimeStats.from_json(stats).figure) for name, stats in step.data["baselines"])
 
     def attempt(self, request: GenerationRequest, place: Place) -> Attempt:
         """Ask the generation agent for a candidate and, if the reply holds one, evaluate it."""

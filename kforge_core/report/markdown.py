@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from .timing_text import sources_caption, timer_caption
+from .timing_text import sources_caption, statistic_words, timer_caption
 from .run_report import AttemptRow, RunReport
 
 
@@ -70,7 +70,8 @@ def _result(report: RunReport, best_file: str | None) -> list[str]:
     speedups = ", ".join(f"**{v:.2f}x** against {name}" for name, v in outcome.speedups)
     where = f" — [{best_file}]({best_file})" if best_file else ""
     lines = [
-        f"Best candidate: **{best.label}** ({best.pass_kind}), median {outcome.runtime_ms:.3f} ms "
+        f"Best candidate: **{best.label}** ({best.pass_kind}), {statistic_words(outcome.statistic)} "
+        f"{outcome.runtime_ms:.3f} ms "
         f"({timer_caption(outcome.timer, outcome.figures_ms)}): {speedups}{where}.", "",
         f"Its baselines, timed with the same timers: {_medians(outcome.baselines_ms)}; "
         f"{sources_caption(outcome.baseline_sources)}.", "",
@@ -83,8 +84,8 @@ def _result(report: RunReport, best_file: str | None) -> list[str]:
     return lines
 
 
-def _medians(medians: tuple[tuple[str, float], ...]) -> str:
-    return ", ".join(f"{name} {ms:.3f} ms" for name, ms in medians) or "none"
+def _medians(figures: tuple[tuple[str, float], ...]) -> str:
+    return ", ".join(f"{name} {ms:.3f} ms" for name, ms in figures) or "none"
 
 
 def _reached(report: RunReport, row: AttemptRow) -> str:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..codec import record_from_json
+from ..harness.verdict import RuntimeStats
 from ..precision_contract import PrecisionContract, contract_named
 from ..records import Candidate
 from ..store import RunInfo, RunStore, StepRecord
@@ -173,7 +174,7 @@ def _usage(steps: list[StepRecord]) -> tuple[UsageRow, ...]:
 def _baselines(steps: list[StepRecord]) -> tuple[tuple[str, float], ...]:
     for step in steps:
         if step.kind == "baselines":
-            return tuple((name, float(stats["median"])) for name, stats in step.data["baselines"])
+            return tuple((name, RuntimeStats.from_json(stats).figure) for name, stats in step.data["baselines"])
     return ()
 
 

@@ -7,8 +7,14 @@ from typing import Any
 
 
 def figures_of(verdict: Any) -> tuple[tuple[str, float], ...]:
-    """A verdict's candidate medians by timer: ``(("wall", 0.23), ("events", 0.05))``."""
-    return tuple((timer, stats.median) for timer, stats in verdict.figures)
+    """A verdict's candidate runtimes by timer (each ``RuntimeStats.figure``):
+    ``(("wall", 0.23), ("events", 0.05))``."""
+    return tuple((timer, stats.figure) for timer, stats in verdict.figures)
+
+
+def statistic_words(statistic: str) -> str:
+    """How a runtime's statistic reads in a sentence: "median", or "fastest run" (``TimingMethod.statistic``)."""
+    return "fastest run" if statistic == "min" else "median"
 
 
 def sources_of(verdict: Any) -> tuple[str, ...]:

@@ -41,7 +41,9 @@ class Outcome:
         contract says what it had to reach.
     :param tolerances: ``(dtype, atol, rtol)`` its outputs were held to.
     :param timer: the timing method of ``runtime_ms`` and the speedups ("wall", "events", "device").
-    :param figures_ms: the candidate's median by every timer measured.
+    :param figures_ms: the candidate's runtime by every timer measured.
+    :param statistic: which figure of the timed runs ``runtime_ms`` and the speedups are: "median", or "min" (the
+        fastest run, on a device that shares the host's cores).
     :param baseline_sources: where each baseline's figure came from and when it was measured, in words.
     """
 
@@ -62,6 +64,7 @@ class Outcome:
     timer: str = "wall"
     figures_ms: tuple[tuple[str, float], ...] = ()
     baseline_sources: tuple[str, ...] = ()
+    statistic: str = "median"
 
     @classmethod
     def from_verdict(cls, verdict: Any) -> Outcome:
@@ -76,16 +79,17 @@ class Outcome:
             failure=getattr(failure, "value", failure),
             message=verdict.message or "",
             compile_log=verdict.compile.log or "",
-            runtime_ms=runtime.median if runtime is not None else None,
+            runtime_ms=verdict.runtime_ms,
             best_speedup=verdict.best_speedup,
             speedups=tuple((name, float(value)) for name, value in verdict.speedups),
-            baselines_ms=tuple((name, stats.median) for name, stats in verdict.baselines),
+            baselines_ms=verdict.baselines_ms,
             flags=tuple(Flag(f.code, f.message, f.blocking) for f in verdict.flags),
             precision_bits=verdict.precision.bits,
             tolerances=verdict.precision.tolerances,
             timer=verdict.timer,
-            figures_ms=tuple((timer, stats.median) for timer, stats in verdict.figures),
+            figures_ms=tuple((timer, stats.figure) for timer, stats in verdict.figures),
             baseline_sources=tuple(source.short() for source in verdict.baseline_sources),
+            statistic=verdict.statistic,
         )
 
     @property

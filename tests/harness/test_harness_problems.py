@@ -37,6 +37,10 @@ def test_a_warm_worker_takes_the_next_problem_and_the_baseline_cache_is_a_prior_
     assert started == 2  # one worker served all three candidates, and the referee judged them (the
     # baseline worker is not one of the pool's)
     assert [s.origin for v in (first, second) for s in v.baseline_sources] == ["measured", "measured"]
+    # the host CPU's figure is the fastest run (Device.headline_statistic), the candidate's and the baseline's alike
+    ((name, eager),) = first.baselines
+    assert first.method.statistic == first.runtime.statistic == eager.statistic == "min"
+    assert first.speedups == ((name, eager.min / first.runtime.min),) and first.runtime_ms == first.runtime.min
     assert second.baselines[0][1].median != first.baselines[0][1].median
     # the third is timed beside the cached figure's fresh check: confirmed (the cached figure stands) or not
     (source,) = third.baseline_sources

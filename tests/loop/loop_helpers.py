@@ -17,7 +17,7 @@ from typing import Any, Iterator
 
 from kforge_core import hookimpl
 from kforge_core.app import App
-from kforge_core.harness import PrecisionReached
+from kforge_core.harness import PrecisionReached, RuntimeStats
 from kforge_core.records import (
     Availability, Backend, CompileResult, Example, Failure, Lowering, ProfileResult, ProfileSummary,
 )
@@ -58,13 +58,7 @@ def toy_app() -> App:
 # ---------------------------------------------------------------------------------------- scripted evaluator
 
 
-@dataclass(frozen=True)
-class Stats:
-    median: float
-    mean: float
-    std: float
-    min: float
-    count: int
+Stats = RuntimeStats  # the harness's own record: the loop reads its figure
 
 
 @dataclass(frozen=True)
@@ -93,6 +87,16 @@ class FakeVerdict:
     @property
     def best_speedup(self) -> float | None:
         return min(v for _, v in self.speedups) if self.speedups else None
+
+    statistic = "median"
+
+    @property
+    def runtime_ms(self) -> float | None:
+        return self.runtime.figure if self.runtime is not None else None
+
+    @property
+    def baselines_ms(self) -> tuple:
+        return tuple((name, stats.figure) for name, stats in self.baselines)
 
     def to_json(self) -> dict:
         return {"candidate": self.candidate, "correct": self.correct,

@@ -70,7 +70,8 @@ def evaluate_candidate(setup: EvaluationSetup, worker: WorkerProcess, candidate:
     runtime, method = runtime_of(out)
     timed = failure is None and runtime is not None
     window = beside.window if timed and beside is not None else None
-    figures = tuple((timer, RuntimeStats.from_samples(samples)) for timer, samples in out.timing.figures) \
+    figures = tuple((timer, RuntimeStats.from_samples(samples, runtime.statistic))
+                    for timer, samples in out.timing.figures) \
         if timed else ()
     baselines, speedups, baseline_figures = _baselines_beside(window, runtime) if window is not None else ((), (), ())
     return Verdict(
@@ -102,11 +103,12 @@ class _BesideBaselines:
 
 
 def _baselines_beside(window: Window, runtime: RuntimeStats) -> tuple[tuple, tuple, tuple]:
-    """The baselines' runtimes measured in the candidate's window, the candidate's speedup over each, and each
-    baseline's figures by timer."""
-    baselines = tuple((name, RuntimeStats.from_samples(s)) for name, s in window.baselines.samples_ms)
-    speedups = tuple((name, stats.median / runtime.median) for name, stats in baselines if runtime.median > 0)
-    baseline_figures = tuple((name, tuple((timer, RuntimeStats.from_samples(s)) for timer, s in by_timer))
+    """The baselines' runtimes measured in the candidate's window (by the candidate's statistic), the candidate's
+    speedup over each, and each baseline's figures by timer."""
+    statistic = runtime.statistic
+    baselines = tuple((name, RuntimeStats.from_samples(s, statistic)) for name, s in window.baselines.samples_ms)
+    speedups = tuple((name, stats.figure / runtime.figure) for name, stats in baselines if runtime.figure > 0)
+    baseline_figures = tuple((name, tuple((timer, RuntimeStats.from_samples(s, statistic)) for timer, s in by_timer))
                              for name, by_timer in window.baselines.figures)
     return baselines, speedups, baseline_figures
 

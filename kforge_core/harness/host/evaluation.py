@@ -189,4 +189,4 @@ def _without_profiler_noise(text: str) -> str:
 def runtime_of(out: StageOutcomes) -> tuple[RuntimeStats | None, TimingMethod | None]:
     if out.timing is None or not out.timing.samples_ms:
         return None, None
-    return RuntimeStats.from_samples(out.timing.samples_ms), out.timing.method
+    return RuntimeStats.from_samples(out.timing.samples_ms, out.timing.method.statistic), out.timing.method

@@ -165,7 +165,9 @@ class Harness:
                 self._window_of(None)
             else:
                 self._baselines = BaselineResults((), (), None)
-        return {name: RuntimeStats.from_samples(samples) for name, samples in self._baselines.samples_ms}
+        method = self._baselines.method
+        statistic = method.statistic if method is not None else "median"
+        return {name: RuntimeStats.from_samples(samples, statistic) for name, samples in self._baselines.samples_ms}
 
     @property
     def timeouts(self) -> StageTimeouts:
@@ -334,7 +336,7 @@ class Harness:
             device=facts.device, warmup=harness.warmup, repetitions=harness.repetitions,
             l2_flush_bytes=facts.flush_bytes, synchronize=facts.synchronize, timer=facts.timer, fresh_inputs=True,
             notes=f"not timed; outputs of {len(checked_timed_runs(harness))} timed runs, drawn at random, would be "
-                  "checked against the reference",
+                  "checked against the reference", statistic=facts.statistic,
         )
 
     def _check_open(self) -> None:

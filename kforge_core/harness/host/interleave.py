@@ -4,9 +4,9 @@ worker (which never runs candidate code), from the same seeded input sets, so th
 figures taken in the same window of the machine's life.
 
 A baseline figure measured earlier (the baseline cache, or an earlier candidate of this session) is only a prior:
-the baseline still runs in the first block, and if that fresh median lies within :data:`PRIOR_BAND` of the prior's,
-the prior's full figure stands (confirmed); otherwise the baseline goes on through every block and is measured in
-full again (re-measured). Every figure carries a :class:`~kforge_core.harness.verdict.BaselineSource` saying which.
+the baseline still runs in the first block, and if that fresh figure (its median, or its fastest run: the method's
+statistic) lies within :data:`PRIOR_BAND` of the prior's, the prior's full figure stands (confirmed); otherwise the
+baseline goes on through every block and is measured in full again (re-measured). Every figure carries a :class:`~kforge_core.harness.verdict.BaselineSource` saying which.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from .. import flags as F
 from ..protocol import BaselineResults, Reply, TimingOutcome
 from ..verdict import BaselineSource
 
-PRIOR_BAND = 0.10  # a fresh median within ±10% of the prior's confirms the prior
+PRIOR_BAND = 0.10  # a fresh figure within ±10% of the prior's confirms the prior
 BLOCKS = 4  # the timed runs are taken in this many blocks per callable
 
 Figures = tuple[tuple[str, tuple[float, ...]], ...]  # timer -> samples
@@ -57,12 +57,18 @@ def blocks(repetitions: int, count: int = BLOCKS) -> list[tuple[int, int]]:
     return [(edges[i], edges[i + 1]) for i in range(count)]
 
 
-def confirms(fresh: tuple[float, ...], prior: tuple[float, ...], band: float = PRIOR_BAND) -> bool:
-    """Whether a fresh measurement's median lies within ``band`` of the prior's."""
+def confirms(fresh: tuple[float, ...], prior: tuple[float, ...], band: float = PRIOR_BAND,
+             statistic: str = "median") -> bool:
+    """Whether a fresh measurement's figure (its median, or its fastest run: ``TimingMethod.statistic``) lies
+    within ``band`` of the prior's."""
     if not fresh or not prior:
         return False
-    was = statistics.median(prior)
-    return was > 0 and abs(statistics.median(fresh) - was) <= band * was
+    was = _figure(prior, statistic)
+    return was > 0 and abs(_figure(fresh, statistic) - was) <= band * was
+
+
+def _figure(samples: tuple[float, ...], statistic: str) -> float:
+    return min(samples) if statistic == "min" else statistics.median(samples)
 
 
 def measure_window(repetitions: int, names: tuple[str, ...], priors: dict[str, Prior],
@@ -106,9 +112,11 @@ def measure_window(repetitions: int, names: tuple[str, ...], priors: dict[str, P
             for name in [n for n in active if n in priors]:
                 fresh = dict(measured[name][0]).get(method.headline, ())
                 prior = priors[name].samples(method.headline)
-                detail = (f"fresh median {statistics.median(fresh):.4g} ms over {len(fresh)} runs vs "
-                          f"{statistics.median(prior):.4g} ms" if fresh and prior else "no prior figure for this timer")
-                if confirms(fresh, prior):
+                word = "fastest run" if method.statistic == "min" else "median"
+                detail = (f"fresh {word} {_figure(fresh, method.statistic):.4g} ms over {len(fresh)} runs vs "
+                          f"{_figure(prior, method.statistic):.4g} ms" if fresh and prior
+                          else "no prior figure for this timer")
+                if confirms(fresh, prior, statistic=method.statistic):
                     confirmed[name] = detail
                     active.remove(name)
                 else:

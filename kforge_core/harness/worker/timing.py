@@ -6,7 +6,8 @@ drained before the clock starts, and the clock stops only after a device-wide sy
 the callable started has finished: work on side streams and threads is counted. Each run is timed by the wall
 clock and, where the device has them, by events around the call; where the device can tell its own busy time
 (the ``device`` timer), the same runs are made again under that clock, so that its recording costs the other
-figures nothing. ``harness.timer`` names the headline figure; the median is the headline statistic.
+figures nothing. ``harness.timer`` names the headline figure; the device names the statistic
+(``Device.headline_statistic``: the median, or on the host CPU the fastest run).
 
 The timed runs may be asked for in blocks (``runs``), so that the KForge process can interleave them with the
 baselines' blocks in another worker; the warm-up runs come before the first block, and one more before each later
@@ -65,6 +66,7 @@ def timing_method(device: Device, settings: HarnessSettings, reference: ProblemD
         notes=f"{fallback}; {notes}" if fallback else notes,
         headline=headline,
         timers=tuple((name, device.describe_timer(name)) for name in device.timers),
+        statistic=device.headline_statistic,
     )
 
 
