@@ -29,6 +29,7 @@ class CandidateView:
     precision_bits: float | None = None  # bits of agreement with a float64 reference
     timer: str = "wall"  # the timing method of runtime_ms and the speedups
     findings: tuple[str, ...] = ()  # what its timers say beside each other (host launch overhead)
+    statistic: str = "median"  # which figure of the timed runs runtime_ms is: "median", or "min" (the fastest run)
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ def print_summary(report: RunReport, console: Console) -> None:
         outcome = best.outcome
         speedups = ", ".join(f"{v:.2f}x vs {n}" for n, v in outcome.speedups)
         console.print(f"[green]Best: {escape(best.label)}[/] — {outcome.runtime_ms:.3f} ms "
-                      f"({escape(timer_caption(outcome.timer, outcome.figures_ms))}), {speedups} "
+                      f"({escape(timer_caption(outcome.timer, outcome.figures_ms, outcome.statistic))}), {speedups} "
                       f"({escape(report.contract.caption(outcome.precision_bits))})")
         console.print(f"  {escape(sources_caption(outcome.baseline_sources))}")
     calls = sum(u.calls for u in report.usage)

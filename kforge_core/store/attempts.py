@@ -147,4 +147,5 @@ class Attempt:
         return CandidateView(
             self.candidate.label, self.candidate.files, self.candidate.entry, self.outcome.runtime_ms,
             self.outcome.speedups, self.outcome.precision_bits, self.outcome.timer, (finding,) if finding else (),
+            self.outcome.statistic,
         )

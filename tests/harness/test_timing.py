@@ -291,3 +291,11 @@ def test_a_verdicts_speedups_runtime_and_baselines_use_its_statistic_and_older_d
 def test_a_prior_is_confirmed_by_the_statistic_of_the_method():
     fresh, prior = (4.0, 9.0, 9.0), (4.1, 4.2, 4.3)
     assert confirms(fresh, prior, statistic="min") and not confirms(fresh, prior)
+
+
+def test_a_caption_says_when_the_figure_is_the_fastest_run():
+    from kforge_core.report.timing_text import statistic_words, timer_caption
+
+    assert timer_caption("wall", (("wall", 13.4),), "min") == "wall time, fastest run"
+    assert timer_caption("events", (("wall", 1.0), ("events", 0.5))) == "events time; wall 1 ms"
+    assert (statistic_words("min"), statistic_words("median")) == ("fastest run", "median")

@@ -98,3 +98,14 @@ def test_a_broken_user_template_is_a_clear_error(problem, tmp_path):
         generation(problem, PromptTemplates(tmp_path)).prompt(GenerationRequest("functional", 0, 1))
     with pytest.raises(KForgeError, match="is not a directory"):
         PromptTemplates(tmp_path / "missing")
+
+
+def test_the_analysis_prompt_names_the_statistic_of_its_timings(problem):
+    """On the host CPU a runtime is the fastest timed run; the analyst is told which figure it reads."""
+    from dataclasses import replace
+
+    agent = AnalysisAgent(PromptTemplates(), problem, LOWERING, precision=FP32)
+    for statistic, words in (("min", "## Timings (fastest of the timed runs, wall time)"),
+                             ("median", "## Timings (median of the timed runs, wall time)")):
+        request = AnalysisRequest(1, replace(BEST, statistic=statistic), (("eager", 8.4),), None)
+        assert words in agent.prompt(request).user
