@@ -6,7 +6,8 @@ figures taken in the same window of the machine's life.
 A baseline figure measured earlier (the baseline cache, or an earlier candidate of this session) is only a prior:
 the baseline still runs in the first block, and if that fresh figure (its median, or its fastest run: the method's
 statistic) lies within :data:`PRIOR_BAND` of the prior's, the prior's full figure stands (confirmed); otherwise the
-baseline goes on through every block and is measured in full again (re-measured). Every figure carries a :class:`~kforge_core.harness.verdict.BaselineSource` saying which.
+baseline goes on through every block and is measured in full again (re-measured). Every figure carries a
+:class:`~kforge_core.harness.verdict.BaselineSource` saying which.
 """
 
 from __future__ import annotations
