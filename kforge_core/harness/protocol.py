@@ -228,7 +228,6 @@ class DeviceFacts:
     :param synchronize: how timing waits for the device.
     :param timer: how timing measures.
     :param facts: what prompts and profile summaries may quote (``Device.facts``).
-    :param statistic: which figure of the timed runs is the runtime (``Device.headline_statistic``).
     """
 
     device: str
@@ -240,7 +239,6 @@ class DeviceFacts:
     synchronize: str = ""
     timer: str = ""
     facts: tuple[tuple[str, str], ...] = ()
-    statistic: str = "median"
 
 
 @dataclass(frozen=True)

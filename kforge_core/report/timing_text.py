@@ -5,16 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..harness.verdict import statistic_words
+
 
 def figures_of(verdict: Any) -> tuple[tuple[str, float], ...]:
     """A verdict's candidate runtimes by timer (each ``RuntimeStats.figure``):
     ``(("wall", 0.23), ("events", 0.05))``."""
     return tuple((timer, stats.figure) for timer, stats in verdict.figures)
-
-
-def statistic_words(statistic: str) -> str:
-    """How a runtime's statistic reads in a sentence: "median", or "fastest run" (``TimingMethod.statistic``)."""
-    return "fastest run" if statistic == "min" else "median"
 
 
 def sources_of(verdict: Any) -> tuple[str, ...]:
@@ -26,7 +23,8 @@ def timer_caption(timer: str, figures_ms: tuple[tuple[str, float], ...], statist
     """``"wall time; events 0.051 ms, device 0.048 ms"``: the headline's timer, and the other figures; ``"wall time,
     fastest run"`` where the statistic is the fastest run (a median goes without saying, as everywhere else)."""
     others = ", ".join(f"{name} {ms:.4g} ms" for name, ms in figures_ms if name != timer)
-    return f"{timer} time" + (", fastest run" if statistic == "min" else "") + (f"; {others}" if others else "")
+    return f"{timer} time" + (f", {statistic_words(statistic)}" if statistic == "min" else "") \
+        + (f"; {others}" if others else "")
 
 
 def sources_caption(sources: tuple[str, ...]) -> str:

@@ -70,9 +70,10 @@ class Harness:
         if not availability.available:
             raise KForgeError(f"backend {backend.name!r} is not available here: {availability.reason}")
         try:
-            self._host_cpu = device_class_of(backend).host_cpu
+            self._device_class = device_class_of(backend)
         except ValueError as exc:
             raise KForgeError(str(exc)) from None
+        self._host_cpu = self._device_class.host_cpu
         self._own_root = scratch_root is None
         self.root = Path(tempfile.mkdtemp(prefix="kforge-harness-")) if scratch_root is None else scratch_root
         self.root.mkdir(parents=True, exist_ok=True)
@@ -336,7 +337,7 @@ class Harness:
             device=facts.device, warmup=harness.warmup, repetitions=harness.repetitions,
             l2_flush_bytes=facts.flush_bytes, synchronize=facts.synchronize, timer=facts.timer, fresh_inputs=True,
             notes=f"not timed; outputs of {len(checked_timed_runs(harness))} timed runs, drawn at random, would be "
-                  "checked against the reference", statistic=facts.statistic,
+                  "checked against the reference", statistic=self._device_class.headline_statistic,
         )
 
     def _check_open(self) -> None:

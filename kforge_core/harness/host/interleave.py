@@ -12,14 +12,13 @@ baseline goes on through every block and is measured in full again (re-measured)
 
 from __future__ import annotations
 
-import statistics
 import time
 from dataclasses import dataclass, field
 from typing import Callable
 
 from .. import flags as F
 from ..protocol import BaselineResults, Reply, TimingOutcome
-from ..verdict import BaselineSource
+from ..verdict import BaselineSource, figure_of, statistic_words
 
 PRIOR_BAND = 0.10  # a fresh figure within ±10% of the prior's confirms the prior
 BLOCKS = 4  # the timed runs are taken in this many blocks per callable
@@ -64,12 +63,8 @@ def confirms(fresh: tuple[float, ...], prior: tuple[float, ...], band: float = P
     within ``band`` of the prior's."""
     if not fresh or not prior:
         return False
-    was = _figure(prior, statistic)
-    return was > 0 and abs(_figure(fresh, statistic) - was) <= band * was
-
-
-def _figure(samples: tuple[float, ...], statistic: str) -> float:
-    return min(samples) if statistic == "min" else statistics.median(samples)
+    was = figure_of(prior, statistic)
+    return was > 0 and abs(figure_of(fresh, statistic) - was) <= band * was
 
 
 def measure_window(repetitions: int, names: tuple[str, ...], priors: dict[str, Prior],
@@ -113,9 +108,8 @@ def measure_window(repetitions: int, names: tuple[str, ...], priors: dict[str, P
             for name in [n for n in active if n in priors]:
                 fresh = dict(measured[name][0]).get(method.headline, ())
                 prior = priors[name].samples(method.headline)
-                word = "fastest run" if method.statistic == "min" else "median"
-                detail = (f"fresh {word} {_figure(fresh, method.statistic):.4g} ms over {len(fresh)} runs vs "
-                          f"{_figure(prior, method.statistic):.4g} ms" if fresh and prior
+                detail = (f"fresh {statistic_words(method.statistic)} {figure_of(fresh, method.statistic):.4g} ms "
+                          f"over {len(fresh)} runs vs {figure_of(prior, method.statistic):.4g} ms" if fresh and prior
                           else "no prior figure for this timer")
                 if confirms(fresh, prior, statistic=method.statistic):
                     confirmed[name] = detail

@@ -91,8 +91,8 @@ def sandbox_plan(*, scratch_root: Path, cache_dir: Path, runs_dir: Path, sys_pat
     hidden = _resolved(hide)
     # a readable directory that holds a hidden one would bring all of it back (a script run from the home
     # directory puts it on sys.path): only what lies apart from or below the hidden directories stays readable
-    readable = {p for p in readable if not any(Path(h).is_relative_to(Path(p).resolve()) for h in hidden)}
-    return SandboxPlan(hide=hidden, writable=_resolved(writable), readable=_resolved(readable))
+    readable = {p for p in _resolved(readable) if not any(Path(h).is_relative_to(p) for h in hidden)}
+    return SandboxPlan(hide=hidden, writable=_resolved(writable), readable=tuple(sorted(readable)))
 
 
 def _imported_package_roots() -> set[Path]:

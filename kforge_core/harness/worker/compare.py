@@ -151,7 +151,7 @@ def _compare_one(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float)
     if not (out.is_floating_point() or out.is_complex()):
         return _compare_exact(out, ref)
     tally = _Tally()
-    for start, c, r in _chunks(out, ref):
+    for start, c, r in flat_chunks(out, ref):
         tally.add(start, _working(c), _working(r), atol, rtol)
     if tally.count == 0:
         return Comparison(True, None, tally.max_abs, tally.max_rel)
@@ -165,12 +165,13 @@ def _compare_one(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float)
     return Comparison(False, Failure.MISMATCH, tally.max_abs, tally.max_rel, detail)
 
 
-def _chunks(*tensors: torch.Tensor):
-    """``(start, piece, piece, ...)``: the tensors, flattened, :data:`CHUNK_ELEMENTS` elements at a time."""
+def flat_chunks(*tensors: torch.Tensor, size: int = 0):
+    """``(start, piece, piece, ...)``: tensors of one size, flattened, ``size`` elements at a time (by default
+    :data:`CHUNK_ELEMENTS`, read when called)."""
+    size = size or CHUNK_ELEMENTS
     flat = [t.detach().reshape(-1) for t in tensors]
-    total = flat[0].numel()
-    for start in range(0, total, CHUNK_ELEMENTS):
-        yield (start, *(f[start:start + CHUNK_ELEMENTS] for f in flat))
+    for start in range(0, flat[0].numel(), size):
+        yield (start, *(f[start:start + size] for f in flat))
 
 
 def _working(t: torch.Tensor) -> torch.Tensor:
@@ -183,7 +184,7 @@ def _working(t: torch.Tensor) -> torch.Tensor:
 
 def _compare_exact(out: torch.Tensor, ref: torch.Tensor) -> Comparison:
     count, max_abs, worst, worst_at = 0, 0.0, -1.0, 0
-    for start, o, r in _chunks(out, ref):
+    for start, o, r in flat_chunks(out, ref):
         diff = (o.to(torch.float64) - r.to(torch.float64)).abs()
         max_abs = max(max_abs, float(diff.max().item()))
         differs = int((diff > 0).sum().item())
@@ -214,7 +215,7 @@ def max_difference(a: Sequence[torch.Tensor], b: Sequence[torch.Tensor]) -> floa
     for x, y in zip(a, b):
         if x.shape != y.shape:
             return math.inf
-        for _, px, py in _chunks(x, y.to(x.device)):
+        for _, px, py in flat_chunks(x, y.to(x.device)):
             d = (_working(px) - _working(py)).abs().nan_to_num(math.inf)
             worst = max(worst, float(d.max().item()))
     return worst
@@ -226,7 +227,7 @@ def within_tolerance(a: Sequence[torch.Tensor], b: Sequence[torch.Tensor],
     for x, y, (atol, rtol) in zip(a, b, tolerances):
         if x.shape != y.shape:
             return False
-        for _, px, py in _chunks(x, y.to(x.device)):
+        for _, px, py in flat_chunks(x, y.to(x.device)):
             wx, wy = _working(px), _working(py)
             if not bool(((wx - wy).abs() <= atol + rtol * wy.abs()).all().item()):
                 return False

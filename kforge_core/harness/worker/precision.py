@@ -22,6 +22,7 @@ from ...records import Flag
 from ...settings import HarnessSettings
 from ...values import output_labels
 from .. import flags as F
+from .compare import flat_chunks
 
 CHECKED_DTYPES = ("float32", "float16", "bfloat16")  # float64 outputs are compared with float64 itself
 MARGIN_BITS = 6.0
@@ -57,11 +58,9 @@ def agreement_bits(output: torch.Tensor, exact: torch.Tensor, chunk: int = CHUNK
     Computed ``chunk`` elements at a time, the norms combined without overflow: an output of gigabytes never
     has a float64 copy (a 6 GiB float32 output made 40 GiB of temporaries at once, and the referee ran out of
     device memory where the problem itself fits)."""
-    out, ref = output.detach().reshape(-1), exact.detach().reshape(-1)
     error = scale = 0.0
-    for start in range(0, out.numel(), chunk):
-        piece = out[start:start + chunk].to(torch.float64)
-        truth = ref[start:start + chunk].to(torch.float64)
+    for _, piece, truth in flat_chunks(output, exact, size=chunk):
+        piece, truth = piece.to(torch.float64), truth.to(torch.float64)
         finite = torch.isfinite(piece) & torch.isfinite(truth)
         error = math.hypot(error, float(torch.linalg.vector_norm((piece - truth)[finite]).item()))
         scale = math.hypot(scale, float(torch.linalg.vector_norm(truth[finite]).item()))
