@@ -20,6 +20,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from kforge_core.integrate.report import reference_lines
+
 # TinyLlama/TinyLlama-1.1B-Chat-v1.0's config.json (the architecture; the weights are random here)
 TINYLLAMA = {
     "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 2048, "intermediate_size": 5632,
@@ -96,13 +98,8 @@ def _print(report: dict, args: argparse.Namespace) -> None:
     outputs = report["outputs"]
     print(f"outputs: {'within' if outputs['within_contract'] else 'NOT within'} the {report['precision']} contract "
           f"({outputs['message']})")
-    if outputs.get("reference"):
-        print(f"  decided by: {outputs['rule']}; distance from the {outputs['reference']}, untouched -> with "
-              f"kernels (the fidelity rule allows {outputs['fidelity_factor']:g}x):")
-        for untouched, swapped in zip(outputs["untouched_error"], outputs["swapped_error"]):
-            print(f"  output {untouched['output']}: relative RMS error {_figure(untouched['relative_rms'])} -> "
-                  f"{_figure(swapped['relative_rms'])}, max abs error {_figure(untouched['max_abs'])} -> "
-                  f"{_figure(swapped['max_abs'])}")
+    for line in reference_lines(outputs):  # which rule decided, and each output's distance from the float32 run
+        print(line)
     before, after, speedups = (report["end_to_end"][k] for k in ("untouched", "with_kernels", "speedups"))
     print(f"{'':<10}{'untouched':>14}{'with kernels':>14}{'speedup':>10}")
     print(f"{'forward':<10}{before['forward_ms']:>11.3f} ms{after['forward_ms']:>11.3f} ms{speedups['forward']:>9.3f}x")
@@ -111,10 +108,6 @@ def _print(report: dict, args: argparse.Namespace) -> None:
         print(f"{phase:<10}{before[key]:>10,.0f} t/s{after[key]:>10,.0f} t/s{speedups[phase]:>9.3f}x")
     method = report["timing_method"]
     print(f"timing: median of {method['repetitions']} after {method['warmup']} warm-up on {method['device']}")
-
-
-def _figure(value: float | None) -> str:
-    return "non-finite" if value is None else f"{value:.3g}"
 
 
 if __name__ == "__main__":

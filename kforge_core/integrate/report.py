@@ -30,7 +30,7 @@ def report_lines(report: dict[str, Any]) -> list[str]:
     outputs = report["outputs"]
     verdict = "within" if outputs["within_contract"] else "NOT within"
     lines += ["", f"Whole model outputs: {verdict} the {report['precision']} contract ({outputs['message']})"]
-    lines += _reference_lines(outputs)
+    lines += reference_lines(outputs)
     e2e = report["end_to_end"]
     before, after, speedups = e2e["untouched"], e2e["with_kernels"], e2e["speedups"]
     lines.append(f"End to end forward: {before['forward_ms']:.4g} ms -> {after['forward_ms']:.4g} ms, "
@@ -46,7 +46,7 @@ def report_lines(report: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _reference_lines(outputs: dict[str, Any]) -> list[str]:
+def reference_lines(outputs: dict[str, Any]) -> list[str]:
     """Each floating output's distance from the higher-precision run, untouched and with the kernels."""
     if not outputs.get("reference"):
         return []
