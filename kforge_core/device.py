@@ -30,6 +30,14 @@ if TYPE_CHECKING:
 TIMERS = ("wall", "events", "device")
 POISON_WORD = 0x7FC0DEAD  # a float32 NaN with a payload nothing computes by accident
 FALLBACK_FLUSH_BYTES = 256 * 1024 * 1024
+# What Triton's do_bench and KernelBench's CUDA-event timing write to flush the L2 before a timed call. Devices timed
+# by events flush at least this much, so that the host's launch of the call overlaps a flush of the same length as
+# theirs (:data:`EVENTS_SEQUENCE`) and the ``events`` figures mean what the field's mean.
+FIELD_FLUSH_BYTES = 256 * 1024 * 1024
+# How the harness takes an ``events`` sample, whatever the device's events are (``describe_timer("events")``).
+EVENTS_SEQUENCE = ("the start event recorded right behind the cache flush, which is not drained first: the call is "
+                   "launched while the flush runs, so launch time the flush covers is not counted (as Triton's "
+                   "do_bench and KernelBench time); runs of their own, beside the wall clock's")
 
 # Bound at import, before any candidate is imported: a candidate that replaces time.perf_counter fools no timer.
 _perf_counter = time.perf_counter
@@ -110,6 +118,11 @@ class DeviceClock:
         """After the clock stopped: each run's busy time, in the order the runs were bracketed."""
         raise NotImplementedError
 
+    def streams(self) -> int:
+        """After the clock stopped: how many streams (queues) the runs' device work ran on; 0 where the records
+        do not say. More than one: the call moved work off the caller's stream, which ``events`` may not see."""
+        return 0
+
 
 class Device:
     """What the harness needs from one device. Runs inside workers (and, for the class attributes, anywhere).
@@ -126,6 +139,10 @@ class Device:
     host_cpu: ClassVar[bool] = False
     #: Whether :meth:`flush_caches` writes a buffer between timed runs.
     flushes_caches: ClassVar[bool] = True
+    #: The least a flush writes whatever the cache's size (unless ``harness.l2_flush_bytes`` says): accelerators
+    #: timed by events set :data:`FIELD_FLUSH_BYTES`, the field's flush, whose length is the launch window the
+    #: ``events`` timer leaves uncounted.
+    flush_floor_bytes: ClassVar[int] = 0
     #: Which figure of the timed runs is the runtime (``TimingMethod.statistic``): "median", or "min" where the
     #: device's cores are shared with everything else the host runs, so that other work only ever slows a run down.
     headline_statistic: ClassVar[str] = "median"
@@ -156,7 +173,8 @@ class Device:
         if not self.flushes_caches:
             self.flush_bytes = 0
         else:
-            self.flush_bytes = flush_bytes or (2 * self.cache_bytes if self.cache_bytes else FALLBACK_FLUSH_BYTES)
+            cache_flush = 2 * self.cache_bytes if self.cache_bytes else FALLBACK_FLUSH_BYTES
+            self.flush_bytes = flush_bytes or max(cache_flush, self.flush_floor_bytes)
         self._flush_buffer: Any = None
 
     # -------------------------------------------------------------------------------------------- policy
@@ -221,7 +239,8 @@ class Device:
 
     def describe_timer(self, timer: str) -> str:
         """What ``timer`` measures on this device, for the timing method."""
-        return {"wall": self.timer_description, "events": self.event_timer, "device": self.device_timer}[timer]
+        events = f"{self.event_timer}; {EVENTS_SEQUENCE}" if self.event_timer else ""
+        return {"wall": self.timer_description, "events": events, "device": self.device_timer}[timer]
 
     def start_events(self) -> EventSpan:
         """Record a start event now (the ``events`` timer); call ``stop()`` when the call returns, and

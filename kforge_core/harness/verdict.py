@@ -219,6 +219,7 @@ class Verdict:
     figures: tuple[tuple[str, RuntimeStats], ...] = ()  # the candidate by every timer measured: (timer, stats)
     baseline_figures: tuple[tuple[str, tuple[tuple[str, RuntimeStats], ...]], ...] = ()  # baseline -> by timer
     baseline_sources: tuple[BaselineSource, ...] = ()  # where each baseline's figures came from, and when
+    device_streams: int = 0  # the streams the device timer saw the candidate's work on (0: not known)
 
     @property
     def correct(self) -> bool:
@@ -305,6 +306,7 @@ class Verdict:
                                  for name, by_timer in self.baseline_figures},
             "speedups_by_timer": self.speedups_by_timer,
             "baseline_sources": to_json(self.baseline_sources),
+            "device_streams": self.device_streams,
         }
 
     @classmethod
@@ -338,4 +340,5 @@ class Verdict:
             baseline_figures=tuple((name, tuple((timer, RuntimeStats.from_json(s)) for timer, s in by.items()))
                                    for name, by in data.get("baseline_figures", {}).items()),
             baseline_sources=from_json(tuple[BaselineSource, ...], data.get("baseline_sources", [])),
+            device_streams=int(data.get("device_streams", 0)),
         )

@@ -91,7 +91,9 @@ def test_2_side_stream_work_is_counted_by_the_timer(cache_dir, tmp_path, monkeyp
     device = make_device(TORCH_CUDA)
     reference = reference_data(problem("relu_scale"), device, settings)
     model = import_candidate(candidate("gpu_side_stream"), tmp_path).ModelNew(2.0)
-    timed = time_runs(model, reference, device, settings).samples_ms
+    runs = time_runs(model, reference, device, settings)
+    timed = runs.samples_ms
+    assert runs.device_streams >= 2  # the records name the caller's stream and the side stream
     ours = sorted(timed["wall"])
     naive = []  # events on the caller's stream only, as many harnesses time kernels
     for _ in range(4):

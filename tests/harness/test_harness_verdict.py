@@ -69,7 +69,9 @@ def test_round_trip_of_every_field():
         stdout="out", stderr="err", worker_replaced=True, baseline_errors=(("compile", "failed"),),
         precision=PrecisionReached("bf16", 8.7, ("torch.backends.cuda.matmul.allow_tf32: False -> True",),
                                    (("float32", 2e-2, 2e-2),)),
+        device_streams=2,
     )
+    assert verdict.to_json()["device_streams"] == 2
     assert verdict.best_speedup == 1.5  # against the faster baseline
     assert round_trip(verdict) == verdict
     older = {key: value for key, value in verdict.to_json().items() if key != "precision"}

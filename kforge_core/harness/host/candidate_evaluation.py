@@ -87,6 +87,7 @@ def evaluate_candidate(setup: EvaluationSetup, worker: WorkerProcess, candidate:
         baseline_notes=window.baselines.notes if window is not None else (),
         precision=_precision(setup, out), figures=figures, baseline_figures=baseline_figures,
         baseline_sources=window.sources if window is not None else (),
+        device_streams=out.timing.device_streams if timed else 0,
     )
 
 

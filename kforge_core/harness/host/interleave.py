@@ -160,4 +160,5 @@ def _merged(parts: list[TimingOutcome]) -> TimingOutcome:
         samples_ms=tuple(s for part in parts for s in part.samples_ms), method=parts[0].method,
         flags=tuple(F.merge_flags([f for part in parts for f in part.flags])),
         notes=tuple(n for part in parts for n in part.notes), figures=_joined([part.figures for part in parts]),
+        device_streams=max(part.device_streams for part in parts),
     )

@@ -19,7 +19,7 @@ from .integrity import ProcessSnapshot, changes_since
 from ..precision_switches import switch_computes_in
 from .reference import ProblemData
 from .shipping import TIMED, TimedChecks, call_candidate, ship
-from .timing import TimedRuns, time_runs, timing_method
+from .timing import TimedRuns, calls_per_run, time_runs, timing_method
 
 if TYPE_CHECKING:
     from ...device import Device
@@ -33,7 +33,7 @@ def time_candidate(backend: Backend, candidate: Candidate, context: StageContext
     settings: HarnessSettings = context.settings
     model = candidate_instance(backend, candidate, context).model
     block = range(*runs) if runs is not None else range(settings.repetitions)
-    checks = TimedChecks(_checks_in(block, settings), len(block))
+    checks = TimedChecks(_checks_in(block, settings), len(block) * calls_per_run(device))
 
     def returned(run: int, result: Any) -> None:
         if checks.draw():
@@ -46,7 +46,8 @@ def time_candidate(backend: Backend, candidate: Candidate, context: StageContext
                       timer=context.timer, runs=block, returned=returned)
     flags = [*timed.flags, *hidden_work_flags(timed, settings)]
     method = timing_method(device, settings, reference)
-    return TimingOutcome(tuple(timed.samples_ms[method.headline]), method, tuple(flags), figures=timed.figures())
+    return TimingOutcome(tuple(timed.samples_ms[method.headline]), method, tuple(flags), figures=timed.figures(),
+                         device_streams=timed.device_streams)
 
 
 def _checks_in(block: range, settings: HarnessSettings) -> int:

@@ -3,10 +3,13 @@
 Warm-up runs, then timed runs. Each run gets a fresh input set (a clone of one of the distinct seeded sets the
 reference prepared, so no run sees the values of the run before it), the L2 cache is flushed and the device
 drained before the clock starts, and the clock stops only after a device-wide synchronize and after every thread
-the callable started has finished: work on side streams and threads is counted. Each run is timed by the wall
-clock and, where the device has them, by events around the call; where the device can tell its own busy time
-(the ``device`` timer), the same runs are made again under that clock, so that its recording costs the other
-figures nothing. ``harness.timer`` names the headline figure; the device names the statistic
+the callable started has finished: work on side streams and threads is counted. Where the device has events, each
+timed run is made a second time under them, the way the field times (Triton's ``do_bench``, KernelBench): the
+start event is recorded right behind the flush, which is not drained first, so the host launches the call while
+the flush runs and the launch time the flush covers is not counted; the wall clock, started after the drain,
+counts it. Both calls of a run are as likely to be the one whose output is checked. Where the device can tell its
+own busy time (the ``device`` timer), the same runs are made again under that clock, so that its recording costs
+the other figures nothing. ``harness.timer`` names the headline figure; the device names the statistic
 (``Device.headline_statistic``: the median, or on the host CPU the fastest run).
 
 The timed runs may be asked for in blocks (``runs``), so that the KForge process can interleave them with the
@@ -44,6 +47,7 @@ class TimedRuns:
     samples_ms: dict[str, list[float]]  # timer -> one sample per timed run
     outputs: dict[int, tuple[list[Any], tuple[Any, ...]]]  # timed run -> copies of its output leaves, structure
     flags: list[Flag]
+    device_streams: int = 0  # the streams the device timer saw the runs' work on (0: no device timer, or untold)
 
     def figures(self) -> tuple[tuple[str, tuple[float, ...]], ...]:
         return tuple((name, tuple(samples)) for name, samples in self.samples_ms.items())
@@ -94,32 +98,62 @@ def time_runs(call: Callable[..., Any], reference: ProblemData, device: Device, 
         for run in runs:
             args = clone_values(reference.pool[pool_index(run, settings, size)])
             with timer.calling(f"timed run {run}"):
-                device.flush_caches()
-                device.synchronize()
-                threads_before = set(threading.enumerate())
-                elapsed_ms = device.start_timer()
-                span = device.start_events() if events else None
-                result = call(*args)
-                if span is not None:
-                    span.stop()
-                _wait(device, threads_before)
-                samples["wall"].append(elapsed_ms())
-                if span is not None:
-                    samples["events"].append(span.elapsed_ms())
+                wall_ms, result = _wall_sample(call, args, device)
+            samples["wall"].append(wall_ms)
             if run in keep:
                 kept[run] = _copies(result)
             if returned is not None:
                 returned(run, result)
-            flags.extend(_changed_state(device, settings, run))
             del result, args
+            if events:
+                args = clone_values(reference.pool[pool_index(run, settings, size)])
+                with timer.calling(f"timed run {run} (events)"):
+                    events_ms, result = _events_sample(call, args, device)
+                samples["events"].append(events_ms)
+                if returned is not None:
+                    returned(run, result)
+                del result, args
+            flags.extend(_changed_state(device, settings, run))
+        streams = 0
         if "device" in device.timers:
-            samples["device"] = _device_time(call, reference, device, settings, runs, timer)
-    return TimedRuns(samples, kept, list(F.merge_flags(flags)))
+            samples["device"], streams = _device_time(call, reference, device, settings, runs, timer)
+    return TimedRuns(samples, kept, list(F.merge_flags(flags)), streams)
+
+
+def calls_per_run(device: Device) -> int:
+    """How many calls each timed run makes before the ``device`` timer's own runs: the wall clock's, and the events'
+    where the device has them (each one's result goes to ``returned``)."""
+    return 2 if "events" in device.timers else 1
+
+
+def _wall_sample(call: Callable[..., Any], args: list[Any], device: Device) -> tuple[float, Any]:
+    """One call on the wall clock: caches flushed and the device drained before the clock starts."""
+    device.flush_caches()
+    device.synchronize()
+    threads_before = set(threading.enumerate())
+    elapsed_ms = device.start_timer()
+    result = call(*args)
+    _wait(device, threads_before)
+    return elapsed_ms(), result
+
+
+def _events_sample(call: Callable[..., Any], args: list[Any], device: Device) -> tuple[float, Any]:
+    """One call between events, queued behind the flush: the device is drained of what came before, the flush is
+    queued and not waited for, and the start event follows it on the caller's stream."""
+    device.synchronize()
+    device.flush_caches()
+    threads_before = set(threading.enumerate())
+    span = device.start_events()
+    result = call(*args)
+    span.stop()
+    _wait(device, threads_before)
+    return span.elapsed_ms(), result
 
 
 def _device_time(call: Callable[..., Any], reference: ProblemData, device: Device, settings: HarnessSettings,
-                 runs: range, timer: StageTimer) -> list[float]:
-    """The same runs again under the device's own clock: its busy time in each, on every stream."""
+                 runs: range, timer: StageTimer) -> tuple[list[float], int]:
+    """The same runs again under the device's own clock: its busy time in each, on every stream, and how many
+    streams that work ran on."""
     size = len(reference.pool)
     with device.device_clock() as clock:
         for index, run in enumerate(runs):
@@ -132,7 +166,7 @@ def _device_time(call: Callable[..., Any], reference: ProblemData, device: Devic
                     call(*args)
                     _wait(device, threads_before)
             del args
-    return clock.busy_ms()
+    return clock.busy_ms(), clock.streams()
 
 
 def _wait(device: Device, threads_before: set[threading.Thread]) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from kforge_core.device import Device, MemoryStats
+from kforge_core.device import FIELD_FLUSH_BYTES, Device, MemoryStats
 from kforge_core.hookspecs import hookimpl
 
 from .faults import FAULT_PATTERNS, OUT_OF_MEMORY_PATTERNS
@@ -28,8 +28,8 @@ class MetalDevice(Device):
     fault_patterns: ClassVar[tuple[str, ...]] = FAULT_PATTERNS
     out_of_memory_patterns: ClassVar[tuple[str, ...]] = OUT_OF_MEMORY_PATTERNS
     event_timer: ClassVar[str] = (
-        "a pair of torch.mps.event.Event(enable_timing=True) on the process's one queue, the first recorded after "
-        "the flush and drain, the second when the call returns")
+        "a pair of torch.mps.event.Event(enable_timing=True) on the process's one queue, around the call")
+    flush_floor_bytes: ClassVar[int] = FIELD_FLUSH_BYTES
 
     def __init__(self, backend: Any, *, flush_bytes: int = 0) -> None:
         self._read_facts: Any = None  # MetalFacts, read from the OS on first use

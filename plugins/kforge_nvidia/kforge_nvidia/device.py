@@ -13,7 +13,7 @@ from __future__ import annotations
 import ctypes
 from typing import Any, ClassVar
 
-from kforge_core.device import Device, DeviceClock, MemoryStats, StateChange
+from kforge_core.device import FIELD_FLUSH_BYTES, Device, DeviceClock, MemoryStats, StateChange
 
 from .device_time import DESCRIPTION as DEVICE_TIME_DESCRIPTION
 
@@ -46,9 +46,9 @@ class CudaDevice(Device):
     out_of_memory_patterns: ClassVar[tuple[str, ...]] = CUDA_OUT_OF_MEMORY_PATTERNS
     visible_devices_env: ClassVar[str] = "CUDA_VISIBLE_DEVICES"
     event_timer: ClassVar[str] = (
-        "a pair of torch.cuda.Event(enable_timing=True) on the current stream, the first recorded after the flush "
-        "and drain, the second when the call returns (work on other streams counts only where the current stream "
-        "waits for it)")
+        "a pair of torch.cuda.Event(enable_timing=True) on the current stream, around the call (work on other "
+        "streams counts only where the current stream waits for it)")
+    flush_floor_bytes: ClassVar[int] = FIELD_FLUSH_BYTES
     device_timer: ClassVar[str] = DEVICE_TIME_DESCRIPTION
 
     def __init__(self, backend: Any, *, flush_bytes: int = 0) -> None:

@@ -34,11 +34,20 @@ class ActivityRecord:
     activity: str  # kineto's kind: "kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation", ...
     start_ns: int
     duration_ns: int
+    stream: int = -1  # the stream a device record ran on (kineto's device_resource_id); -1: not known
 
 
 def busy_ms_per_run(records: Iterable[ActivityRecord], runs: int) -> list[float]:
     """Each run's device busy time: the device records that start inside the host range ``kforge.timed_run.<i>``."""
-    records = list(records)
+    return [sum(r.duration_ns for r in work) / 1e6 for work in _work_per_run(list(records), runs)]
+
+
+def streams_in_runs(records: Iterable[ActivityRecord], runs: int) -> int:
+    """How many streams the runs' device work ran on (0 when the records name none)."""
+    return len({r.stream for work in _work_per_run(list(records), runs) for r in work if r.stream >= 0})
+
+
+def _work_per_run(records: list[ActivityRecord], runs: int) -> list[list[ActivityRecord]]:
     windows: dict[int, tuple[int, int]] = {}
     for record in records:
         if not record.on_device and record.name.startswith(RUN_PREFIX):
@@ -48,8 +57,7 @@ def busy_ms_per_run(records: Iterable[ActivityRecord], runs: int) -> list[float]
     if missing:
         raise RuntimeError(f"the profiler recorded no window for timed runs {missing}")
     device = [r for r in records if r.on_device and r.activity in DEVICE_ACTIVITIES]
-    return [sum(r.duration_ns for r in device if windows[i][0] <= r.start_ns <= windows[i][1]) / 1e6
-            for i in range(runs)]
+    return [[r for r in device if windows[i][0] <= r.start_ns <= windows[i][1]] for i in range(runs)]
 
 
 class CuptiClock(DeviceClock):
@@ -58,6 +66,7 @@ class CuptiClock(DeviceClock):
     def __init__(self) -> None:
         self._profiler: Any = None
         self._runs = 0
+        self._records: list[ActivityRecord] | None = None
 
     def __enter__(self) -> CuptiClock:
         import torch
@@ -79,7 +88,15 @@ class CuptiClock(DeviceClock):
             yield
 
     def busy_ms(self) -> list[float]:
-        return busy_ms_per_run(_records(self._profiler), self._runs)
+        return busy_ms_per_run(self._read(), self._runs)
+
+    def streams(self) -> int:
+        return streams_in_runs(self._read(), self._runs)
+
+    def _read(self) -> list[ActivityRecord]:
+        if self._records is None:
+            self._records = list(_records(self._profiler))
+        return self._records
 
 
 def _records(profiler: Any) -> Iterator[ActivityRecord]:
@@ -89,7 +106,12 @@ def _records(profiler: Any) -> Iterator[ActivityRecord]:
     for event in profiler.profiler.kineto_results.events():
         on_device = event.device_type() != DeviceType.CPU
         yield ActivityRecord(event.name(), on_device, _activity(event, on_device), int(event.start_ns()),
-                             int(event.duration_ns()))
+                             int(event.duration_ns()), _stream(event) if on_device else -1)
+
+
+def _stream(event: Any) -> int:
+    """The stream of a device record: kineto keeps it as the record's resource id."""
+    return int(event.device_resource_id()) if hasattr(event, "device_resource_id") else -1
 
 
 def _activity(event: Any, on_device: bool) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kforge_nvidia.device import CudaDevice
-from kforge_nvidia.device_time import RUN_PREFIX, ActivityRecord, busy_ms_per_run
+from kforge_nvidia.device_time import RUN_PREFIX, ActivityRecord, busy_ms_per_run, streams_in_runs
 
 
 def _window(index, start, end):
@@ -29,6 +29,19 @@ def test_each_run_sums_the_device_work_that_started_in_its_window_on_every_strea
         _device("flush_kernel", "kernel", 500, 4_000_000),  # before run 0's window: the flush
     ]
     assert busy_ms_per_run(records, 2) == [pytest.approx(3.5), pytest.approx(0.25)]
+
+
+def test_the_streams_counted_are_those_of_device_work_inside_the_runs():
+    def on(stream, start):
+        return ActivityRecord("k", True, "kernel", start, 100, stream)
+
+    records = [_window(0, 1_000, 5_000), _window(1, 6_000, 9_000),
+               on(7, 1_200), on(7, 6_100), on(21, 6_200),  # the caller's stream, and a side stream in run 1
+               on(3, 500),  # the flush, before run 0's window: its stream is not the candidate's
+               ActivityRecord("aten::relu", False, "cpu_op", 1_100, 900, 99)]
+    assert streams_in_runs(records, 2) == 2
+    assert streams_in_runs(records[:3], 1) == 1
+    assert streams_in_runs([_window(0, 0, 10), _device("k", "kernel", 5, 1)], 1) == 0  # no stream recorded
 
 
 def test_a_run_without_a_window_is_an_error_not_a_zero():

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from kforge_core.device import Device, MemoryStats
+from kforge_core.device import FIELD_FLUSH_BYTES, Device, MemoryStats
 from kforge_core.hookspecs import hookimpl
 
 from .device_facts import XpuFacts, read_xpu_facts
@@ -37,8 +37,8 @@ class XpuDevice(Device):
     fault_patterns: ClassVar[tuple[str, ...]] = DEVICE_FAULT_PATTERNS
     out_of_memory_patterns: ClassVar[tuple[str, ...]] = OUT_OF_MEMORY_PATTERNS
     event_timer: ClassVar[str] = (
-        "a pair of torch.xpu.Event(enable_timing=True) on the current queue, the first recorded after the flush "
-        "and drain, the second when the call returns")
+        "a pair of torch.xpu.Event(enable_timing=True) on the current queue, around the call")
+    flush_floor_bytes: ClassVar[int] = FIELD_FLUSH_BYTES
 
     def __init__(self, backend: Any, *, flush_bytes: int = 0, xpu: Any = None) -> None:
         self._xpu = xpu

@@ -43,8 +43,10 @@ def test_events_timer_reads_device_events():
     assert "torch.xpu.Event" in device.describe_timer("events")
 
 
-def test_flush_writes_twice_the_last_level_cache_or_what_is_asked():
-    assert _device()[0].flush_bytes == 2 << 20
+def test_flush_writes_twice_the_last_level_cache_at_least_the_fields_256_mib_or_what_is_asked():
+    assert _device()[0].flush_bytes == 256 << 20  # twice its 1 MiB cache is less than the field's flush
+    large = StandInXpu(b580_properties(last_level_cache_size=192 << 20))
+    assert _device(large)[0].flush_bytes == 384 << 20
     assert _device(flush_bytes=4096)[0].flush_bytes == 4096
     unknown = StandInXpu(b580_properties(last_level_cache_size=0))
     assert _device(unknown)[0].flush_bytes == 256 * 1024 * 1024  # PyTorch without the property: the core's default

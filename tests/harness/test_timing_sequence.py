@@ -1,0 +1,115 @@
+"""The order of a timed run's steps on a device with events, without processes: the wall clock starts after the
+flush is drained; the events sample is queued behind the flush (the field's way, Triton's ``do_bench`` and
+KernelBench), so that the launch the flush covers is not counted; both calls of a run go to the output checks; and
+the flush a device timed by events writes is at least the field's."""
+
+from __future__ import annotations
+
+import types
+
+import torch
+
+from kforge_core.device import EVENTS_SEQUENCE, FIELD_FLUSH_BYTES, Device
+from kforge_core.harness.worker.timing import calls_per_run, time_runs
+from kforge_core.records import Backend
+from kforge_core.settings import HarnessSettings
+
+BACKEND = Backend(name="logged", programming_model="PyTorch", device="cpu")
+
+
+class LoggedEvent:
+    def __init__(self, log: list[str]) -> None:
+        self.log = log
+
+    def record(self) -> None:
+        self.log.append("record")
+
+    def synchronize(self) -> None:
+        pass
+
+    def elapsed_time(self, end: LoggedEvent) -> float:
+        return 1.0
+
+
+class LoggedDevice(Device):
+    """A device whose queue is a log: what the harness asked of it, in order."""
+
+    torch_type = "cpu"
+    event_timer = "logged events"
+
+    def __init__(self, *, flush_bytes: int = 0, floor: int = 0) -> None:
+        self.flush_floor_bytes = floor
+        self.log: list[str] = []
+        super().__init__(BACKEND, flush_bytes=flush_bytes)
+
+    def _cache_bytes(self) -> int:
+        return 1024
+
+    def _synchronize(self) -> None:
+        self.log.append("drain")
+
+    def _flush(self) -> None:
+        self.log.append("flush")
+
+    def _event(self) -> LoggedEvent:
+        return LoggedEvent(self.log)
+
+
+def _timed(device: LoggedDevice, repetitions: int = 2):
+    reference = types.SimpleNamespace(pool=[[torch.ones(4)]], pool_seeds=[7])
+    settings = HarnessSettings(warmup=0, repetitions=repetitions, timing_checks=1)
+    returned: list[int] = []
+
+    def call(x: torch.Tensor) -> torch.Tensor:
+        device.log.append("call")
+        return x * 2
+
+    timed = time_runs(call, reference, device, settings, returned=lambda run, result: returned.append(run))
+    return timed, returned
+
+
+def test_the_events_sample_is_queued_behind_the_flush_and_the_wall_clock_starts_after_the_drain():
+    device = LoggedDevice()
+    timed, _ = _timed(device, repetitions=1)
+    log = device.log
+    wall_call, events_call = (i for i, step in enumerate(log) if step == "call")
+    assert log[wall_call - 2:wall_call] == ["flush", "drain"]  # the wall clock: flushed, then drained
+    assert "record" not in log[:wall_call]
+    # the events: what came before drained, the flush queued and not waited for, the start event right behind it
+    assert log[events_call - 4:events_call + 3] == ["drain", "drain", "flush", "record", "call", "record", "drain"]
+    assert sorted(timed.samples_ms) == ["events", "wall"] and timed.samples_ms["events"] == [1.0]
+
+
+def test_both_calls_of_a_timed_run_reach_the_output_checks():
+    device = LoggedDevice()
+    _, returned = _timed(device, repetitions=3)
+    assert calls_per_run(device) == 2 and returned == [0, 0, 1, 1, 2, 2]
+    assert device.log.count("call") == 6
+
+
+def test_a_device_without_events_makes_one_call_per_timed_run():
+    device = LoggedDevice()
+    device.event_timer = ""
+    timed, returned = _timed(device, repetitions=3)
+    assert calls_per_run(device) == 1 and returned == [0, 1, 2] and "record" not in device.log
+    assert list(timed.samples_ms) == ["wall"]
+
+
+def test_the_events_timer_says_how_its_samples_are_taken():
+    assert LoggedDevice().describe_timer("events") == f"logged events; {EVENTS_SEQUENCE}"
+    assert "behind the cache flush" in EVENTS_SEQUENCE and "not drained" in EVENTS_SEQUENCE
+
+
+def test_a_device_timed_by_events_flushes_at_least_the_fields_buffer_unless_told():
+    assert LoggedDevice().flush_bytes == 2048  # twice its cache, no floor
+    assert LoggedDevice(floor=FIELD_FLUSH_BYTES).flush_bytes == FIELD_FLUSH_BYTES
+    assert LoggedDevice(floor=FIELD_FLUSH_BYTES, flush_bytes=4096).flush_bytes == 4096  # harness.l2_flush_bytes wins
+
+
+def test_gpu_devices_take_the_fields_flush_as_their_floor():
+    from kforge_metal.device import MetalDevice
+    from kforge_nvidia.device import CudaDevice
+    from kforge_xpu.device import XpuDevice
+
+    assert CudaDevice.flush_floor_bytes == XpuDevice.flush_floor_bytes == MetalDevice.flush_floor_bytes == (
+        FIELD_FLUSH_BYTES)
