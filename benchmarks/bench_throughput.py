@@ -6,7 +6,9 @@ its baselines). With ``--kernelbench DIR`` (a checkout of ScalingIntelligence/Ke
 evaluated by KernelBench's ``eval_kernel_against_ref`` in a child process of its own (as its batch scripts do, with a
 time limit per problem), on the device this process sees. Each line: the problem, KForge's verdict and seconds
 (as ``kforge bench`` reports them: a worker's start counts on the first problem only), KernelBench's verdict and
-seconds (its child's start, Python and torch, included), and whether they agree (correct or not).
+seconds (its child's start, Python and torch, included), and whether they agree (correct or not). Only problems
+with a solution are evaluated. ``kforge bench``'s progress goes to stderr as it happens, and a time limit (SIGTERM)
+or Ctrl-C during KernelBench's part still prints the table of the problems done.
 
     python benchmarks/bench_throughput.py SUITE --solutions DIR --backend cuda
     python benchmarks/bench_throughput.py KernelBench/KernelBench/level2 --solutions sols/ --backend cuda \\
@@ -18,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
+import signal
 import statistics
 import subprocess
 import sys
@@ -70,22 +73,28 @@ def main() -> None:
     args = parser.parse_args()
     problems = discover(args.suite, tuple(args.filters))
     solutions = open_solutions(args.solutions, problems)
-    kforge = _kforge(args)
+    problems = [p for p in problems if solutions.candidate_for(p) is not None]
+    if not problems:
+        sys.exit(f"no problem of {args.suite} has a solution in {args.solutions}")
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # a time limit still prints what was done
+    kforge = _kforge(args, problems)
     kernelbench = _kernelbench(args, problems, solutions) if args.kernelbench else {}
     _print(problems, kforge, kernelbench)
 
 
-def _kforge(args: argparse.Namespace) -> dict[str, dict]:
+def _kforge(args: argparse.Namespace, problems) -> dict[str, dict]:
+    """One ``kforge bench`` of the problems with a solution; its progress lines reach stderr as they come."""
     with tempfile.TemporaryDirectory(prefix="kforge-throughput-") as runs:
+        names = [problem.key for problem in problems]
         command = [sys.executable, "-c", "from kforge_core.cli import main; main()", "bench", str(args.suite),
                    "--backend", args.backend, "--solutions", str(args.solutions), "--json", "--runs-dir", runs,
                    "--atol", str(args.atol), "--rtol", str(args.rtol), "--trials", str(args.trials),
-                   *(f for name in args.filters for f in ("--filter", name)), *shlex.split(args.kforge_args)]
+                   *(f for name in names for f in ("--filter", name)), *shlex.split(args.kforge_args)]
         start = time.perf_counter()
-        finished = subprocess.run(command, capture_output=True, text=True)
+        finished = subprocess.run(command, stdout=subprocess.PIPE, text=True)  # stderr: the bench's progress
         wall = time.perf_counter() - start
     if finished.returncode != 0:
-        sys.exit(f"kforge bench failed ({finished.returncode}):\n{finished.stderr[-3000:]}")
+        sys.exit(f"kforge bench failed ({finished.returncode})")
     document = json.loads(finished.stdout)
     print(f"kforge bench: {len(document['problems'])} problems in {wall:.1f} s (process wall time, start-up "
           "included)")
@@ -95,28 +104,33 @@ def _kforge(args: argparse.Namespace) -> dict[str, dict]:
 def _kernelbench(args: argparse.Namespace, problems, solutions) -> dict[str, dict]:
     results: dict[str, dict] = {}
     with tempfile.TemporaryDirectory(prefix="kernelbench-") as scratch:
-        for problem in problems:
-            candidate = solutions.candidate_for(problem)
-            if candidate is None:
-                continue
-            solution = Path(scratch) / f"{problem.key.replace('/', '_')}.py"
-            solution.write_text(next(f.text for f in candidate.files if f.name == candidate.entry))
-            command = [sys.executable, "-c", KERNELBENCH_CHILD, str(args.kernelbench.resolve()), str(problem.path),
-                       str(solution), str(args.trials), str(args.atol), str(args.rtol),
-                       str(Path(scratch) / "build"), str(Path(__file__).resolve().parent)]
-            start = time.perf_counter()
-            try:
-                child = subprocess.run(command, capture_output=True, text=True, timeout=args.kernelbench_timeout)
-                line = next((l for l in child.stdout.splitlines() if l.startswith("KERNELBENCH_RESULT ")), None)
-                result = json.loads(line.split(" ", 1)[1]) if line else {
-                    "compiled": False, "correct": False, "error": (child.stderr.strip().splitlines() or ["?"])[-1]}
-            except subprocess.TimeoutExpired:
-                result = {"compiled": False, "correct": False, "error": "timed out"}
-            result["wall_s"] = time.perf_counter() - start  # the child's start-up included
-            results[problem.key] = result
-            print(f"kernelbench {problem.key}: {'correct' if result['correct'] else 'wrong'} in "
-                  f"{result['wall_s']:.1f} s", file=sys.stderr)
+        try:
+            for problem in problems:
+                results[problem.key] = _kernelbench_one(args, problem, solutions.candidate_for(problem), scratch)
+        except KeyboardInterrupt:
+            print(f"kernelbench: stopped after {len(results)} of {len(problems)} problems", file=sys.stderr)
     return results
+
+
+def _kernelbench_one(args: argparse.Namespace, problem, candidate, scratch: str) -> dict:
+    """KernelBench's eval of one solution, in a child process of its own, with its time limit."""
+    solution = Path(scratch) / f"{problem.key.replace('/', '_')}.py"
+    solution.write_text(next(f.text for f in candidate.files if f.name == candidate.entry))
+    command = [sys.executable, "-c", KERNELBENCH_CHILD, str(args.kernelbench.resolve()), str(problem.path),
+               str(solution), str(args.trials), str(args.atol), str(args.rtol),
+               str(Path(scratch) / "build"), str(Path(__file__).resolve().parent)]
+    start = time.perf_counter()
+    try:
+        child = subprocess.run(command, capture_output=True, text=True, timeout=args.kernelbench_timeout)
+        line = next((l for l in child.stdout.splitlines() if l.startswith("KERNELBENCH_RESULT ")), None)
+        result = json.loads(line.split(" ", 1)[1]) if line else {
+            "compiled": False, "correct": False, "error": (child.stderr.strip().splitlines() or ["?"])[-1]}
+    except subprocess.TimeoutExpired:
+        result = {"compiled": False, "correct": False, "error": "timed out"}
+    result["wall_s"] = time.perf_counter() - start  # the child's start-up included
+    print(f"kernelbench {problem.key}: {'correct' if result['correct'] else 'wrong'} in {result['wall_s']:.1f} s",
+          file=sys.stderr)
+    return result
 
 
 def _print(problems, kforge: dict[str, dict], kernelbench: dict[str, dict]) -> None:

@@ -67,7 +67,7 @@ class HarnessSettings:
     spare_workers: int = 1  # workers kept started ahead of need when warm_workers is on
     timing_checks: int = 3  # timed runs whose outputs are checked against the reference again
     input_pool_mb: int = 1024  # device memory for the distinct input sets the timed runs cycle through
-    l2_flush_bytes: int = 0  # 0: twice the device's L2 cache (256 MiB when the device does not say); CPU: none
+    l2_flush_bytes: int = 0  # 0: twice the device's L2, at least the device's floor (GPUs: 256 MiB); CPU: none
     # candidates built ahead at once while another is evaluated (a bench: its whole suite); 0: no building ahead
     prebuild_jobs: int = field(default_factory=default_build_jobs)
     prebuild_during_timing: bool = True  # builds go on while another candidate is timed (never on the host CPU)
