@@ -150,9 +150,22 @@ def _print(problems, kforge: dict[str, dict], kernelbench: dict[str, dict]) -> N
             same = "yes" if ours["correct"] == theirs["correct"] else "NO"
         print(f"{problem.key:<48} {verdict:<24} {seconds:>7}   {kb_verdict:<24} {kb_seconds:>7}  {same}")
     _summary("kforge", [p["seconds"] for p in kforge.values() if p.get("seconds")])
+    _phases(kforge.values())
     _summary("kernelbench", [r["wall_s"] for r in kernelbench.values()])
     if compared:
         print(f"verdicts agree on {agree} of {compared} problems")
+
+
+def _phases(results) -> None:
+    """Where KForge's seconds went, phase by phase (each problem's ``phases``): the median and the sum over the
+    problems that had the phase."""
+    spent: dict[str, list[float]] = {}
+    for result in results:
+        for name, seconds in result.get("phases") or ():
+            spent.setdefault(name, []).append(seconds)
+    if spent:
+        print("kforge phases: " + ", ".join(f"{name} median {statistics.median(values):.2f} s (sum {sum(values):.1f})"
+                                            for name, values in spent.items()))
 
 
 def _summary(name: str, seconds: list[float]) -> None:

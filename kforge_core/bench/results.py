@@ -73,6 +73,7 @@ class ProblemResult:
     timer: str = "wall"  # the timing method of runtime_ms and the speedups
     figures_ms: tuple[tuple[str, float], ...] = ()  # the solution's median by every timer measured
     baseline_sources: tuple[str, ...] = ()  # where each baseline's figure came from and when, in words
+    phases: tuple[tuple[str, float], ...] = ()  # where its seconds went on the host, phase by phase (the verdict's)
 
     @property
     def best_speedup(self) -> float | None:

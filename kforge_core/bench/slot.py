@@ -159,6 +159,7 @@ def result_of(key: str, verdict: Verdict, device: str, seconds: float) -> Proble
         precision_bits=verdict.precision.bits, device=device,
         seconds=seconds, candidate_digest=verdict.candidate_digest, verdict=verdict.to_json(),
         timer=verdict.timer, figures_ms=figures_of(verdict), baseline_sources=sources_of(verdict),
+        phases=verdict.phases,
     )
 
 

@@ -220,6 +220,7 @@ class Verdict:
     baseline_figures: tuple[tuple[str, tuple[tuple[str, RuntimeStats], ...]], ...] = ()  # baseline -> by timer
     baseline_sources: tuple[BaselineSource, ...] = ()  # where each baseline's figures came from, and when
     device_streams: int = 0  # the streams the device timer saw the candidate's work on (0: not known)
+    phases: tuple[tuple[str, float], ...] = ()  # where the evaluation's seconds went on the host (host/phases.py)
 
     @property
     def correct(self) -> bool:
@@ -307,6 +308,7 @@ class Verdict:
             "speedups_by_timer": self.speedups_by_timer,
             "baseline_sources": to_json(self.baseline_sources),
             "device_streams": self.device_streams,
+            "phases": dict(self.phases),
         }
 
     @classmethod
@@ -341,4 +343,5 @@ class Verdict:
                                    for name, by in data.get("baseline_figures", {}).items()),
             baseline_sources=from_json(tuple[BaselineSource, ...], data.get("baseline_sources", [])),
             device_streams=int(data.get("device_streams", 0)),
+            phases=tuple((name, float(seconds)) for name, seconds in data.get("phases", {}).items()),
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import time
 
 import pytest
 
@@ -32,6 +33,20 @@ def test_a_correct_verdict_has_runtimes_speedups_and_the_method(relu_harness):
     assert (method.device, method.warmup, method.repetitions, method.l2_flush_bytes) == ("cpu", 1, 4, 0)
     assert method.fresh_inputs and "drawn at random after each returned, checked against the reference" in method.notes
     assert round_trip(verdict) == verdict
+
+
+def test_the_verdict_says_where_its_seconds_went(relu_harness):
+    start = time.perf_counter()
+    verdict = relu_harness.evaluate(candidate("relu_scale_numpy"))
+    spent = time.perf_counter() - start
+    phases = dict(verdict.phases)
+    assert list(phases) == ["prebuild", "reference", "worker", "compile", "verify", "timing", "finish"]
+    assert all(seconds >= 0 for seconds in phases.values())
+    assert phases["timing"] > 0 and phases["verify"] > 0  # the candidate's work is where it happened
+    assert sum(phases.values()) <= spent
+    wrong = relu_harness.evaluate(candidate("mismatch"))
+    assert "timing" not in dict(wrong.phases)  # rejected in verify: never timed
+    assert verdict.to_json()["phases"] == phases
 
 
 def test_the_json_document_has_the_documented_fields(relu_harness):

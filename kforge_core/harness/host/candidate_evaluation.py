@@ -19,6 +19,7 @@ from ..verdict import PrecisionReached, RuntimeStats, TimingMethod, Verdict
 from .deadline import StageTimeouts
 from .evaluation import StageOutcomes, captured_output, decide, message_for_agent, run_stages, runtime_of
 from .interleave import Window
+from .phases import Phases
 from .process import WorkerProcess
 from .referee import Referee
 from .static_check import check_source
@@ -52,20 +53,23 @@ class EvaluationSetup:
 
 
 def evaluate_candidate(setup: EvaluationSetup, worker: WorkerProcess, candidate: Candidate, workdir: Path, *,
-                       profile: bool, measure: bool, stop_at: float | None = None) -> Verdict:
+                       profile: bool, measure: bool, stop_at: float | None = None,
+                       phases: Phases | None = None) -> Verdict:
     """Compile, verify and (with ``measure``) time ``candidate`` in ``worker``, profile it when asked and it is
     correct, and give its Verdict. The worker is released here, kept warm only when the candidate passed and the
     worker ended clean, before the candidate's captured output is read."""
     settings = setup.settings
+    phases = phases or Phases()
     static_flags = check_source(candidate, setup.problem, settings.contract, setup.source_checks)
     beside = _BesideBaselines(setup.time_beside_baselines) if measure and settings.baselines else None
     if beside is not None:  # the baseline worker gets ready while the candidate is compiled and verified
         setup.get_baselines_ready()
     out = run_stages(worker, candidate, workdir, settings, setup.timeouts, measure=measure, profile=profile,
                      timing_guard=setup.timing_guard, referee=setup.referee, stop_at=stop_at,
-                     timing=beside.time if beside is not None else None)
+                     timing=beside.time if beside is not None else None, phases=phases)
     flags, failure, message = decide(out, static_flags)
-    replaced = setup.release(worker, reusable=failure is None and out.clean)
+    with phases.phase("finish"):
+        replaced = setup.release(worker, reusable=failure is None and out.clean)
     stdout, stderr = captured_output(workdir, settings.output_limit_kb)
     runtime, method = runtime_of(out)
     timed = failure is None and runtime is not None
@@ -87,7 +91,7 @@ def evaluate_candidate(setup: EvaluationSetup, worker: WorkerProcess, candidate:
         baseline_notes=window.baselines.notes if window is not None else (),
         precision=_precision(setup, out), figures=figures, baseline_figures=baseline_figures,
         baseline_sources=window.sources if window is not None else (),
-        device_streams=out.timing.device_streams if timed else 0,
+        device_streams=out.timing.device_streams if timed else 0, phases=phases.record(),
     )
 
 

@@ -18,6 +18,7 @@ from ..captured import STDERR_FILE, STDOUT_FILE, read_truncated, tail_lines
 from ..op_trace import compute_ops, describe_ops
 from ..protocol import Begin, Finish, FinishReport, Reply, RunStage, Time, TimingOutcome
 from ..verdict import RuntimeStats, TimingMethod
+from .phases import Phases
 from .deadline import StageTimeouts, WaitLimits
 from .process import WorkerFault, WorkerProcess
 from .referee import Referee, trusted_verify
@@ -50,23 +51,27 @@ def run_stages(worker: WorkerProcess, candidate: Candidate, workdir: Path, setti
                timeouts: StageTimeouts, *, measure: bool, profile: bool,
                timing_guard: Callable[[], ContextManager[None]], referee: Referee,
                stop_at: float | None = None,
-               timing: Callable[[Callable[..., Reply]], Reply] | None = None) -> StageOutcomes:
+               timing: Callable[[Callable[..., Reply]], Reply] | None = None,
+               phases: Phases | None = None) -> StageOutcomes:
     """Drive the worker through the candidate's stages; a dead or hung worker ends them with its fault, and so
     does reaching ``stop_at`` (a monotonic time: the problem's budget). The outputs the worker ships are judged by
     ``referee``, whose conclusions replace the worker's own. ``timing`` times the candidate through the worker's
-    ``call`` (by default, one ``Time`` request for all its timed runs)."""
+    ``call`` (by default, one ``Time`` request for all its timed runs). ``phases`` gets the seconds of each."""
     out = StageOutcomes()
+    phases = phases or Phases()
     call = functools.partial(_call, worker, stop_at)
     worker.wait_notes.clear()
     referee.begin()
     worker.referee = referee.answer
     try:
-        _expect(worker.call(Begin(candidate, workdir), _BEGIN_TIMEOUT_S, "preparing the scratch directory"), out)
+        with phases.phase("compile"):
+            _expect(worker.call(Begin(candidate, workdir), _BEGIN_TIMEOUT_S, "preparing the scratch directory"), out)
         if out.failure is None:
             _stages(call, settings, timeouts, out, measure=measure, profile=profile, timing_guard=timing_guard,
-                    referee=referee, timing=timing)
+                    referee=referee, timing=timing, phases=phases)
         if worker.alive:
-            out.finish = _expect(worker.call(Finish(), _FINISH_TIMEOUT_S, "checking the process"), out)
+            with phases.phase("finish"):
+                out.finish = _expect(worker.call(Finish(), _FINISH_TIMEOUT_S, "checking the process"), out)
     except WorkerFault as fault:
         out.fault(fault.failure, fault.message)
         if fault.failure is Failure.CHEAT:  # a forged reply: tampering with the harness itself
@@ -88,13 +93,15 @@ def _call(worker: WorkerProcess, stop_at: float | None, request: Any, timeout_s:
 
 def _stages(call: Callable[..., Reply], settings: HarnessSettings, timeouts: StageTimeouts, out: StageOutcomes, *,
             measure: bool, profile: bool, timing_guard: Callable[[], ContextManager[None]], referee: Referee,
-            timing: Callable[[Callable[..., Reply]], Reply] | None = None) -> None:
+            timing: Callable[[Callable[..., Reply]], Reply] | None = None, phases: Phases) -> None:
     waits = timeouts.waits
-    out.compile = _expect(call(RunStage("compile"), timeouts.compile_s, "compile", timeouts.compile_waits), out)
+    with phases.phase("compile"):
+        out.compile = _expect(call(RunStage("compile"), timeouts.compile_s, "compile", timeouts.compile_waits), out)
     if out.compile is None or not out.compile.ok:
         return
     out.flags.extend(out.compile.flags)
-    out.verify = _expect(call(RunStage("verify"), timeouts.verify_s, "verify", waits), out)
+    with phases.phase("verify"):
+        out.verify = _expect(call(RunStage("verify"), timeouts.verify_s, "verify", waits), out)
     if out.verify is None:
         return
     out.verify = trusted_verify(out.verify, referee.conclude("verify"), settings)
@@ -102,14 +109,15 @@ def _stages(call: Callable[..., Reply], settings: HarnessSettings, timeouts: Sta
     if not out.verify.correct or any(flag.blocking for flag in out.flags):  # rejected already: no time spent on it
         return
     if measure:
-        with timing_guard():  # what else the harness runs stays quiet while the candidate is timed
+        with phases.phase("timing"), timing_guard():  # what else the harness runs stays quiet while it is timed
             reply = timing(call) if timing is not None else call(Time(), timeouts.timing_s, "timing", waits)
             out.timing = _expect(reply, out)
         if out.timing is not None:
             out.flags.extend(out.timing.flags)
             out.flags.extend(referee.conclude("timing").flags)  # the checked runs, as the referee saw them
     if profile and out.failure is None:
-        out.profile = _expect(call(RunStage("profile"), timeouts.profile_s, "profile", waits), out)
+        with phases.phase("profile"):
+            out.profile = _expect(call(RunStage("profile"), timeouts.profile_s, "profile", waits), out)
         if out.profile is not None:
             out.flags.extend(_profile_flags(out.profile, settings))
 

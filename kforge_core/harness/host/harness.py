@@ -31,6 +31,7 @@ from .baseline_worker import BaselineWorker
 from .device_binding import device_environment
 from .interleave import Prior, Window, measure_window
 from .namespaces import sandbox_plan, use_sandbox
+from .phases import Phases
 from .process import WorkerProcess
 from .referee import Referee
 
@@ -126,11 +127,15 @@ class Harness:
         """
         self._check_open()
         workdir = self._scratch_dir(candidate)
-        self._prebuilder.wait(candidate)  # its compile stage then finds what was built ahead
-        setup = self._evaluation_setup()  # the stages' limits follow the reference: the referee is ready first
-        worker = self._acquire()  # the evaluation releases it
+        phases = Phases()
+        with phases.phase("prebuild"):
+            self._prebuilder.wait(candidate)  # its compile stage then finds what was built ahead
+        with phases.phase("reference"):
+            setup = self._evaluation_setup()  # the stages' limits follow the reference: the referee is ready first
+        with phases.phase("worker"):
+            worker = self._acquire()  # the evaluation releases it
         return evaluate_candidate(setup, worker, candidate, workdir, profile=profile, measure=measure,
-                                  stop_at=stop_at)
+                                  stop_at=stop_at, phases=phases)
 
     def evaluate_all(self, candidates: Iterable[Candidate], *, profile: bool = False,
                      measure: bool = True) -> Iterator[Verdict]:
