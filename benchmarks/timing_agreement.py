@@ -17,7 +17,8 @@ named as the problems (flat or mirroring ``level1/``, ``level2/``) or a ``.jsonl
 Printed: one row per case with the speedups side by side and the streams KForge's device timer saw the solution's
 work run on, then the median absolute relative difference of KForge's ``events`` and ``device`` speedups from
 KernelBench's, and of ``device`` from ``events``, over every case and over the one-stream cases (events on the
-caller's stream, KernelBench's as KForge's, miss work moved to another). ``--json`` adds every figure.
+caller's stream, KernelBench's as KForge's, miss work moved to another); ``kforge_events_mean`` is KForge's events
+speedup by the means, KernelBench's statistic, where KForge's is the median. ``--json`` adds every figure.
 Without an NVIDIA GPU it stops at once, saying so.
 """
 
@@ -139,7 +140,15 @@ def _kforge(harness: Any, problem: Any, candidate: Any) -> dict[str, Any]:
             "kforge_message": verdict.message.splitlines()[0][:200] if verdict.failure and verdict.message else "",
             **{f"kforge_{timer}": by_timer.get(timer, {}).get("eager") for timer in KFORGE_TIMERS},
             "kforge_sources": [s.short() for s in verdict.baseline_sources],
-            "kforge_streams": verdict.device_streams}
+            "kforge_streams": verdict.device_streams, "kforge_events_mean": _mean_speedup(verdict, "events")}
+
+
+def _mean_speedup(verdict: Any, timer: str) -> float | None:
+    """The speedup against eager by the means of ``timer``'s runs, KernelBench's statistic (KForge's is the
+    median on a GPU): how much of a difference is the statistic's."""
+    ours = dict(verdict.figures).get(timer)
+    eager = dict(dict(verdict.baseline_figures).get("eager", ())).get(timer)
+    return eager.mean / ours.mean if ours is not None and eager is not None and ours.mean > 0 else None
 
 
 def _kernelbench_in_child(args: argparse.Namespace, problem_path: Path, candidate: Any) -> dict[str, Any]:
@@ -228,8 +237,9 @@ def _print_agreement(rows: list[dict[str, Any]]) -> None:
         row["kernelbench_speedup"] = row["kernelbench"]["speedup"]
     one_stream = [row for row in rows if row.get("kforge_streams") == 1]
     print()
-    for ours, theirs in (("kforge_events", "kernelbench_speedup"), ("kforge_device", "kernelbench_speedup"),
-                         ("kforge_wall", "kernelbench_speedup"), ("kforge_device", "kforge_events")):
+    for ours, theirs in (("kforge_events", "kernelbench_speedup"), ("kforge_events_mean", "kernelbench_speedup"),
+                         ("kforge_device", "kernelbench_speedup"), ("kforge_wall", "kernelbench_speedup"),
+                         ("kforge_device", "kforge_events")):
         for label, chosen in (("", rows), (", one stream", one_stream)):
             difference, count = _median_difference(chosen, ours, theirs)
             shown = f"{difference:.1%}" if difference is not None else "-"
