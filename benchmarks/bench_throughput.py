@@ -166,6 +166,10 @@ def _phases(results) -> None:
     if spent:
         print("kforge phases: " + ", ".join(f"{name} median {statistics.median(values):.2f} s (sum {sum(values):.1f})"
                                             for name, values in spent.items()))
+        for result in results:
+            if result.get("phases"):
+                print(f"  {result['problem']:<46} " + " ".join(f"{name} {seconds:.2f}"
+                                                              for name, seconds in result["phases"]))
 
 
 def _summary(name: str, seconds: list[float]) -> None:
