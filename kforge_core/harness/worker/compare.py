@@ -140,11 +140,17 @@ class _Tally:
         count = int(bad.sum().item())
         if count:
             self.count += count
-            scored = torch.where(bad, diff, torch.full_like(diff, -1.0))
-            index = int(scored.argmax().item())
-            if float(scored[index].item()) > self.worst:  # the first of equal errors, as argmax over the whole
-                self.worst, self.worst_at = float(scored[index].item()), start + index
+            error, index = _worst(diff, bad)
+            if error > self.worst:  # the first of equal errors, as argmax over the whole
+                self.worst, self.worst_at = error, start + index
                 self.worst_values = (c[index].item(), r[index].item())
+
+
+def _worst(diff: torch.Tensor, bad: torch.Tensor) -> tuple[float, int]:
+    """The largest of ``diff`` where ``bad``, and its (flat) index: the first of equal ones."""
+    scored = torch.where(bad, diff, torch.full_like(diff, -1.0))
+    index = int(scored.argmax().item())
+    return float(scored[index].item()), index
 
 
 def _compare_one(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float) -> Comparison:
@@ -190,9 +196,9 @@ def _compare_exact(out: torch.Tensor, ref: torch.Tensor) -> Comparison:
         differs = int((diff > 0).sum().item())
         if differs:
             count += differs
-            index = int(diff.argmax().item())
-            if float(diff[index].item()) > worst:
-                worst, worst_at = float(diff[index].item()), start + index
+            error, index = _worst(diff, diff > 0)
+            if error > worst:
+                worst, worst_at = error, start + index
     if count == 0:
         return Comparison(True, None, max_abs, 0.0)
     return Comparison(False, Failure.MISMATCH, max_abs, math.inf,

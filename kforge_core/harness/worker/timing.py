@@ -28,7 +28,6 @@ import torch
 from ...records import Flag
 from ...settings import HarnessSettings
 from ...stage_timer import StageTimer
-from ...values import flatten_output
 from .. import flags as F
 from ..timed_runs import pool_index
 from ..timers import headline_timer
@@ -45,7 +44,6 @@ THREAD_JOIN_S = 60.0
 @dataclass
 class TimedRuns:
     samples_ms: dict[str, list[float]]  # timer -> one sample per timed run
-    outputs: dict[int, tuple[list[Any], tuple[Any, ...]]]  # timed run -> copies of its output leaves, structure
     flags: list[Flag]
     device_streams: int = 0  # the streams the device timer saw the runs' work on (0: no device timer, or untold)
 
@@ -75,12 +73,12 @@ def timing_method(device: Device, settings: HarnessSettings, reference: ProblemD
 
 
 def time_runs(call: Callable[..., Any], reference: ProblemData, device: Device, settings: HarnessSettings,
-              keep: tuple[int, ...] = (), timer: StageTimer | None = None, runs: range | None = None,
+              timer: StageTimer | None = None, runs: range | None = None,
               returned: Callable[[int, Any], None] | None = None) -> TimedRuns:
     """Warm up (in full before run 0, one run before a later block), then time ``runs`` (all
-    ``settings.repetitions`` by default) of ``call`` with every timer the device has; keep the outputs of the runs
-    in ``keep``. With a ``timer``, each run is marked as a call of forward (the mark is sent before the clock
-    starts); ``returned`` sees each timed run's result after the clocks stopped, before the next run."""
+    ``settings.repetitions`` by default) of ``call`` with every timer the device has. With a ``timer``, each call
+    is marked as a call of forward (the mark is sent before the clock starts); ``returned`` sees the result of each
+    of a timed run's :func:`calls_per_run` calls after its clock stopped, before the next call."""
     timer = timer or StageTimer()
     runs = range(settings.repetitions) if runs is None else runs
     size = len(reference.pool)
@@ -94,14 +92,12 @@ def time_runs(call: Callable[..., Any], reference: ProblemData, device: Device, 
                 threads_before = set(threading.enumerate())
                 call(*args)
                 _wait(device, threads_before)
-        kept, flags = {}, []
+        flags = []
         for run in runs:
             args = clone_values(reference.pool[pool_index(run, settings, size)])
             with timer.calling(f"timed run {run}"):
                 wall_ms, result = _wall_sample(call, args, device)
             samples["wall"].append(wall_ms)
-            if run in keep:
-                kept[run] = _copies(result)
             if returned is not None:
                 returned(run, result)
             del result, args
@@ -117,7 +113,7 @@ def time_runs(call: Callable[..., Any], reference: ProblemData, device: Device, 
         streams = 0
         if "device" in device.timers:
             samples["device"], streams = _device_time(call, reference, device, settings, runs, timer)
-    return TimedRuns(samples, kept, list(F.merge_flags(flags)), streams)
+    return TimedRuns(samples, list(F.merge_flags(flags)), streams)
 
 
 def calls_per_run(device: Device) -> int:
@@ -172,13 +168,6 @@ def _device_time(call: Callable[..., Any], reference: ProblemData, device: Devic
 def _wait(device: Device, threads_before: set[threading.Thread]) -> None:
     device.synchronize()
     join_threads(new_threads(threads_before), THREAD_JOIN_S)
-
-
-def _copies(result: Any) -> tuple[list[Any], tuple[Any, ...]]:
-    """Copies of the output leaves, taken after the clock stopped (a candidate may hand back the same tensor
-    again), and how they nest."""
-    leaves, structure = flatten_output(result)
-    return [o.detach().clone() if type(o) is torch.Tensor else o for o in leaves], structure
 
 
 def _changed_state(device: Device, settings: HarnessSettings, run: int) -> list[Flag]:

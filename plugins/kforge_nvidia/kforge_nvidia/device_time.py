@@ -39,15 +39,25 @@ class ActivityRecord:
 
 def busy_ms_per_run(records: Iterable[ActivityRecord], runs: int) -> list[float]:
     """Each run's device busy time: the device records that start inside the host range ``kforge.timed_run.<i>``."""
-    return [sum(r.duration_ns for r in work) / 1e6 for work in _work_per_run(list(records), runs)]
+    return _busy_ms(work_per_run(records, runs))
 
 
 def streams_in_runs(records: Iterable[ActivityRecord], runs: int) -> int:
     """How many streams the runs' device work ran on (0 when the records name none)."""
-    return len({r.stream for work in _work_per_run(list(records), runs) for r in work if r.stream >= 0})
+    return _streams(work_per_run(records, runs))
 
 
-def _work_per_run(records: list[ActivityRecord], runs: int) -> list[list[ActivityRecord]]:
+def _busy_ms(work: list[list[ActivityRecord]]) -> list[float]:
+    return [sum(r.duration_ns for r in records) / 1e6 for records in work]
+
+
+def _streams(work: list[list[ActivityRecord]]) -> int:
+    return len({r.stream for records in work for r in records if r.stream >= 0})
+
+
+def work_per_run(records: Iterable[ActivityRecord], runs: int) -> list[list[ActivityRecord]]:
+    """Each run's device records: the kernels, copies and fills that start inside its window."""
+    records = list(records)
     windows: dict[int, tuple[int, int]] = {}
     for record in records:
         if not record.on_device and record.name.startswith(RUN_PREFIX):
@@ -66,7 +76,7 @@ class CuptiClock(DeviceClock):
     def __init__(self) -> None:
         self._profiler: Any = None
         self._runs = 0
-        self._records: list[ActivityRecord] | None = None
+        self._work_per_run: list[list[ActivityRecord]] | None = None
 
     def __enter__(self) -> CuptiClock:
         import torch
@@ -88,15 +98,16 @@ class CuptiClock(DeviceClock):
             yield
 
     def busy_ms(self) -> list[float]:
-        return busy_ms_per_run(self._read(), self._runs)
+        return _busy_ms(self._work())
 
     def streams(self) -> int:
-        return streams_in_runs(self._read(), self._runs)
+        return _streams(self._work())
 
-    def _read(self) -> list[ActivityRecord]:
-        if self._records is None:
-            self._records = list(_records(self._profiler))
-        return self._records
+    def _work(self) -> list[list[ActivityRecord]]:
+        """Each run's device records, read from the session once."""
+        if self._work_per_run is None:
+            self._work_per_run = work_per_run(_records(self._profiler), self._runs)
+        return self._work_per_run
 
 
 def _records(profiler: Any) -> Iterator[ActivityRecord]:
