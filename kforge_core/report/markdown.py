@@ -73,7 +73,7 @@ def _result(report: RunReport, best_file: str | None) -> list[str]:
         f"Best candidate: **{best.label}** ({best.pass_kind}), {statistic_words(outcome.statistic)} "
         f"{outcome.runtime_ms:.3f} ms "
         f"({timer_caption(outcome.timer, outcome.figures_ms)}): {speedups}{where}.", "",
-        f"Its baselines, timed with the same timers: {_medians(outcome.baselines_ms)}; "
+        f"Its baselines, timed with the same timers: {_runtimes(outcome.baselines_ms)}; "
         f"{sources_caption(outcome.baseline_sources)}.", "",
         f"Precision: {_reached(report, best)}.", "", f"Baselines measured before the first candidate: {baselines}.",
     ]
@@ -84,7 +84,7 @@ def _result(report: RunReport, best_file: str | None) -> list[str]:
     return lines
 
 
-def _medians(figures: tuple[tuple[str, float], ...]) -> str:
+def _runtimes(figures: tuple[tuple[str, float], ...]) -> str:
     return ", ".join(f"{name} {ms:.3f} ms" for name, ms in figures) or "none"
 
 
