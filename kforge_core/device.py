@@ -119,8 +119,9 @@ class DeviceClock:
         raise NotImplementedError
 
     def streams(self) -> int:
-        """After the clock stopped: how many streams (queues) the runs' device work ran on; 0 where the records
-        do not say. More than one: the call moved work off the caller's stream, which ``events`` may not see."""
+        """After the clock stopped: how many streams (queues) the runs involved, the caller's counted once where
+        the clock can tell it, with every stream their device work ran on; 0 where the records do not say. More
+        than one: the call moved work off the caller's stream (all of it, or some), which ``events`` may not see."""
         return 0
 
 

@@ -95,8 +95,8 @@ def test_2_side_stream_work_is_counted_by_the_timer(cache_dir, tmp_path, monkeyp
     model = import_candidate(candidate("gpu_side_stream"), tmp_path).ModelNew(2.0)
     runs = time_runs(model, reference, device, settings)
     timed = runs.samples_ms
-    # the records name the streams the work ran on: here only the side stream (the caller's stream runs no kernel)
-    assert runs.device_streams >= 1
+    # the caller's stream and the side stream, though the caller's stream ran no kernel of the candidate's
+    assert runs.device_streams == 2
     ours = sorted(timed["wall"])
     naive = []  # events on the caller's stream only, as many harnesses time kernels
     for _ in range(4):
@@ -142,10 +142,11 @@ def test_every_timer_times_a_known_kernel(cache_dir):
     figures = dict(verdict.figures)
     assert set(figures) == {"wall", "events", "device"} and verdict.timer == "events"
     assert verdict.runtime == figures["events"]
-    # the device's figure comes from runs of its own (after a drained flush), so it is not bound by the events'
-    # figure run for run; both are the kernel's microseconds, without the host's launch overhead
-    assert 0 < figures["device"].median < 0.5 and figures["events"].median <= figures["wall"].median
-    assert figures["events"].median < 0.5  # ms: one small kernel, no launch overhead in the events' window
+    # the kernel's microseconds by each account: the device's (CUPTI, runs of its own) and the events' (behind the
+    # undrained flush, so no launch overhead in their window). No order between the timers is asserted: GPU tests
+    # share the GPU with each other (pytest -n), and another process's work lands in the events' and wall windows
+    assert 0 < figures["device"].median < 0.5
+    assert 0 < figures["events"].median < 0.5
     assert set(verdict.speedups_by_timer) == {"wall", "events", "device"}
     assert dict(verdict.baseline_figures)["eager"] and verdict.baseline_sources
 

@@ -7,6 +7,10 @@ to a side stream counts, and work on two streams at once counts twice (busy time
 session spans all the runs of a series; the profiler's own cost (its callbacks on every launch) lands on the host
 side only, which is why the harness takes the wall and events figures in runs of their own.
 
+The streams a series involved are counted with the caller's stream among them: the session opens with one small
+fill on the caller's stream, inside a ``kforge.caller_stream`` range, outside every run, so that its record names
+that stream. A candidate whose work all ran on a stream of its own counts two streams, not one.
+
 Importing this module does not import torch.
 """
 
@@ -19,6 +23,7 @@ from typing import Any, Iterable, Iterator
 from kforge_core.device import DeviceClock
 
 RUN_PREFIX = "kforge.timed_run."
+CALLER_MARK = "kforge.caller_stream"  # the range of the fill that names the caller's stream
 # CUPTI activity kinds as kineto names them: what the device itself ran
 DEVICE_ACTIVITIES = ("kernel", "gpu_memcpy", "gpu_memset")
 DESCRIPTION = ("CUPTI activity records through torch.profiler (ProfilerActivity.CUDA): the durations of every "
@@ -43,16 +48,30 @@ def busy_ms_per_run(records: Iterable[ActivityRecord], runs: int) -> list[float]
 
 
 def streams_in_runs(records: Iterable[ActivityRecord], runs: int) -> int:
-    """How many streams the runs' device work ran on (0 when the records name none)."""
-    return _streams(work_per_run(records, runs))
+    """How many streams the runs involved: the caller's (where a ``kforge.caller_stream`` record names it) and
+    every stream their device work ran on; 0 when the records name none."""
+    records = list(records)
+    return _streams(work_per_run(records, runs), caller_stream(records))
+
+
+def caller_stream(records: Iterable[ActivityRecord]) -> int:
+    """The stream of the device work that started inside the ``kforge.caller_stream`` range; -1 when none did."""
+    records = list(records)
+    marks = [(r.start_ns, r.start_ns + r.duration_ns) for r in records if not r.on_device and r.name == CALLER_MARK]
+    for record in records:
+        if record.on_device and record.activity in DEVICE_ACTIVITIES and record.stream >= 0 and any(
+                start <= record.start_ns <= end for start, end in marks):
+            return record.stream
+    return -1
 
 
 def _busy_ms(work: list[list[ActivityRecord]]) -> list[float]:
     return [sum(r.duration_ns for r in records) / 1e6 for records in work]
 
 
-def _streams(work: list[list[ActivityRecord]]) -> int:
-    return len({r.stream for records in work for r in records if r.stream >= 0})
+def _streams(work: list[list[ActivityRecord]], caller: int = -1) -> int:
+    streams = {r.stream for records in work for r in records if r.stream >= 0}
+    return len(streams | {caller}) if caller >= 0 else len(streams)
 
 
 def work_per_run(records: Iterable[ActivityRecord], runs: int) -> list[list[ActivityRecord]]:
@@ -77,6 +96,7 @@ class CuptiClock(DeviceClock):
         self._profiler: Any = None
         self._runs = 0
         self._work_per_run: list[list[ActivityRecord]] | None = None
+        self._caller = -1
 
     def __enter__(self) -> CuptiClock:
         import torch
@@ -84,6 +104,9 @@ class CuptiClock(DeviceClock):
         activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
         self._profiler = torch.profiler.profile(activities=activities)
         self._profiler.__enter__()
+        with torch.profiler.record_function(CALLER_MARK):  # a record on the caller's stream, to name it
+            torch.zeros(1, device="cuda")
+        torch.cuda.synchronize()
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -101,12 +124,13 @@ class CuptiClock(DeviceClock):
         return _busy_ms(self._work())
 
     def streams(self) -> int:
-        return _streams(self._work())
+        return _streams(self._work(), self._caller)
 
     def _work(self) -> list[list[ActivityRecord]]:
-        """Each run's device records, read from the session once."""
+        """Each run's device records, read from the session once (the caller's stream with them)."""
         if self._work_per_run is None:
-            self._work_per_run = work_per_run(_records(self._profiler), self._runs)
+            records = list(_records(self._profiler))
+            self._work_per_run, self._caller = work_per_run(records, self._runs), caller_stream(records)
         return self._work_per_run
 
 

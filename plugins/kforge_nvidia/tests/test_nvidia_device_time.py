@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from kforge_nvidia.device import CudaDevice
-from kforge_nvidia.device_time import RUN_PREFIX, ActivityRecord, busy_ms_per_run, streams_in_runs
+from kforge_nvidia.device_time import (CALLER_MARK, RUN_PREFIX, ActivityRecord, busy_ms_per_run, caller_stream,
+                                       streams_in_runs)
 
 
 def _window(index, start, end):
@@ -42,6 +43,20 @@ def test_the_streams_counted_are_those_of_device_work_inside_the_runs():
     assert streams_in_runs(records, 2) == 2
     assert streams_in_runs(records[:3], 1) == 1
     assert streams_in_runs([_window(0, 0, 10), _device("k", "kernel", 5, 1)], 1) == 0  # no stream recorded
+
+
+def test_the_callers_stream_counts_so_work_moved_off_it_shows_as_a_second_stream():
+    def on(stream, start):
+        return ActivityRecord("k", True, "kernel", start, 100, stream)
+
+    mark = [ActivityRecord(CALLER_MARK, False, "user_annotation", 100, 200), on(7, 150)]  # the session's fill
+    side_only = [_window(0, 1_000, 5_000), on(21, 1_200)]  # all the work on a stream of the candidate's own
+    on_caller = [_window(0, 1_000, 5_000), on(7, 1_200)]
+    assert caller_stream(mark + side_only) == 7
+    assert streams_in_runs(mark + side_only, 1) == 2
+    assert streams_in_runs(mark + on_caller, 1) == 1
+    assert streams_in_runs(side_only, 1) == 1  # without the mark the caller's stream is not known
+    assert caller_stream([on(7, 150)]) == -1
 
 
 def test_a_run_without_a_window_is_an_error_not_a_zero():
