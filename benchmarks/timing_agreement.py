@@ -12,13 +12,18 @@ named as the problems (flat or mirroring ``level1/``, ``level2/``) or a ``.jsonl
   reports its speedup against eager by each timer the device has: ``wall``, ``events``, ``device``;
 * KernelBench's ``eval_kernel_against_ref`` evaluates it in a child process of its own with CUDA events (``timing_method
   "cuda_event"``); its speedup is its reference's mean time over the solution's mean time. Checkouts whose eval does
-  not time the reference get it timed by KernelBench's own timing function.
+  not time the reference get it timed by KernelBench's own timing function. With ``--kernelbench-runs 2`` (the
+  default) it evaluates each case twice, in two children: how far KernelBench's speedups move from one run to the
+  next is the floor under any agreement figure (no timer can agree with KernelBench more closely than KernelBench
+  agrees with itself).
 
 Printed: one row per case with the speedups side by side and the streams KForge's device timer saw the solution's
 work run on, then the median absolute relative difference of KForge's ``events`` and ``device`` speedups from
 KernelBench's, and of ``device`` from ``events``, over every case and over the one-stream cases (events on the
 caller's stream, KernelBench's as KForge's, miss work moved to another); ``kforge_events_mean`` is KForge's events
-speedup by the means, KernelBench's statistic, where KForge's is the median. ``--json`` adds every figure.
+speedup by the means, KernelBench's statistic, where KForge's is the median; ``kernelbench_rerun`` is KernelBench's
+second run against its first. ``--json`` adds every figure, the milliseconds of the solution and of eager by each
+timer included.
 Without an NVIDIA GPU it stops at once, saying so.
 """
 
@@ -56,6 +61,8 @@ def main() -> int:
     parser.add_argument("--rtol", type=float, default=1e-2)
     parser.add_argument("--json", action="store_true", help="print every figure as JSON at the end")
     parser.add_argument("--case-timeout", type=float, default=600.0, help="seconds for KernelBench's eval of a case")
+    parser.add_argument("--kernelbench-runs", type=int, default=2,
+                        help="KernelBench evaluates each case this many times (its own run-to-run spread)")
     parser.add_argument("--kernelbench-case", nargs=2, metavar=("PROBLEM", "SOLUTION"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.kernelbench_case:  # the child process that evaluates one case with KernelBench's eval
@@ -75,15 +82,17 @@ def main() -> int:
         print("no problem has a solution in " + str(args.solutions), file=sys.stderr)
         return 2
     rows = []
-    print(f"{'case':<48} {'wall':>8} {'events':>8} {'device':>8} {'KB':>8} {'streams':>7}  (speedups against "
-          "eager; KB: KernelBench's eval_kernel_against_ref, CUDA events; streams: what KForge's device timer saw "
-          "the solution's work run on)")
+    print(f"{'case':<48} {'wall':>8} {'events':>8} {'device':>8} {'KB':>8} {'KB again':>8} {'streams':>7}  "
+          "(speedups against eager; KB: KernelBench's eval_kernel_against_ref, CUDA events; KB again: its second "
+          "run; streams: what KForge's device timer saw the solution's work run on)")
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # a time limit still prints the cases done
     try:
         with _harness(args, cases[0][0]) as harness:
             for problem, candidate in cases:
                 row = {"case": problem.key, **_kforge(harness, problem, candidate)}
-                row["kernelbench"] = _kernelbench_in_child(args, problem.path, candidate)
+                runs = [_kernelbench_in_child(args, problem.path, candidate)
+                        for _ in range(max(1, args.kernelbench_runs))]
+                row["kernelbench"], row["kernelbench_reruns"] = runs[0], runs[1:]
                 rows.append(row)
                 _print_row(row)
     except KeyboardInterrupt:
@@ -140,7 +149,15 @@ def _kforge(harness: Any, problem: Any, candidate: Any) -> dict[str, Any]:
             "kforge_message": verdict.message.splitlines()[0][:200] if verdict.failure and verdict.message else "",
             **{f"kforge_{timer}": by_timer.get(timer, {}).get("eager") for timer in KFORGE_TIMERS},
             "kforge_sources": [s.short() for s in verdict.baseline_sources],
-            "kforge_streams": verdict.device_streams, "kforge_events_mean": _mean_speedup(verdict, "events")}
+            "kforge_streams": verdict.device_streams, "kforge_events_mean": _mean_speedup(verdict, "events"),
+            "kforge_ms": _medians_ms(verdict)}
+
+
+def _medians_ms(verdict: Any) -> dict[str, dict[str, float]]:
+    """The solution's and eager's median milliseconds by each timer."""
+    eager = dict(dict(verdict.baseline_figures).get("eager", ()))
+    return {timer: {"solution": stats.median, **({"eager": eager[timer].median} if timer in eager else {})}
+            for timer, stats in dict(verdict.figures).items()}
 
 
 def _mean_speedup(verdict: Any, timer: str) -> float | None:
@@ -215,8 +232,9 @@ def _fmt(value: float | None) -> str:
 
 def _print_row(row: dict[str, Any]) -> None:
     kernelbench = row["kernelbench"]["speedup"]
+    rerun = row["kernelbench_reruns"][0]["speedup"] if row.get("kernelbench_reruns") else None
     print(f"{row['case']:<48} " + " ".join(_fmt(row[f"kforge_{t}"]) for t in KFORGE_TIMERS)
-          + f" {_fmt(kernelbench)} {row.get('kforge_streams') or '-':>7}"
+          + f" {_fmt(kernelbench)} {_fmt(rerun)} {row.get('kforge_streams') or '-':>7}"
           + ("" if row["kforge_correct"] else f"  (KForge: {row['kforge_failure']}: {row['kforge_message']})")
           + (f"  (KernelBench: {row['kernelbench'].get('error') or 'incorrect'})" if kernelbench is None else ""),
           flush=True)
@@ -235,11 +253,12 @@ def _print_agreement(rows: list[dict[str, Any]]) -> None:
     there the figures say how much of it each side happened to catch, not how fast the solution is."""
     for row in rows:
         row["kernelbench_speedup"] = row["kernelbench"]["speedup"]
+        row["kernelbench_rerun"] = row["kernelbench_reruns"][0]["speedup"] if row.get("kernelbench_reruns") else None
     one_stream = [row for row in rows if row.get("kforge_streams") == 1]
     print()
     for ours, theirs in (("kforge_events", "kernelbench_speedup"), ("kforge_events_mean", "kernelbench_speedup"),
                          ("kforge_device", "kernelbench_speedup"), ("kforge_wall", "kernelbench_speedup"),
-                         ("kforge_device", "kforge_events")):
+                         ("kforge_device", "kforge_events"), ("kernelbench_rerun", "kernelbench_speedup")):
         for label, chosen in (("", rows), (", one stream", one_stream)):
             difference, count = _median_difference(chosen, ours, theirs)
             shown = f"{difference:.1%}" if difference is not None else "-"
