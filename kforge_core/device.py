@@ -164,6 +164,10 @@ class Device:
     #: ("CUDA_VISIBLE_DEVICES"): a harness bound to one unit (``kforge bench --devices 0,1``) starts its workers and
     #: build processes with it set. Empty: the device has no units to choose (the host CPU) or cannot be bound.
     visible_devices_env: ClassVar[str] = ""
+    #: Variables every worker and build-ahead child of this device starts with, for the runtime's own settings (a
+    #: profiler that must let go of the process when its session ends, so that it slows no later timed run).
+    #: A variable the user has set keeps the user's value.
+    runtime_environment: ClassVar[tuple[tuple[str, str], ...]] = ()
 
     def __init__(self, backend: Backend, *, flush_bytes: int = 0) -> None:
         import torch

@@ -51,7 +51,7 @@ class WorkerInit:
     problem it is prepared for (see :class:`Prepare`).
 
     :param environment: variables set in the worker's environment, beyond the KForge process's own (the
-        device's ``visible_devices_env`` where the harness is bound to one unit of the device).
+        device's ``runtime_environment``, and its ``visible_devices_env`` where the harness is bound to one unit).
     """
 
     sys_path: tuple[str, ...]

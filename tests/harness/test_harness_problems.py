@@ -71,12 +71,15 @@ def test_workers_are_bound_to_the_unit_they_are_given(tmp_path):
         verdict = harness.evaluate(candidate("env_report"), measure=False)
     assert verdict.correct, verdict.message
     assert "UNIT=1" in verdict.stdout
+    assert "RUNTIME=set-by-the-device" in verdict.stdout  # the device's runtime_environment
 
 
 def test_device_environment_counts_among_the_units_already_shown():
-    assert device_environment(TORCH_CPU_UNITS, None) == ()
-    assert device_environment(TORCH_CPU_UNITS, 1, {}) == (("TORCH_TEST_UNITS", "1"),)
-    assert device_environment(TORCH_CPU_UNITS, 1, {"TORCH_TEST_UNITS": "4,6"}) == (("TORCH_TEST_UNITS", "6"),)
+    runtime = ("TORCH_TEST_RUNTIME", "set-by-the-device")
+    assert device_environment(TORCH_CPU_UNITS, None, {}) == (runtime,)
+    assert device_environment(TORCH_CPU_UNITS, None, {"TORCH_TEST_RUNTIME": "mine"}) == ()  # the user's value stays
+    assert device_environment(TORCH_CPU_UNITS, 1, {}) == (runtime, ("TORCH_TEST_UNITS", "1"))
+    assert device_environment(TORCH_CPU_UNITS, 1, {"TORCH_TEST_UNITS": "4,6"}) == (runtime, ("TORCH_TEST_UNITS", "6"))
     with pytest.raises(KForgeError, match="out of range"):
         device_environment(TORCH_CPU_UNITS, 2, {"TORCH_TEST_UNITS": "4,6"})
     assert device_environment(TORCH_CPU, 1, {}) == ()  # the host CPU: a slot, nothing to bind

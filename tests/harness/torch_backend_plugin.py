@@ -26,6 +26,7 @@ class CpuUnitsDevice(CpuDevice):
     ``--devices``)."""
 
     visible_devices_env = "TORCH_TEST_UNITS"
+    runtime_environment = (("TORCH_TEST_RUNTIME", "set-by-the-device"),)
 
 
 TORCH_CPU_UNITS = Backend(name="torch-cpu-units", programming_model="PyTorch", device="cpu",

@@ -1,4 +1,5 @@
-"""Binding a harness's workers to one unit of the backend's device (``kforge bench --devices 0,1``).
+"""Binding a harness's workers to one unit of the backend's device (``kforge bench --devices 0,1``), and the
+variables the device's runtime wants set in every worker (``Device.runtime_environment``).
 
 The backend's device names the environment variable that shows a process only some units
 (``Device.visible_devices_env``, for example ``CUDA_VISIBLE_DEVICES``); each worker, and each build-ahead child,
@@ -18,30 +19,34 @@ from ...records import Backend
 
 def device_environment(backend: Backend, index: int | None,
                        environ: Mapping[str, str] | None = None) -> tuple[tuple[str, str], ...]:
-    """The variables that bind a worker to unit ``index`` of ``backend``'s device; none for ``index`` None.
+    """The variables a worker of ``backend``'s device starts with: the device's ``runtime_environment`` (those the
+    user has not set), then the one that binds it to unit ``index`` (none for ``index`` None).
 
-    Where the variable is already set (``CUDA_VISIBLE_DEVICES=2,3``), ``index`` counts among the units it shows.
-    On the host CPU an index only names a slot: nothing is set.
+    Where the binding variable is already set (``CUDA_VISIBLE_DEVICES=2,3``), ``index`` counts among the units it
+    shows. On the host CPU an index only names a slot: nothing is set for it.
     """
-    if index is None:
-        return ()
-    if index < 0:
+    environ = os.environ if environ is None else environ
+    if index is not None and index < 0:
         raise KForgeError(f"device index {index} is negative")
     try:
         device = device_class_of(backend)
     except ValueError as exc:
+        if index is None:
+            return ()
         raise KForgeError(str(exc)) from None
+    runtime = tuple((name, value) for name, value in device.runtime_environment if name not in environ)
+    if index is None:
+        return runtime
     name = device.visible_devices_env
     if not name:
         if device.host_cpu:
-            return ()
+            return runtime
         raise KForgeError(f"backend {backend.name!r}'s device ({device.__name__}) cannot bind a process to one "
                           f"{backend.device} device: it names no visible_devices_env",
                           hint="leave out --devices, or ask the plugin's authors to set Device.visible_devices_env")
-    environ = os.environ if environ is None else environ
     shown = [part.strip() for part in environ.get(name, "").split(",") if part.strip()]
     if shown:
         if index >= len(shown):
             raise KForgeError(f"device index {index} is out of range: {name}={environ[name]} shows {len(shown)}")
-        return ((name, shown[index]),)
-    return ((name, str(index)),)
+        return (*runtime, (name, shown[index]))
+    return (*runtime, (name, str(index)))

@@ -69,6 +69,10 @@ def test_the_cuda_device_offers_all_three_timers():
     assert "every stream" in CudaDevice.device_timer
 
 
+def test_workers_start_with_cupti_torn_down_after_each_profiler_session():
+    assert ("TEARDOWN_CUPTI", "1") in CudaDevice.runtime_environment
+
+
 class _KinetoEventWithoutKind:
     """A kineto event as PyTorch 2.11 exposes it: no ``activity_type``, ``is_user_annotation`` there."""
 
