@@ -260,7 +260,7 @@ class TimingOutcome:
     flags: tuple[Flag, ...] = ()
     notes: tuple[str, ...] = ()
     figures: tuple[tuple[str, tuple[float, ...]], ...] = ()  # every timer's samples: (timer, samples)
-    device_streams: int = 0  # the streams the device timer saw the candidate's work on (0: not known)
+    device_streams: int = 0  # the streams the candidate's runs involved, the caller's among them (0: not known)
 
 
 @dataclass(frozen=True)

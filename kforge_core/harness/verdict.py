@@ -219,7 +219,7 @@ class Verdict:
     figures: tuple[tuple[str, RuntimeStats], ...] = ()  # the candidate by every timer measured: (timer, stats)
     baseline_figures: tuple[tuple[str, tuple[tuple[str, RuntimeStats], ...]], ...] = ()  # baseline -> by timer
     baseline_sources: tuple[BaselineSource, ...] = ()  # where each baseline's figures came from, and when
-    device_streams: int = 0  # the streams the device timer saw the candidate's work on (0: not known)
+    device_streams: int = 0  # the streams the candidate's runs involved, the caller's among them (0: not known)
     phases: tuple[tuple[str, float], ...] = ()  # where the evaluation's seconds went on the host (host/phases.py)
 
     @property

@@ -18,8 +18,8 @@ from ..captured import STDERR_FILE, STDOUT_FILE, read_truncated, tail_lines
 from ..op_trace import compute_ops, describe_ops
 from ..protocol import Begin, Finish, FinishReport, Reply, RunStage, Time, TimingOutcome
 from ..verdict import RuntimeStats, TimingMethod
-from .phases import Phases
 from .deadline import StageTimeouts, WaitLimits
+from .phases import Phases
 from .process import WorkerFault, WorkerProcess
 from .referee import Referee, trusted_verify
 

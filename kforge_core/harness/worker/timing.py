@@ -45,7 +45,7 @@ THREAD_JOIN_S = 60.0
 class TimedRuns:
     samples_ms: dict[str, list[float]]  # timer -> one sample per timed run
     flags: list[Flag]
-    device_streams: int = 0  # the streams the device timer saw the runs' work on (0: no device timer, or untold)
+    device_streams: int = 0  # the streams the runs involved, the caller's among them (0: no device timer, or untold)
 
     def figures(self) -> tuple[tuple[str, tuple[float, ...]], ...]:
         return tuple((name, tuple(samples)) for name, samples in self.samples_ms.items())
@@ -82,8 +82,8 @@ def time_runs(call: Callable[..., Any], reference: ProblemData, device: Device, 
     timer = timer or StageTimer()
     runs = range(settings.repetitions) if runs is None else runs
     size = len(reference.pool)
-    events = "events" in device.timers
-    samples: dict[str, list[float]] = {"wall": [], **({"events": []} if events else {})}
+    samplers = _samplers(device)
+    samples: dict[str, list[float]] = {name: [] for name, _, _ in samplers}
     with torch.no_grad():
         # the first block is warmed up in full; a later one by one run, which wakes what idled since (thread pools)
         for run in range(settings.warmup if runs.start == 0 else min(1, settings.warmup)):
@@ -94,18 +94,11 @@ def time_runs(call: Callable[..., Any], reference: ProblemData, device: Device, 
                 _wait(device, threads_before)
         flags = []
         for run in runs:
-            args = clone_values(reference.pool[pool_index(run, settings, size)])
-            with timer.calling(f"timed run {run}"):
-                wall_ms, result = _wall_sample(call, args, device)
-            samples["wall"].append(wall_ms)
-            if returned is not None:
-                returned(run, result)
-            del result, args
-            if events:
+            for name, label, sample in samplers:
                 args = clone_values(reference.pool[pool_index(run, settings, size)])
-                with timer.calling(f"timed run {run} (events)"):
-                    events_ms, result = _events_sample(call, args, device)
-                samples["events"].append(events_ms)
+                with timer.calling(f"timed run {run}{label}"):
+                    elapsed_ms, result = sample(call, args, device)
+                samples[name].append(elapsed_ms)
                 if returned is not None:
                     returned(run, result)
                 del result, args
@@ -117,9 +110,16 @@ def time_runs(call: Callable[..., Any], reference: ProblemData, device: Device, 
 
 
 def calls_per_run(device: Device) -> int:
-    """How many calls each timed run makes before the ``device`` timer's own runs: the wall clock's, and the events'
-    where the device has them (each one's result goes to ``returned``)."""
-    return 2 if "events" in device.timers else 1
+    """How many calls each timed run makes before the ``device`` timer's own runs (each one's result goes to
+    ``returned``)."""
+    return len(_samplers(device))
+
+
+def _samplers(device: Device) -> list[tuple[str, str, Callable[..., tuple[float, Any]]]]:
+    """A timed run's calls, one per sample: the wall clock's, and the events' where the device has them (timer, the
+    label of its call, how it is taken)."""
+    events = [("events", " (events)", _events_sample)] if "events" in device.timers else []
+    return [("wall", "", _wall_sample), *events]
 
 
 def _wall_sample(call: Callable[..., Any], args: list[Any], device: Device) -> tuple[float, Any]:
