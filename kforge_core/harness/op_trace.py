@@ -8,6 +8,7 @@ reported by the ``reference_call`` flag.
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from typing import Any, Callable, Iterable
 
@@ -75,13 +76,37 @@ def trace_ops(call: Callable[[], Any]) -> tuple[Any, list[str]]:
             _hidden.remove(self)
             torch._C._pop_torch_dispatch_stack(None)
 
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
-            names.append(op_name(func._schema.name))
-            return func(*args, **(kwargs or {}))
+    def record(self: Any, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
+        names.append(op_name(func._schema.name))
+        return func(*args, **(kwargs or {}))
+
+    _Recorder.__torch_dispatch__ = _outside_dynamo(record)  # set after the class: see _outside_dynamo
 
     with _Recorder():
         result = call()
     return result, names
+
+
+def _outside_dynamo(dispatch: Callable[..., Any]) -> Callable[..., Any]:
+    """``dispatch`` as a mode's ``__torch_dispatch__`` that Dynamo never compiles into, without importing Dynamo.
+
+    PyTorch wraps a mode's ``__torch_dispatch__`` (when the class body defines it) so that Dynamo skips it, and that
+    wrapper imports ``torch._dynamo`` on the first operator: a second of work in a process that never compiles.
+    Dynamo can only be compiling in a process that has imported it, so until then ``dispatch`` runs as it is; once
+    the candidate has loaded Dynamo (a ``torch.compile`` in its forward, say), it runs under ``torch._dynamo.disable``
+    as PyTorch would have it."""
+    disabled: list[Callable[..., Any]] = []
+
+    def dispatch_outside_dynamo(*args: Any, **kwargs: Any) -> Any:
+        if "torch._dynamo" not in sys.modules:
+            return dispatch(*args, **kwargs)
+        if not disabled:
+            import torch._dynamo
+
+            disabled.append(torch._dynamo.disable(dispatch, recursive=True))
+        return disabled[0](*args, **kwargs)
+
+    return dispatch_outside_dynamo
 
 
 _hidden: list[Any] = []  # the recorders on the dispatch stack now, which the stack's queries leave out

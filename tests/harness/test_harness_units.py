@@ -260,6 +260,26 @@ def test_trace_sees_operators_called_from_python():
     assert compute_ops(names) == {"aten::mm": 1, "aten::gelu": 1}
 
 
+_TRACE_IN_A_FRESH_PROCESS = """
+import sys, torch
+from kforge_core.harness.op_trace import trace_ops
+x = torch.randn(4, 4)
+_, plain = trace_ops(lambda: torch.tanh(x))
+dynamo_after_plain = "torch._dynamo" in sys.modules
+out, compiled = trace_ops(lambda: torch.compile(lambda a: torch.cos(a) * 2, backend="eager")(x))
+_, again = trace_ops(lambda: torch.tanh(x) + 1)
+print(plain, dynamo_after_plain, compiled, bool(torch.allclose(out, torch.cos(x) * 2)), again)
+"""
+
+
+def test_the_trace_costs_no_dynamo_import_and_still_sees_a_compile_in_the_call():
+    """A process that never compiles does not pay Dynamo's import for the trace; one whose traced call compiles
+    still has every operator recorded, and later traces go through Dynamo's skip."""
+    found = subprocess.run([sys.executable, "-c", _TRACE_IN_A_FRESH_PROCESS], capture_output=True, text=True,
+                           timeout=240, check=True).stdout.strip().splitlines()[-1]
+    assert found == "['aten::tanh'] False ['aten::cos', 'aten::mul'] True ['aten::tanh', 'aten::add']"
+
+
 # ------------------------------------------------------------------------------------------------ precision
 
 
