@@ -297,9 +297,8 @@ class Device:
         import gc
         import sys
 
-        dynamo = sys.modules.get("torch._dynamo")
-        if dynamo is not None:
-            self._guarded(dynamo.reset, None)
+        if _dynamo_compiled():
+            self._guarded(sys.modules["torch._dynamo"].reset, None)
         gc.collect()
         self._guarded(self._empty_cache, None)
 
@@ -410,3 +409,14 @@ class Device:
 
 def _as_int32(word: int) -> int:
     return word - (1 << 32) if word >= 1 << 31 else word
+
+
+def _dynamo_compiled() -> bool:
+    """Whether Dynamo compiled anything in this process since its last reset (or may have: an unknown PyTorch).
+    Resetting it otherwise costs an import of Inductor's CUDA-graph trees, seconds, for nothing to release."""
+    import sys
+
+    if "torch._dynamo" not in sys.modules:
+        return False
+    counter = getattr(sys.modules.get("torch._dynamo.convert_frame"), "FRAME_COUNTER", None)
+    return not isinstance(counter, int) or counter > 0 or "torch._inductor.cudagraph_trees" in sys.modules

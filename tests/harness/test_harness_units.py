@@ -370,6 +370,32 @@ print("ok")
     assert result.stdout.strip() == "ok", result.stderr
 
 
+_RELEASE_IN_A_FRESH_PROCESS = """
+import torch, torch._dynamo
+import torch._dynamo.convert_frame as convert_frame
+from kforge_core.devices.cpu import CpuDevice
+from kforge_core.records import Backend
+
+resets, reset = [], torch._dynamo.reset
+torch._dynamo.reset = lambda: resets.append(1) or reset()
+ops = CpuDevice(Backend(name="x", programming_model="PyTorch", device="cpu"))
+ops.release_memory()
+idle = len(resets)
+torch.compile(lambda a: a.sin() + 1, backend="eager")(torch.randn(3))
+compiled = convert_frame.FRAME_COUNTER
+ops.release_memory()
+print(idle, compiled, len(resets), convert_frame.FRAME_COUNTER)
+"""
+
+
+def test_releasing_memory_resets_dynamo_only_after_it_compiled():
+    """Between problems a worker resets what torch.compile keeps; where nothing was compiled, the reset (which
+    imports Inductor, seconds) is skipped."""
+    found = subprocess.run([sys.executable, "-c", _RELEASE_IN_A_FRESH_PROCESS], capture_output=True, text=True,
+                           timeout=240, check=True).stdout.strip().splitlines()[-1]
+    assert found == "0 1 1 0"
+
+
 # ------------------------------------------------------------------------------------------------ deadlines
 
 

@@ -50,7 +50,7 @@ class CudaDevice(Device):
         "streams counts only where the current stream waits for it)")
     flush_floor_bytes: ClassVar[int] = FIELD_FLUSH_BYTES
     device_timer: ClassVar[str] = DEVICE_TIME_DESCRIPTION
-    # The device timer's torch.profiler session leaves CUPTI attached when it ends unless Kineto tears it down: every
+    # The device timer's profiler session leaves CUPTI attached when it ends unless Kineto tears it down: every
     # later kernel launch in the process then costs its callbacks (a one-operator forward's host time went from 10 us
     # to 17-36 us over four sessions), which lands in the wall and events figures of every later run.
     runtime_environment: ClassVar[tuple[tuple[str, str], ...]] = (("TEARDOWN_CUPTI", "1"),)

@@ -1,5 +1,6 @@
 """The ``device`` timer on NVIDIA GPUs: how long the GPU was busy in each timed run, from CUPTI's activity records
-as the PyTorch profiler collects them (``torch.profiler`` with ``ProfilerActivity.CUDA``).
+as the PyTorch profiler collects them (``torch.autograd.profiler.profile`` with CUDA activities, the profiler
+``torch.profiler`` wraps).
 
 A run's device time is the sum of the durations of every kernel, memcpy and memset that started inside the run's
 window (a ``record_function`` range around the call and the device-wide synchronize), on every stream: work moved
@@ -26,7 +27,7 @@ RUN_PREFIX = "kforge.timed_run."
 CALLER_MARK = "kforge.caller_stream"  # the range of the fill that names the caller's stream
 # CUPTI activity kinds as kineto names them: what the device itself ran
 DEVICE_ACTIVITIES = ("kernel", "gpu_memcpy", "gpu_memset")
-DESCRIPTION = ("CUPTI activity records through torch.profiler (ProfilerActivity.CUDA): the durations of every "
+DESCRIPTION = ("CUPTI activity records through the PyTorch profiler (its CUDA activities): the durations of every "
                "kernel, memcpy and memset of the run, on every stream, summed")
 
 
@@ -90,7 +91,7 @@ def work_per_run(records: Iterable[ActivityRecord], runs: int) -> list[list[Acti
 
 
 class CuptiClock(DeviceClock):
-    """One ``torch.profiler`` session over a series of runs."""
+    """One profiler session (``torch.autograd.profiler.profile`` with CUDA activities) over a series of runs."""
 
     def __init__(self) -> None:
         self._profiler: Any = None
@@ -100,9 +101,11 @@ class CuptiClock(DeviceClock):
 
     def __enter__(self) -> CuptiClock:
         import torch
+        from torch.autograd.profiler import profile
 
-        activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
-        self._profiler = torch.profiler.profile(activities=activities)
+        # the profiler torch.profiler.profile wraps: that wrapper's first session imports Inductor (and Dynamo with
+        # it) to ask whether Inductor's CUDA graphs are on, seconds of work the clock does not need
+        self._profiler = profile(use_device="cuda", use_kineto=True)
         self._profiler.__enter__()
         with torch.profiler.record_function(CALLER_MARK):  # a record on the caller's stream, to name it
             torch.zeros(1, device="cuda")
@@ -138,7 +141,7 @@ def _records(profiler: Any) -> Iterator[ActivityRecord]:
     """The kineto events of a finished session (read directly: building FunctionEvents costs far more)."""
     from torch.autograd import DeviceType
 
-    for event in profiler.profiler.kineto_results.events():
+    for event in profiler.kineto_results.events():
         on_device = event.device_type() != DeviceType.CPU
         yield ActivityRecord(event.name(), on_device, _activity(event, on_device), int(event.start_ns()),
                              int(event.duration_ns()), _stream(event) if on_device else -1)
