@@ -8,11 +8,12 @@ fill parts of at most half the limit; the first part also holds the layout that 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import resource
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import torch
 
@@ -57,10 +58,15 @@ def write_outputs(first: Path, outputs: list[Any], inputs: dict[str, Any],
         content: dict[str, Any] = {"pieces": [_own_storage(p) for p in part]}
         if index == 0:
             content.update(layout=layout, parts=len(parts))
-        torch.save(content, path)
+        serialized = io.BytesIO()
+        with _without_crc32():  # the SHA-256 guards every byte; the zip format's own CRC-32 would double the cost
+            torch.save(content, serialized)
         del content
+        data = serialized.getbuffer()
+        path.write_bytes(data)
         paths.append(path)
-        digests.append(file_digest(path))
+        digests.append(hashlib.sha256(data).hexdigest())  # of the bytes written: the file is not read back
+        del data, serialized
     return tuple(paths), tuple(digests)
 
 
@@ -76,7 +82,7 @@ def read_outputs(paths: tuple[Path, ...], digests: tuple[str, ...]) -> tuple[lis
             data = path.read_bytes()
         except OSError as exc:
             raise UnreadableOutputs(f"its outputs file is gone ({exc.strerror})") from None
-        if hashlib.sha256(data).hexdigest() != digest:  # the same digest as file_digest
+        if hashlib.sha256(data).hexdigest() != digest:  # the same digest as write_outputs
             raise UnreadableOutputs("its outputs file was changed after it was written", changed=True)
         try:
             content = torch.load(io.BytesIO(data), weights_only=True, map_location="cpu")
@@ -97,13 +103,19 @@ def read_outputs(paths: tuple[Path, ...], digests: tuple[str, ...]) -> tuple[lis
     return outputs, inputs
 
 
-def file_digest(path: Path) -> str:
-    """The SHA-256 of the file at ``path``, read in pieces."""
-    digest = hashlib.sha256()
-    with path.open("rb") as file:
-        for piece in iter(lambda: file.read(1 << 24), b""):
-            digest.update(piece)
-    return digest.hexdigest()
+@contextlib.contextmanager
+def _without_crc32() -> Iterator[None]:
+    """``torch.save`` without the CRC-32 of each record, where this PyTorch lets it be turned off."""
+    serialization = torch.serialization
+    if not hasattr(serialization, "set_crc32_options"):
+        yield
+        return
+    was = serialization.get_crc32_options()
+    serialization.set_crc32_options(False)
+    try:
+        yield
+    finally:
+        serialization.set_crc32_options(was)
 
 
 def _own_storage(piece: torch.Tensor) -> torch.Tensor:
