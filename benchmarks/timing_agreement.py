@@ -93,6 +93,7 @@ def main() -> int:
                 runs = [_kernelbench_in_child(args, problem.path, candidate)
                         for _ in range(max(1, args.kernelbench_runs))]
                 row["kernelbench"], row["kernelbench_reruns"] = runs[0], runs[1:]
+                row["kernelbench_rerun"] = runs[1]["speedup"] if len(runs) > 1 else None
                 rows.append(row)
                 _print_row(row)
     except KeyboardInterrupt:
@@ -232,9 +233,8 @@ def _fmt(value: float | None) -> str:
 
 def _print_row(row: dict[str, Any]) -> None:
     kernelbench = row["kernelbench"]["speedup"]
-    rerun = row["kernelbench_reruns"][0]["speedup"] if row.get("kernelbench_reruns") else None
     print(f"{row['case']:<48} " + " ".join(_fmt(row[f"kforge_{t}"]) for t in KFORGE_TIMERS)
-          + f" {_fmt(kernelbench)} {_fmt(rerun)} {row.get('kforge_streams') or '-':>7}"
+          + f" {_fmt(kernelbench)} {_fmt(row['kernelbench_rerun'])} {row.get('kforge_streams') or '-':>7}"
           + ("" if row["kforge_correct"] else f"  (KForge: {row['kforge_failure']}: {row['kforge_message']})")
           + (f"  (KernelBench: {row['kernelbench'].get('error') or 'incorrect'})" if kernelbench is None else ""),
           flush=True)
@@ -253,7 +253,6 @@ def _print_agreement(rows: list[dict[str, Any]]) -> None:
     there the figures say how much of it each side happened to catch, not how fast the solution is."""
     for row in rows:
         row["kernelbench_speedup"] = row["kernelbench"]["speedup"]
-        row["kernelbench_rerun"] = row["kernelbench_reruns"][0]["speedup"] if row.get("kernelbench_reruns") else None
     one_stream = [row for row in rows if row.get("kforge_streams") == 1]
     print()
     for ours, theirs in (("kforge_events", "kernelbench_speedup"), ("kforge_events_mean", "kernelbench_speedup"),

@@ -14,6 +14,7 @@ a device module must keep it that way (import torch inside methods).
 from __future__ import annotations
 
 import platform
+import sys
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, ContextManager
@@ -295,7 +296,6 @@ class Device:
         """Between problems: collect the garbage, reset what ``torch.compile`` keeps (compiled graphs hold their
         tensors) and hand the allocator's cached blocks back to the device."""
         import gc
-        import sys
 
         if _dynamo_compiled():
             self._guarded(sys.modules["torch._dynamo"].reset, None)
@@ -414,8 +414,6 @@ def _as_int32(word: int) -> int:
 def _dynamo_compiled() -> bool:
     """Whether Dynamo compiled anything in this process since its last reset (or may have: an unknown PyTorch).
     Resetting it otherwise costs an import of Inductor's CUDA-graph trees, seconds, for nothing to release."""
-    import sys
-
     if "torch._dynamo" not in sys.modules:
         return False
     counter = getattr(sys.modules.get("torch._dynamo.convert_frame"), "FRAME_COUNTER", None)
