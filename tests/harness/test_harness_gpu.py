@@ -151,6 +151,42 @@ def test_every_timer_times_a_known_kernel(cache_dir):
     assert dict(verdict.baseline_figures)["eager"] and verdict.baseline_sources
 
 
+def test_the_events_timer_holds_the_queue_so_a_slow_launch_is_not_counted():
+    """A call whose host side spins 0.6 ms before it launches one small kernel: the wall clock counts the 0.6 ms;
+    the events, queued behind the flush and a hold as long as the call, count the kernel alone. The hold itself
+    lasts about what it was asked for."""
+    import time
+    import types
+
+    from kforge_core.harness.worker.timing import time_runs
+    from kforge_core.settings import HarnessSettings
+    from kforge_cuda import CUDA
+    from kforge_nvidia.device import CudaDevice
+
+    device = CudaDevice(CUDA)
+    device.start()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    device.hold(0.5)  # the first hold measures the clock
+    device.synchronize()
+    start.record()
+    device.hold(0.5)
+    end.record()
+    end.synchronize()
+    assert 0.35 < start.elapsed_time(end) < 0.8
+
+    def call(x: torch.Tensor) -> torch.Tensor:
+        until = time.perf_counter() + 0.0006
+        while time.perf_counter() < until:
+            pass
+        return x.add(1)
+
+    reference = types.SimpleNamespace(pool=[[torch.ones(1024, device="cuda")]], pool_seeds=[7])
+    timed = time_runs(call, reference, device, HarnessSettings(warmup=3, repetitions=30, timing_checks=0))
+    wall, events = (sorted(timed.samples_ms[name])[15] for name in ("wall", "events"))
+    assert wall > 0.6
+    assert events < 0.2, (wall, events)  # unheld, the flush would cover 0.1 ms of the 0.6
+
+
 def test_3_outputs_while_timing_are_checked_on_the_gpu(gpu_harness):
     verdict = gpu_harness.evaluate(candidate("gpu_cached"))
     assert verdict.verify.correct, verdict.message

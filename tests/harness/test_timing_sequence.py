@@ -1,15 +1,18 @@
 """The order of a timed run's steps on a device with events, without processes: the wall clock starts after the
 flush is drained; the events sample is queued behind the flush (the field's way, Triton's ``do_bench`` and
 KernelBench), so that the launch the flush covers is not counted; both calls of a run go to the output checks; and
-the flush a device timed by events writes is at least the field's."""
+the flush a device timed by events writes is at least the field's; where the device can hold its queue, the hold
+comes between the flush and the start event, as long as the run's wall-clock call and no longer than the call's
+launch needs."""
 
 from __future__ import annotations
 
+import time
 import types
 
 import torch
 
-from kforge_core.device import EVENTS_SEQUENCE, FIELD_FLUSH_BYTES, Device
+from kforge_core.device import EVENTS_HOLD, EVENTS_SEQUENCE, FIELD_FLUSH_BYTES, HOLD_LIMIT_MS, Device
 from kforge_core.harness.worker.timing import calls_per_run, time_runs
 from kforge_core.records import Backend
 from kforge_core.settings import HarnessSettings
@@ -55,13 +58,39 @@ class LoggedDevice(Device):
         return LoggedEvent(self.log)
 
 
-def _timed(device: LoggedDevice, repetitions: int = 2):
+class HoldingDevice(LoggedDevice):
+    """A logged device that can hold its queue, and whose work takes ``busy_s`` to drain after each call."""
+
+    queue_hold = "a logged hold"
+
+    def __init__(self, busy_s: float = 0.0) -> None:
+        super().__init__()
+        self.busy_s = busy_s
+        self.holds: list[float] = []
+        self.pending = False
+
+    def _hold(self, ms: float) -> None:
+        self.log.append("hold")
+        self.holds.append(ms)
+
+    def _synchronize(self) -> None:
+        super()._synchronize()
+        if self.pending:
+            time.sleep(self.busy_s)
+            self.pending = False
+
+
+def _timed(device: LoggedDevice, repetitions: int = 2, host_s: float = 0.0):
     reference = types.SimpleNamespace(pool=[[torch.ones(4)]], pool_seeds=[7])
     settings = HarnessSettings(warmup=0, repetitions=repetitions, timing_checks=1)
     returned: list[int] = []
 
     def call(x: torch.Tensor) -> torch.Tensor:
         device.log.append("call")
+        if host_s:
+            time.sleep(host_s)  # the host's side of the call: its launch
+        if isinstance(device, HoldingDevice):
+            device.pending = True
         return x * 2
 
     timed = time_runs(call, reference, device, settings, returned=lambda run, result: returned.append(run))
@@ -113,3 +142,39 @@ def test_gpu_devices_take_the_fields_flush_as_their_floor():
 
     assert CudaDevice.flush_floor_bytes == XpuDevice.flush_floor_bytes == MetalDevice.flush_floor_bytes == (
         FIELD_FLUSH_BYTES)
+
+
+def test_a_device_that_can_hold_its_queue_holds_it_between_the_flush_and_the_start_event():
+    device = HoldingDevice()
+    _timed(device, repetitions=1)
+    log = device.log
+    events_call = [i for i, step in enumerate(log) if step == "call"][1]
+    assert log[events_call - 5:events_call + 1] == ["drain", "drain", "flush", "hold", "record", "call"]
+    assert "hold" not in log[:events_call - 5]  # the wall clock's call is not held
+    assert f"{EVENTS_HOLD} (a logged hold)" in device.describe_timer("events")
+    assert "hold" not in LoggedDevice().describe_timer("events")
+
+
+def test_the_hold_is_as_long_as_the_runs_wall_clock_call_then_sized_from_the_calls_launch():
+    # 5 ms of device work behind a quick launch: the first hold is the wall-clock call's time, capped at the limit;
+    # once an events call's launch was timed, twice that and a margin
+    device = HoldingDevice(busy_s=0.005)
+    _timed(device, repetitions=3)
+    first, *later = device.holds
+    assert first == HOLD_LIMIT_MS
+    assert later and all(hold < 0.5 for hold in later)
+    # a launch longer than the hold limit: held for the limit every time (Device.hold caps what it is asked)
+    device = HoldingDevice()
+    _timed(device, repetitions=2, host_s=0.003)
+    assert device.holds == [HOLD_LIMIT_MS, HOLD_LIMIT_MS]
+    # a quick call on an idle device: never held longer than its wall-clock call took
+    device = HoldingDevice()
+    timed, _ = _timed(device, repetitions=3)
+    assert all(hold <= wall for hold, wall in zip(device.holds, timed.samples_ms["wall"]))
+
+
+def test_a_device_that_cannot_hold_is_never_asked_to():
+    device = LoggedDevice()
+    device.hold(0.5)
+    _timed(device, repetitions=2)
+    assert "hold" not in device.log

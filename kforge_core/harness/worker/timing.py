@@ -7,7 +7,11 @@ the callable started has finished: work on side streams and threads is counted. 
 timed run is made a second time under them, the way the field times (Triton's ``do_bench``, KernelBench): the
 start event is recorded right behind the flush, which is not drained first, so the host launches the call while
 the flush runs and the launch time the flush covers is not counted; the wall clock, started after the drain,
-counts it. Both calls of a run are as likely to be the one whose output is checked. Where the device can tell its
+counts it. Where the device can hold its queue (``Device.hold``), the flush is followed by a hold as long as the
+run's wall-clock call took (less once the call's own launch time is known, never more than ``HOLD_LIMIT_MS``), so
+that the whole call is queued before the start event is reached: the figure is then the device's span, however
+slow the host is that minute, not a launch time the flush happened not to cover. Both calls of a run are as
+likely to be the one whose output is checked. Where the device can tell its
 own busy time (the ``device`` timer), the same runs are made again under that clock, so that its recording costs
 the other figures nothing. ``harness.timer`` names the headline figure; the device names the statistic
 (``Device.headline_statistic``: the median, or on the host CPU the fastest run).
@@ -20,11 +24,14 @@ block (what idled in between, a thread pool, is awake again when the clock start
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any, Callable
 
 import torch
 
+from ...device import HOLD_LIMIT_MS
 from ...records import Flag
 from ...settings import HarnessSettings
 from ...stage_timer import StageTimer
@@ -39,6 +46,10 @@ if TYPE_CHECKING:
     from ...device import Device
 
 THREAD_JOIN_S = 60.0
+LAUNCH_MARGIN_MS = 0.02  # added to twice the call's launch time when the hold is sized from it
+
+# Bound at import, before any candidate is imported: a candidate that replaces time.perf_counter sizes no hold.
+_perf_counter = time.perf_counter
 
 
 @dataclass
@@ -82,7 +93,7 @@ def time_runs(call: Callable[..., Any], reference: ProblemData, device: Device, 
     timer = timer or StageTimer()
     runs = range(settings.repetitions) if runs is None else runs
     size = len(reference.pool)
-    samplers = _samplers(device)
+    samplers = _samplers(device, _Hold())
     samples: dict[str, list[float]] = {name: [] for name, _, _ in samplers}
     with torch.no_grad():
         # the first block is warmed up in full; a later one by one run, which wakes what idled since (thread pools)
@@ -115,14 +126,31 @@ def calls_per_run(device: Device) -> int:
     return len(_samplers(device))
 
 
-def _samplers(device: Device) -> list[tuple[str, str, Callable[..., tuple[float, Any]]]]:
+@dataclass
+class _Hold:
+    """How long to hold the device's queue before the next ``events`` sample: the wall-clock time of the same run's
+    call (its launch cannot have taken longer), or, once an events call's launch was timed, twice that and a
+    margin where that is less; never more than ``HOLD_LIMIT_MS`` (``Device.hold``)."""
+
+    wall_ms: float = HOLD_LIMIT_MS
+    launch_ms: float | None = None
+
+    def ms(self) -> float:
+        if self.launch_ms is None:
+            return self.wall_ms
+        return min(self.wall_ms, 2 * self.launch_ms + LAUNCH_MARGIN_MS)
+
+
+def _samplers(device: Device, hold: _Hold | None = None
+              ) -> list[tuple[str, str, Callable[..., tuple[float, Any]]]]:
     """A timed run's calls, one per sample: the wall clock's, and the events' where the device has them (timer, the
-    label of its call, how it is taken)."""
-    events = [("events", " (events)", _events_sample)] if "events" in device.timers else []
-    return [("wall", "", _wall_sample), *events]
+    label of its call, how it is taken). Both share ``hold``: the wall clock's call sizes the events' hold."""
+    hold = hold or _Hold()
+    events = [("events", " (events)", partial(_events_sample, hold=hold))] if "events" in device.timers else []
+    return [("wall", "", partial(_wall_sample, hold=hold)), *events]
 
 
-def _wall_sample(call: Callable[..., Any], args: list[Any], device: Device) -> tuple[float, Any]:
+def _wall_sample(call: Callable[..., Any], args: list[Any], device: Device, hold: _Hold) -> tuple[float, Any]:
     """One call on the wall clock: caches flushed and the device drained before the clock starts."""
     device.flush_caches()
     device.synchronize()
@@ -130,17 +158,22 @@ def _wall_sample(call: Callable[..., Any], args: list[Any], device: Device) -> t
     elapsed_ms = device.start_timer()
     result = call(*args)
     _wait(device, threads_before)
-    return elapsed_ms(), result
+    hold.wall_ms = elapsed_ms()
+    return hold.wall_ms, result
 
 
-def _events_sample(call: Callable[..., Any], args: list[Any], device: Device) -> tuple[float, Any]:
-    """One call between events, queued behind the flush: the device is drained of what came before, the flush is
-    queued and not waited for, and the start event follows it on the caller's stream."""
+def _events_sample(call: Callable[..., Any], args: list[Any], device: Device, hold: _Hold) -> tuple[float, Any]:
+    """One call between events, queued behind the flush and the hold: the device is drained of what came before,
+    the flush and the hold are queued and not waited for, and the start event follows them on the caller's
+    stream."""
     device.synchronize()
     device.flush_caches()
+    device.hold(hold.ms())
     threads_before = set(threading.enumerate())
     span = device.start_events()
+    launched = _perf_counter()
     result = call(*args)
+    hold.launch_ms = (_perf_counter() - launched) * 1e3
     span.stop()
     _wait(device, threads_before)
     return span.elapsed_ms(), result

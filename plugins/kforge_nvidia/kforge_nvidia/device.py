@@ -1,7 +1,8 @@
 """The NVIDIA GPU as the harness sees it: ``CudaDevice``, shared by every backend that runs on ``torch.cuda``
 (``cuda``, ``triton``, and other plugins' backends: ``Backend(device="cuda", device_class=CudaDevice)``).
 
-What CUDA adds to the generic torch device: the L2 flush sized from the device (persisting lines reset first),
+What CUDA adds to the generic torch device: the L2 flush sized from the device (persisting lines reset first), the
+queue held before an events sample (``torch.cuda._sleep``, its cycles per millisecond measured once),
 the caching allocator's free blocks poisoned before a verified call, the persisting-L2 set-aside a candidate must
 not raise (checked after every timed run, then restored), and the CUDA runtime's sticky faults.
 
@@ -50,6 +51,7 @@ class CudaDevice(Device):
         "streams counts only where the current stream waits for it)")
     flush_floor_bytes: ClassVar[int] = FIELD_FLUSH_BYTES
     device_timer: ClassVar[str] = DEVICE_TIME_DESCRIPTION
+    queue_hold: ClassVar[str] = "torch.cuda._sleep, a kernel that spins on the SM clock and touches no memory"
     # The device timer's profiler session leaves CUPTI attached when it ends unless Kineto tears it down: every
     # later kernel launch in the process then costs its callbacks (a one-operator forward's host time went from 10 us
     # to 17-36 us over four sessions), which lands in the wall and events figures of every later run.
@@ -59,11 +61,34 @@ class CudaDevice(Device):
         super().__init__(backend, flush_bytes=flush_bytes)
         self._driver = CudaDriver.load()
         self._l2_limit_at_start: int | None = None
+        self._sleep_cycles_per_ms: float | None = None
 
     def _device_clock(self) -> DeviceClock:
         from .device_time import CuptiClock
 
         return CuptiClock()
+
+    def _hold(self, ms: float) -> None:
+        import torch
+
+        if self._sleep_cycles_per_ms is None:
+            self._sleep_cycles_per_ms = self._measure_sleep()
+        torch.cuda._sleep(max(1, int(ms * self._sleep_cycles_per_ms)))
+
+    def _measure_sleep(self) -> float:
+        """How many cycles ``torch.cuda._sleep`` spins per millisecond on this GPU, at its clock under load: the
+        second of two timed sleeps (the first wakes the clock up)."""
+        import torch
+
+        cycles, elapsed = 1_000_000, 0.0
+        for _ in range(2):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            torch.cuda._sleep(cycles)
+            end.record()
+            end.synchronize()
+            elapsed = float(start.elapsed_time(end))
+        return cycles / max(elapsed, 1e-3)
 
     def _current_index(self) -> int | None:
         import torch
