@@ -3,16 +3,17 @@ flush is drained; the events sample is queued behind the flush (the field's way,
 KernelBench), so that the launch the flush covers is not counted; both calls of a run go to the output checks; and
 the flush a device timed by events writes is at least the field's; where the device can hold its queue, the hold
 comes between the flush and the start event, as long as the run's wall-clock call and no longer than the call's
-launch needs."""
+launch needs, and only where the device timer saw the call's work on one stream."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 import types
 
 import torch
 
-from kforge_core.device import EVENTS_HOLD, EVENTS_SEQUENCE, FIELD_FLUSH_BYTES, HOLD_LIMIT_MS, Device
+from kforge_core.device import EVENTS_HOLD, EVENTS_SEQUENCE, FIELD_FLUSH_BYTES, HOLD_LIMIT_MS, Device, DeviceClock
 from kforge_core.harness.worker.timing import calls_per_run, time_runs
 from kforge_core.records import Backend
 from kforge_core.settings import HarnessSettings
@@ -78,6 +79,35 @@ class HoldingDevice(LoggedDevice):
         if self.pending:
             time.sleep(self.busy_s)
             self.pending = False
+
+
+class StreamsClock(DeviceClock):
+    """A device clock that saw each run's work on ``count`` streams."""
+
+    def __init__(self, log: list[str], count: int) -> None:
+        self.log, self.count, self.runs = log, count, 0
+
+    def run(self, index: int):
+        self.log.append("device run")
+        self.runs += 1
+        return contextlib.nullcontext()
+
+    def busy_ms(self) -> list[float]:
+        return [0.5] * self.runs
+
+    def streams(self) -> int:
+        return self.count
+
+
+class ClockedHoldingDevice(HoldingDevice):
+    device_timer = "a clock that counts streams"
+
+    def __init__(self, streams: int) -> None:
+        super().__init__()
+        self.streams = streams
+
+    def _device_clock(self) -> StreamsClock:
+        return StreamsClock(self.log, self.streams)
 
 
 def _timed(device: LoggedDevice, repetitions: int = 2, host_s: float = 0.0):
@@ -178,3 +208,15 @@ def test_a_device_that_cannot_hold_is_never_asked_to():
     device.hold(0.5)
     _timed(device, repetitions=2)
     assert "hold" not in device.log
+
+
+def test_the_queue_is_held_only_where_the_device_timer_saw_one_stream():
+    # the device timer's runs come first in a block; a hold on the caller's stream would not hold a side stream's
+    # work, which would then run unseen while it lasts
+    device = ClockedHoldingDevice(streams=1)
+    timed, _ = _timed(device, repetitions=2)
+    assert device.log.index("device run") < device.log.index("call") and device.holds
+    assert list(timed.samples_ms) == ["wall", "events", "device"] and timed.device_streams == 1
+    device = ClockedHoldingDevice(streams=2)
+    timed, _ = _timed(device, repetitions=2)
+    assert device.holds == [] and timed.device_streams == 2 and timed.samples_ms["device"] == [0.5, 0.5]

@@ -7,13 +7,14 @@ the callable started has finished: work on side streams and threads is counted. 
 timed run is made a second time under them, the way the field times (Triton's ``do_bench``, KernelBench): the
 start event is recorded right behind the flush, which is not drained first, so the host launches the call while
 the flush runs and the launch time the flush covers is not counted; the wall clock, started after the drain,
-counts it. Where the device can hold its queue (``Device.hold``), the flush is followed by a hold as long as the
+counts it. Where the device can hold its queue (``Device.hold``) and its ``device`` timer saw the call's work on
+the caller's stream alone (its runs come first in each block), the flush is followed by a hold as long as the
 run's wall-clock call took (less once the call's own launch time is known, never more than ``HOLD_LIMIT_MS``), so
 that the whole call is queued before the start event is reached: the figure is then the device's span, however
 slow the host is that minute, not a launch time the flush happened not to cover. Both calls of a run are as
 likely to be the one whose output is checked. Where the device can tell its
-own busy time (the ``device`` timer), the same runs are made again under that clock, so that its recording costs
-the other figures nothing. ``harness.timer`` names the headline figure; the device names the statistic
+own busy time (the ``device`` timer), the same runs are made again under that clock, before the others, so that its
+recording costs the other figures nothing. ``harness.timer`` names the headline figure; the device names the statistic
 (``Device.headline_statistic``: the median, or on the host CPU the fastest run).
 
 The timed runs may be asked for in blocks (``runs``), so that the KForge process can interleave them with the
@@ -93,7 +94,8 @@ def time_runs(call: Callable[..., Any], reference: ProblemData, device: Device, 
     timer = timer or StageTimer()
     runs = range(settings.repetitions) if runs is None else runs
     size = len(reference.pool)
-    samplers = _samplers(device, _Hold())
+    hold = _Hold()
+    samplers = _samplers(device, hold)
     samples: dict[str, list[float]] = {name: [] for name, _, _ in samplers}
     with torch.no_grad():
         # the first block is warmed up in full; a later one by one run, which wakes what idled since (thread pools)
@@ -103,6 +105,10 @@ def time_runs(call: Callable[..., Any], reference: ProblemData, device: Device, 
                 threads_before = set(threading.enumerate())
                 call(*args)
                 _wait(device, threads_before)
+        streams = 0
+        if "device" in device.timers:  # first: the streams it sees decide whether the events' queue is held
+            samples["device"], streams = _device_time(call, reference, device, settings, runs, timer)
+            hold.one_stream = streams <= 1
         flags = []
         for run in runs:
             for name, label, sample in samplers:
@@ -114,14 +120,11 @@ def time_runs(call: Callable[..., Any], reference: ProblemData, device: Device, 
                     returned(run, result)
                 del result, args
             flags.extend(_changed_state(device, settings, run))
-        streams = 0
-        if "device" in device.timers:
-            samples["device"], streams = _device_time(call, reference, device, settings, runs, timer)
     return TimedRuns(samples, list(F.merge_flags(flags)), streams)
 
 
 def calls_per_run(device: Device) -> int:
-    """How many calls each timed run makes before the ``device`` timer's own runs (each one's result goes to
+    """How many calls each timed run makes besides the ``device`` timer's own runs (each one's result goes to
     ``returned``)."""
     return len(_samplers(device))
 
@@ -130,12 +133,17 @@ def calls_per_run(device: Device) -> int:
 class _Hold:
     """How long to hold the device's queue before the next ``events`` sample: the wall-clock time of the same run's
     call (its launch cannot have taken longer), or, once an events call's launch was timed, twice that and a
-    margin where that is less; never more than ``HOLD_LIMIT_MS`` (``Device.hold``)."""
+    margin where that is less; never more than ``HOLD_LIMIT_MS`` (``Device.hold``). None where the call's work ran on
+streams besides the caller's: a hold queued on the caller's stream does not hold theirs, and their work would run
+while it lasts, unseen by the events (behind the flush alone, as the field times them)."""
 
     wall_ms: float = HOLD_LIMIT_MS
     launch_ms: float | None = None
+    one_stream: bool = True  # False where the device timer saw the call's work on other streams: no hold
 
     def ms(self) -> float:
+        if not self.one_stream:
+            return 0.0
         if self.launch_ms is None:
             return self.wall_ms
         return min(self.wall_ms, 2 * self.launch_ms + LAUNCH_MARGIN_MS)
