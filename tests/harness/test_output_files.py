@@ -33,3 +33,42 @@ def test_a_part_changed_removed_or_left_out_is_unreadable(tmp_path, damage):
     with pytest.raises(UnreadableOutputs) as raised:
         read_outputs(paths, digests)
     assert raised.value.changed is (damage == "change")
+
+
+def test_every_dtype_comes_back_bit_for_bit(tmp_path):
+    values = [torch.randn(5, 7).to(torch.bfloat16), torch.tensor([True, False, True]), torch.randn(3, dtype=torch.cfloat),
+              torch.randn(4, 4).t(), torch.empty(0, 3), torch.arange(10, dtype=torch.int64)[::2], None, 2.5]
+    paths, digests = write_outputs(tmp_path / "00001.pt", values, {}, piece_bytes=64)
+    outputs, _ = read_outputs(paths, digests)
+    for sent, back in zip(values, outputs):
+        if isinstance(sent, torch.Tensor):
+            assert back.dtype == sent.dtype and back.shape == sent.shape and torch.equal(back, sent)
+        else:
+            assert back == sent
+
+
+def test_a_file_the_worker_wrote_otherwise_is_unreadable_even_with_its_digest(tmp_path):
+    # the candidate's process writes these files: one it made itself, with a digest to match, is still refused
+    import hashlib
+    import io
+
+    from kforge_core.harness.worker.output_files import MAGIC
+
+    def forged(header: dict, tail: bytes) -> tuple[tuple, tuple]:
+        buffer = io.BytesIO()
+        torch.save(header, buffer)
+        data = MAGIC + len(buffer.getvalue()).to_bytes(8, "little") + buffer.getvalue() + tail
+        path = tmp_path / "forged.pt"
+        path.write_bytes(data)
+        return (path,), (hashlib.sha256(data).hexdigest(),)
+
+    layout = {"outputs": [{"shape": [4], "pieces": 1}], "inputs": {}}
+    cases = [({"pieces": [("float32", 4)], "layout": layout, "parts": 1}, b"\0" * 8),  # shorter than it says
+             ({"pieces": [("float32", 1)], "layout": layout, "parts": 1}, b"\0" * 8),  # bytes left over
+             ({"pieces": [("__import__", 1)], "layout": layout, "parts": 1}, b"\0" * 4),  # not a dtype
+             ({"pieces": [("float32", 4)], "layout": layout, "parts": 2}, b"\0" * 16)]  # parts missing
+    for header, tail in cases:
+        with pytest.raises(UnreadableOutputs):
+            read_outputs(*forged(header, tail))
+    outputs, _ = read_outputs(*forged({"pieces": [("float32", 4)], "layout": layout, "parts": 1}, b"\0" * 16))
+    assert torch.equal(outputs[0], torch.zeros(4))

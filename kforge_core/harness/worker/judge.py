@@ -70,7 +70,7 @@ class Judge:
         loaded = self._load(shipped)
         if isinstance(loaded, Judged):
             return self._record(shipped, loaded)
-        outputs, changed = loaded
+        on_host, outputs, changed = loaded
         expected = self.expected.outputs(shipped.seed)
         comparison = check_structure(outputs, expected, structure=shipped.structure,
                                      reference_structure=self.expected.structure) or \
@@ -78,7 +78,7 @@ class Judge:
         if changed:
             self._check_inputs(shipped, changed)
         if shipped.kind == TRIAL and comparison.failure is not Failure.OUTPUT_TYPE:
-            self._across_trials(shipped, outputs, expected, comparison)
+            self._across_trials(shipped, on_host, outputs, expected, comparison)
         return self._record(shipped, _judged(comparison))
 
     def conclude(self, kind: str) -> Conclusion:
@@ -111,7 +111,9 @@ class Judge:
 
     # ------------------------------------------------------------------------------------------ inside
 
-    def _load(self, shipped: Shipped) -> tuple[list[Any], dict[str, torch.Tensor]] | Judged:
+    def _load(self, shipped: Shipped) -> tuple[list[Any], list[Any], dict[str, torch.Tensor]] | Judged:
+        """The shipped outputs as read (on the host) and on the device the reference runs on, and the changed
+        inputs; or the judgement on files that are not what the worker wrote."""
         try:
             outputs, changed = read_outputs(shipped.paths, shipped.digests)
         except UnreadableOutputs as exc:
@@ -120,7 +122,7 @@ class Judge:
                     f"the outputs of {shipped.label} were changed after the harness wrote them"), self.settings))
             return Judged(False, Failure.CHEAT, f"{shipped.label}: {exc}")
         device = self.expected.data.device
-        return [o.to(device) if isinstance(o, torch.Tensor) else o for o in outputs], changed
+        return outputs, [o.to(device) if isinstance(o, torch.Tensor) else o for o in outputs], changed
 
     def _record(self, shipped: Shipped, judged: Judged) -> Judged:
         session = self.session
@@ -140,12 +142,15 @@ class Judge:
                 session.timed_failures.append(f"{shipped.label} ({judged.message})")
         return judged
 
-    def _across_trials(self, shipped: Shipped, outputs: list[torch.Tensor], expected: list[torch.Tensor],
-                       comparison: Comparison) -> None:
+    def _across_trials(self, shipped: Shipped, on_host: list[Any], outputs: list[torch.Tensor],
+                       expected: list[torch.Tensor], comparison: Comparison) -> None:
         """Cached outputs (exactly the previous trial's, where the reference's differ), how far outputs move from
-        the first trial's, and the precision of the first trial."""
+        the first trial's, and the precision of the first trial. The host copies kept are those already made: the
+        outputs as read, the expected ones where the reference keeps them."""
         session = self.session
-        mine, theirs = [o.cpu() for o in outputs], [e.cpu() for e in expected]
+        kept = self.expected.kept.get(shipped.seed)
+        mine = list(on_host)
+        theirs = kept if kept is not None else [e.cpu() for e in expected]
         if session.previous is not None and not comparison.passed \
                 and max_difference(mine, session.previous[0]) == 0 and max_difference(theirs, session.previous[1]) > 0:
             session.flags.append(F.raise_flag(F.CACHED_OUTPUT, (

@@ -3,17 +3,22 @@ write (its ``RLIMIT_FSIZE``, ``harness.file_size_limit_mb``), each with its SHA-
 checks every digest before it believes a byte.
 
 An output of gigabytes (a KernelBench level-1 problem's 32768 x 32768 matmul is 4 GiB) is cut into flat pieces that
-fill parts of at most half the limit; the first part also holds the layout that puts the pieces back together.
+fill parts of at most half the limit; the first part also holds the layout that puts the pieces back together. A
+part holds a small header (``torch.save``, read back with ``weights_only``) and then the pieces' bytes as they lie in
+memory: nothing is serialized twice, and the referee's tensors are views of the bytes it read and digested. The
+parts are written, read and digested in threads side by side.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import io
+import os
 import resource
+import struct
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable
 
 import torch
 
@@ -38,7 +43,8 @@ def part_bytes() -> int:
 def write_outputs(first: Path, outputs: list[Any], inputs: dict[str, Any],
                   piece_bytes: int | None = None) -> tuple[tuple[Path, ...], tuple[str, ...]]:
     """Write ``outputs`` (host tensors or plain values) and the changed ``inputs`` to ``first`` and, where they do
-    not fit, ``first.1``, ``first.2``, ...; returns the paths and their digests, in order."""
+    not fit, ``first.1``, ``first.2``, ...; returns the paths and their digests, in order. The parts are written
+    and digested side by side (both let go of the GIL)."""
     limit = piece_bytes or part_bytes()
     pieces: list[torch.Tensor] = []
     layout = {"outputs": [_lay_out(o, pieces, limit) for o in outputs],
@@ -52,21 +58,9 @@ def write_outputs(first: Path, outputs: list[Any], inputs: dict[str, Any],
             filled = 0
         parts[-1].append(piece)
         filled += size
-    paths, digests = [], []
-    for index, part in enumerate(parts):
-        path = first if index == 0 else first.with_name(f"{first.name}.{index}")
-        content: dict[str, Any] = {"pieces": [_own_storage(p) for p in part]}
-        if index == 0:
-            content.update(layout=layout, parts=len(parts))
-        serialized = io.BytesIO()
-        with _without_crc32():  # the SHA-256 guards every byte; the zip format's own CRC-32 would double the cost
-            torch.save(content, serialized)
-        del content
-        data = serialized.getbuffer()
-        path.write_bytes(data)
-        paths.append(path)
-        digests.append(hashlib.sha256(data).hexdigest())  # of the bytes written: the file is not read back
-        del data, serialized
+    paths = [first if index == 0 else first.with_name(f"{first.name}.{index}") for index in range(len(parts))]
+    extra = [{"layout": layout, "parts": len(parts)}] + [{}] * (len(parts) - 1)
+    digests = _side_by_side(_write_part, list(zip(paths, parts, extra)))
     return tuple(paths), tuple(digests)
 
 
@@ -75,54 +69,89 @@ def read_outputs(paths: tuple[Path, ...], digests: tuple[str, ...]) -> tuple[lis
     :class:`UnreadableOutputs` for anything that is not exactly what was written."""
     if not paths or len(paths) != len(digests):
         raise UnreadableOutputs(f"{len(paths)} outputs files sent with {len(digests)} digests")
-    pieces: list[torch.Tensor] = []
-    layout: dict[str, Any] = {}
-    for index, (path, digest) in enumerate(zip(paths, digests)):
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise UnreadableOutputs(f"its outputs file is gone ({exc.strerror})") from None
-        if hashlib.sha256(data).hexdigest() != digest:  # the same digest as write_outputs
-            raise UnreadableOutputs("its outputs file was changed after it was written", changed=True)
-        try:
-            content = torch.load(io.BytesIO(data), weights_only=True, map_location="cpu")
-            del data
-            if index == 0:
-                layout = content["layout"]
-                if content["parts"] != len(paths):
-                    raise ValueError(f"{content['parts']} parts written, {len(paths)} sent")
-            pieces.extend(content["pieces"])
-        except Exception as exc:  # noqa: BLE001 - written by the harness; unreadable means tampered with
-            raise UnreadableOutputs(f"its outputs file is not the harness's ({exc})") from None
+    contents = _side_by_side(_read_part, list(zip(paths, digests)))
+    layout = contents[0][0].get("layout") if isinstance(contents[0][0], dict) else None
     try:
-        supply = iter(pieces)
+        if not isinstance(layout, dict) or contents[0][0]["parts"] != len(paths):
+            raise ValueError(f"{contents[0][0].get('parts')} parts written, {len(paths)} sent")
+        supply = iter([piece for _, part in contents for piece in part])
         outputs = [_put_together(entry, supply) for entry in layout["outputs"]]
         inputs = {name: _put_together(entry, supply) for name, entry in layout["inputs"].items()}
-    except Exception as exc:  # noqa: BLE001 - as above
+    except Exception as exc:  # noqa: BLE001 - written by the harness; unreadable means tampered with
         raise UnreadableOutputs(f"its outputs file is not the harness's ({exc})") from None
     return outputs, inputs
 
 
-@contextlib.contextmanager
-def _without_crc32() -> Iterator[None]:
-    """``torch.save`` without the CRC-32 of each record, where this PyTorch lets it be turned off."""
-    serialization = torch.serialization
-    if not hasattr(serialization, "set_crc32_options"):
-        yield
-        return
-    was = serialization.get_crc32_options()
-    serialization.set_crc32_options(False)
+# A part: MAGIC, the header's length (8 bytes, little-endian), the header (``torch.save`` of the pieces' dtypes and
+# sizes, and in the first part the layout), then each piece's bytes as they lie in memory.
+MAGIC = b"KFOUT001"
+_LENGTH = struct.Struct("<Q")
+_DTYPES = {str(d).removeprefix("torch."): d for d in vars(torch).values() if isinstance(d, torch.dtype)}
+
+
+def _write_part(path: Path, part: list[torch.Tensor], extra: dict[str, Any]) -> str:
+    views = [_bytes_of(piece) for piece in part]
+    header = io.BytesIO()
+    torch.save({"pieces": [(str(p.dtype).removeprefix("torch."), p.numel()) for p in part], **extra}, header)
+    head = MAGIC + _LENGTH.pack(header.getbuffer().nbytes) + header.getvalue()
+    digest = hashlib.sha256(head)
+    with path.open("wb") as file:
+        file.write(head)
+        for view in views:
+            file.write(view)
+            digest.update(view)
+    return digest.hexdigest()  # of the bytes written: the file is not read back
+
+
+def _read_part(path: Path, digest: str) -> tuple[dict[str, Any], list[torch.Tensor]]:
     try:
-        yield
-    finally:
-        serialization.set_crc32_options(was)
+        with path.open("rb", buffering=0) as file:
+            data = bytearray(os.fstat(file.fileno()).st_size)
+            view, read = memoryview(data), 0
+            while read < len(data) and (count := file.readinto(view[read:])):
+                read += count
+            del view
+    except OSError as exc:
+        raise UnreadableOutputs(f"its outputs file is gone ({exc.strerror})") from None
+    if read != len(data) or hashlib.sha256(data).hexdigest() != digest:  # the same digest as write_outputs
+        raise UnreadableOutputs("its outputs file was changed after it was written", changed=True)
+    try:
+        if data[:len(MAGIC)] != MAGIC:
+            raise ValueError("not an outputs file")
+        (length,) = _LENGTH.unpack_from(data, len(MAGIC))
+        offset = len(MAGIC) + _LENGTH.size
+        header = torch.load(io.BytesIO(bytes(data[offset:offset + length])), weights_only=True)
+        offset += length
+        pieces = []
+        for dtype_name, numel in header["pieces"]:
+            dtype = _DTYPES[dtype_name]
+            size = numel * torch.empty((), dtype=dtype).element_size()
+            if offset + size > len(data):
+                raise ValueError("a piece runs past the end of the file")
+            raw = torch.frombuffer(data, dtype=torch.uint8, count=size, offset=offset) if size else \
+                torch.empty(0, dtype=torch.uint8)
+            pieces.append(raw.view(dtype))
+            offset += size
+        if offset != len(data):
+            raise ValueError("bytes after the last piece")
+    except Exception as exc:  # noqa: BLE001 - written by the harness; unreadable means tampered with
+        raise UnreadableOutputs(f"its outputs file is not the harness's ({exc})") from None
+    return header, pieces
 
 
-def _own_storage(piece: torch.Tensor) -> torch.Tensor:
-    """``piece`` with a storage of its own: a view into a larger tensor would save that tensor's whole storage; a
-    tensor that is all of its storage (a small output, in one piece) is saved as it is, not copied again."""
-    whole = piece.untyped_storage().nbytes() == piece.numel() * piece.element_size()
-    return piece if whole and piece.storage_offset() == 0 else piece.clone()
+def _bytes_of(piece: torch.Tensor) -> memoryview:
+    """A contiguous host tensor's bytes, as they lie in memory (no copy)."""
+    flat = piece.detach().resolve_conj().resolve_neg().contiguous().reshape(-1)
+    return memoryview(flat.view(torch.uint8).numpy()) if flat.numel() else memoryview(b"")
+
+
+def _side_by_side(work: Callable[..., Any], jobs: list[tuple[Any, ...]]) -> list[Any]:
+    """``work(*job)`` for every job, in threads where there are several, results in order; the first exception
+    raised is raised."""
+    if len(jobs) == 1:
+        return [work(*jobs[0])]
+    with ThreadPoolExecutor(max_workers=min(len(jobs), os.cpu_count() or 1)) as pool:
+        return list(pool.map(lambda job: work(*job), jobs))
 
 
 def _lay_out(value: Any, pieces: list[torch.Tensor], limit: int) -> dict[str, Any]:
