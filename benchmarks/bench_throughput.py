@@ -70,6 +70,8 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=5, help="correctness trials, both sides")
     parser.add_argument("--kernelbench-timeout", type=float, default=900.0, help="seconds per problem")
     parser.add_argument("--kforge-args", default="", help="more kforge bench flags, in one string")
+    parser.add_argument("--kforge-json", type=Path, help="also write kforge bench's --json document here (each "
+                        "problem's phases, verdict and figures)")
     args = parser.parse_args()
     problems = discover(args.suite, tuple(args.filters))
     solutions = open_solutions(args.solutions, problems)
@@ -96,6 +98,8 @@ def _kforge(args: argparse.Namespace, problems) -> dict[str, dict]:
     if finished.returncode != 0:
         sys.exit(f"kforge bench failed ({finished.returncode})")
     document = json.loads(finished.stdout)
+    if args.kforge_json:
+        args.kforge_json.write_text(finished.stdout)
     print(f"kforge bench: {len(document['problems'])} problems in {wall:.1f} s (process wall time, start-up "
           "included)")
     return {p["problem"]: p for p in document["problems"]}

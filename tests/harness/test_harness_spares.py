@@ -27,3 +27,29 @@ def test_a_spare_prepares_for_the_next_problem_while_the_current_one_is_evaluate
         assert verdict.failure is None or verdict.failure.value != "harness_error", verdict.message
         assert harness.workers_started == started  # served by the spare prepared ahead, no process started
         assert pool.reference_s is not None  # the second problem's reference time, read from that spare
+
+
+def test_the_next_problems_baselines_are_built_while_the_current_one_is_evaluated(cache_dir):
+    from .torch_backend_plugin import TORCH_CPU_AHEAD
+
+    first, second = problem("relu_scale"), problem("tiny_output")
+    settings = settings_for(cache_dir, spare_workers=0, baselines=("eager",), repetitions=4, baseline_cache="off")
+    with Harness(backend=TORCH_CPU_AHEAD, problem=first, settings=settings, plugins=SELECTION) as harness:
+        harness.expect_problem(second)
+        ahead = harness._baselines_ahead
+        assert ahead.prepared_for == second.digest  # started, and told to prepare the next problem and build
+        assert harness.evaluate(candidate("relu_scale_numpy")).speedup("eager") is not None
+        harness.use_problem(second)
+        assert harness._baseline_worker is ahead  # the worker that got ready ahead times the second problem's
+        verdict = harness.evaluate(candidate("tiny_output_numpy"))
+        assert verdict.correct, verdict.message
+        assert verdict.speedup("eager") is not None and harness._baseline_worker is ahead
+        assert ahead.prepared_for == second.digest
+
+
+def test_on_the_host_cpu_no_baselines_are_built_beside_a_timed_run(cache_dir):
+    first, second = problem("relu_scale"), problem("tiny_output")
+    with Harness(backend=TORCH_CPU, problem=first, settings=settings_for(cache_dir, spare_workers=0),
+                 plugins=SELECTION) as harness:
+        harness.expect_problem(second)
+        assert harness._baselines_ahead.prepared_for == ""

@@ -33,16 +33,29 @@ TORCH_CPU_UNITS = Backend(name="torch-cpu-units", programming_model="PyTorch", d
                           description="torch-cpu with selectable units", device_class=CpuUnitsDevice)
 
 
+class CpuAsAcceleratorDevice(CpuDevice):
+    """The host CPU treated as an accelerator's would be: builds, spare workers and the next problem's baseline
+    worker may work beside timed runs (what ``host_cpu`` forbids on the host's own cores)."""
+
+    host_cpu = False
+
+
+TORCH_CPU_AHEAD = Backend(name="torch-cpu-ahead", programming_model="PyTorch", device="cpu",
+                          description="torch-cpu, with work ahead beside timed runs as on an accelerator",
+                          device_class=CpuAsAcceleratorDevice)
+
+
 @hookimpl
 def kforge_register_backends(register):
     register(TORCH_CPU)
     register(TORCH_CUDA)
     register(TORCH_CPU_UNITS)
+    register(TORCH_CPU_AHEAD)
 
 
 @hookimpl
 def kforge_backend_availability(backend):
-    if backend.name in (TORCH_CPU.name, TORCH_CPU_UNITS.name):
+    if backend.name in (TORCH_CPU.name, TORCH_CPU_UNITS.name, TORCH_CPU_AHEAD.name):
         return Availability.yes("the host CPU")
     if backend.name == TORCH_CUDA.name:
         import torch

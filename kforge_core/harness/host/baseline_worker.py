@@ -5,6 +5,8 @@ the next while it does not fail.
 It works off the critical path: :meth:`BaselineWorker.get_ready` only sends requests (start, prepare the problem's
 reference, build and compile the baselines) and returns at once, so the worker does all that while the candidate is
 compiled and verified; :meth:`BaselineWorker.time_block` reads those replies first, then times one block of runs.
+A harness told the next problem keeps a second one getting ready for it (``Harness.expect_problem``) and swaps the
+two when it moves on, so that a suite's ``torch.compile`` builds overlap the problem before theirs.
 """
 
 from __future__ import annotations
@@ -31,6 +33,11 @@ class BaselineWorker:
         self._worker: WorkerProcess | None = None
         self._problem = ""  # digest of the problem the worker was told to prepare
         self._failed = ""  # why getting ready failed, for every block until the next get_ready
+
+    @property
+    def prepared_for(self) -> str:
+        """The digest of the problem the worker was last told to prepare ("" when it has none, or died)."""
+        return self._problem if self._worker is not None and self._worker.alive else ""
 
     def get_ready(self, problem: Problem, names: tuple[str, ...]) -> None:
         """Start the worker if needed, have it prepare ``problem`` and build ``names``; returns without waiting."""

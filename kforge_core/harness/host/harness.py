@@ -93,6 +93,8 @@ class Harness:
         self._baselines: BaselineResults | None = None  # the last window's
         self._referee = Referee(self._pool, settings.harness)  # judges shipped outputs: never runs candidate code
         self._baseline_worker = BaselineWorker(self._worker_init, self.root / "workers")
+        # the next problem's baselines, built while this one is evaluated (expect_problem); swapped in by use_problem
+        self._baselines_ahead = BaselineWorker(self._worker_init, self.root / "workers-ahead")
         self._priors: dict[str, Prior] = {}  # baselines measured in full earlier in this session, for this problem
         self._baseline_cache = BaselineCache(settings.cache_dir)
         self._prebuild_problems: dict[str, Problem] = {}  # candidate digest -> the problem it is built for
@@ -108,14 +110,22 @@ class Harness:
             return
         self.problem = problem
         self._pool.move_to(self._seen_by_workers(problem))
+        if self._baselines_ahead.prepared_for == problem.digest:  # built while the last problem was evaluated
+            self._baseline_worker, self._baselines_ahead = self._baselines_ahead, self._baseline_worker
         self._baselines = None
         self._priors = {}
 
     def expect_problem(self, problem: Problem | None) -> None:
         """``problem`` is the next one :meth:`use_problem` will be given: spare workers prepare for it while the
-        current one is evaluated."""
+        current one is evaluated, and so, where builds may go on beside timed runs (``prebuild_during_timing``,
+        never on the host CPU), does a second baseline worker, which builds its baselines (``torch.compile``
+        included) and takes over when the harness moves on to it."""
         self._check_open()
-        self._pool.expect(self._seen_by_workers(problem) if problem is not None else None)
+        seen = self._seen_by_workers(problem) if problem is not None else None
+        self._pool.expect(seen)
+        harness = self.settings.harness
+        if seen is not None and harness.baselines and harness.prebuild_during_timing and not self._host_cpu:
+            self._baselines_ahead.get_ready(seen, harness.baselines)
 
     def evaluate(self, candidate: Candidate, *, profile: bool = False, measure: bool = True,
                  stop_at: float | None = None) -> Verdict:
@@ -208,6 +218,7 @@ class Harness:
         self._prebuilder.close()
         self._referee.close()
         self._baseline_worker.close()
+        self._baselines_ahead.close()
         self._pool.close()
         if self._own_root:
             shutil.rmtree(self.root, ignore_errors=True)
