@@ -10,7 +10,10 @@ named as the problems (flat or mirroring ``level1/``, ``level2/``) or a ``.jsonl
 
 * KForge evaluates it once (``Harness``, its workers, the eager baseline measured beside it, no baseline cache) and
   reports its speedup against eager by each timer the device has: ``wall``, ``events``, ``device``;
-* KernelBench's ``eval_kernel_against_ref`` evaluates it in a child process of its own with CUDA events (``timing_method
+* KernelBench's ``eval_kernel_against_ref`` evaluates it (without the solution's own ``get_inputs``,
+  ``get_init_inputs`` and the size constants the problem also sets: KernelBench runs a solution's source in the
+  problem's namespace, where a solution written for other sizes would change the problem's inputs; KForge never runs
+  that scaffolding) in a child process of its own with CUDA events (``timing_method
   "cuda_event"``); its speedup is its reference's mean time over the solution's mean time. Checkouts whose eval does
   not time the reference get it timed by KernelBench's own timing function. With ``--kernelbench-runs 2`` (the
   default) it evaluates each case twice, in two children: how far KernelBench's speedups move from one run to the
@@ -194,7 +197,7 @@ def _kernelbench_speedup(evaluation: Any, timing: Any, reference: str, solution:
                          args: argparse.Namespace) -> dict[str, Any]:
     import torch
 
-    kwargs = dict(original_model_src=reference, custom_model_src=solution, seed_num=42,
+    kwargs = dict(original_model_src=reference, custom_model_src=_without_scaffolding(solution, reference), seed_num=42,
                   num_correct_trials=args.trials, num_perf_trials=args.repetitions, measure_performance=True,
                   verbose=False, device=torch.device("cuda:0"), build_dir=tempfile.mkdtemp(prefix="kb-build-"))
     try:
@@ -209,6 +212,28 @@ def _kernelbench_speedup(evaluation: Any, timing: Any, reference: str, solution:
         reference_ms = _time_reference(evaluation, timing, reference, args.repetitions)
     return {"correct": True, "speedup": reference_ms / result.runtime, "runtime": result.runtime,
             "reference": reference_ms}
+
+
+def _without_scaffolding(solution: str, reference: str) -> str:
+    """The solution without its own ``get_inputs``/``get_init_inputs`` and without the module-level constants the
+    reference also sets (``batch_size = 128``): KernelBench's eval runs the solution's source in the reference's
+    namespace, so a solution written for other sizes would otherwise change the reference's inputs under it.
+    KForge never runs a solution's scaffolding, so both sides then evaluate the same thing."""
+    import ast
+
+    def constants(tree: ast.Module) -> set[str]:
+        return {target.id for node in tree.body if isinstance(node, ast.Assign)
+                for target in node.targets if isinstance(target, ast.Name)}
+
+    try:
+        tree, shared = ast.parse(solution), constants(ast.parse(reference))
+    except SyntaxError:
+        return solution
+    tree.body = [node for node in tree.body
+                 if not (isinstance(node, ast.FunctionDef) and node.name in ("get_inputs", "get_init_inputs"))
+                 and not (isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) and t.id in shared
+                                                               for t in node.targets))]
+    return ast.unparse(tree)
 
 
 def _time_reference(evaluation: Any, timing: Any, reference: str, trials: int) -> float:
