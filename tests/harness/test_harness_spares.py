@@ -30,11 +30,11 @@ def test_a_spare_prepares_for_the_next_problem_while_the_current_one_is_evaluate
 
 
 def test_the_next_problems_baselines_are_built_while_the_current_one_is_evaluated(cache_dir):
-    from .torch_backend_plugin import TORCH_CPU_AHEAD
+    from .torch_backend_plugin import TORCH_CPU_ACCELERATOR
 
     first, second = problem("relu_scale"), problem("tiny_output")
     settings = settings_for(cache_dir, spare_workers=0, baselines=("eager",), repetitions=4, baseline_cache="off")
-    with Harness(backend=TORCH_CPU_AHEAD, problem=first, settings=settings, plugins=SELECTION) as harness:
+    with Harness(backend=TORCH_CPU_ACCELERATOR, problem=first, settings=settings, plugins=SELECTION) as harness:
         harness.expect_problem(second)
         ahead = harness._baselines_ahead
         assert ahead.prepared_for == second.digest  # started, and told to prepare the next problem and build

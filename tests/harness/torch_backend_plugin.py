@@ -40,7 +40,7 @@ class CpuAsAcceleratorDevice(CpuDevice):
     host_cpu = False
 
 
-TORCH_CPU_AHEAD = Backend(name="torch-cpu-ahead", programming_model="PyTorch", device="cpu",
+TORCH_CPU_ACCELERATOR = Backend(name="torch-cpu-accelerator", programming_model="PyTorch", device="cpu",
                           description="torch-cpu, with work ahead beside timed runs as on an accelerator",
                           device_class=CpuAsAcceleratorDevice)
 
@@ -50,12 +50,12 @@ def kforge_register_backends(register):
     register(TORCH_CPU)
     register(TORCH_CUDA)
     register(TORCH_CPU_UNITS)
-    register(TORCH_CPU_AHEAD)
+    register(TORCH_CPU_ACCELERATOR)
 
 
 @hookimpl
 def kforge_backend_availability(backend):
-    if backend.name in (TORCH_CPU.name, TORCH_CPU_UNITS.name, TORCH_CPU_AHEAD.name):
+    if backend.name in (TORCH_CPU.name, TORCH_CPU_UNITS.name, TORCH_CPU_ACCELERATOR.name):
         return Availability.yes("the host CPU")
     if backend.name == TORCH_CUDA.name:
         import torch
