@@ -39,7 +39,7 @@ class _Session:
     flags: list[Flag] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     first: list[torch.Tensor] | None = None  # the first trial's outputs, in host memory
-    previous: tuple[list[torch.Tensor], list[torch.Tensor]] | None = None  # the last trial's outputs, expected
+    previous: tuple[list[torch.Tensor], int] | None = None  # the last trial's outputs (host) and its seed
     change: float = 0.0  # how far any later trial's output is from the first's
     precision_bits: float | None = None
     timed_failures: list[str] = field(default_factory=list)
@@ -145,14 +145,14 @@ class Judge:
     def _across_trials(self, shipped: Shipped, on_host: list[Any], outputs: list[torch.Tensor],
                        expected: list[torch.Tensor], comparison: Comparison) -> None:
         """Cached outputs (exactly the previous trial's, where the reference's differ), how far outputs move from
-        the first trial's, and the precision of the first trial. The host copies kept are those already made: the
-        outputs as read, the expected ones where the reference keeps them."""
+        the first trial's, and the precision of the first trial. What is kept is what was already made: the outputs
+        as read, on the host; the previous trial's expected outputs are asked for again only when a trial fails.
+        Differences are taken on the reference's device."""
         session = self.session
-        kept = self.expected.kept.get(shipped.seed)
         mine = list(on_host)
-        theirs = kept if kept is not None else [e.cpu() for e in expected]
         if session.previous is not None and not comparison.passed \
-                and max_difference(mine, session.previous[0]) == 0 and max_difference(theirs, session.previous[1]) > 0:
+                and max_difference(outputs, session.previous[0]) == 0 \
+                and max_difference(expected, self.expected.outputs(session.previous[1])) > 0:
             session.flags.append(F.raise_flag(F.CACHED_OUTPUT, (
                 f"trial seed {shipped.seed} returned exactly the previous trial's output although its inputs "
                 "differ: the output is cached across calls"), self.settings))
@@ -166,8 +166,8 @@ class Judge:
                 session.flags.extend(report.flags)
                 session.precision_bits = report.bits
         else:
-            session.change = max(session.change, max_difference(mine, session.first))
-        session.previous = (mine, theirs)
+            session.change = max(session.change, max_difference(outputs, session.first))
+        session.previous = (mine, shipped.seed)
 
     def _check_inputs(self, shipped: Shipped, changed: dict[str, torch.Tensor]) -> None:
         """The inputs the candidate changed, against what the reference leaves in its own copy."""
