@@ -197,7 +197,8 @@ def _kernelbench_speedup(evaluation: Any, timing: Any, reference: str, solution:
                          args: argparse.Namespace) -> dict[str, Any]:
     import torch
 
-    kwargs = dict(original_model_src=reference, custom_model_src=_without_scaffolding(solution, reference), seed_num=42,
+    kwargs = dict(original_model_src=reference, custom_model_src=_without_scaffolding(solution, reference),
+                  seed_num=42,
                   num_correct_trials=args.trials, num_perf_trials=args.repetitions, measure_performance=True,
                   verbose=False, device=torch.device("cuda:0"), build_dir=tempfile.mkdtemp(prefix="kb-build-"))
     try:

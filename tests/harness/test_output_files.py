@@ -36,8 +36,8 @@ def test_a_part_changed_removed_or_left_out_is_unreadable(tmp_path, damage):
 
 
 def test_every_dtype_comes_back_bit_for_bit(tmp_path):
-    values = [torch.randn(5, 7).to(torch.bfloat16), torch.tensor([True, False, True]), torch.randn(3, dtype=torch.cfloat),
-              torch.randn(4, 4).t(), torch.empty(0, 3), torch.arange(10, dtype=torch.int64)[::2], None, 2.5]
+    values = [torch.randn(5, 7).to(torch.bfloat16), torch.tensor([True, False, True]),
+              torch.randn(3, dtype=torch.cfloat), torch.randn(4, 4).t(), torch.empty(0, 3), torch.arange(10, dtype=torch.int64)[::2], None, 2.5]
     paths, digests = write_outputs(tmp_path / "00001.pt", values, {}, piece_bytes=64)
     outputs, _ = read_outputs(paths, digests)
     for sent, back in zip(values, outputs):

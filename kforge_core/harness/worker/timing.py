@@ -12,9 +12,9 @@ the caller's stream alone (its runs come first in each block), the flush is foll
 run's wall-clock call took (less once the call's own launch time is known, never more than ``HOLD_LIMIT_MS``), so
 that the whole call is queued before the start event is reached: the figure is then the device's span, however
 slow the host is that minute, not a launch time the flush happened not to cover. Both calls of a run are as
-likely to be the one whose output is checked. Where the device can tell its
-own busy time (the ``device`` timer), the same runs are made again under that clock, before the others, so that its
-recording costs the other figures nothing. ``harness.timer`` names the headline figure; the device names the statistic
+likely to be the one whose output is checked. Where the device can tell its own busy time (the ``device`` timer),
+the same runs are made again under that clock, before the others, so that its recording costs the other figures
+nothing. ``harness.timer`` names the headline figure; the device names the statistic
 (``Device.headline_statistic``: the median, or on the host CPU the fastest run).
 
 The timed runs may be asked for in blocks (``runs``), so that the KForge process can interleave them with the
@@ -133,9 +133,9 @@ def calls_per_run(device: Device) -> int:
 class _Hold:
     """How long to hold the device's queue before the next ``events`` sample: the wall-clock time of the same run's
     call (its launch cannot have taken longer), or, once an events call's launch was timed, twice that and a
-    margin where that is less; never more than ``HOLD_LIMIT_MS`` (``Device.hold``). None where the call's work ran on
-streams besides the caller's: a hold queued on the caller's stream does not hold theirs, and their work would run
-while it lasts, unseen by the events (behind the flush alone, as the field times them)."""
+    margin where that is less; never more than ``HOLD_LIMIT_MS`` (``Device.hold``). None where the call's work ran
+    on streams besides the caller's: a hold queued on the caller's stream does not hold theirs, and their work would
+    run while it lasts, unseen by the events (behind the flush alone, as the field times them)."""
 
     wall_ms: float = HOLD_LIMIT_MS
     launch_ms: float | None = None
