@@ -157,6 +157,10 @@ class Device:
     #: Which figure of the timed runs is the runtime (``TimingMethod.statistic``): "median", or "min" where the
     #: device's cores are shared with everything else the host runs, so that other work only ever slows a run down.
     headline_statistic: ClassVar[str] = "median"
+    #: In how many blocks a callable's timed runs are taken, in turn with the baselines' (``interleave.py``): more
+    #: and shorter blocks where the machine's load changes within a second, so that a quiet stretch falls on the
+    #: candidate's runs and the baselines' alike.
+    timing_blocks: ClassVar[int] = 4
     #: The ``torch.profiler.ProfilerActivity`` that traces this device's kernels ("CUDA", "XPU"); empty: none.
     profiler_activity: ClassVar[str] = ""
     #: What the ``events`` timer is on this device ("torch.cuda.Event pairs on the current stream"); empty: none

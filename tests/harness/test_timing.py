@@ -90,6 +90,18 @@ def test_candidate_and_baselines_take_turns_block_by_block():
     assert set(window.measured) == {"eager", "compile"}  # both kept as the next window's priors
 
 
+def test_the_device_says_in_how_many_blocks_the_runs_take_turns():
+    # on the host CPU, whose load changes within a second, shorter blocks: a quiet stretch reaches every callable
+    from kforge_core.device import Device
+    from kforge_core.devices.cpu import CpuDevice
+
+    assert Device.timing_blocks == 4 and CpuDevice.timing_blocks == 10
+    workers = FakeWorkers({"candidate": 1.0, "eager": 4.0})
+    window = measure_window(20, ("eager",), {}, workers.candidate, workers.baseline, count=CpuDevice.timing_blocks)
+    assert window.order[:4] == [("candidate", (0, 2)), ("eager", (0, 2)), ("candidate", (2, 4)), ("eager", (2, 4))]
+    assert len(window.order) == 20 and len(window.candidate.samples_ms) == 20
+
+
 def test_a_prior_confirmed_within_the_band_stands_after_one_block():
     workers = FakeWorkers({"candidate": 1.0, "eager": 4.0 * (1 + PRIOR_BAND / 2), "compile": 2.0})
     prior = Prior((("wall", (4.0,) * 8), ("events", (2.0,) * 8)), 1000.0, "the baseline cache")

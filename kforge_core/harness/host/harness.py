@@ -327,7 +327,8 @@ class Harness:
         def baseline(name: str, block: tuple[int, int]) -> Reply:
             return self._baseline_worker.time_block(name, block, timeouts.build_s + timeouts.timing_s)
 
-        window = measure_window(harness.repetitions, harness.baselines, priors, candidate, baseline)
+        window = measure_window(harness.repetitions, harness.baselines, priors, candidate, baseline,
+                                count=self._device_class.timing_blocks)
         method, measured_at = window.baselines.method, {s.baseline: s.measured_at for s in window.sources}
         for name, figures in window.measured.items():
             self._priors[name] = Prior(figures, measured_at[name], "an earlier measurement in this session")

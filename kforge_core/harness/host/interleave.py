@@ -21,7 +21,7 @@ from ..protocol import BaselineResults, Reply, TimingOutcome
 from ..verdict import BaselineSource, figure_of, statistic_words
 
 PRIOR_BAND = 0.10  # a fresh figure within ±10% of the prior's confirms the prior
-BLOCKS = 4  # the timed runs are taken in this many blocks per callable
+BLOCKS = 4  # the timed runs are taken in this many blocks per callable, unless the device says otherwise
 
 Figures = tuple[tuple[str, tuple[float, ...]], ...]  # timer -> samples
 
@@ -70,8 +70,9 @@ def confirms(fresh: tuple[float, ...], prior: tuple[float, ...], band: float = P
 def measure_window(repetitions: int, names: tuple[str, ...], priors: dict[str, Prior],
                    time_candidate: Callable[[tuple[int, int]], Reply] | None,
                    time_baseline: Callable[[str, tuple[int, int]], Reply],
-                   now: Callable[[], float] = time.time) -> Window:
-    """Time the candidate (when ``time_candidate`` is given) and the baselines ``names`` in interleaved blocks.
+                   now: Callable[[], float] = time.time, count: int = BLOCKS) -> Window:
+    """Time the candidate (when ``time_candidate`` is given) and the baselines ``names`` in ``count`` interleaved
+    blocks (``Device.timing_blocks``).
 
     :param time_candidate: times the candidate's runs ``(start, stop)``; its reply's value is a TimingOutcome.
     :param time_baseline: times one baseline's runs; its reply's value is a BaselineResults.
@@ -85,7 +86,7 @@ def measure_window(repetitions: int, names: tuple[str, ...], priors: dict[str, P
     confirmed: dict[str, str] = {}
     refuted: dict[str, str] = {}
     method = None
-    for number, block in enumerate(blocks(repetitions)):
+    for number, block in enumerate(blocks(repetitions, count)):
         if time_candidate is not None:
             window.order.append(("candidate", block))
             reply = time_candidate(block)
