@@ -195,6 +195,12 @@ def test_a_device_classifies_its_runtimes_faults_and_the_core_knows_none():
 
 def test_exits_are_classified():
     assert classify_exit(3, killed_by_harness=False)[0] is Failure.EXIT
+    # Python ending on a MemoryError (an address-space limit reached while importing torch): out of memory
+    died = ('Traceback (most recent call last):\n  File "torch/nn/parameter.py", line 281, in <module>\n'
+            "MemoryError: \nException ignored in: <module 'threading'>\nMemoryError")
+    assert classify_exit(1, killed_by_harness=False, stderr_tail=died)[0] is Failure.OUT_OF_MEMORY
+    assert classify_exit(1, killed_by_harness=False, stderr_tail="MemoryError\nValueError: no")[0] is Failure.EXIT
+    assert classify_exit(3, killed_by_harness=False, stderr_tail="MemoryError")[0] is Failure.EXIT
     assert classify_exit(-signal.SIGSEGV, killed_by_harness=False) == (Failure.CRASH,
                                                                         "the worker crashed with SIGSEGV")
     assert classify_exit(-signal.SIGKILL, killed_by_harness=False, oom_evidence="the OOM killer")[0] is \

@@ -14,8 +14,14 @@ _CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE, s
                   signal.SIGTRAP, signal.SIGXCPU, signal.SIGXFSZ}
 
 
-def classify_exit(returncode: int, *, killed_by_harness: bool, oom_evidence: str = "") -> tuple[Failure, str]:
-    """The failure class of a worker that ended in the middle of a request, and a sentence saying how."""
+def classify_exit(returncode: int, *, killed_by_harness: bool, oom_evidence: str = "",
+                  stderr_tail: str = "") -> tuple[Failure, str]:
+    """The failure class of a worker that ended in the middle of a request, and a sentence saying how. An exit with
+    Python's status for an uncaught exception whose last error was a ``MemoryError`` (the interpreter could not
+    allocate, under an address-space limit, say, while it was still importing) ran out of memory."""
+    if returncode == 1 and ran_out_of_memory(stderr_tail):
+        return Failure.OUT_OF_MEMORY, (
+            "the worker process ran out of memory and ended (its last error was a MemoryError)")
     if returncode >= 0:
         return Failure.EXIT, (
             f"the worker process exited with status {returncode} in the middle of the stage "
@@ -32,6 +38,13 @@ def classify_exit(returncode: int, *, killed_by_harness: bool, oom_evidence: str
     if signum in _CRASH_SIGNALS:
         return Failure.CRASH, f"the worker crashed with {name}"
     return Failure.CRASH, f"the worker was ended by {name}"
+
+
+def ran_out_of_memory(stderr_tail: str) -> bool:
+    """Whether the last error a process printed was Python's ``MemoryError``."""
+    errors = [line.strip() for line in stderr_tail.splitlines()
+              if line and not line[0].isspace() and line.rstrip().split(":", 1)[0].endswith(("Error", "Exception"))]
+    return bool(errors) and errors[-1].split(":", 1)[0] == "MemoryError"
 
 
 def _signal_name(signum: int) -> str:

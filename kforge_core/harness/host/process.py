@@ -216,7 +216,7 @@ class WorkerProcess:
         if self.process.returncode is None:  # closed its pipe but lives on: end it
             self.kill()
         failure, message = classify_exit(self.process.returncode, killed_by_harness=self.killed_by_harness,
-                                         oom_evidence=self._oom_evidence())
+                                         oom_evidence=self._oom_evidence(), stderr_tail=self.worker_stderr_tail())
         try:
             os.killpg(self.process.pid, signal.SIGKILL)  # whatever it started dies with it
         except (ProcessLookupError, PermissionError):
