@@ -70,10 +70,11 @@ def read_outputs(paths: tuple[Path, ...], digests: tuple[str, ...]) -> tuple[lis
     if not paths or len(paths) != len(digests):
         raise UnreadableOutputs(f"{len(paths)} outputs files sent with {len(digests)} digests")
     contents = _side_by_side(_read_part, list(zip(paths, digests)))
-    layout = contents[0][0].get("layout") if isinstance(contents[0][0], dict) else None
     try:
-        if not isinstance(layout, dict) or contents[0][0]["parts"] != len(paths):
-            raise ValueError(f"{contents[0][0].get('parts')} parts written, {len(paths)} sent")
+        first = contents[0][0]
+        layout = first["layout"]
+        if first["parts"] != len(paths):
+            raise ValueError(f"{first['parts']} parts written, {len(paths)} sent")
         supply = iter([piece for _, part in contents for piece in part])
         outputs = [_put_together(entry, supply) for entry in layout["outputs"]]
         inputs = {name: _put_together(entry, supply) for name, entry in layout["inputs"].items()}
@@ -125,7 +126,7 @@ def _read_part(path: Path, digest: str) -> tuple[dict[str, Any], list[torch.Tens
         pieces = []
         for dtype_name, numel in header["pieces"]:
             dtype = _DTYPES[dtype_name]
-            size = numel * torch.empty((), dtype=dtype).element_size()
+            size = numel * dtype.itemsize
             if offset + size > len(data):
                 raise ValueError("a piece runs past the end of the file")
             raw = torch.frombuffer(data, dtype=torch.uint8, count=size, offset=offset) if size else \
