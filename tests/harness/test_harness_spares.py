@@ -53,18 +53,3 @@ def test_on_the_host_cpu_no_baselines_are_built_beside_a_timed_run(cache_dir):
                  plugins=SELECTION) as harness:
         harness.expect_problem(second)
         assert harness._baselines_ahead.prepared_for == ""
-
-
-def test_spares_start_beside_timed_runs_on_an_accelerator_and_finish_first_on_the_host_cpu(cache_dir):
-    from .torch_backend_plugin import TORCH_CPU_ACCELERATOR
-
-    settings = settings_for(cache_dir, spare_workers=1, baselines=("eager",), repetitions=2, baseline_cache="off")
-    waits = {}
-    for backend in (TORCH_CPU, TORCH_CPU_ACCELERATOR):
-        with Harness(backend=backend, problem=problem("relu_scale"), settings=settings, plugins=SELECTION) as harness:
-            pool, calls = harness._pool, []
-            wait_idle = pool.wait_idle
-            pool.wait_idle = lambda: (calls.append(1), wait_idle())[1]
-            assert harness.evaluate(candidate("relu_scale_numpy")).speedup("eager") is not None
-            waits[backend.name] = len(calls)
-    assert waits == {TORCH_CPU.name: 1, TORCH_CPU_ACCELERATOR.name: 0}

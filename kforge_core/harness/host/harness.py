@@ -276,12 +276,10 @@ class Harness:
 
     @contextlib.contextmanager
     def _quiet_for_timing(self) -> Iterator[None]:
-        """Work ahead beside a timed run (builds, spare workers starting and preparing, the next problem's
-        baselines) only on an accelerator with ``prebuild_during_timing`` on: it runs on the host's other cores
-        (the device sees milliseconds of it). On the host CPU, whose cores the timed run needs, and wherever the
-        setting is off, starting spares finish first and builds wait: running ones finish, queued ones wait."""
+        """No worker starting beside a timed run; no build either where ``prebuild_during_timing`` is off, and
+        never on the host CPU (the builds would share its cores): running builds finish first, queued ones wait."""
+        self._pool.wait_idle()
         if self._host_cpu or not self.settings.harness.prebuild_during_timing:
-            self._pool.wait_idle()
             with self._prebuilder.held():
                 yield
         else:
