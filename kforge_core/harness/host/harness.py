@@ -124,7 +124,7 @@ class Harness:
         seen = self._seen_by_workers(problem) if problem is not None else None
         self._pool.expect(seen)
         harness = self.settings.harness
-        if seen is not None and harness.baselines and harness.prebuild_during_timing and not self._host_cpu:
+        if seen is not None and harness.baselines and self._builds_beside_timing:
             self._baselines_ahead.get_ready(seen, harness.baselines)
 
     def evaluate(self, candidate: Candidate, *, profile: bool = False, measure: bool = True,
@@ -274,12 +274,18 @@ class Harness:
         copy.write_text(problem.source)
         return dataclasses.replace(problem, path=copy.resolve())
 
+    @property
+    def _builds_beside_timing(self) -> bool:
+        """Whether builds (candidates' ahead, the next problem's baselines) may run beside a timed run: on an
+        accelerator with ``prebuild_during_timing`` on, never on the host CPU, whose cores the timed run needs."""
+        return self.settings.harness.prebuild_during_timing and not self._host_cpu
+
     @contextlib.contextmanager
     def _quiet_for_timing(self) -> Iterator[None]:
         """No worker starting beside a timed run; no build either where ``prebuild_during_timing`` is off, and
         never on the host CPU (the builds would share its cores): running builds finish first, queued ones wait."""
         self._pool.wait_idle()
-        if self._host_cpu or not self.settings.harness.prebuild_during_timing:
+        if not self._builds_beside_timing:
             with self._prebuilder.held():
                 yield
         else:
