@@ -324,6 +324,10 @@ class Device:
         if _dynamo_compiled():
             self._guarded(sys.modules["torch._dynamo"].reset, None)
         gc.collect()
+        self.empty_cache()
+
+    def empty_cache(self) -> None:
+        """Hand the allocator's cached, unused blocks back to the device; live tensors and compiled graphs stay."""
         self._guarded(self._empty_cache, None)
 
     def classify(self, error: BaseException | str) -> Failure | None:

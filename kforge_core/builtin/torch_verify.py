@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 import torch
+from torch.multiprocessing.reductions import StorageWeakRef
 
 from ..candidate_module import candidate_class_name
 from ..device import Device
@@ -27,7 +28,7 @@ from ..harness.worker.candidate import device_of, harness_settings, initialisati
 from ..harness.worker.compare import Comparison, plain_tensors
 from ..harness.worker.faults import candidate_traceback, classify_exception
 from ..harness.worker.parameter_init import Initialised
-from ..harness.worker.reference import ProblemData, Trial, clone_values
+from ..harness.worker.reference import ProblemData, Trial
 from ..harness.worker.shipping import (
     TRACED, TRIAL, LocalReferee, call_candidate, conclude, judged_elsewhere, ship, use_referee,
 )
@@ -49,7 +50,7 @@ class _Run:
     failure: Failure | None = None
     message: str = ""
     precision_bits: float | None = None
-    previous: list[torch.Tensor] = field(default_factory=list)  # the last call's outputs, as returned
+    previous: list[tuple[int, StorageWeakRef]] = field(default_factory=list)  # the last call's output buffers
 
     def fail(self, failure: Failure, message: str) -> None:
         if self.failure is None:
@@ -121,16 +122,17 @@ def _run_trial(model: Any, trial: Trial, how: str, reference: ProblemData, devic
                settings: HarnessSettings, context: StageContext, run: _Run) -> bool:
     """One trial; False when verification cannot go on (an exception, outputs of the wrong kind)."""
     inputs = trial.inputs
-    pristine = clone_values(inputs)
     with context.timer.calling(f"forward (trial seed {trial.seed})"):  # until the device and its threads are done
         called = _call(model, inputs, trial, reference, device, settings, context, run)
     if called is None:
         return False
     outputs, structure, at_return = called
-    judged = ship(f"trial seed {trial.seed}{how}", TRIAL, trial.seed, outputs, structure,
-                  _changed_inputs(inputs, pristine), context.workdir)
-    _record(run, trial, judged)
+    del called
     _check_single_call(outputs, at_return, trial, device, settings, run)
+    del at_return  # gone before the pristine inputs are made again: the trial holds one call's worth at most
+    changed = _changed_inputs(inputs, trial.inputs)  # the same seed makes the same inputs again
+    judged = ship(f"trial seed {trial.seed}{how}", TRIAL, trial.seed, outputs, structure, changed, context.workdir)
+    _record(run, trial, judged)
     return True
 
 
@@ -197,12 +199,20 @@ def _check_single_call(outputs: list[torch.Tensor], at_return: list[torch.Tensor
             f"trial seed {trial.seed} returned the same buffer as the call before it: the output aliases state the "
             "candidate keeps, and the next call overwrites it (each output was judged as it was when its call "
             "returned)"), settings))
-    run.previous = list(outputs)  # held, so a fresh allocation cannot reuse its address
+    run.previous = _storages(outputs)
 
 
-def _shares_storage(outputs: list[torch.Tensor], previous: list[torch.Tensor]) -> bool:
+def _storages(outputs: list[torch.Tensor]) -> list[tuple[int, StorageWeakRef]]:
+    """Where each output's memory is, and a weak reference to it: the previous call's outputs are not held (for
+    a large problem they are a call's worth of device memory), yet a buffer the candidate keeps is still told
+    from a fresh allocation that reuses a freed address."""
+    return [(o.untyped_storage().data_ptr(), StorageWeakRef(o.untyped_storage())) for o in outputs if o.numel()]
+
+
+def _shares_storage(outputs: list[torch.Tensor], previous: list[tuple[int, StorageWeakRef]]) -> bool:
+    """Whether an output lies in a buffer the previous call returned, still alive (so not freed and reused)."""
     mine = {o.untyped_storage().data_ptr() for o in outputs if o.numel()}
-    return any(p.numel() and p.untyped_storage().data_ptr() in mine for p in previous)
+    return any(pointer in mine and not alive.expired() for pointer, alive in previous)
 
 
 def _changed_inputs(now: list[Any], pristine: list[Any]) -> dict[str, torch.Tensor]:

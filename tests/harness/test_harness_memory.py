@@ -42,6 +42,16 @@ def test_a_problem_whose_trials_would_not_fit_at_once_is_evaluated(make_harness)
     assert [t.seed for t in verdict.verify.trials] == [42 + t for t in range(8)]
 
 
+def test_between_trials_the_candidates_worker_holds_the_inputs_and_nothing_else_of_a_calls_size(make_harness):
+    # neither a copy of the inputs made before the call (they are made again from their seed to see what changed)
+    # nor the previous call's outputs (a weak reference tells a kept buffer from a reused address)
+    harness = make_harness("wide_relu", trials=3, repetitions=2, input_pool_mb=1)  # one timing set resident
+    verdict = harness.evaluate(candidate("memory_census"))
+    assert verdict.correct, verdict.message
+    seen = [int(line.rsplit(":", 1)[1]) for line in verdict.stdout.splitlines() if "live buffers" in line]
+    assert len(seen) >= 4 and max(seen) == 2, seen  # the call's inputs and the resident timing set
+
+
 def test_outputs_larger_than_a_worker_may_write_in_one_file_are_judged(make_harness):
     harness = make_harness("wide_relu", trials=2, file_size_limit_mb=8)  # each output is 32 MiB
     verdict = harness.evaluate(candidate("wide_relu_numpy"))
@@ -94,3 +104,30 @@ def test_a_workers_problem_data_holds_no_reference_output():
     data = reference_data(problem("relu_scale"), CountingDevice(), QUICK)
     assert not any("output" in name for name in vars(data) if name != "output_bytes")
     assert not any(hasattr(trial, "outputs") for trial in data.trials)
+
+
+def test_a_worker_about_to_wait_hands_back_a_large_unused_cache_and_keeps_a_small_one():
+    from kforge_core.device import MemoryStats
+    from kforge_core.harness.worker.memory import hand_back_idle_cache
+
+    device = CountingDevice()
+    gib = 1 << 30
+    for reserved, handed_back in ((gib + gib // 20, False), (3 * gib, True)):  # unused: 0.05 and 2 of 10 GiB
+        device._memory = lambda reserved=reserved: MemoryStats(allocated=gib, reserved=reserved, total=10 * gib)
+        emptied = device.emptied
+        assert hand_back_idle_cache(device) is handed_back
+        assert device.emptied - emptied == int(handed_back)
+
+
+def test_an_output_in_the_previous_calls_buffer_is_told_from_a_fresh_one_at_a_reused_address():
+    from kforge_core.builtin.torch_verify import _shares_storage, _storages
+
+    kept = torch.ones(1024)
+    previous = _storages([kept])
+    assert _shares_storage([kept[:512]], previous)  # the candidate's buffer again (a view of it)
+    assert not _shares_storage([kept.clone()], previous)
+    fresh = torch.zeros(1024)
+    freed = torch.ones(8)
+    at_freed_address = [(fresh.untyped_storage().data_ptr(), _storages([freed])[0][1])]
+    del freed  # the previous call's buffer is gone: an allocation at its address is a fresh one
+    assert not _shares_storage([fresh], at_freed_address)

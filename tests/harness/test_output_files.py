@@ -15,6 +15,7 @@ def test_outputs_larger_than_a_part_are_cut_into_parts_and_put_back_together(tmp
     assert len(paths) == 4 and all(p.stat().st_size < 2 * (64 << 10) for p in paths)
     assert torch.serialization.get_crc32_options()  # turned off for the harness's own save only
     outputs, inputs = read_outputs(paths, digests)
+    assert not any(path.exists() for path in paths)  # read once, then gone: a suite's outputs do not pile up
     assert torch.equal(outputs[0], big) and outputs[1] == 7 and torch.equal(outputs[2], small)
     assert torch.equal(inputs["args[0]"], torch.ones(3))
 

@@ -68,7 +68,9 @@ class Expected:
             return None, "the reference is not an nn.Module"
         try:
             model64 = copy.deepcopy(self.fresh_model).to(torch.float64)
-            args = [map_tensors(v, _as_float64) for v in seeded_inputs(self.data.module, seed, self.data.device)]
+            args = seeded_inputs(self.data.module, seed, self.data.device)
+            for index, value in enumerate(args):  # one input in both precisions at a time
+                args[index] = map_tensors(value, _as_float64)
             with torch.no_grad():
                 return [o.detach() for o in flatten_output(model64(*args))[0]], ""
         except Exception as exc:  # a model that does not run in float64 has no precision estimate

@@ -70,15 +70,21 @@ class Judge:
         loaded = self._load(shipped)
         if isinstance(loaded, Judged):
             return self._record(shipped, loaded)
-        on_host, outputs, changed = loaded
-        expected = self.expected.outputs(shipped.seed)
+        on_host, changed = loaded
+        expected = self.expected.outputs(shipped.seed)  # first: its inputs are gone before the outputs come over
+        device = self.expected.data.device
+        outputs = [o.to(device) if isinstance(o, torch.Tensor) else o for o in on_host]
         comparison = check_structure(outputs, expected, structure=shipped.structure,
                                      reference_structure=self.expected.structure) or \
             compare_outputs(outputs, expected, self.expected.tolerances, shipped.structure)
         if changed:
             self._check_inputs(shipped, changed)
+        first_passed = False
         if shipped.kind == TRIAL and comparison.failure is not Failure.OUTPUT_TYPE:
-            self._across_trials(shipped, on_host, outputs, expected, comparison)
+            first_passed = self._across_trials(shipped, on_host, outputs, expected, comparison)
+        del outputs, expected
+        if first_passed:  # with the device copies gone: the float64 reference takes twice a call's memory
+            self._precision(shipped.seed, on_host)
         return self._record(shipped, _judged(comparison))
 
     def conclude(self, kind: str) -> Conclusion:
@@ -111,9 +117,9 @@ class Judge:
 
     # ------------------------------------------------------------------------------------------ inside
 
-    def _load(self, shipped: Shipped) -> tuple[list[Any], list[Any], dict[str, torch.Tensor]] | Judged:
-        """The shipped outputs as read (on the host) and on the device the reference runs on, and the changed
-        inputs; or the judgement on files that are not what the worker wrote."""
+    def _load(self, shipped: Shipped) -> tuple[list[Any], dict[str, torch.Tensor]] | Judged:
+        """The shipped outputs as read (on the host) and the changed inputs; or the judgement on files that are not
+        what the worker wrote."""
         try:
             outputs, changed = read_outputs(shipped.paths, shipped.digests)
         except UnreadableOutputs as exc:
@@ -121,8 +127,7 @@ class Judge:
                 self.session.flags.append(F.raise_flag(F.TAMPERING, (
                     f"the outputs of {shipped.label} were changed after the harness wrote them"), self.settings))
             return Judged(False, Failure.CHEAT, f"{shipped.label}: {exc}")
-        device = self.expected.data.device
-        return outputs, [o.to(device) if isinstance(o, torch.Tensor) else o for o in outputs], changed
+        return outputs, changed
 
     def _record(self, shipped: Shipped, judged: Judged) -> Judged:
         session = self.session
@@ -143,11 +148,11 @@ class Judge:
         return judged
 
     def _across_trials(self, shipped: Shipped, on_host: list[Any], outputs: list[torch.Tensor],
-                       expected: list[torch.Tensor], comparison: Comparison) -> None:
-        """Cached outputs (exactly the previous trial's, where the reference's differ), how far outputs move from
-        the first trial's, and the precision of the first trial. What is kept is what was already made: the outputs
-        as read, on the host; the previous trial's expected outputs are asked for again only when a trial fails.
-        Differences are taken on the reference's device."""
+                       expected: list[torch.Tensor], comparison: Comparison) -> bool:
+        """Cached outputs (exactly the previous trial's, where the reference's differ) and how far outputs move
+        from the first trial's. What is kept is what was already made: the outputs as read, on the host; the
+        previous trial's expected outputs are asked for again only when a trial fails. Differences are taken on the
+        reference's device. True when this was the first trial and it passed: its precision is estimated next."""
         session = self.session
         mine = list(on_host)
         if session.previous is not None and not comparison.passed \
@@ -156,18 +161,24 @@ class Judge:
             session.flags.append(F.raise_flag(F.CACHED_OUTPUT, (
                 f"trial seed {shipped.seed} returned exactly the previous trial's output although its inputs "
                 "differ: the output is cached across calls"), self.settings))
+        session.previous = (mine, shipped.seed)
         if session.first is None:
             session.first = mine
-            if comparison.passed:  # a wrong answer says nothing about precision
-                exact, note = self.expected.float64_outputs(shipped.seed)
-                report = precision_report(outputs, expected, exact, note, self.expected.structure, self.settings)
-                del exact
-                session.notes.extend(report.notes)
-                session.flags.extend(report.flags)
-                session.precision_bits = report.bits
-        else:
-            session.change = max(session.change, max_difference(outputs, session.first))
-        session.previous = (mine, shipped.seed)
+            return comparison.passed  # a wrong answer says nothing about precision
+        session.change = max(session.change, max_difference(outputs, session.first))
+        return False
+
+    def _precision(self, seed: int, on_host: list[Any]) -> None:
+        """The first trial's precision against the reference in float64 (computed, then the reference's own
+        outputs again, then freed); the candidate's outputs come to the device a piece at a time."""
+        session = self.session
+        exact, note = self.expected.float64_outputs(seed)
+        expected = self.expected.outputs(seed) if exact is not None else []
+        report = precision_report(on_host, expected, exact, note, self.expected.structure, self.settings)
+        del exact, expected
+        session.notes.extend(report.notes)
+        session.flags.extend(report.flags)
+        session.precision_bits = report.bits
 
     def _check_inputs(self, shipped: Shipped, changed: dict[str, torch.Tensor]) -> None:
         """The inputs the candidate changed, against what the reference leaves in its own copy."""

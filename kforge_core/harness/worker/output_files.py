@@ -1,6 +1,8 @@
 """A shipped call's outputs on disk: written by the candidate's worker in files no larger than that process may
 write (its ``RLIMIT_FSIZE``, ``harness.file_size_limit_mb``), each with its SHA-256; read back by the referee, which
-checks every digest before it believes a byte.
+checks every digest before it believes a byte, and removes each file as it reads it: a file is read once, and a
+suite's shipped outputs do not pile up on disk (a problem with 2 GB outputs ships nine calls of them), nor wait in
+the page cache to be written out.
 
 An output of gigabytes (a KernelBench level-1 problem's 32768 x 32768 matmul is 4 GiB) is cut into flat pieces that
 fill parts of at most half the limit; the first part also holds the layout that puts the pieces back together. A
@@ -65,8 +67,8 @@ def write_outputs(first: Path, outputs: list[Any], inputs: dict[str, Any],
 
 
 def read_outputs(paths: tuple[Path, ...], digests: tuple[str, ...]) -> tuple[list[Any], dict[str, Any]]:
-    """The outputs and changed inputs written by :func:`write_outputs`, on the host; raises
-    :class:`UnreadableOutputs` for anything that is not exactly what was written."""
+    """The outputs and changed inputs written by :func:`write_outputs`, on the host (the files are removed once
+    read); raises :class:`UnreadableOutputs` for anything that is not exactly what was written."""
     if not paths or len(paths) != len(digests):
         raise UnreadableOutputs(f"{len(paths)} outputs files sent with {len(digests)} digests")
     contents = _side_by_side(_read_part, list(zip(paths, digests)))
@@ -112,6 +114,7 @@ def _read_part(path: Path, digest: str) -> tuple[dict[str, Any], list[torch.Tens
             while read < len(data) and (count := file.readinto(view[read:])):
                 read += count
             del view
+        path.unlink(missing_ok=True)
     except OSError as exc:
         raise UnreadableOutputs(f"its outputs file is gone ({exc.strerror})") from None
     if read != len(data) or hashlib.sha256(data).hexdigest() != digest:  # the same digest as write_outputs

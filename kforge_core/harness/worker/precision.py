@@ -60,7 +60,7 @@ def agreement_bits(output: torch.Tensor, exact: torch.Tensor, chunk: int = CHUNK
     device memory where the problem itself fits)."""
     error = scale = 0.0
     for _, piece, truth in flat_chunks(output, exact, size=chunk):
-        piece, truth = piece.to(torch.float64), truth.to(torch.float64)
+        piece, truth = piece.to(truth.device, torch.float64), truth.to(torch.float64)  # ``output`` may be on the host
         finite = torch.isfinite(piece) & torch.isfinite(truth)
         error = math.hypot(error, float(torch.linalg.vector_norm((piece - truth)[finite]).item()))
         scale = math.hypot(scale, float(torch.linalg.vector_norm(truth[finite]).item()))

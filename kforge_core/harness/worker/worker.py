@@ -28,6 +28,7 @@ from ..protocol import (
     Prepared, Reply, RunStage, Shipped, Time, Wait, WorkerInit,
 )
 from .faults import classify_exception, classify_text
+from .memory import hand_back_idle_cache
 
 
 class ChannelTimer(StageTimer):
@@ -138,8 +139,10 @@ class Worker:
         if isinstance(request, MeasureBaselines):
             from .baselines import measure_baselines
 
-            return measure_baselines(request.names, self.reference(), self.device, self.init.settings,
-                                     request.runs)
+            measured = measure_baselines(request.names, self.reference(), self.device, self.init.settings,
+                                         request.runs)
+            hand_back_idle_cache(self.device)  # the candidate's block comes next, in another worker
+            return measured
         raise TypeError(f"unknown request {request!r}")
 
     def _referee(self, request: Any) -> Any:
@@ -154,6 +157,7 @@ class Worker:
             self.problem, self.judge = request.problem, None  # the previous problem's answers go first
             expected = expected_for(request.problem, self.device, self.init.settings, self.backend)
             self.judge = Judge(expected, self.init.settings)
+            hand_back_idle_cache(self.device)  # the trials' outputs were computed one by one: nothing kept there
             return Prepared(f"expected outputs of {len(expected.data.trials)} trials ({len(expected.kept)} kept)",
                             expected.forward_s)
         if self.judge is None:
@@ -161,7 +165,9 @@ class Worker:
         if isinstance(request, JudgeBegin):
             return self.judge.begin()
         if isinstance(request, Shipped):
-            return self.judge.judge(request)
+            judged = self.judge.judge(request)
+            hand_back_idle_cache(self.device)
+            return judged
         return self.judge.conclude(request.kind)
 
     def _begin(self, request: Begin) -> None:
