@@ -9,13 +9,15 @@ cache for ``cuda``, Triton's cache directory for ``triton``), which records each
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Iterator
 
 from kforge_core.languages.cuda_cpp.build_cache import BuildOutcome, CudaBuildError
 from kforge_core.languages.cuda_cpp.inline_cache import cached_load_inline
-from kforge_core.records import StageContext
+from kforge_core.plugin_api import BUILD_ERROR_CAUGHT
+from kforge_core.records import Flag, StageContext, VerifyResult
 from kforge_core.stage_timer import StageTimer
 
 from .toolchain import find_tool, nvcc_version
@@ -77,8 +79,32 @@ def routes_name(routes: BuildRoutes) -> str:
 def building(routes: BuildRoutes, options: Any, root: Path, timer: StageTimer | None = None) -> Iterator[Builds]:
     """Route every build the candidate starts through the caches under ``root`` (the language's routes, and
     ``load_inline``'s, a build on ``timer``), and record them."""
+    with inline_building(options, root, timer) as builds, routes(options, root, builds, timer):
+        yield builds
+
+
+@contextlib.contextmanager
+def inline_building(options: Any, root: Path, timer: StageTimer | None = None) -> Iterator[Builds]:
+    """Only ``load_inline`` content-addressed under ``root`` (a build on ``timer``), and recorded: for the stages
+    after compile, where a candidate may still call it (in ``ModelNew.__init__`` or ``forward``)."""
     builds = Builds()
     nvcc = find_tool("nvcc", options.nvcc)
     toolchain = nvcc_version(nvcc) if nvcc else "no nvcc"
-    with routes(options, root, builds, timer), cached_load_inline(root / "inline", toolchain, builds.record_inline, timer):
+    with cached_load_inline(root / "inline", toolchain, builds.record_inline, timer):
         yield builds
+
+
+def caught_build_flags(builds: Builds) -> tuple[Flag, ...]:
+    """A flag per ``load_inline`` build that failed and that the candidate caught, going on without it (its own
+    fallback, as under PyTorch): the build log, for the agent to read."""
+    return tuple(Flag(BUILD_ERROR_CAUGHT, f"building {f.name!r} failed{' (from the build cache)' if f.cached else ''}"
+                                          f" and the candidate went on without it:\n{f.log}", blocking=False)
+                 for f in builds.inline_failures)
+
+
+def with_caught_builds(result: VerifyResult | None, builds: Builds) -> VerifyResult | None:
+    """``result`` with the flags of the ``load_inline`` failures the candidate caught while it was verified."""
+    flags = caught_build_flags(builds)
+    if result is None or not flags:
+        return result
+    return dataclasses.replace(result, flags=(*result.flags, *flags))

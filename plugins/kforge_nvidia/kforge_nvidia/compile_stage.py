@@ -18,10 +18,9 @@ from types import ModuleType
 from kforge_core.candidate_module import NotBuilt, candidate_class, candidate_class_name, import_for_compile
 from kforge_core.devices import make_device
 from kforge_core.languages import triton as triton_language
-from kforge_core.plugin_api import BUILD_ERROR_CAUGHT
-from kforge_core.records import Backend, Candidate, CompileResult, Failure, Flag, StageContext
+from kforge_core.records import Backend, Candidate, CompileResult, Failure, StageContext
 
-from .builds import BuildRoutes, Builds, building, cache_root
+from .builds import BuildRoutes, Builds, building, cache_root, caught_build_flags
 from .warmup import context_poisoned, describe_exception
 
 
@@ -59,10 +58,7 @@ def compile_candidate(backend: Backend, candidate: Candidate, context: StageCont
     log = "\n".join([o.log for o in builds.outcomes if o.log] + notes)
     cached = bool(builds.outcomes) and all(o.cached for o in builds.outcomes)
     # load_inline failed and the candidate caught PyTorch's error and went on (its fallback), as under PyTorch
-    caught = tuple(Flag(BUILD_ERROR_CAUGHT, f"building {f.name!r} failed{' (from the build cache)' if f.cached else ''}"
-                                            f" and the candidate went on without it:\n{f.log}", blocking=False)
-                   for f in builds.inline_failures)
-    return dataclasses.replace(result(True, log, cached=cached), flags=caught)
+    return dataclasses.replace(result(True, log, cached=cached), flags=caught_build_flags(builds))
 
 
 def _warm_up(backend: Backend, candidate: Candidate, module: ModuleType, context: StageContext,

@@ -14,7 +14,7 @@ from kforge_core.hookspecs import hookimpl
 from kforge_core.records import Backend, Candidate, CompileResult, ProfileResult, StageContext, VerifyResult
 
 from . import compile_stage, profile_stage
-from .builds import BuildRoutes
+from .builds import BuildRoutes, cache_root, inline_building, with_caught_builds
 from .sanitize import memcheck_on_failure
 
 
@@ -35,8 +35,15 @@ class LanguageStages:
     @hookimpl(wrapper=True)
     def kforge_verify(self, backend: Backend, candidate: Candidate, context: StageContext
                       ) -> Generator[None, Any, VerifyResult | None]:
-        """With ``sanitize`` on, a failing candidate's verdict carries compute-sanitizer's memcheck report."""
-        return (yield from memcheck_on_failure(backend, candidate, context, self.routes))
+        """Verification with ``load_inline`` routed as in the compile stage: a call in
+        ``ModelNew.__init__`` or ``forward`` (where KernelBench-style solutions often call it) is content-addressed,
+        so it finds what was built ahead, counts as a build against the call limit, and a failure the candidate
+        catches is flagged as in the compile stage. With ``sanitize`` on, a failing candidate's verdict carries
+        compute-sanitizer's memcheck report."""
+        options = context.options if context.options is not None else backend.default_options()
+        with inline_building(options, cache_root(context), context.timer) as builds:
+            result = yield from memcheck_on_failure(backend, candidate, context, self.routes)
+        return with_caught_builds(result, builds)
 
     @hookimpl
     def kforge_profile(self, backend: Backend, candidate: Candidate, context: StageContext) -> ProfileResult | None:

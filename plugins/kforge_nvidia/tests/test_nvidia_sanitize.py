@@ -74,3 +74,42 @@ def test_wrapper_lets_a_raised_exception_through_unchanged(tmp_path, cuda_proble
     with pytest.raises(RuntimeError, match="illegal memory access") as raised:
         _verify(tmp_path, cuda_problem, raises=True)
     assert not getattr(raised.value, "__notes__", None)
+
+
+def test_a_load_inline_while_verifying_is_content_addressed_and_a_caught_failure_is_flagged(tmp_path, cuda_problem):
+    # KernelBench-style solutions call load_inline in ModelNew.__init__, first run in verification: there it must
+    # find what was built ahead (the same cache and key as the compile stage) and fail as PyTorch fails
+    import torch.utils.cpp_extension
+
+    from kforge_core.languages.cuda_cpp.inline_cache import inline_key
+    from kforge_core.plugin_api import BUILD_ERROR_CAUGHT
+    from kforge_nvidia.toolchain import find_tool, nvcc_version
+
+    seen = []
+    module = types.ModuleType("inline_in_init")
+
+    @hookimpl
+    def kforge_verify(backend, candidate, context):
+        from torch.utils.cpp_extension import load_inline  # as the candidate's __init__ does
+
+        seen.append(hasattr(load_inline, "__wrapped__"))
+        try:
+            load_inline(name="mine", cpp_sources="broken", functions=["f"])
+        except RuntimeError as raised:
+            seen.append(str(raised))
+        return VerifyResult(correct=True, message="all 1 trials passed")
+
+    module.kforge_verify = kforge_verify
+    nvcc = find_tool("nvcc", CudaOptions().nvcc)
+    key = inline_key({"name": "mine", "cpp_sources": "broken", "functions": ["f"]},
+                     nvcc_version(nvcc) if nvcc else "no nvcc")
+    built = tmp_path / "cache" / "nvidia" / "inline" / key
+    built.mkdir(parents=True)
+    (built / "error.log").write_text(f"Error building extension 'kforge_{key}': broken.cpp:1: error: boom")
+    loaded = build_plugin_manager(PluginSelection(only=(CUDA.name,)), extra_plugins=[("inline", module)])
+    context = StageContext(cuda_problem, tmp_path, CudaOptions(), tmp_path / "cache")
+    result = loaded.hook.kforge_verify(backend=CUDA, candidate=Candidate.from_source("x = 1"), context=context)
+    assert seen == [True, "Error building extension 'mine': broken.cpp:1: error: boom"]
+    assert result.correct and [f.code for f in result.flags] == [BUILD_ERROR_CAUGHT]
+    assert "boom" in result.flags[0].message and not result.flags[0].blocking
+    assert not hasattr(torch.utils.cpp_extension.load_inline, "__wrapped__")  # put back after the stage
