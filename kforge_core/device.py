@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 #: device's own records of the work it ran (every stream). ``docs/timing.md`` says what each measures.
 TIMERS = ("wall", "events", "device")
 POISON_WORD = 0x7FC0DEAD  # a float32 NaN with a payload nothing computes by accident
+_POISON_CHUNK_WORDS = 1 << 24  # words checked for poison at a time: 64 MiB of output, 16 MiB of temporaries
 FALLBACK_FLUSH_BYTES = 256 * 1024 * 1024
 # What Triton's do_bench and KernelBench's CUDA-event timing write to flush the L2 before a timed call. Devices timed
 # by events flush at least this much, so that the host's launch of the call overlaps a flush of the same length as
@@ -307,10 +308,14 @@ class Device:
         if tensor.numel() == 0 or (tensor.numel() * tensor.element_size()) % 4 or not tensor.is_contiguous():
             return 0.0
         words = tensor.detach().reshape(-1).view(torch.uint8).view(torch.int32)
-        poisoned = torch.zeros_like(words, dtype=torch.bool)
-        for word in self.poison_words:
-            poisoned |= words == _as_int32(word)
-        return float(poisoned.sum().item()) / words.numel()
+        count = 0
+        for start in range(0, words.numel(), _POISON_CHUNK_WORDS):  # temporaries of a chunk, not of the output
+            piece = words[start:start + _POISON_CHUNK_WORDS]
+            poisoned = torch.zeros_like(piece, dtype=torch.bool)
+            for word in self.poison_words:
+                poisoned |= piece == _as_int32(word)
+            count += int(poisoned.sum().item())
+        return count / words.numel()
 
     def memory(self) -> MemoryStats:
         """The device's memory use now (zeros where it cannot tell)."""

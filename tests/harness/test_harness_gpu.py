@@ -244,3 +244,13 @@ def test_profile_on_the_gpu_lists_device_kernels(gpu_harness):
     names = [k.name for k in verdict.profile.kernels]
     assert any("relu_scale_kernel" in name for name in names), names
     assert "relu_scale_kernel" in gpu_harness.summarize(verdict.profile).text
+
+
+def test_a_large_output_comes_to_the_host_through_page_locked_memory_bit_for_bit():
+    from kforge_core.harness.worker.shipping import PAGE_LOCKED_FROM_BYTES, _host_copy
+
+    large = torch.randn(PAGE_LOCKED_FROM_BYTES // 4 + 3, device="cuda")
+    strided = torch.randn(64, 64, device="cuda").t()
+    copies = [_host_copy(large), _host_copy(strided)]
+    assert copies[0].is_pinned() and not copies[1].is_pinned()
+    assert torch.equal(copies[0], large.cpu()) and torch.equal(copies[1], strided.cpu()) and copies[1].is_contiguous()

@@ -131,3 +131,32 @@ def test_an_output_in_the_previous_calls_buffer_is_told_from_a_fresh_one_at_a_re
     at_freed_address = [(fresh.untyped_storage().data_ptr(), _storages([freed])[0][1])]
     del freed  # the previous call's buffer is gone: an allocation at its address is a fresh one
     assert not _shares_storage([fresh], at_freed_address)
+
+
+def test_the_referee_hands_its_cache_back_before_and_after_the_float64_reference(tmp_path):
+    from kforge_core.harness.protocol import Shipped
+    from kforge_core.harness.worker.call_kinds import TRIAL
+    from kforge_core.harness.worker.judge import Judge
+    from kforge_core.harness.worker.output_files import write_outputs
+
+    expected = expected_for(problem("relu_scale"), CountingDevice(), QUICK, TORCH_CPU)
+    handed_back = []
+    judge = Judge(expected, QUICK, hand_back=lambda: handed_back.append(judge.session.precision_bits))
+    seed = expected.data.seed
+    for number, trial_seed in enumerate((seed, seed + 1)):
+        paths, digests = write_outputs(tmp_path / f"{number:05d}.pt", [o.clone() for o in expected.outputs(trial_seed)], {})
+        assert judge.judge(Shipped(f"trial seed {trial_seed}", TRIAL, trial_seed, paths, digests,
+                                   expected.structure)).passed
+    assert handed_back == [None, None]  # once before the first trial's precision was known, once after it, no more
+    assert judge.session.precision_bits is not None
+
+
+def test_poisoned_words_are_counted_a_chunk_at_a_time_as_in_the_whole(monkeypatch):
+    import kforge_core.device as device_module
+    device = CountingDevice()
+    output = torch.zeros(10_000)
+    word = device.poison_words[0]
+    output.view(torch.int32)[2_500:5_000] = word - (1 << 32) if word >= 1 << 31 else word
+    whole = device.poisoned_fraction(output)
+    monkeypatch.setattr(device_module, "_POISON_CHUNK_WORDS", 999)
+    assert device.poisoned_fraction(output) == whole == 0.25

@@ -221,8 +221,8 @@ def max_difference(a: Sequence[torch.Tensor], b: Sequence[torch.Tensor]) -> floa
     for x, y in zip(a, b):
         if x.shape != y.shape:
             return math.inf
-        for _, px, py in flat_chunks(x, y.to(x.device)):
-            d = (_working(px) - _working(py)).abs().nan_to_num(math.inf)
+        for _, px, py in flat_chunks(x, y):  # ``y`` may be on the host: it comes over a chunk at a time
+            d = (_working(px) - _working(py.to(px.device))).abs().nan_to_num(math.inf)
             worst = max(worst, float(d.max().item()))
     return worst
 
@@ -233,8 +233,8 @@ def within_tolerance(a: Sequence[torch.Tensor], b: Sequence[torch.Tensor],
     for x, y, (atol, rtol) in zip(a, b, tolerances):
         if x.shape != y.shape:
             return False
-        for _, px, py in flat_chunks(x, y.to(x.device)):
-            wx, wy = _working(px), _working(py)
+        for _, px, py in flat_chunks(x, y):
+            wx, wy = _working(px), _working(py.to(px.device))
             if not bool(((wx - wy).abs() <= atol + rtol * wy.abs()).all().item()):
                 return False
     return True

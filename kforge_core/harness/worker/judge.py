@@ -13,7 +13,7 @@ freed). Only the last output of each kind is kept (in host memory), whatever the
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import torch
 
@@ -50,10 +50,14 @@ class _Session:
 class Judge:
     """Judges one candidate's shipped calls at a time (:meth:`begin` starts the next candidate's)."""
 
-    def __init__(self, expected: Expected, settings: HarnessSettings) -> None:
+    def __init__(self, expected: Expected, settings: HarnessSettings,
+                 hand_back: Callable[[], object] = lambda: None) -> None:
+        """:param hand_back: hands the allocator's unused cache back to the device (around the float64 reference,
+            whose blocks are twice the size of the float32 ones the cache holds, so neither would serve the other)."""
         self.expected = expected
         self.settings = settings
         self.session = _Session()
+        self.hand_back = hand_back
 
     def begin(self) -> None:
         self.session = _Session()
@@ -172,10 +176,12 @@ class Judge:
         """The first trial's precision against the reference in float64 (computed, then the reference's own
         outputs again, then freed); the candidate's outputs come to the device a piece at a time."""
         session = self.session
+        self.hand_back()
         exact, note = self.expected.float64_outputs(seed)
         expected = self.expected.outputs(seed) if exact is not None else []
         report = precision_report(on_host, expected, exact, note, self.expected.structure, self.settings)
         del exact, expected
+        self.hand_back()
         session.notes.extend(report.notes)
         session.flags.extend(report.flags)
         session.precision_bits = report.bits

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from ...settings import HarnessSettings
 
 OUTPUTS_DIR = "outputs"
+PAGE_LOCKED_FROM_BYTES = 64 << 20  # tensors from this size up come to the host through page-locked memory
 
 _urandom = os.urandom  # bound before any candidate is imported
 
@@ -89,7 +90,20 @@ def _the_referee(referee: Referee | None) -> Referee:
 
 
 def _host_copy(tensor: Any) -> Any:
-    return tensor.detach().to("cpu", copy=True).contiguous() if isinstance(tensor, torch.Tensor) else tensor
+    """A contiguous host copy of a shipped tensor; a large one from a device goes through page-locked memory (the
+    runtime caches it from one call to the next): a 2.1 GB output took 1.5-1.7 s to copy into fresh pageable memory
+    on an H100, 0.04 s into page-locked memory."""
+    if not isinstance(tensor, torch.Tensor):
+        return tensor
+    source = tensor.detach()
+    if source.device.type != "cpu" and source.numel() * source.element_size() >= PAGE_LOCKED_FROM_BYTES:
+        try:
+            staging = torch.empty(source.shape, dtype=source.dtype, pin_memory=True)
+        except RuntimeError:  # no page-locked memory for this device: the plain copy
+            pass
+        else:
+            return staging.copy_(source)
+    return source.to("cpu", copy=True).contiguous()
 
 
 class TimedChecks:

@@ -156,7 +156,7 @@ class Worker:
 
             self.problem, self.judge = request.problem, None  # the previous problem's answers go first
             expected = expected_for(request.problem, self.device, self.init.settings, self.backend)
-            self.judge = Judge(expected, self.init.settings)
+            self.judge = Judge(expected, self.init.settings, hand_back=lambda: hand_back_idle_cache(self.device))
             hand_back_idle_cache(self.device)  # the trials' outputs were computed one by one: nothing kept there
             return Prepared(f"expected outputs of {len(expected.data.trials)} trials ({len(expected.kept)} kept)",
                             expected.forward_s)
