@@ -59,7 +59,7 @@ class LocalExecutor:
         try:
             slot = self.make_slot(index)
             while not stop.is_set():
-                taken = todo.take(ahead=slot.ready)  # a slot builds ahead once its harness exists
+                taken = todo.take(ahead=True)  # from the first problem on (the builds start once the harness exists)
                 if taken is None:
                     break
                 job, upcoming = taken

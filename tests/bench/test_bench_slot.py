@@ -30,3 +30,36 @@ def test_later_problems_build_ahead_for_their_own_problem(tmp_path):
     assert first.verdict["compile"]["log"].startswith("built now")
     assert second.verdict["compile"]["log"].startswith("found built ahead")
     assert mark(cache, jobs[1].candidate.digest).with_suffix(".problem").read_text() == "linear_relu"
+
+
+def test_builds_handed_out_with_the_first_problem_start_once_the_harness_exists(tmp_path):
+    import threading
+
+    cache = tmp_path / "cache"
+    slot = DeviceSlot(backend=AHEAD, settings=settings_for(cache, spare_workers=0, baselines=()), plugins=SELECTION,
+                      options=None, device_index=None, label="cpu", measure=False)
+    jobs = [ProblemJob(name, PROBLEMS / f"{name}.py", Candidate.from_path(CANDIDATES / f"{solution}.py", label=name))
+            for name, solution in (("relu_scale", "relu_scale_numpy"), ("linear_relu", "linear_relu_numpy"))]
+    ahead = threading.Thread(target=slot.prebuild, args=(jobs[1:],))
+    try:
+        ahead.start()  # before the first problem made the harness: it waits for it
+        first = slot.evaluate(jobs[0])
+        ahead.join(30)
+        second = slot.evaluate(jobs[1])
+    finally:
+        slot.close()
+    assert not ahead.is_alive()
+    assert first.correct and second.correct, (first.message, second.message)
+    assert second.verdict["compile"]["log"].startswith("found built ahead")
+
+
+def test_a_slot_closed_before_its_first_problem_lets_a_waiting_prebuild_return(tmp_path):
+    import threading
+
+    slot = DeviceSlot(backend=AHEAD, settings=settings_for(tmp_path / "cache", spare_workers=0, baselines=()),
+                      plugins=SELECTION, options=None, device_index=None, label="cpu", measure=False)
+    ahead = threading.Thread(target=slot.prebuild, args=([],))
+    ahead.start()
+    slot.close()
+    ahead.join(10)
+    assert not ahead.is_alive()

@@ -96,7 +96,7 @@ def _host_copy(tensor: Any) -> Any:
     if not isinstance(tensor, torch.Tensor):
         return tensor
     source = tensor.detach()
-    if source.device.type != "cpu" and source.numel() * source.element_size() >= PAGE_LOCKED_FROM_BYTES:
+    if not source.is_cpu and source.numel() * source.element_size() >= PAGE_LOCKED_FROM_BYTES:
         try:
             staging = torch.empty(source.shape, dtype=source.dtype, pin_memory=True)
         except RuntimeError:  # no page-locked memory for this device: the plain copy
