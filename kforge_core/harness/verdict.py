@@ -221,6 +221,7 @@ class Verdict:
     baseline_sources: tuple[BaselineSource, ...] = ()  # where each baseline's figures came from, and when
     device_streams: int = 0  # the streams the candidate's runs involved, the caller's among them (0: not known)
     phases: tuple[tuple[str, float], ...] = ()  # where the evaluation's seconds went on the host (host/phases.py)
+    built_ahead: str = ""  # what building ahead did for this candidate ("": nothing was built ahead)
 
     @property
     def correct(self) -> bool:
@@ -309,6 +310,7 @@ class Verdict:
             "baseline_sources": to_json(self.baseline_sources),
             "device_streams": self.device_streams,
             "phases": dict(self.phases),
+            "built_ahead": self.built_ahead,
         }
 
     @classmethod
@@ -344,4 +346,5 @@ class Verdict:
             baseline_sources=from_json(tuple[BaselineSource, ...], data.get("baseline_sources", [])),
             device_streams=int(data.get("device_streams", 0)),
             phases=tuple((name, float(seconds)) for name, seconds in data.get("phases", {}).items()),
+            built_ahead=data.get("built_ahead", ""),
         )

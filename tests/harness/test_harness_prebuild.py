@@ -183,3 +183,17 @@ def test_settings_reject_a_negative_number_of_jobs():
 
     with pytest.raises(ValueError, match="prebuild_jobs"):
         dataclasses.replace(HarnessSettings(), prebuild_jobs=-1)
+
+
+def test_the_verdict_line_says_what_building_ahead_did():
+    from kforge_core.harness.host.prebuild import PrebuildOutcome
+    from kforge_core.records import CompileResult, Failure
+
+    assert PrebuildOutcome("d", 41.23, CompileResult(ok=True)).describe() == "built ahead in 41.2 s"
+    assert PrebuildOutcome("d", 0.2, CompileResult(ok=True, cached=True)).describe() == "found in the build cache"
+    failing = CompileResult(ok=False, log="main.cpp:4:57: error: 'k' was not declared\nmore", failure=Failure.COMPILE)
+    assert PrebuildOutcome("d", 30.0, failing).describe() == \
+        "built ahead in 30.0 s, failing: main.cpp:4:57: error: 'k' was not declared"
+    assert PrebuildOutcome("d", 600.0, error="the build process ran past the compile timeout (600 s)\ntail").describe() \
+        == "the build ahead failed after 600.0 s: the build process ran past the compile timeout (600 s)"
+    assert PrebuildOutcome("d", 0.1).describe() == ""  # no plugin builds ahead for the backend

@@ -139,13 +139,14 @@ class Harness:
         workdir = self._scratch_dir(candidate)
         phases = Phases()
         with phases.phase("prebuild"):
-            self._prebuilder.wait(candidate)  # its compile stage then finds what was built ahead
+            ahead = self._prebuilder.wait(candidate)  # its compile stage then finds what was built ahead
         with phases.phase("reference"):
             setup = self._evaluation_setup()  # the stages' limits follow the reference: the referee is ready first
         with phases.phase("worker"):
             worker = self._acquire()  # the evaluation releases it
-        return evaluate_candidate(setup, worker, candidate, workdir, profile=profile, measure=measure,
-                                  stop_at=stop_at, phases=phases)
+        verdict = evaluate_candidate(setup, worker, candidate, workdir, profile=profile, measure=measure,
+                                     stop_at=stop_at, phases=phases)
+        return dataclasses.replace(verdict, built_ahead=ahead.describe()) if ahead is not None else verdict
 
     def evaluate_all(self, candidates: Iterable[Candidate], *, profile: bool = False,
                      measure: bool = True) -> Iterator[Verdict]:

@@ -49,6 +49,18 @@ class PrebuildOutcome:
     result: CompileResult | None = None
     error: str = ""
 
+    def describe(self) -> str:
+        """One line for the verdict: built ahead (or found cached), failing, or why the build process failed."""
+        if self.error:
+            return f"the build ahead failed after {self.seconds:.1f} s: {self.error.splitlines()[0]}"
+        if self.result is None:
+            return ""
+        done = "found in the build cache" if self.result.cached else f"built ahead in {self.seconds:.1f} s"
+        if self.result.ok:
+            return done
+        first = (self.result.log.strip().splitlines() or [""])[0][:200]
+        return f"{done}, failing: {first}" if first else f"{done}, failing"
+
 
 class Prebuilder:
     """Runs ``kforge_prebuild`` for queued candidates, ``jobs`` at a time, in child processes.
