@@ -7,7 +7,8 @@ baseline worker), against the footprint of one call of the reference (its inputs
 On the CPU a process's peak is its ``VmHWM`` (peak resident memory since it started, torch's own ~0.3-0.6 GiB
 included), read when the evaluation is over. On an NVIDIA GPU the device memory of each process (as nvidia-smi
 reports it, the allocator's cache included) is sampled every 0.2 s during the evaluation and the largest sum over
-the processes at one moment is the evaluation's peak. The candidate computes what the reference does, in PyTorch
+the processes at one moment is the evaluation's peak; it is printed with each process's share at that moment and the
+phase of the evaluation it fell in (the verdict's ``phases``), and each process's own peak with its phase. The candidate computes what the reference does, in PyTorch
 operators (``harness_common``), so what is measured is the harness.
 """
 
@@ -45,13 +46,18 @@ def peak_rss_mib(pid: int) -> int:
 
 
 class GpuSampler(threading.Thread):
-    """The largest sum of our processes' device memory seen at one moment, and each process's largest."""
+    """The largest sum of our processes' device memory seen at one moment (when, and each process's share then),
+    and each process's largest (and when)."""
 
     def __init__(self) -> None:
         super().__init__(daemon=True)
         self.stop = threading.Event()
+        self.started = time.perf_counter()
         self.peak_total = 0
+        self.peak_at = 0.0  # seconds after the sampler started
+        self.peak_shares: dict[int, int] = {}  # pid -> MiB at the moment of the peak
         self.peak_by_pid: dict[int, int] = {}
+        self.peak_by_pid_at: dict[int, float] = {}
 
     def run(self) -> None:
         ours = set()
@@ -59,13 +65,16 @@ class GpuSampler(threading.Thread):
             ours.update(descendants(os.getpid()))
             listing = subprocess.run(["nvidia-smi", "--query-compute-apps=pid,used_memory",
                                       "--format=csv,noheader,nounits"], capture_output=True, text=True).stdout
-            total = 0
+            now = time.perf_counter() - self.started
+            shares = {}
             for line in listing.splitlines():
                 pid, used = (int(x) for x in line.split(","))
                 if pid in ours:
-                    total += used
-                    self.peak_by_pid[pid] = max(self.peak_by_pid.get(pid, 0), used)
-            self.peak_total = max(self.peak_total, total)
+                    shares[pid] = used
+                    if used > self.peak_by_pid.get(pid, 0):
+                        self.peak_by_pid[pid], self.peak_by_pid_at[pid] = used, now
+            if sum(shares.values()) > self.peak_total:
+                self.peak_total, self.peak_at, self.peak_shares = sum(shares.values()), now, shares
             time.sleep(0.2)
 
 
@@ -90,10 +99,14 @@ def main() -> None:
             print(f"{candidate.label}: {'correct' if verdict.correct else verdict.failure.value} in {seconds:.1f} s; "
                   f"one reference call's footprint {footprint:.0f} MiB")
             if sampler:
+                when = _phase_at(verdict.phases, sampler.peak_at - (start - sampler.started))
                 print(f"GPU peak, all processes at one moment: {sampler.peak_total} MiB = "
-                      f"{sampler.peak_total / footprint:.1f}x the footprint")
+                      f"{sampler.peak_total / footprint:.1f}x the footprint, {when}")
+                for pid, used in sorted(sampler.peak_shares.items()):
+                    print(f"  then pid {pid} ({roles.get(pid, 'a process below a worker')}): {used} MiB")
                 for pid, used in sorted(sampler.peak_by_pid.items()):
-                    print(f"  pid {pid} ({roles.get(pid, 'a process below a worker')}): {used} MiB at most")
+                    at = _phase_at(verdict.phases, sampler.peak_by_pid_at[pid] - (start - sampler.started))
+                    print(f"  pid {pid} ({roles.get(pid, 'a process below a worker')}): {used} MiB at most, {at}")
             else:
                 peaks = {pid: peak_rss_mib(pid) for pid in workers}
                 total = sum(peaks.values())
@@ -101,6 +114,18 @@ def main() -> None:
                       f"(each one's peak, summed) = {total / footprint:.1f}x the footprint")
                 for pid, peak in sorted(peaks.items()):
                     print(f"  pid {pid} ({roles[pid]}): {peak} MiB")
+
+
+def _phase_at(phases: tuple[tuple[str, float], ...], seconds: float) -> str:
+    """Where ``seconds`` after the evaluation began fell among its ``phases`` (the verdict's, in order)."""
+    if seconds < 0:
+        return f"{-seconds:.1f} s before the evaluation began"
+    begun = 0.0
+    for name, spent in phases:
+        if seconds < begun + spent:
+            return f"{seconds:.1f} s in ({name}, {seconds - begun:.1f} s into it)"
+        begun += spent
+    return f"{seconds:.1f} s in (after its phases)"
 
 
 def _roles(harness, workers: list[int]) -> dict[int, str]:
