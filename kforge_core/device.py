@@ -402,12 +402,18 @@ class Device:
         return []
 
     def _poison(self, output_bytes: list[int]) -> None:
-        """Claim every free block (each by its exact size, which a best-fit allocator hands back) and a block of
-        each output size, fill them with :data:`POISON_WORD`, and free them again."""
+        """Claim a block of each output size first (a best-fit allocator hands each the free block the output
+        will get, or a new one where none is free), then every block still free (each by its exact size, which a
+        best-fit allocator hands back), fill them with :data:`POISON_WORD`, and free them again. The other way
+        round, with every free block claimed first, each output's block was a new one, and a worker's cache grew
+        by the outputs' size at every trial (six trials of a 4 GiB output, 24 GiB)."""
         import torch
 
-        sizes = self._guarded(self._free_block_sizes, []) + output_bytes
-        blocks = [torch.empty(max(n // 4, 1), dtype=torch.int32, device=self.torch_device) for n in sizes]
+        def claim(size: int) -> Any:
+            return torch.empty(max(size // 4, 1), dtype=torch.int32, device=self.torch_device)
+
+        blocks = [claim(n) for n in output_bytes]
+        blocks += [claim(n) for n in self._guarded(self._free_block_sizes, [])]
         for block in blocks:
             block.fill_(_as_int32(POISON_WORD))
         self.synchronize()

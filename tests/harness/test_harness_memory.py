@@ -160,3 +160,35 @@ def test_poisoned_words_are_counted_a_chunk_at_a_time_as_in_the_whole(monkeypatc
     whole = device.poisoned_fraction(output)
     monkeypatch.setattr(device_module, "_POISON_CHUNK_WORDS", 999)
     assert device.poisoned_fraction(output) == whole == 0.25
+
+
+
+def test_poisoning_claims_the_outputs_blocks_before_it_asks_which_blocks_are_still_free(monkeypatch):
+    # claimed first, each output's block is the free block the output will get (or one new block, made once); asked
+    # after every free block was claimed, it was a new block at every trial, and the cache grew by it each time
+    from kforge_core.device import Device
+
+    order: list[str] = []
+
+    class Snapshotting(Device):
+        torch_type = "cpu"
+
+        def __init__(self) -> None:
+            super().__init__(TORCH_CPU)
+
+        def _free_block_sizes(self) -> list[int]:
+            order.append("free blocks asked")
+            return [4096, 64]
+
+        def _synchronize(self) -> None:
+            pass
+
+    real_empty = torch.empty
+
+    def empty(*size, **kwargs):
+        order.append(f"claim {size[0] * 4}")
+        return real_empty(*size, **kwargs)
+
+    monkeypatch.setattr(torch, "empty", empty)
+    Snapshotting().poison([1024])
+    assert order == ["claim 1024", "free blocks asked", "claim 4096", "claim 64"]
