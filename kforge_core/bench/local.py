@@ -59,7 +59,7 @@ class LocalExecutor:
         try:
             slot = self.make_slot(index)
             while not stop.is_set():
-                taken = todo.take(ahead=True)  # from the first problem on (the builds start once the harness exists)
+                taken = todo.take()
                 if taken is None:
                     break
                 job, upcoming = taken
@@ -92,14 +92,14 @@ class _Queue:
         with self._lock:
             return self._jobs[0] if self._jobs and not self._halt.is_set() else None
 
-    def take(self, *, ahead: bool) -> tuple[ProblemJob, list[ProblemJob]] | None:
-        """The next job and (with ``ahead``) the later jobs to build ahead now, each handed out once; None when
-        no job is left."""
+    def take(self) -> tuple[ProblemJob, list[ProblemJob]] | None:
+        """The next job and the later jobs to build ahead now (within the lookahead, each handed out once; from the
+        first job on, their builds start once the slot's harness exists); None when no job is left."""
         with self._lock:
             if not self._jobs or self._halt.is_set():
                 return None
             job = self._jobs.pop(0)
-            window = self._jobs[:self._lookahead] if ahead else []
+            window = self._jobs[:self._lookahead]
             upcoming = [j for j in window if j.key not in self._ahead]
             self._ahead.update(j.key for j in upcoming)
             return job, upcoming

@@ -14,12 +14,19 @@ from kforge_core.records import Candidate
 SELECTION = PluginSelection(entry_points=False, modules=("harness.prebuild_plugin",))
 
 
+def _slot(cache) -> DeviceSlot:
+    return DeviceSlot(backend=AHEAD, settings=settings_for(cache, spare_workers=0, baselines=()), plugins=SELECTION,
+                      options=None, device_index=None, label="cpu", measure=False)
+
+
+def _two_jobs() -> list[ProblemJob]:
+    return [ProblemJob(name, PROBLEMS / f"{name}.py", Candidate.from_path(CANDIDATES / f"{solution}.py", label=name))
+            for name, solution in (("relu_scale", "relu_scale_numpy"), ("linear_relu", "linear_relu_numpy"))]
+
+
 def test_later_problems_build_ahead_for_their_own_problem(tmp_path):
     cache = tmp_path / "cache"
-    slot = DeviceSlot(backend=AHEAD, settings=settings_for(cache, spare_workers=0, baselines=()), plugins=SELECTION,
-                      options=None, device_index=None, label="cpu", measure=False)
-    jobs = [ProblemJob(name, PROBLEMS / f"{name}.py", Candidate.from_path(CANDIDATES / f"{solution}.py", label=name))
-            for name, solution in (("relu_scale", "relu_scale_numpy"), ("linear_relu", "linear_relu_numpy"))]
+    slot, jobs = _slot(cache), _two_jobs()
     try:
         first = slot.evaluate(jobs[0])
         slot.prebuild(jobs[1:])
@@ -37,11 +44,7 @@ def test_later_problems_build_ahead_for_their_own_problem(tmp_path):
 def test_builds_handed_out_with_the_first_problem_start_once_the_harness_exists(tmp_path):
     import threading
 
-    cache = tmp_path / "cache"
-    slot = DeviceSlot(backend=AHEAD, settings=settings_for(cache, spare_workers=0, baselines=()), plugins=SELECTION,
-                      options=None, device_index=None, label="cpu", measure=False)
-    jobs = [ProblemJob(name, PROBLEMS / f"{name}.py", Candidate.from_path(CANDIDATES / f"{solution}.py", label=name))
-            for name, solution in (("relu_scale", "relu_scale_numpy"), ("linear_relu", "linear_relu_numpy"))]
+    slot, jobs = _slot(tmp_path / "cache"), _two_jobs()
     ahead = threading.Thread(target=slot.prebuild, args=(jobs[1:],))
     try:
         ahead.start()  # before the first problem made the harness: it waits for it
@@ -58,8 +61,7 @@ def test_builds_handed_out_with_the_first_problem_start_once_the_harness_exists(
 def test_a_slot_closed_before_its_first_problem_lets_a_waiting_prebuild_return(tmp_path):
     import threading
 
-    slot = DeviceSlot(backend=AHEAD, settings=settings_for(tmp_path / "cache", spare_workers=0, baselines=()),
-                      plugins=SELECTION, options=None, device_index=None, label="cpu", measure=False)
+    slot = _slot(tmp_path / "cache")
     ahead = threading.Thread(target=slot.prebuild, args=([],))
     ahead.start()
     slot.close()
