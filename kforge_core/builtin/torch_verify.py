@@ -2,9 +2,9 @@
 
 Per trial: the trial's seeded inputs, made afresh, freed memory poisoned, one call of ``ModelNew.forward`` through
 the harness's one call path (``shipping.call_candidate``), a copy of the outputs taken the moment it returns, then
-a device-wide wait and a join of threads it started. The copies leave the process at once (``shipping.ship``) and are
-judged by the referee, a process that never imports candidate code and alone knows the expected outputs; its answer
-says whether the trial passed. Here, only what one call shows: outputs that are not plain tensors, unwritten (stale)
+a device-wide wait and a join of threads it started. The copies leave the process at once (``shipping.pack``) and are
+judged by the referee, a process that never imports candidate code and alone knows the expected outputs, while this
+process holds none of the call's device memory (``shipping.send``); its answer says whether the trial passed. Here, only what one call shows: outputs that are not plain tensors, unwritten (stale)
 output, work finishing after return, an output that aliases the previous call's. After the trials: the referee's
 conclusion across calls (cached, constant outputs, changed inputs, the precision reached), and the PyTorch operators
 ``ModelNew.forward`` ran.
@@ -30,8 +30,9 @@ from ..harness.worker.faults import candidate_traceback, classify_exception
 from ..harness.worker.parameter_init import Initialised
 from ..harness.worker.reference import ProblemData, Trial
 from ..harness.worker.shipping import (
-    TRACED, TRIAL, LocalReferee, call_candidate, conclude, judged_elsewhere, ship, use_referee,
+    TRACED, TRIAL, LocalReferee, call_candidate, conclude, judged_elsewhere, pack, send, ship, use_referee,
 )
+from ..harness.worker.memory import hand_back_idle_cache
 from ..harness.worker.threads import wait_for_threads
 from ..records import Backend, Candidate, Failure, Flag, StageContext, TrialError, VerifyResult
 from ..settings import HarnessSettings
@@ -131,8 +132,10 @@ def _run_trial(model: Any, trial: Trial, how: str, reference: ProblemData, devic
     _check_single_call(outputs, at_return, trial, device, settings, run)
     del at_return  # gone before the pristine inputs are made again: the trial holds one call's worth at most
     changed = _changed_inputs(inputs, trial.inputs)  # the same seed makes the same inputs again
-    judged = ship(f"trial seed {trial.seed}{how}", TRIAL, trial.seed, outputs, structure, changed, context.workdir)
-    _record(run, trial, judged)
+    shipment = pack(f"trial seed {trial.seed}{how}", TRIAL, trial.seed, outputs, structure, changed, context.workdir)
+    del outputs, inputs, changed  # the referee reads the files: while it judges, this process holds none of the call
+    hand_back_idle_cache(device)  # nor a large cache beside the referee's float64 reference
+    _record(run, trial, send(shipment))
     return True
 
 

@@ -133,6 +133,53 @@ def test_an_output_in_the_previous_calls_buffer_is_told_from_a_fresh_one_at_a_re
     assert not _shares_storage([fresh], at_freed_address)
 
 
+def test_while_the_referee_judges_a_trial_the_candidates_worker_holds_none_of_the_call(tmp_path):
+    # the referee may be running the float64 reference then, a large problem's biggest moment: the call's inputs
+    # and outputs are freed and a large unused cache handed back before its judgement is asked for
+    import gc
+    import warnings
+    from types import SimpleNamespace
+
+    from kforge_core.builtin.torch_verify import _Run, _run_trial
+    from kforge_core.device import MemoryStats
+    from kforge_core.harness.protocol import Judged
+    from kforge_core.harness.worker.shipping import use_referee
+    from kforge_core.stage_timer import StageTimer
+
+    device = CountingDevice()
+    data = reference_data(problem("wide_relu"), device, QUICK)
+    call_bytes = 2048 * 4096 * 4
+
+    def buffers_of_a_calls_size() -> int:
+        gc.collect()
+        with warnings.catch_warnings():  # a deprecated torch object met on the way warns when looked at
+            warnings.simplefilter("ignore", FutureWarning)
+            return len({o.untyped_storage().data_ptr() for o in gc.get_objects()
+                        if isinstance(o, torch.Tensor) and o.untyped_storage().nbytes() >= call_bytes})
+
+    class Recording:
+        seen: list[tuple[int, int]] = []
+
+        def judge(self, shipped):
+            self.seen.append((buffers_of_a_calls_size(), device.emptied))
+            return Judged(True, None, "ok", 0.0, 0.0)
+
+    gib = 1 << 30
+    device._memory = lambda: MemoryStats(allocated=gib, reserved=3 * gib, total=10 * gib)  # 2 GiB cached unused
+    before = buffers_of_a_calls_size()  # what the worker keeps anyway (its resident timing sets)
+    emptied = device.emptied
+    referee = Recording()
+    use_referee(referee)
+    try:
+        run = _Run()
+        for trial in data.trials[:2]:
+            assert _run_trial(lambda x: torch.relu(x) * 2.0, trial, "", data, device, QUICK,
+                              SimpleNamespace(timer=StageTimer(), workdir=tmp_path), run)
+    finally:
+        use_referee(None)
+    assert referee.seen == [(before, emptied + 1), (before, emptied + 2)]
+
+
 def test_the_referee_hands_its_cache_back_before_and_after_the_float64_reference(tmp_path):
     from kforge_core.harness.protocol import Shipped
     from kforge_core.harness.worker.call_kinds import TRIAL

@@ -69,11 +69,22 @@ def ship(label: str, kind: str, seed: int, outputs: list[torch.Tensor], structur
          changed_inputs: dict[str, torch.Tensor], workdir: Path, referee: Referee | None = None) -> Judged:
     """Write copies of ``outputs`` (and of the inputs the call changed) to a file, send it to be judged, and return
     the judgement."""
+    return send(pack(label, kind, seed, outputs, structure, changed_inputs, workdir), referee)
+
+
+def pack(label: str, kind: str, seed: int, outputs: list[torch.Tensor], structure: tuple[Any, ...],
+         changed_inputs: dict[str, torch.Tensor], workdir: Path) -> Shipped:
+    """Write copies of ``outputs`` (and of the inputs the call changed) to files: what :func:`send` has judged.
+    Once it returns, the caller may free the tensors: the referee reads only the files."""
     directory = workdir / OUTPUTS_DIR
     directory.mkdir(parents=True, exist_ok=True)
     paths, digests = write_outputs(directory / f"{next(_numbers):05d}.pt", [_host_copy(o) for o in outputs],
                                    {path: _host_copy(t) for path, t in changed_inputs.items()})
-    shipped = Shipped(label, kind, seed, paths, digests, structure)
+    return Shipped(label, kind, seed, paths, digests, structure)
+
+
+def send(shipped: Shipped, referee: Referee | None = None) -> Judged:
+    """Send what :func:`pack` wrote to be judged, and wait for the judgement."""
     return _the_referee(referee).judge(shipped)
 
 
