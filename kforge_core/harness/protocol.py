@@ -228,6 +228,7 @@ class DeviceFacts:
     :param synchronize: how timing waits for the device.
     :param timer: how timing measures.
     :param facts: what prompts and profile summaries may quote (``Device.facts``).
+    :param memory_bytes: the device's memory (0: unknown).
     """
 
     device: str
@@ -239,6 +240,7 @@ class DeviceFacts:
     synchronize: str = ""
     timer: str = ""
     facts: tuple[tuple[str, str], ...] = ()
+    memory_bytes: int = 0
 
 
 @dataclass(frozen=True)

@@ -180,6 +180,47 @@ def test_while_the_referee_judges_a_trial_the_candidates_worker_holds_none_of_th
     assert referee.seen == [(before, emptied + 1), (before, emptied + 2)]
 
 
+WORKER_BETWEEN_BLOCKS = """
+import sys
+from pathlib import Path
+sys.path[:0] = [TESTS]
+from harness.helpers import QUICK, SELECTION, candidate, problem
+from harness.test_harness_memory import CountingDevice
+from kforge_core.device import MemoryStats
+from kforge_core.harness.protocol import Begin, MeasureBaselines, Prepare, RunStage, Time, WorkerInit
+from kforge_core.harness.worker.worker import Worker
+
+root = Path(ROOT)
+worker = Worker(WorkerInit(tuple(p for p in sys.path if p), SELECTION, "torch-cpu", True, None, QUICK, root / "cache"))
+worker.device = device = CountingDevice()
+device._memory = lambda: MemoryStats(allocated=1 << 30, reserved=3 << 30, total=10 << 30)  # 2 GiB cached unused
+emptied = []
+for request in (Prepare(problem("relu_scale")), MeasureBaselines(("eager",), (0, 2)),
+                Begin(candidate("relu_scale_numpy"), root / "candidate"), RunStage("compile"), RunStage("verify"),
+                Time((0, 2))):
+    before = device.emptied
+    reply = worker.handle(request)
+    assert reply.failure is None, reply.message
+    emptied.append(device.emptied - before)
+(root / "emptied").write_text(" ".join(map(str, emptied)))
+"""
+
+
+def test_each_timed_block_ends_with_a_large_idle_cache_handed_back_in_the_candidates_worker_as_in_the_baselines(
+        tmp_path):
+    # the two take turns block by block: what one caches unused sits beside the other's runs
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    tests = str(Path(__file__).resolve().parents[1])
+    script = WORKER_BETWEEN_BLOCKS.replace("TESTS", repr(tests)).replace("ROOT", repr(str(tmp_path)))
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    _, baselines_block, *_, candidates_block = map(int, (tmp_path / "emptied").read_text().split())
+    assert baselines_block >= 1 and candidates_block >= 1
+
+
 def test_the_referee_hands_its_cache_back_before_and_after_the_float64_reference(tmp_path):
     from kforge_core.harness.protocol import Shipped
     from kforge_core.harness.worker.call_kinds import TRIAL
@@ -239,3 +280,47 @@ def test_poisoning_claims_the_outputs_blocks_before_it_asks_which_blocks_are_sti
     monkeypatch.setattr(torch, "empty", empty)
     Snapshotting().poison([1024])
     assert order == ["claim 1024", "free blocks asked", "claim 4096", "claim 64"]
+
+
+def test_a_problem_large_for_the_device_is_its_calls_inputs_and_outputs_above_a_share_of_its_memory():
+    from kforge_core.harness.host.problem_size import LARGE_SHARE, call_bytes, large_for_device
+
+    wide = problem("wide_relu")
+    assert call_bytes(wide) == 2 * 2048 * 4096 * 4  # 32 MiB in, 32 MiB out
+    assert large_for_device(wide, int(call_bytes(wide) / LARGE_SHARE) - 1)
+    assert not large_for_device(wide, int(call_bytes(wide) / LARGE_SHARE))
+    assert not large_for_device(wide, 0)  # the device's memory unknown
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_the_baselines_get_ready_beside_verification_unless_the_problem_is_large_for_the_device(
+        make_harness, monkeypatch, large):
+    # for a large problem the baseline worker's inputs and compiled baselines would sit beside the trials' and
+    # the float64 reference's: it gets ready once the candidate is verified, and nothing is prepared ahead
+    import kforge_core.harness.host.problem_size as problem_size
+    from kforge_core.harness.host.baseline_worker import BaselineWorker
+    from kforge_core.harness.host.referee import Referee
+
+    if large:
+        monkeypatch.setattr(problem_size, "LARGE_SHARE", 1e-9)
+    order: list[str] = []
+    get_ready, conclude = BaselineWorker.get_ready, Referee.conclude
+
+    def getting_ready(self, *args, **kwargs):
+        order.append("baselines get ready")
+        return get_ready(self, *args, **kwargs)
+
+    def concluding(self, kind):
+        order.append(f"{kind} concluded")
+        return conclude(self, kind)
+
+    monkeypatch.setattr(BaselineWorker, "get_ready", getting_ready)
+    monkeypatch.setattr(Referee, "conclude", concluding)
+    harness = make_harness("relu_scale", baselines=("eager",))
+    harness.timeouts  # a worker has started: the device's memory is known
+    verdict = harness.evaluate(candidate("relu_scale_numpy"))
+    assert verdict.correct and verdict.baselines, verdict.message
+    assert order.index("baselines get ready") > order.index("verify concluded") if large \
+        else order.index("baselines get ready") < order.index("verify concluded")
+    harness.expect_problem(problem("wide_relu"))
+    assert (harness._pool.upcoming is None) is large

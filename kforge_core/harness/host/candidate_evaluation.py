@@ -37,6 +37,8 @@ class EvaluationSetup:
     :param planned_method: the method timing would use, for candidates that were not timed.
     :param get_baselines_ready: starts the baseline worker getting ready, while the candidate is compiled.
     :param time_beside_baselines: times the candidate through its worker's call with the baselines beside it.
+    :param baselines_after_verify: the baseline worker gets ready only once the candidate is verified (a problem
+        large for the device: its copy of the inputs and its compiled baselines would sit beside the trials').
     """
 
     backend: Backend
@@ -50,6 +52,7 @@ class EvaluationSetup:
     planned_method: Callable[[], TimingMethod | None]
     get_baselines_ready: Callable[[], None]
     time_beside_baselines: Callable[[Callable[..., Reply]], Window]
+    baselines_after_verify: bool = False
 
 
 def evaluate_candidate(setup: EvaluationSetup, worker: WorkerProcess, candidate: Candidate, workdir: Path, *,
@@ -62,7 +65,9 @@ def evaluate_candidate(setup: EvaluationSetup, worker: WorkerProcess, candidate:
     phases = phases or Phases()
     static_flags = check_source(candidate, setup.problem, settings.contract, setup.source_checks)
     beside = _BesideBaselines(setup.time_beside_baselines) if measure and settings.baselines else None
-    if beside is not None:  # the baseline worker gets ready while the candidate is compiled and verified
+    if beside is not None and setup.baselines_after_verify:  # it gets ready once the candidate is to be timed
+        beside.get_ready = setup.get_baselines_ready
+    elif beside is not None:  # the baseline worker gets ready while the candidate is compiled and verified
         setup.get_baselines_ready()
     out = run_stages(worker, candidate, workdir, settings, setup.timeouts, measure=measure, profile=profile,
                      timing_guard=setup.timing_guard, referee=setup.referee, stop_at=stop_at,
@@ -100,9 +105,12 @@ class _BesideBaselines:
 
     def __init__(self, measure: Callable[[Callable[..., Reply]], Window]) -> None:
         self._measure = measure
+        self.get_ready: Callable[[], None] | None = None  # the baseline worker's start, when it waits for timing
         self.window: Window | None = None
 
     def time(self, call: Callable[..., Reply]) -> Reply:
+        if self.get_ready is not None:
+            self.get_ready()
         self.window = self._measure(call)
         return self.window.failure or Reply(value=self.window.candidate)
 

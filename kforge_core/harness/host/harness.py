@@ -32,6 +32,7 @@ from .device_binding import device_environment
 from .interleave import Prior, Window, measure_window
 from .namespaces import sandbox_plan, use_sandbox
 from .phases import Phases
+from .problem_size import large_for_device
 from .process import WorkerProcess
 from .referee import Referee
 
@@ -119,8 +120,11 @@ class Harness:
         """``problem`` is the next one :meth:`use_problem` will be given: spare workers prepare for it while the
         current one is evaluated, and so, where builds may go on beside timed runs (``prebuild_during_timing``,
         never on the host CPU), does a second baseline worker, which builds its baselines (``torch.compile``
-        included) and takes over when the harness moves on to it."""
+        included) and takes over when the harness moves on to it. Nothing is prepared ahead when either problem is
+        large for the device (``problem_size``)."""
         self._check_open()
+        if problem is not None and (self._large(self.problem) or self._large(problem)):
+            problem = None  # a large problem for the device is evaluated with nothing prepared beside it
         seen = self._seen_by_workers(problem) if problem is not None else None
         self._pool.expect(seen)
         harness = self.settings.harness
@@ -303,7 +307,13 @@ class Harness:
             source_checks=self._source_checks, referee=self._referee, timing_guard=self._quiet_for_timing,
             release=self._pool.release, planned_method=self._planned_method,
             get_baselines_ready=self._get_baselines_ready, time_beside_baselines=self._time_beside_baselines,
+            baselines_after_verify=self._large(self.problem),
         )
+
+    def _large(self, problem: Problem) -> bool:
+        """Whether ``problem`` is large for the workers' device (unknown before a worker has started: no)."""
+        facts = self._pool.facts
+        return facts is not None and large_for_device(problem, facts.memory_bytes)
 
     def _get_baselines_ready(self) -> None:
         self._baseline_worker.get_ready(self._seen_by_workers(self.problem), self.settings.harness.baselines)

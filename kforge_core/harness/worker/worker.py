@@ -89,7 +89,7 @@ class Worker:
         return DeviceFacts(device.label, device.hardware_name(), int(device.cache_bytes), str(torch.__version__),
                            os.getpid(), flush_bytes=device.flush_bytes,
                            synchronize=device.synchronize_description, timer=device.timer_description,
-                           facts=tuple(device.facts().items()))
+                           facts=tuple(device.facts().items()), memory_bytes=device.memory().total)
 
     def reference(self, *, timing: bool = True):  # noqa: ANN201
         from .reference import reference_data
@@ -132,8 +132,10 @@ class Worker:
             from .jit_marks import jit_builds_marked
 
             with jit_builds_marked(self.timer):
-                return time_candidate(self.backend, self.candidate, self.context, self.reference(), self.device,
-                                      request.runs)
+                timed = time_candidate(self.backend, self.candidate, self.context, self.reference(), self.device,
+                                       request.runs)
+            hand_back_idle_cache(self.device)  # the baselines' block comes next, in another worker
+            return timed
         if isinstance(request, Finish):
             return self._finish()
         if isinstance(request, MeasureBaselines):

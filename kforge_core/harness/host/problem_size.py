@@ -1,0 +1,31 @@
+"""How large a problem is for its device: one call's inputs and outputs, from the problem's description, against the
+device's memory.
+
+The harness overlaps work in separate processes for speed: the baseline worker gets ready while a candidate is
+verified, and spares and a second baseline worker prepare the next problem beside the current one. Each of them holds
+its own copy of a call's inputs (and more) on the device. For a problem large for the device those copies add up
+past what the device has, so a large problem is evaluated one process at a time: its baselines get ready after the
+candidate was verified, and nothing is prepared ahead beside it or for it.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ...records import Problem
+
+LARGE_SHARE = 1 / 16  # a call's inputs and outputs above this share of the device's memory: a large problem
+
+
+def call_bytes(problem: Problem) -> int:
+    """The bytes of one call's input and output tensors, as the problem describes them."""
+    import torch
+
+    return sum(math.prod(spec.shape) * getattr(torch, spec.dtype, torch.float32).itemsize
+               for value in (*problem.inputs, *problem.outputs) for spec in value.tensors())
+
+
+def large_for_device(problem: Problem, memory_bytes: int) -> bool:
+    """Whether one call of ``problem`` takes more than :data:`LARGE_SHARE` of a device of ``memory_bytes`` (never,
+    where the device's memory is not known: 0)."""
+    return memory_bytes > 0 and call_bytes(problem) > LARGE_SHARE * memory_bytes
