@@ -24,14 +24,14 @@ from .build_cache import BuildOutcome, CudaBuildError
 from .compile_log import trim_compile_log
 
 # Arguments that do not change what is built.
-_NOT_IN_KEY = {"name", "build_directory", "verbose", "keep_intermediates"}
+NOT_IN_KEY = {"name", "build_directory", "verbose", "keep_intermediates"}
 
 
 def inline_key(arguments: dict[str, Any], toolchain: str) -> str:
     """The content hash of one ``load_inline`` call's arguments (the name and build directory excluded)."""
     import torch
 
-    relevant = sorted((k, repr(v)) for k, v in arguments.items() if k not in _NOT_IN_KEY)
+    relevant = sorted((k, repr(v)) for k, v in arguments.items() if k not in NOT_IN_KEY)
     parts = [repr(relevant), torch.__version__, toolchain, os.environ.get("TORCH_CUDA_ARCH_LIST", "")]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:24]
 

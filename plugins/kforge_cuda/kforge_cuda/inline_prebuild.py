@@ -1,11 +1,13 @@
 """Building a candidate's ``load_inline`` extensions ahead, from its sources alone (part of ``kforge_prebuild``).
 
 The candidate is read, never imported: a ``torch.utils.cpp_extension.load_inline(...)`` call whose every argument
-is a literal (strings, lists of strings, numbers, booleans) or a module-level name bound once to one is built in the
+is a literal (strings, lists of strings, numbers, booleans) or a name bound once to one (in the function that makes
+the call, as KernelBench-style solutions do in ``ModelNew.__init__``, or at module level) is built in the
 process that builds ahead, through the same content-addressed wrapper the compile stage puts in front of
 ``load_inline`` (:mod:`kforge_core.languages.cuda_cpp.inline_cache`): same arguments, same key, same build directory. The compile stage
 then loads the extension from the cache, or fails at once, from the cache, where the build failed. A call with an
-argument made at run time is left to the compile stage.
+argument made at run time is left to the compile stage; so is one whose name, build directory or verbosity is made at
+run time, which the cache ignores (it names and places the build by its content).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from kforge_core.candidate_source import parsed_python_files
 from kforge_core.records import Candidate
 
 from kforge_core.languages.cuda_cpp.build_cache import BuildOutcome, CudaBuildError
-from kforge_core.languages.cuda_cpp.inline_cache import content_addressed
+from kforge_core.languages.cuda_cpp.inline_cache import NOT_IN_KEY, content_addressed
 
 
 @dataclass(frozen=True)
@@ -40,13 +42,11 @@ def find_inline_calls(candidate: Candidate) -> list[InlineCall]:
     """Each ``load_inline`` call of the candidate whose arguments can all be read statically."""
     found: list[InlineCall] = []
     for file, tree in parsed_python_files(candidate):
-        constants = module_literals(tree)
-        for call in ast.walk(tree):
-            if not (isinstance(call, ast.Call) and _called_name(call.func) == "load_inline"):
-                continue
+        for call, constants in _calls_in_scope(tree):
             try:
                 args = tuple(_literal(node, constants) for node in call.args)
-                kwargs = tuple((k.arg, _literal(k.value, constants)) for k in call.keywords if k.arg is not None)
+                kwargs = tuple((k.arg, value) for k in call.keywords if k.arg is not None
+                               for value in _argument(k.arg, k.value, constants))
             except ValueError:
                 continue  # an argument made at run time: the compile stage builds it
             if any(k.arg is None for k in call.keywords):
@@ -84,17 +84,95 @@ def _called_name(func: ast.expr) -> str | None:
     return None
 
 
+def _argument(name: str, node: ast.expr, constants: dict[str, ast.expr]) -> list[Any]:
+    """A keyword argument's value as a one-item list; an empty one for an argument the cache ignores (``NOT_IN_KEY``)
+    that is made at run time (load_inline's default stands in). ValueError for any other made at run time."""
+    try:
+        return [_literal(node, constants)]
+    except ValueError:
+        if name in NOT_IN_KEY and name != "name":
+            return []
+        raise
+
+
+def _calls_in_scope(tree: ast.Module) -> list[tuple[ast.Call, dict[str, ast.expr]]]:
+    """Each ``load_inline`` call with the names it can see bound once: the module's, then those of each function
+    it is made in (the innermost last, so that it wins); a function's parameters hide what they name."""
+    found: list[tuple[ast.Call, dict[str, ast.expr]]] = []
+
+    def visit(node: ast.AST, constants: dict[str, ast.expr]) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                parameters = {a.arg for a in (*child.args.posonlyargs, *child.args.args, *child.args.kwonlyargs,
+                                              *filter(None, (child.args.vararg, child.args.kwarg)))}
+                inner = {k: v for k, v in constants.items() if k not in parameters}
+                if not isinstance(child, ast.Lambda):
+                    inner.update((k, v) for k, v in _bound_once(child.body).items() if k not in parameters)
+                visit(child, inner)
+                continue
+            if isinstance(child, ast.Call) and _called_name(child.func) == "load_inline":
+                found.append((child, constants))
+            visit(child, constants)
+
+    visit(tree, module_literals(tree))
+    return found
+
+
 def module_literals(tree: ast.Module) -> dict[str, ast.expr]:
     """Module-level names bound exactly once (to any expression; :func:`_literal` decides if it is a literal)."""
-    bound: dict[str, list[ast.expr]] = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign):
-            for target in node.targets:
-                if isinstance(target, ast.Name):
-                    bound.setdefault(target.id, []).append(node.value)
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
-            bound.setdefault(node.target.id, []).append(node.value)
-    return {name: values[0] for name, values in bound.items() if len(values) == 1}
+    return _bound_once(tree.body)
+
+
+def _bound_once(body: list[ast.stmt]) -> dict[str, ast.expr]:
+    """Names bound exactly once by the statements of one scope (blocks inside it included, other functions' and
+    classes' bodies not), to the expression they are bound to."""
+    bound: dict[str, list[ast.expr | None]] = {}
+
+    def visit(statements: list[ast.stmt]) -> None:
+        for node in statements:
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    for name in ast.walk(target):
+                        if isinstance(name, ast.Name):
+                            bound.setdefault(name.id, []).append(node.value if name is target else None)
+            elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and isinstance(node.target, ast.Name):
+                value = node.value if isinstance(node, ast.AnnAssign) else None
+                if value is not None or isinstance(node, ast.AugAssign):
+                    bound.setdefault(node.target.id, []).append(value)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bound.setdefault(node.name, []).append(None)
+                continue
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                inner = getattr(node, field, None)
+                if isinstance(inner, list):
+                    visit([n for n in inner if isinstance(n, ast.stmt)])
+            for handler in getattr(node, "handlers", ()):
+                visit(handler.body)
+            for case in getattr(node, "cases", ()):
+                visit(case.body)
+            for target in _other_targets(node):
+                bound.setdefault(target, []).append(None)
+
+    visit(body)
+    return {name: values[0] for name, values in bound.items() if len(values) == 1 and values[0] is not None}
+
+
+def _other_targets(node: ast.stmt) -> list[str]:
+    """Names a statement binds other than by assignment: loop variables, ``with ... as``, ``except ... as``,
+    imports."""
+    names: list[str] = []
+    targets: list[ast.expr] = []
+    if isinstance(node, (ast.For, ast.AsyncFor)):
+        targets.append(node.target)
+    elif isinstance(node, (ast.With, ast.AsyncWith)):
+        targets.extend(item.optional_vars for item in node.items if item.optional_vars is not None)
+    elif isinstance(node, (ast.Import, ast.ImportFrom)):
+        names.extend((alias.asname or alias.name).split(".")[0] for alias in node.names)
+    for handler in getattr(node, "handlers", ()):
+        if handler.name:
+            names.append(handler.name)
+    names.extend(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+    return names
 
 
 def _literal(node: ast.expr, constants: dict[str, ast.expr], depth: int = 0) -> Any:

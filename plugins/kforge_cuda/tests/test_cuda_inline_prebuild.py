@@ -33,6 +33,46 @@ def test_static_load_inline_calls_are_found_with_their_arguments_and_run_time_on
     assert calls[1].args[:2] == ("twice_ext", "torch::Tensor twice(torch::Tensor x);")
 
 
+IN_INIT = '''
+import os
+import torch
+import torch.nn as nn
+
+CUDA = "module-level, hidden below"
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        try:
+            from torch.utils.cpp_extension import load_inline
+            cuda_source = """__global__ void k() {}"""
+            cpp_source = "torch::Tensor run(torch::Tensor x);"
+            self.ext = load_inline(name="in_init", cpp_sources=[cpp_source], cuda_sources=[cuda_source],
+                                   functions=["run"], build_directory=os.path.join(os.getcwd(), "ext"))
+        except Exception:
+            self.ext = None
+
+    def twice_bound(self):
+        source = "a"
+        source += "b"
+        return load_inline(name="twice", cpp_sources=source)
+
+    def from_a_parameter(self, CUDA):
+        return load_inline(name="parameter", cpp_sources="", cuda_sources=CUDA)
+'''
+
+
+def test_calls_in_a_method_see_its_local_names_and_a_run_time_build_directory_is_left_to_the_cache():
+    # KernelBench-style solutions build in ModelNew.__init__ from sources bound there; the cache names and places
+    # the build itself, so a build directory made at run time does not keep it from being built ahead
+    calls = find_inline_calls(Candidate.from_source(IN_INIT))
+    assert [call.name for call in calls] == ["in_init"]  # not one bound twice, nor a parameter hiding CUDA
+    kwargs = dict(calls[0].kwargs)
+    assert kwargs["cuda_sources"] == ["__global__ void k() {}"] and "build_directory" not in kwargs
+    assert kwargs["cpp_sources"] == ["torch::Tensor run(torch::Tensor x);"]
+
+
 def test_a_build_ahead_is_found_by_the_compile_stages_load_inline(tmp_path):
     built: list[dict] = []
 
