@@ -189,11 +189,16 @@ def test_the_verdict_line_says_what_building_ahead_did():
     from kforge_core.harness.host.prebuild import PrebuildOutcome
     from kforge_core.records import CompileResult, Failure
 
-    assert PrebuildOutcome("d", 41.23, CompileResult(ok=True)).describe() == "built ahead in 41.2 s"
+    built = CompileResult(ok=True, log="model_new.py:90: load_inline built in 41.10 s")
+    assert PrebuildOutcome("d", 41.23, built).describe() == \
+        "building ahead took 41.2 s: model_new.py:90: load_inline built in 41.10 s"
+    nothing = CompileResult(ok=True, log="no load_inline source to build ahead (the compile stage builds it)")
+    assert PrebuildOutcome("d", 0.5, nothing).describe() == \
+        "building ahead took 0.5 s: no load_inline source to build ahead (the compile stage builds it)"
     assert PrebuildOutcome("d", 0.2, CompileResult(ok=True, cached=True)).describe() == "found in the build cache"
     failing = CompileResult(ok=False, log="main.cpp:4:57: error: 'k' was not declared\nmore", failure=Failure.COMPILE)
     assert PrebuildOutcome("d", 30.0, failing).describe() == \
-        "built ahead in 30.0 s, failing: main.cpp:4:57: error: 'k' was not declared"
+        "building ahead took 30.0 s, failing: main.cpp:4:57: error: 'k' was not declared"
     assert PrebuildOutcome("d", 600.0, error="the build process ran past the compile timeout (600 s)\ntail").describe() \
         == "the build ahead failed after 600.0 s: the build process ran past the compile timeout (600 s)"
     assert PrebuildOutcome("d", 0.1).describe() == ""  # no plugin builds ahead for the backend

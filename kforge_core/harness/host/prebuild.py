@@ -50,15 +50,17 @@ class PrebuildOutcome:
     error: str = ""
 
     def describe(self) -> str:
-        """One line for the verdict: built ahead (or found cached), failing, or why the build process failed."""
+        """One line for the verdict: how long building ahead took (or that all was cached) with the first line of
+        the plugin's log (what it built, or that it found nothing to build), failing, or why the build process
+        failed."""
         if self.error:
             return f"the build ahead failed after {self.seconds:.1f} s: {self.error.splitlines()[0]}"
         if self.result is None:
             return ""
-        done = "found in the build cache" if self.result.cached else f"built ahead in {self.seconds:.1f} s"
-        if self.result.ok:
-            return done
+        done = "found in the build cache" if self.result.cached else f"building ahead took {self.seconds:.1f} s"
         first = (self.result.log.strip().splitlines() or [""])[0][:200]
+        if self.result.ok:
+            return f"{done}: {first}" if first else done
         return f"{done}, failing: {first}" if first else f"{done}, failing"
 
 
