@@ -1,5 +1,7 @@
 """Peak memory of one candidate's whole evaluation, process by process (the candidate's worker, the referee, the
-baseline worker), against the footprint of one call of the reference (its inputs and its output).
+baseline worker), against the footprint of one call of the reference: its inputs and its output, from the problem's
+description, and on a GPU also as measured (the allocator's peak over one call in this process: inputs, output and
+the workspace the call needs, its parameters included).
 
     python benchmarks/evaluation_memory.py --device cpu --size 8192     # host memory: each process's peak RSS
     python benchmarks/evaluation_memory.py --device cuda --size 32768   # GPU memory, sampled with nvidia-smi
@@ -85,6 +87,7 @@ def main() -> None:
         harness, candidate = make_harness(args, Path(root))
         with harness:
             footprint = _footprint(harness)
+            measured = _measured_footprint(harness) if harness.backend.device == "cuda" else 0.0
             sampler = GpuSampler() if harness.backend.device == "cuda" else None
             if sampler:
                 sampler.start()
@@ -97,11 +100,13 @@ def main() -> None:
             workers = [pid for pid in descendants(os.getpid()) if runs_worker(pid)]
             roles = _roles(harness, workers)
             print(f"{candidate.label}: {'correct' if verdict.correct else verdict.failure.value} in {seconds:.1f} s; "
-                  f"one reference call's footprint {footprint:.0f} MiB")
+                  f"one reference call's footprint {footprint:.0f} MiB (inputs and outputs)"
+                  + (f", {measured:.0f} MiB measured (with its workspace)" if measured else ""))
             if sampler:
                 when = _phase_at(verdict.phases, sampler.peak_at - (start - sampler.started))
                 print(f"GPU peak, all processes at one moment: {sampler.peak_total} MiB = "
-                      f"{sampler.peak_total / footprint:.1f}x the footprint, {when}")
+                      f"{sampler.peak_total / footprint:.1f}x the footprint"
+                      + (f" ({sampler.peak_total / measured:.1f}x the measured one)" if measured else "") + f", {when}")
                 for pid, used in sorted(sampler.peak_shares.items()):
                     print(f"  then pid {pid} ({roles.get(pid, 'a process below a worker')}): {used} MiB")
                 for pid, used in sorted(sampler.peak_by_pid.items()):
@@ -157,6 +162,30 @@ def _footprint(harness) -> float:
     specs = [*harness.problem.inputs, *harness.problem.outputs]
     return sum(math.prod(s.shape) * torch.empty((), dtype=getattr(torch, s.dtype)).element_size()
                for s in specs if s.kind == "tensor") / (1 << 20)
+
+
+def _measured_footprint(harness) -> float:
+    """The allocator's peak over one reference call made here, in MiB (from nothing allocated: the model, its
+    inputs, the call's workspace and its output); all of it is handed back before the evaluation starts."""
+    import importlib.util
+
+    import torch
+
+    spec = importlib.util.spec_from_file_location("memory_problem", harness.problem.path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    torch.manual_seed(0)
+    device = torch.device("cuda")
+    torch.cuda.reset_peak_memory_stats(device)
+    model = module.Model(*module.get_init_inputs()).to(device)
+    inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in module.get_inputs()]
+    with torch.no_grad():
+        output = model(*inputs)
+    torch.cuda.synchronize(device)
+    peak = torch.cuda.max_memory_allocated(device)
+    del model, inputs, output
+    torch.cuda.empty_cache()
+    return peak / (1 << 20)
 
 
 if __name__ == "__main__":
