@@ -53,3 +53,32 @@ def test_on_the_host_cpu_no_baselines_are_built_beside_a_timed_run(cache_dir):
                  plugins=SELECTION) as harness:
         harness.expect_problem(second)
         assert harness._baselines_ahead.prepared_for == ""
+
+
+def test_a_spare_still_starting_is_paused_while_a_candidate_is_timed_and_goes_on_after(cache_dir):
+    # it neither competes with the timed runs for the machine nor makes them wait until it has started
+    import contextlib
+    from pathlib import Path
+
+    settings = settings_for(cache_dir, spare_workers=1, baselines=())
+    with Harness(backend=TORCH_CPU, problem=problem("relu_scale"), settings=settings, plugins=SELECTION) as harness:
+        pool = harness._pool
+        slow = problem("slow_init")
+        harness.expect_problem(slow)  # the spare started from now on prepares it: 4 s
+        states: list[tuple[bool, str]] = []
+        starts_paused = pool.starts_paused
+
+        @contextlib.contextmanager
+        def watched():
+            with starts_paused():
+                states.extend((bool(w.pending), Path(f"/proc/{w.process.pid}/stat").read_text().split()[2])
+                              for w in pool._idle)
+                yield
+
+        pool.starts_paused = watched
+        verdict = harness.evaluate(candidate("relu_scale_numpy"))
+        assert verdict.correct and verdict.runtime is not None, verdict.message
+        assert (True, "T") in states, states  # the spare, still starting, stopped during timing
+        spare = next(w for w in pool._idle if w.pending)
+        pool._ready(spare)  # and it went on: started and prepared once timing was over
+        assert pool._prepared[spare.pid] == slow.digest

@@ -287,14 +287,15 @@ class Harness:
 
     @contextlib.contextmanager
     def _quiet_for_timing(self) -> Iterator[None]:
-        """No worker starting beside a timed run; no build either where ``prebuild_during_timing`` is off, and
-        never on the host CPU (the builds would share its cores): running builds finish first, queued ones wait."""
-        self._pool.wait_idle()
-        if not self._builds_beside_timing:
-            with self._prebuilder.held():
+        """No worker starting beside a timed run (a spare still starting is paused for it); no build either where
+        ``prebuild_during_timing`` is off, and never on the host CPU (the builds would share its cores): running
+        builds finish first, queued ones wait."""
+        with self._pool.starts_paused():
+            if not self._builds_beside_timing:
+                with self._prebuilder.held():
+                    yield
+            else:
                 yield
-        else:
-            yield
 
     def _scratch_dir(self, candidate: Candidate) -> Path:
         label = re.sub(r"[^A-Za-z0-9_.-]+", "-", candidate.label)[:40] or "candidate"

@@ -11,10 +11,11 @@ evaluated, so that moving on costs no wait.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections import deque
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from ...errors import KForgeError
 from ...records import Failure, Problem
@@ -117,15 +118,18 @@ class WorkerPool:
         self._top_up()
         return True
 
-    def wait_idle(self) -> None:
-        """Let starting spares finish starting (so they do not compete with a timed run for the machine)."""
-        for worker in list(self._idle):
-            if worker.pending:
-                try:
-                    self._ready(worker)
-                except WorkerStartError:
-                    self._idle.remove(worker)
-                    self._forget(worker)
+    @contextlib.contextmanager
+    def starts_paused(self) -> Iterator[None]:
+        """Within the block, spares still starting are stopped (``WorkerProcess.pause``): they do not compete with
+        a timed run for the machine, and the timed run does not wait for them; they go on after it."""
+        paused = [worker for worker in self._idle if worker.pending and worker.alive]
+        for worker in paused:
+            worker.pause()
+        try:
+            yield
+        finally:
+            for worker in paused:
+                worker.resume()
 
     def close(self) -> None:
         for worker in self._idle:

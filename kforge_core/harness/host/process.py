@@ -172,6 +172,20 @@ class WorkerProcess:
         """Read every pending reply."""
         return [self.receive(timeout_s, what) for _ in range(self.pending)]
 
+    def pause(self) -> None:
+        """Stop the worker and everything it started (its whole session) until :meth:`resume`: a spare still
+        starting takes no time from a timed run, which need not wait for it either."""
+        self._signal_session(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        self._signal_session(signal.SIGCONT)
+
+    def _signal_session(self, number: int) -> None:
+        try:
+            os.killpg(self.process.pid, number)
+        except (ProcessLookupError, PermissionError):
+            pass
+
     # ------------------------------------------------------------------------------------------ ending
 
     def kill(self) -> None:
