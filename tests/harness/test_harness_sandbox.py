@@ -162,3 +162,21 @@ def test_a_readable_directory_never_brings_a_hidden_one_back(tmp_path):
     assert str(home) in plan.hide and str(home) not in plan.readable and "/tmp" not in plan.readable
     assert str(home / "project") in plan.readable  # below a hidden directory: bound back, read-only
     assert plan.hides(home / ".config" / "keys.json") and not plan.hides(home / "project" / "plugin.py")
+
+
+def test_the_sandbox_plan_reads_the_imported_packages_while_another_thread_imports(monkeypatch):
+    # two bench slots make their harnesses in threads of one process: a module imported by one while the other
+    # listed sys.modules ended the other's bench ("dictionary changed size during iteration")
+    import sys
+
+    from kforge_core.harness.host.namespaces import _imported_package_roots
+
+    class ImportingMeanwhile(dict):
+        def items(self):  # what a thread importing between two steps of the listing does to it
+            for number, item in enumerate(super().items()):
+                if number == 1:
+                    self[f"imported_meanwhile_{len(self)}"] = None
+                yield item
+
+    monkeypatch.setattr(sys, "modules", ImportingMeanwhile(sys.modules))
+    assert Path(__file__).resolve().parents[2] / "kforge_core" in _imported_package_roots()

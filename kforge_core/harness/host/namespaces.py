@@ -98,7 +98,7 @@ def sandbox_plan(*, scratch_root: Path, cache_dir: Path, runs_dir: Path, sys_pat
 def _imported_package_roots() -> set[Path]:
     """The directories of the top-level packages imported so far (an editable install's sources among them)."""
     roots = set()
-    for name, module in list(sys.modules.items()):
+    for name, module in sys.modules.copy().items():  # one C call: another thread may import meanwhile
         path = getattr(module, "__file__", None)
         if "." not in name and path and Path(path).name == "__init__.py":  # a module file lies in sys.path
             roots.add(Path(path).parent)

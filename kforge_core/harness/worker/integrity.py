@@ -41,7 +41,7 @@ def _watched_namespaces(device_namespaces: tuple[str, ...]) -> dict[str, Any]:
             spaces[name] = importlib.import_module(name)
         except ImportError:  # a runtime this torch build lacks
             continue
-    for name, module in list(sys.modules.items()):
+    for name, module in sys.modules.copy().items():  # one C call: another thread may import meanwhile
         if module is not None and name.startswith(_WATCHED_MODULE_PREFIXES):
             spaces[name] = module
     return spaces
