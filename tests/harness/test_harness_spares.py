@@ -58,6 +58,7 @@ def test_on_the_host_cpu_no_baselines_are_built_beside_a_timed_run(cache_dir):
 def test_a_spare_still_starting_is_paused_while_a_candidate_is_timed_and_goes_on_after(cache_dir):
     # it neither competes with the timed runs for the machine nor makes them wait until it has started
     import contextlib
+    import time
     from pathlib import Path
 
     settings = settings_for(cache_dir, spare_workers=1, baselines=())
@@ -68,11 +69,18 @@ def test_a_spare_still_starting_is_paused_while_a_candidate_is_timed_and_goes_on
         states: list[tuple[bool, str]] = []
         starts_paused = pool.starts_paused
 
+        def state(pid: int) -> str:  # a stop takes effect once the process is next scheduled: on a busy machine,
+            for _ in range(100):  # not at once
+                now = Path(f"/proc/{pid}/stat").read_text().split()[2]
+                if now == "T":
+                    break
+                time.sleep(0.05)
+            return now
+
         @contextlib.contextmanager
         def watched():
             with starts_paused():
-                states.extend((bool(w.pending), Path(f"/proc/{w.process.pid}/stat").read_text().split()[2])
-                              for w in pool._idle)
+                states.extend((bool(w.pending), state(w.process.pid)) for w in pool._idle)
                 yield
 
         pool.starts_paused = watched
