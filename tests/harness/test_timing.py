@@ -271,6 +271,26 @@ def test_the_baseline_worker_gets_ready_without_being_waited_for(tmp_path):
     assert not any(isinstance(r, Prepare) for r in process.sent[5:])
 
 
+def test_the_baseline_workers_process_starts_when_a_timed_evaluation_begins(make_harness, monkeypatch):
+    # beside the referee's start and the candidate worker's: on a bench's first problem those took 7 s on an H100
+    # while the baseline worker started only with the candidate's compile stage, and its start sat in timing
+    from kforge_core.harness.host.baseline_worker import BaselineWorker
+    from kforge_core.harness.host.pool import WorkerPool
+    from kforge_core.harness.host.referee import Referee
+
+    from .helpers import candidate
+
+    order: list[str] = []
+    for cls, name in ((BaselineWorker, "start"), (Referee, "ready"), (WorkerPool, "acquire")):
+        original = getattr(cls, name)
+        monkeypatch.setattr(cls, name, lambda self, *a, _o=original, _n=f"{cls.__name__}.{name}", **k:
+                            (order.append(_n), _o(self, *a, **k))[1])
+    harness = make_harness("relu_scale", baselines=("eager",))
+    verdict = harness.evaluate(candidate("relu_scale_numpy"))
+    assert verdict.correct and verdict.speedup("eager") is not None, verdict.message
+    assert order.index("BaselineWorker.start") < order.index("Referee.ready") < order.index("WorkerPool.acquire")
+
+
 def test_the_host_cpu_times_by_its_fastest_run_and_accelerators_by_the_median():
     """Another process can only slow a run on the host's own cores: on a busy 2-core machine a parallel Numba
     kernel's median swung between 13 and 55 ms from one evaluation to the next while its fastest run held at 12-15."""

@@ -39,14 +39,20 @@ class BaselineWorker:
         """The digest of the problem the worker was last told to prepare ("" when it has none, or died)."""
         return self._problem if self._worker is not None and self._worker.alive else ""
 
-    def get_ready(self, problem: Problem, names: tuple[str, ...]) -> None:
-        """Start the worker if needed, have it prepare ``problem`` and build ``names``; returns without waiting."""
-        self._failed = ""
+    def start(self) -> None:
+        """Start the worker process if none is running (Python, torch, the device's context: seconds a first
+        candidate's evaluation can overlap); returns without waiting."""
         if self._worker is not None and not self._worker.alive:
             self.discard()
         if self._worker is None:
             self._worker = self._start(self._make_init(), self._root / f"baselines-{next(self._numbers)}")
             self._problem = ""
+
+    def get_ready(self, problem: Problem, names: tuple[str, ...]) -> None:
+        """Start the worker if needed, have it prepare ``problem`` and build ``names``; returns without waiting."""
+        self._failed = ""
+        self.start()
+        assert self._worker is not None
         if self._problem != problem.digest:
             self._worker.send(Prepare(problem))
             self._problem = problem.digest

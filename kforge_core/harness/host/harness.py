@@ -140,6 +140,8 @@ class Harness:
         Never raises for anything the candidate does: every fault is a Verdict with a Failure.
         """
         self._check_open()
+        if measure and self.settings.harness.baselines:
+            self._baseline_worker.start()  # its start overlaps the referee's and the candidate worker's
         workdir = self._scratch_dir(candidate)
         phases = Phases()
         with phases.phase("prebuild"):
