@@ -1,13 +1,13 @@
 """The core's generic verification, for any backend whose outputs are torch tensors on a torch device.
 
-Per trial: the trial's seeded inputs, made afresh, freed memory poisoned, one call of ``ModelNew.forward`` through
-the harness's one call path (``shipping.call_candidate``), a copy of the outputs taken the moment it returns, then
-a device-wide wait and a join of threads it started. The copies leave the process at once (``shipping.pack``) and are
+Per trial: the trial's seeded inputs, made afresh, freed memory poisoned, one call of ``ModelNew.forward`` through the
+harness's one call path (``shipping.call_candidate``), a copy of the outputs taken the moment it returns, then a
+device-wide wait and a join of threads it started. The copies leave the process at once (``shipping.pack``) and are
 judged by the referee, a process that never imports candidate code and alone knows the expected outputs, while this
-process holds none of the call's device memory (``shipping.send``); its answer says whether the trial passed. Here, only what one call shows: outputs that are not plain tensors, unwritten (stale)
-output, work finishing after return, an output that aliases the previous call's. After the trials: the referee's
-conclusion across calls (cached, constant outputs, changed inputs, the precision reached), and the PyTorch operators
-``ModelNew.forward`` ran.
+process holds none of the call's device memory (``shipping.send``); its answer says whether the trial passed. Here, only
+what one call shows: outputs that are not plain tensors, unwritten (stale) output, work finishing after return, an
+output that aliases the previous call's. After the trials: the referee's conclusion across calls (cached, constant
+outputs, changed inputs, the precision reached), and the PyTorch operators ``ModelNew.forward`` ran.
 """
 
 from __future__ import annotations

@@ -39,24 +39,24 @@ class BaselineWorker:
         """The digest of the problem the worker was last told to prepare ("" when it has none, or died)."""
         return self._problem if self._worker is not None and self._worker.alive else ""
 
-    def start(self) -> None:
-        """Start the worker process if none is running (Python, torch, the device's context: seconds a first
-        candidate's evaluation can overlap); returns without waiting."""
+    def start(self) -> WorkerProcess:
+        """The worker process, started if none is running (Python, torch, the device's context: seconds a first
+        candidate's evaluation can overlap); returns without waiting for it."""
         if self._worker is not None and not self._worker.alive:
             self.discard()
         if self._worker is None:
             self._worker = self._start(self._make_init(), self._root / f"baselines-{next(self._numbers)}")
             self._problem = ""
+        return self._worker
 
     def get_ready(self, problem: Problem, names: tuple[str, ...]) -> None:
         """Start the worker if needed, have it prepare ``problem`` and build ``names``; returns without waiting."""
         self._failed = ""
-        self.start()
-        assert self._worker is not None
+        worker = self.start()
         if self._problem != problem.digest:
-            self._worker.send(Prepare(problem))
+            worker.send(Prepare(problem))
             self._problem = problem.digest
-        self._worker.send(MeasureBaselines(names, (0, 0)))
+        worker.send(MeasureBaselines(names, (0, 0)))
 
     def wait_ready(self, timeout_s: float) -> None:
         """Wait until what :meth:`get_ready` asked for is done (before any timed run, so that nothing is built

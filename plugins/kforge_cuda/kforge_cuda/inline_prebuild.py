@@ -1,13 +1,13 @@
 """Building a candidate's ``load_inline`` extensions ahead, from its sources alone (part of ``kforge_prebuild``).
 
-The candidate is read, never imported: a ``torch.utils.cpp_extension.load_inline(...)`` call whose every argument
-is a literal (strings, lists of strings, numbers, booleans) or a name bound once to one (in the function that makes
-the call, as KernelBench-style solutions do in ``ModelNew.__init__``, or at module level) is built in the
-process that builds ahead, through the same content-addressed wrapper the compile stage puts in front of
-``load_inline`` (:mod:`kforge_core.languages.cuda_cpp.inline_cache`): same arguments, same key, same build directory. The compile stage
+The candidate is read, never imported: a ``torch.utils.cpp_extension.load_inline(...)`` call whose every argument is a
+literal (strings, lists of strings, numbers, booleans) or a name bound once to one (in the function that makes the call,
+as KernelBench-style solutions do in ``ModelNew.__init__``, or at module level) is built in the process that builds
+ahead, through the same content-addressed wrapper the compile stage puts in front of ``load_inline``
+(:mod:`kforge_core.languages.cuda_cpp.inline_cache`): same arguments, same key, same build directory. The compile stage
 then loads the extension from the cache, or fails at once, from the cache, where the build failed. A call with an
-argument made at run time is left to the compile stage; so is one whose name, build directory or verbosity is made at
-run time, which the cache ignores (it names and places the build by its content).
+argument made at run time is left to the compile stage, unless that argument is only its build directory or verbosity,
+which the cache ignores (it places the build by its content).
 """
 
 from __future__ import annotations
