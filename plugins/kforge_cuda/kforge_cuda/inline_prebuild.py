@@ -2,12 +2,12 @@
 
 The candidate is read, never imported: a ``torch.utils.cpp_extension.load_inline(...)`` call whose every argument is a
 literal (strings, lists of strings, numbers, booleans) or a name bound once to one (in the function that makes the call,
-as KernelBench-style solutions do in ``ModelNew.__init__``, or at module level) is built in the process that builds
-ahead, through the same content-addressed wrapper the compile stage puts in front of ``load_inline``
-(:mod:`kforge_core.languages.cuda_cpp.inline_cache`): same arguments, same key, same build directory. The compile stage
-then loads the extension from the cache, or fails at once, from the cache, where the build failed. A call with an
-argument made at run time is left to the compile stage, unless that argument is only its build directory or verbosity,
-which the cache ignores (it places the build by its content).
+as KernelBench-style solutions do in ``ModelNew.__init__``, at module level, or as a ``self.NAME`` attribute) is built
+in the process that builds ahead, through the same content-addressed wrapper the compile stage puts in front of
+``load_inline`` (:mod:`kforge_core.languages.cuda_cpp.inline_cache`): same arguments, same key, same build directory.
+The compile stage then loads the extension from the cache, or fails at once, from the cache, where the build failed. A
+call with an argument made at run time is left to the compile stage, unless that argument is only its build directory or
+verbosity, which the cache ignores (it places the build by its content).
 """
 
 from __future__ import annotations
@@ -96,12 +96,16 @@ def _argument(name: str, node: ast.expr, constants: dict[str, ast.expr]) -> list
 
 
 def _calls_in_scope(tree: ast.Module) -> list[tuple[ast.Call, dict[str, ast.expr]]]:
-    """Each ``load_inline`` call with the names it can see bound once: the module's, then those of each function
-    it is made in (the innermost last, so that it wins); a function's parameters hide what they name."""
+    """Each ``load_inline`` call with the names it can see bound once: the module's, the ``self.NAME`` attributes
+    of the class it is made in, then the names of each function it is made in (the innermost last, so that it
+    wins); a function's parameters hide what they name."""
     found: list[tuple[ast.Call, dict[str, ast.expr]]] = []
 
     def visit(node: ast.AST, constants: dict[str, ast.expr]) -> None:
         for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                visit(child, {**constants, **_attributes_bound_once(child)})
+                continue
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                 parameters = {a.arg for a in (*child.args.posonlyargs, *child.args.args, *child.args.kwonlyargs,
                                               *filter(None, (child.args.vararg, child.args.kwarg)))}
@@ -116,6 +120,23 @@ def _calls_in_scope(tree: ast.Module) -> list[tuple[ast.Call, dict[str, ast.expr
 
     visit(tree, module_literals(tree))
     return found
+
+
+def _attributes_bound_once(cls: ast.ClassDef) -> dict[str, ast.expr]:
+    """``self.NAME`` attributes assigned exactly once in a class's methods, keyed ``"self.NAME"`` (KernelBench-style
+    solutions keep their CUDA source on the module: ``self.cuda_source = '''...'''`` in ``__init__``)."""
+    bound: dict[str, list[ast.expr | None]] = {}
+    for node in ast.walk(cls):
+        targets: list[tuple[ast.expr, ast.expr | None]] = []
+        if isinstance(node, ast.Assign):
+            targets = [(target, node.value) for target in node.targets]
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            targets = [(node.target, node.value if isinstance(node, ast.AnnAssign) else None)]
+        for target, value in targets:
+            for part in ast.walk(target):
+                if isinstance(part, ast.Attribute) and isinstance(part.value, ast.Name) and part.value.id == "self":
+                    bound.setdefault(f"self.{part.attr}", []).append(value if part is target else None)
+    return {name: values[0] for name, values in bound.items() if len(values) == 1 and values[0] is not None}
 
 
 def module_literals(tree: ast.Module) -> dict[str, ast.expr]:
@@ -181,6 +202,9 @@ def _literal(node: ast.expr, constants: dict[str, ast.expr], depth: int = 0) -> 
         raise ValueError("too deep")
     if isinstance(node, ast.Name) and node.id in constants:
         return _literal(constants[node.id], constants, depth + 1)
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and f"{node.value.id}.{node.attr}" in \
+            constants:  # self.NAME, bound once in the class
+        return _literal(constants[f"{node.value.id}.{node.attr}"], constants, depth + 1)
     if isinstance(node, (ast.List, ast.Tuple)):
         values = [_literal(element, constants, depth + 1) for element in node.elts]
         return values if isinstance(node, ast.List) else tuple(values)

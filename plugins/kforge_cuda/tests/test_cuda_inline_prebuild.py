@@ -60,6 +60,19 @@ class ModelNew(nn.Module):
 
     def from_a_parameter(self, CUDA):
         return load_inline(name="parameter", cpp_sources="", cuda_sources=CUDA)
+
+
+class KeepsItsSource(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.kernel_code = "__global__ void kept() {}"
+        self.changed = "a"
+        self.changed = "b"
+
+    def build(self):
+        from torch.utils.cpp_extension import load_inline
+        self.ext = load_inline(name="from_attribute", cpp_sources="", cuda_sources=self.kernel_code)
+        self.other = load_inline(name="attribute_bound_twice", cpp_sources="", cuda_sources=self.changed)
 '''
 
 
@@ -67,7 +80,10 @@ def test_calls_in_a_method_see_its_local_names_and_a_run_time_build_directory_is
     # KernelBench-style solutions build in ModelNew.__init__ from sources bound there; the cache names and places
     # the build itself, so a build directory made at run time does not keep it from being built ahead
     calls = find_inline_calls(Candidate.from_source(IN_INIT))
-    assert [call.name for call in calls] == ["in_init"]  # not one bound twice, nor a parameter hiding CUDA
+    # not one bound twice, nor a parameter hiding CUDA; a source kept as an attribute bound once, as KernelBench-style
+    # solutions keep theirs
+    assert [call.name for call in calls] == ["in_init", "from_attribute"]
+    assert dict(calls[1].kwargs)["cuda_sources"] == "__global__ void kept() {}"
     kwargs = dict(calls[0].kwargs)
     assert kwargs["cuda_sources"] == ["__global__ void k() {}"] and "build_directory" not in kwargs
     assert kwargs["cpp_sources"] == ["torch::Tensor run(torch::Tensor x);"]
