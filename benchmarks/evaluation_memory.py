@@ -26,6 +26,7 @@ from pathlib import Path
 
 from harness_common import arguments, make_harness
 from kforge_core.harness.host.activity import runs_worker
+from kforge_core.harness.host.problem_size import call_bytes
 
 
 def descendants(root: int) -> list[int]:
@@ -155,13 +156,7 @@ def _roles(harness, workers: list[int]) -> dict[int, str]:
 
 def _footprint(harness) -> float:
     """One call's inputs and outputs, in MiB, from the problem's specs (as ``kforge check`` lists them)."""
-    import math
-
-    import torch
-
-    specs = [*harness.problem.inputs, *harness.problem.outputs]
-    return sum(math.prod(s.shape) * torch.empty((), dtype=getattr(torch, s.dtype)).element_size()
-               for s in specs if s.kind == "tensor") / (1 << 20)
+    return call_bytes(harness.problem) / (1 << 20)
 
 
 def _measured_footprint(harness) -> float:

@@ -64,10 +64,10 @@ def evaluate_candidate(setup: EvaluationSetup, worker: WorkerProcess, candidate:
     settings = setup.settings
     phases = phases or Phases()
     static_flags = check_source(candidate, setup.problem, settings.contract, setup.source_checks)
-    beside = _BesideBaselines(setup.time_beside_baselines) if measure and settings.baselines else None
-    if beside is not None and setup.baselines_after_verify:  # it gets ready once the candidate is to be timed
-        beside.get_ready = setup.get_baselines_ready
-    elif beside is not None:  # the baseline worker gets ready while the candidate is compiled and verified
+    after_verify = setup.baselines_after_verify  # then the baseline worker gets ready once the candidate is timed
+    beside = _BesideBaselines(setup.time_beside_baselines, setup.get_baselines_ready if after_verify else None) \
+        if measure and settings.baselines else None
+    if beside is not None and not after_verify:  # the baseline worker gets ready while the candidate is verified
         setup.get_baselines_ready()
     out = run_stages(worker, candidate, workdir, settings, setup.timeouts, measure=measure, profile=profile,
                      timing_guard=setup.timing_guard, referee=setup.referee, stop_at=stop_at,
@@ -103,14 +103,15 @@ def evaluate_candidate(setup: EvaluationSetup, worker: WorkerProcess, candidate:
 class _BesideBaselines:
     """Times the candidate with the baselines beside it, and keeps the window for the verdict."""
 
-    def __init__(self, measure: Callable[[Callable[..., Reply]], Window]) -> None:
+    def __init__(self, measure: Callable[[Callable[..., Reply]], Window],
+                 get_ready: Callable[[], None] | None = None) -> None:
         self._measure = measure
-        self.get_ready: Callable[[], None] | None = None  # the baseline worker's start, when it waits for timing
+        self._get_ready = get_ready  # the baseline worker getting ready, when it waits for timing
         self.window: Window | None = None
 
     def time(self, call: Callable[..., Reply]) -> Reply:
-        if self.get_ready is not None:
-            self.get_ready()
+        if self._get_ready is not None:
+            self._get_ready()
         self.window = self._measure(call)
         return self.window.failure or Reply(value=self.window.candidate)
 

@@ -49,6 +49,12 @@ class ChannelTimer(StageTimer):
             self.channel.send((self.request_id, wait))
 
 
+# Requests after which the worker waits while another process uses the device: the referee after computing the
+# expected outputs and after each judged call, the candidate's worker and the baseline worker after each block of
+# timed runs (they take turns). A large unused cache is handed back then (``hand_back_idle_cache``).
+_WAITS_AFTER = (Expect, Shipped, Time, MeasureBaselines)
+
+
 class Worker:
     """The worker's state: plugins, device, the problem it is prepared for (its reference), and the candidate
     being served."""
@@ -102,7 +108,10 @@ class Worker:
 
     def handle(self, request: Any) -> Reply:
         try:
-            return Reply(value=self._dispatch(request))
+            value = self._dispatch(request)
+            if isinstance(request, _WAITS_AFTER):
+                hand_back_idle_cache(self.device)
+            return Reply(value=value)
         except SystemExit as exc:
             self.must_exit = True
             return Reply(failure=Failure.EXIT, message=(
@@ -132,19 +141,15 @@ class Worker:
             from .jit_marks import jit_builds_marked
 
             with jit_builds_marked(self.timer):
-                timed = time_candidate(self.backend, self.candidate, self.context, self.reference(), self.device,
-                                       request.runs)
-            hand_back_idle_cache(self.device)  # the baselines' block comes next, in another worker
-            return timed
+                return time_candidate(self.backend, self.candidate, self.context, self.reference(), self.device,
+                                      request.runs)
         if isinstance(request, Finish):
             return self._finish()
         if isinstance(request, MeasureBaselines):
             from .baselines import measure_baselines
 
-            measured = measure_baselines(request.names, self.reference(), self.device, self.init.settings,
-                                         request.runs)
-            hand_back_idle_cache(self.device)  # the candidate's block comes next, in another worker
-            return measured
+            return measure_baselines(request.names, self.reference(), self.device, self.init.settings,
+                                     request.runs)
         raise TypeError(f"unknown request {request!r}")
 
     def _referee(self, request: Any) -> Any:
@@ -159,7 +164,6 @@ class Worker:
             self.problem, self.judge = request.problem, None  # the previous problem's answers go first
             expected = expected_for(request.problem, self.device, self.init.settings, self.backend)
             self.judge = Judge(expected, self.init.settings, hand_back=lambda: hand_back_idle_cache(self.device))
-            hand_back_idle_cache(self.device)  # the trials' outputs were computed one by one: nothing kept there
             return Prepared(f"expected outputs of {len(expected.data.trials)} trials ({len(expected.kept)} kept)",
                             expected.forward_s)
         if self.judge is None:
@@ -167,9 +171,7 @@ class Worker:
         if isinstance(request, JudgeBegin):
             return self.judge.begin()
         if isinstance(request, Shipped):
-            judged = self.judge.judge(request)
-            hand_back_idle_cache(self.device)
-            return judged
+            return self.judge.judge(request)
         return self.judge.conclude(request.kind)
 
     def _begin(self, request: Begin) -> None:

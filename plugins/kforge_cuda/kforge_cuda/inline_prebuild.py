@@ -163,10 +163,8 @@ def _bound_once(body: list[ast.stmt]) -> dict[str, ast.expr]:
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 bound.setdefault(node.name, []).append(None)
                 continue
-            for field in ("body", "orelse", "finalbody", "handlers"):
-                inner = getattr(node, field, None)
-                if isinstance(inner, list):
-                    visit([n for n in inner if isinstance(n, ast.stmt)])
+            for field in ("body", "orelse", "finalbody"):
+                visit(getattr(node, field, None) or [])
             for handler in getattr(node, "handlers", ()):
                 visit(handler.body)
             for case in getattr(node, "cases", ()):
