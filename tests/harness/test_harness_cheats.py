@@ -39,6 +39,13 @@ def test_2_work_finished_by_a_thread_after_return_is_caught(relu_harness):
     assert verdict.runtime is None and verdict.speedups == ()  # a cheat never counts as a speedup
 
 
+def test_threads_the_first_call_leaves_waiting_are_not_mistaken_for_work_after_return(relu_harness):
+    """A pool kept by the candidate (a compiler's) and a monitor asleep are neither a hang nor a cheat."""
+    verdict = relu_harness.evaluate(candidate("pool_left_waiting"))
+    assert verdict.correct, verdict.message
+    assert codes(verdict) == {F.ASYNC_OUTPUT: False}  # from the source alone (it starts threads), which never blocks
+
+
 def test_3_output_cached_by_shape_is_caught_in_verification(relu_harness):
     verdict = relu_harness.evaluate(candidate("cached_by_shape"))
     assert not verdict.correct

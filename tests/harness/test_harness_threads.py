@@ -1,9 +1,13 @@
 """A thread that forward leaves running is waited for as a wait of its own, so a timeout names the thread, not the
-forward that returned."""
+forward that returned; a thread left parked in a standard-library wait (a pool's idle worker, a monitor asleep) is
+not waited for."""
 
 from __future__ import annotations
 
+import queue
 import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 
 from kforge_core.harness.host.deadline import StageDeadline, WaitLimits
 from kforge_core.harness.worker.threads import wait_for_threads
@@ -24,7 +28,7 @@ class RecordingTimer(StageTimer):
 def test_the_wait_for_a_thread_left_running_is_marked_as_the_threads_own():
     timer, release = RecordingTimer(), threading.Event()
     before = set(threading.enumerate())
-    threading.Thread(target=release.wait, daemon=True).start()
+    threading.Thread(target=_work_until, args=(release,), daemon=True).start()
     still_running = wait_for_threads(before, 0.01, timer, "forward (trial seed 42)")
     release.set()
     what = "forward (trial seed 42) returned, but a thread it started"
@@ -38,3 +42,56 @@ def test_the_wait_for_a_thread_left_running_is_marked_as_the_threads_own():
 def test_a_call_that_started_no_thread_sends_no_mark():
     timer = RecordingTimer()
     assert wait_for_threads(set(threading.enumerate()), 1.0, timer, "timed run 3") == [] and timer.marks == []
+
+
+def _work_until(release: threading.Event) -> None:
+    while not release.is_set():
+        time.sleep(0.001)
+
+
+def test_a_pools_idle_worker_left_by_the_call_is_not_waited_for():
+    """Inductor's first compile leaves a thread pool whose workers wait for their next task as long as the process
+    lives: waiting for them made a compiling solution's first forward a timeout."""
+    before = set(threading.enumerate())
+    pool = ThreadPoolExecutor(2)
+    assert pool.submit(sum, [1, 2]).result() == 3
+    try:
+        assert wait_for_threads(before, 5.0, RecordingTimer(), "forward (trial seed 42)") == []
+    finally:
+        pool.shutdown()
+
+
+def test_a_monitor_asleep_between_checks_is_not_waited_for():
+    before, stop = set(threading.enumerate()), threading.Event()
+
+    def monitor() -> None:  # tqdm's monitor thread, which autotuning's progress bars start
+        while not stop.wait(10.0):
+            pass
+
+    threading.Thread(target=monitor, daemon=True).start()
+    try:
+        assert wait_for_threads(before, 5.0, RecordingTimer(), "forward (trial seed 42)") == []
+    finally:
+        stop.set()
+
+
+def test_a_thread_waiting_for_another_threads_work_is_waited_for_until_it_has_done_its_own():
+    before, handed, done = set(threading.enumerate()), queue.Queue(), []
+
+    def producer() -> None:
+        time.sleep(0.2)
+        handed.put(21)
+
+    def consumer() -> None:
+        done.append(handed.get() * 2)
+
+    threading.Thread(target=consumer, daemon=True).start()
+    threading.Thread(target=producer, daemon=True).start()
+    assert wait_for_threads(before, 5.0, RecordingTimer(), "forward (trial seed 42)") == [] and done == [42]
+
+
+def test_a_timer_is_waited_for_although_it_waits_as_a_parked_thread_does():
+    before, fired = set(threading.enumerate()), []
+    timer = threading.Timer(0.2, fired.append, args=(1,))
+    timer.start()
+    assert wait_for_threads(before, 5.0, RecordingTimer(), "timed run 3") == [] and fired == [1]

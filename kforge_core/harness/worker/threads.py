@@ -1,10 +1,35 @@
-"""The Python threads a candidate starts during a call: found, and waited for. Runs inside workers only."""
+"""The Python threads a candidate starts during a call: found, and waited for. Runs inside workers only.
+
+A thread the call started is waited for until it ends or is *parked*: waiting, in the standard library's own wait,
+for something no thread still working will give it. A thread pool's worker waiting for its next task, a library's
+monitor asleep between checks (tqdm's, which Inductor's autotuning starts) never end while their process lives; the
+first call of a solution that compiles leaves such threads behind, and waiting for them turned a correct call into
+a timeout. A thread doing the call's work is not parked; one waiting for another thread's work is parked only
+once that thread has ended or parked too, so the check is made again until nothing but parked threads is left.
+What a thread could still do after it is let go is what a thread started before the call could: the verdict's
+checks on the output (taken when forward returned, compared after the wait) see a write that comes late.
+"""
 
 from __future__ import annotations
 
+import concurrent.futures.thread
+import sys
 import threading
+import time
+from types import CodeType
 
 from ...stage_timer import StageTimer
+
+POLL_S = 0.05  # how often the threads still working are looked at again
+
+# Bound at import, before any candidate is imported: where a parked thread's innermost Python frame stands.
+_PARKED_IN: frozenset[CodeType] = frozenset({
+    threading.Condition.wait.__code__,  # Event.wait, Queue.get, Semaphore.acquire and Thread.join wait here
+    concurrent.futures.thread._worker.__code__,  # a pool's worker taking its next task (a C queue: no frame below)
+})
+_current_frames = sys._current_frames
+_monotonic = time.monotonic
+_sleep = time.sleep
 
 
 def new_threads(before: set[threading.Thread]) -> list[threading.Thread]:
@@ -12,17 +37,40 @@ def new_threads(before: set[threading.Thread]) -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t not in before and t is not threading.current_thread()]
 
 
+def parked(thread: threading.Thread, frames: dict[int, object] | None = None) -> bool:
+    """Whether ``thread`` stands in one of the standard library's waits (its innermost Python frame), doing
+    nothing until another thread gives it something to do. A ``threading.Timer`` waits to act, so it never is."""
+    if isinstance(thread, threading.Timer) or thread.ident is None:
+        return False
+    frame = (frames if frames is not None else _current_frames()).get(thread.ident)
+    return frame is not None and getattr(frame, "f_code", None) in _PARKED_IN
+
+
 def join_threads(threads: list[threading.Thread], timeout_s: float) -> list[threading.Thread]:
-    """Join ``threads``; returns those still running after ``timeout_s``."""
-    for thread in threads:
-        thread.join(timeout_s)
-    return [t for t in threads if t.is_alive()]
+    """Wait until each of ``threads`` has ended or is parked, all of them at once and still a poll later; returns
+    those still working after ``timeout_s``."""
+    deadline, settled = _monotonic() + timeout_s, False
+    while True:
+        frames = _current_frames()
+        alive = [t for t in threads if t.is_alive()]
+        working = [t for t in alive if not parked(t, frames)]
+        left = deadline - _monotonic()
+        if not working and (settled or not alive):
+            return []
+        if left <= 0:
+            return working
+        if working:
+            settled = False
+            working[0].join(min(POLL_S, left))
+        else:  # all parked: looked at once more, a poll later, in case one was woken and has not run yet
+            settled = True
+            _sleep(min(POLL_S, left))
 
 
 def wait_for_threads(before: set[threading.Thread], timeout_s: float, timer: StageTimer, what: str
                      ) -> list[threading.Thread]:
     """Join the threads started since ``before`` by the call ``what``, which has returned; returns those still
-    running after ``timeout_s``. The wait is marked as one of its own, so a timeout while waiting names the thread
+    working after ``timeout_s``. The wait is marked as one of its own, so a timeout while waiting names the thread
     the call left running, not the call."""
     started = new_threads(before)
     if not started:
