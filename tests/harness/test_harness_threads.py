@@ -4,13 +4,15 @@ not waited for."""
 
 from __future__ import annotations
 
+import gc
 import queue
 import threading
 import time
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 
 from kforge_core.harness.host.deadline import StageDeadline, WaitLimits
-from kforge_core.harness.worker.threads import wait_for_threads
+from kforge_core.harness.worker.threads import join_threads, wait_for_threads
 from kforge_core.stage_timer import StageTimer
 
 
@@ -95,3 +97,32 @@ def test_a_timer_is_waited_for_although_it_waits_as_a_parked_thread_does():
     timer = threading.Timer(0.2, fired.append, args=(1,))
     timer.start()
     assert wait_for_threads(before, 5.0, RecordingTimer(), "timed run 3") == [] and fired == [1]
+
+
+class _Output:
+    """Stands in for a timed run's output (2 GB on a GPU, where nothing makes the garbage collector run)."""
+
+
+def test_looking_at_the_threads_keeps_nothing_of_the_callers_alive():
+    """The table of every thread's frames holds the looking frame itself; bound to a name it made a cycle that kept
+    each timed run's output alive until a collection: a 2.1 GB-output problem ran out of device memory in timing."""
+    stop = threading.Event()
+
+    def monitor() -> None:
+        while not stop.wait(10.0):
+            pass
+
+    def timed_run(before: set[threading.Thread]) -> weakref.ref:
+        output = _Output()
+        join_threads([], 1.0)
+        wait_for_threads(before, 1.0, RecordingTimer(), "timed run 3")
+        return weakref.ref(output)
+
+    before = set(threading.enumerate())
+    threading.Thread(target=monitor, daemon=True).start()  # a parked thread: its frame is looked at
+    gc.disable()
+    try:
+        assert timed_run(before)() is None
+    finally:
+        gc.enable()
+        stop.set()

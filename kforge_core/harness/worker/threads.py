@@ -37,13 +37,14 @@ def new_threads(before: set[threading.Thread]) -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t not in before and t is not threading.current_thread()]
 
 
-def parked(thread: threading.Thread, frames: dict[int, object] | None = None) -> bool:
+def parked(thread: threading.Thread) -> bool:
     """Whether ``thread`` stands in one of the standard library's waits (its innermost Python frame), doing
     nothing until another thread gives it something to do. A ``threading.Timer`` waits to act, so it never is."""
     if isinstance(thread, threading.Timer) or thread.ident is None:
         return False
-    frame = (frames if frames is not None else _current_frames()).get(thread.ident)
-    return frame is not None and getattr(frame, "f_code", None) in _PARKED_IN
+    # The table of frames is never bound to a name here: it holds this frame, and a cycle through it would keep the
+    # callers' frames, and the outputs in them, alive until a collection (a timed run's 2 GB, at every run).
+    return getattr(_current_frames().get(thread.ident), "f_code", None) in _PARKED_IN
 
 
 def join_threads(threads: list[threading.Thread], timeout_s: float) -> list[threading.Thread]:
@@ -51,11 +52,12 @@ def join_threads(threads: list[threading.Thread], timeout_s: float) -> list[thre
     those still working after ``timeout_s``."""
     deadline, settled = _monotonic() + timeout_s, False
     while True:
-        frames = _current_frames()
         alive = [t for t in threads if t.is_alive()]
-        working = [t for t in alive if not parked(t, frames)]
+        if not alive:
+            return []
+        working = [t for t in alive if not parked(t)]
         left = deadline - _monotonic()
-        if not working and (settled or not alive):
+        if not working and settled:
             return []
         if left <= 0:
             return working
