@@ -247,10 +247,10 @@ def test_profile_on_the_gpu_lists_device_kernels(gpu_harness):
 
 
 def test_a_large_output_comes_to_the_host_through_page_locked_memory_bit_for_bit():
-    from kforge_core.harness.worker.shipping import PAGE_LOCKED_FROM_BYTES, _host_copy
+    from kforge_core.harness.worker.host_copies import PAGE_LOCKED_FROM_BYTES, host_copy
 
     large = torch.randn(PAGE_LOCKED_FROM_BYTES // 4 + 3, device="cuda")
     strided = torch.randn(64, 64, device="cuda").t()
-    copies = [_host_copy(large), _host_copy(strided)]
+    copies = [host_copy(large), host_copy(strided)]
     assert copies[0].is_pinned() and not copies[1].is_pinned()
     assert torch.equal(copies[0], large.cpu()) and torch.equal(copies[1], strided.cpu()) and copies[1].is_contiguous()

@@ -15,7 +15,7 @@ import torch
 from ...settings import HarnessSettings
 from ...tracebacks import exception_line
 from ..protocol import BaselineResults
-from .reference import ProblemData, build_model, clone_values
+from .reference import ProblemData, build_model, fresh_inputs
 from .timing import time_runs, timing_method
 
 if TYPE_CHECKING:
@@ -60,6 +60,6 @@ def _prepared(name: str, model: torch.nn.Module, reference: ProblemData):
     if name == "compile":
         compiled = torch.compile(model)
         with torch.no_grad():
-            compiled(*clone_values(reference.pool[0]))  # compiling happens here, outside the timed runs
+            compiled(*fresh_inputs(reference.pool, 0))  # compiling happens here, outside the timed runs
         return compiled
     raise ValueError(f"unknown baseline {name!r}")

@@ -24,6 +24,7 @@ from ...tolerances import tolerance_in_effect
 from ...values import flatten_output, map_tensors
 from ..op_trace import compute_ops, trace_ops
 from .compare import max_difference, within_tolerance
+from .host_copies import host_copy
 from .reference import ProblemData, clone_values, problem_model, reference_data, seeded_inputs
 
 if TYPE_CHECKING:
@@ -129,13 +130,13 @@ def _compute(data: ProblemData, on: Device, settings: HarnessSettings, backend: 
             del result, inputs
             if first is None:
                 tolerances, notes = _tolerances(leaves, settings, backend)
-                first = [o.cpu() for o in leaves]
+                first = [host_copy(o) for o in leaves]
             else:
                 sensitivity = max(sensitivity, max_difference(leaves, first))
                 insensitive = insensitive and within_tolerance(leaves, first, tolerances)
             size = sum(o.numel() * o.element_size() for o in leaves)
             if kept_bytes + size <= budget:
-                kept[trial.seed] = [o.cpu() for o in leaves]
+                kept[trial.seed] = [host_copy(o) for o in leaves]
                 kept_bytes += size
             del leaves
     on.synchronize()

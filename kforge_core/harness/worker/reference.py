@@ -171,7 +171,7 @@ class SeededPool:
     def __init__(self, module: ModuleType, seeds: list[int], device: torch.device, resident: int,
                  first: list[Any]) -> None:
         self.module, self.seeds, self.device = module, seeds, device
-        self.kept = [first, *(seeded_inputs(module, s, device) for s in seeds[1:resident])]
+        self.kept = [first, *(seeded_inputs(module, s, device) for s in seeds[1:resident])][:resident]
 
     def __len__(self) -> int:
         return len(self.seeds)
@@ -181,16 +181,30 @@ class SeededPool:
             return self.kept[index]
         return seeded_inputs(self.module, self.seeds[index], self.device)
 
+    def fresh(self, index: int) -> list[Any]:
+        """A run's own copy of set ``index``, which it may change: a clone of a kept set, else the set made now
+        (made and then cloned, it took a third set's memory in the allocator's cache: 4 GiB more at 32768^2)."""
+        if index < len(self.kept):
+            return clone_values(self.kept[index])
+        return seeded_inputs(self.module, self.seeds[index], self.device)
+
+
+def fresh_inputs(pool: SeededPool | list[list[Any]], index: int) -> list[Any]:
+    """A run's own copy of timing set ``index`` (see :meth:`SeededPool.fresh`)."""
+    return pool.fresh(index) if isinstance(pool, SeededPool) else clone_values(pool[index])
+
 
 def resident_sets(settings: HarnessSettings, set_bytes: int, free_bytes: int) -> int:
     """How many timing input sets stay resident: within ``input_pool_mb``, within :data:`POOL_SHARE_OF_FREE` of
-    the device's free memory (0: unknown) and within one set's size or :data:`RESIDENT_FLOOR_BYTES`; at least one,
-    at most one per run."""
+    the device's free memory (0: unknown) and within one set's size or :data:`RESIDENT_FLOOR_BYTES`; at most one
+    per run. Where only one would fit, none is kept: one set kept spares one run in 23 a making of its inputs, and
+    holds a call's inputs for the whole evaluation (a large problem's worker then held three sets at a call)."""
     runs = settings.warmup + settings.repetitions
     budget = min(settings.input_pool_mb << 20, max(set_bytes, RESIDENT_FLOOR_BYTES))
     if free_bytes > 0:
         budget = min(budget, int(free_bytes * POOL_SHARE_OF_FREE))
-    return max(1, min(runs, budget // max(set_bytes, 1)))
+    fitting = min(runs, budget // max(set_bytes, 1))
+    return fitting if fitting >= 2 else 0
 
 
 def _prepare_timing(data: ProblemData, on: Device, settings: HarnessSettings) -> None:

@@ -24,6 +24,7 @@ import torch
 
 from ..protocol import Conclude, Conclusion, Judged, Shipped
 from .call_kinds import TIMED, TRACED, TRIAL  # noqa: F401 - what a shipped call was, named here for its callers
+from .host_copies import host_copy
 from .output_files import write_outputs
 
 if TYPE_CHECKING:
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
     from ...settings import HarnessSettings
 
 OUTPUTS_DIR = "outputs"
-PAGE_LOCKED_FROM_BYTES = 64 << 20  # tensors from this size up come to the host through page-locked memory
 
 _urandom = os.urandom  # bound before any candidate is imported
 
@@ -78,8 +78,8 @@ def pack(label: str, kind: str, seed: int, outputs: list[torch.Tensor], structur
     Once it returns, the caller may free the tensors: the referee reads only the files."""
     directory = workdir / OUTPUTS_DIR
     directory.mkdir(parents=True, exist_ok=True)
-    paths, digests = write_outputs(directory / f"{next(_numbers):05d}.pt", [_host_copy(o) for o in outputs],
-                                   {path: _host_copy(t) for path, t in changed_inputs.items()})
+    paths, digests = write_outputs(directory / f"{next(_numbers):05d}.pt", [host_copy(o) for o in outputs],
+                                   {path: host_copy(t) for path, t in changed_inputs.items()})
     return Shipped(label, kind, seed, paths, digests, structure)
 
 
@@ -98,23 +98,6 @@ def _the_referee(referee: Referee | None) -> Referee:
     if chosen is None:
         raise RuntimeError("no referee: shipped outputs have nowhere to be judged")
     return chosen
-
-
-def _host_copy(tensor: Any) -> Any:
-    """A contiguous host copy of a shipped tensor; a large one from a device goes through page-locked memory (the
-    runtime caches it from one call to the next): a 2.1 GB output took 1.5-1.7 s to copy into fresh pageable memory
-    on an H100, 0.04 s into page-locked memory."""
-    if not isinstance(tensor, torch.Tensor):
-        return tensor
-    source = tensor.detach()
-    if not source.is_cpu and source.numel() * source.element_size() >= PAGE_LOCKED_FROM_BYTES:
-        try:
-            staging = torch.empty(source.shape, dtype=source.dtype, pin_memory=True)
-        except RuntimeError:  # no page-locked memory for this device: the plain copy
-            pass
-        else:
-            return staging.copy_(source)
-    return source.to("cpu", copy=True).contiguous()
 
 
 class TimedChecks:

@@ -40,7 +40,7 @@ from .. import flags as F
 from ..timed_runs import pool_index
 from ..timers import headline_timer
 from ..verdict import TimingMethod
-from .reference import ProblemData, clone_values
+from .reference import ProblemData, fresh_inputs
 from .threads import join_threads, new_threads
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ class TimedRuns:
 def timing_method(device: Device, settings: HarnessSettings, reference: ProblemData) -> TimingMethod:
     headline, fallback = headline_timer(settings.timer, device.timers)
     notes = (f"{len(reference.pool)} distinct seeded input sets (seeds {reference.pool_seeds[0]}.."
-             f"{reference.pool_seeds[-1]}) cycled, each run on clones of one; outputs of "
+             f"{reference.pool_seeds[-1]}) cycled, each run on a clone of one or on one made for it; outputs of "
              f"{min(settings.timing_checks, settings.repetitions)} timed runs, drawn at random after each returned, "
              "checked against the reference")
     return TimingMethod(
@@ -100,7 +100,7 @@ def time_runs(call: Callable[..., Any], reference: ProblemData, device: Device, 
     with torch.no_grad():
         # the first block is warmed up in full; a later one by one run, which wakes what idled since (thread pools)
         for run in range(settings.warmup if runs.start == 0 else min(1, settings.warmup)):
-            args = clone_values(reference.pool[run % size])
+            args = fresh_inputs(reference.pool, run % size)
             with timer.calling(f"warm-up run {run}"):
                 threads_before = set(threading.enumerate())
                 call(*args)
@@ -112,7 +112,7 @@ def time_runs(call: Callable[..., Any], reference: ProblemData, device: Device, 
         flags = []
         for run in runs:
             for name, label, sample in samplers:
-                args = clone_values(reference.pool[pool_index(run, settings, size)])
+                args = fresh_inputs(reference.pool, pool_index(run, settings, size))
                 with timer.calling(f"timed run {run}{label}"):
                     elapsed_ms, result = sample(call, args, device)
                 samples[name].append(elapsed_ms)
@@ -194,7 +194,7 @@ def _device_time(call: Callable[..., Any], reference: ProblemData, device: Devic
     size = len(reference.pool)
     with device.device_clock() as clock:
         for index, run in enumerate(runs):
-            args = clone_values(reference.pool[pool_index(run, settings, size)])
+            args = fresh_inputs(reference.pool, pool_index(run, settings, size))
             with timer.calling(f"timed run {run} (device time)"):
                 device.flush_caches()
                 device.synchronize()
