@@ -63,6 +63,7 @@ class WorkerInit:
     cache_dir: Path
     environment: tuple[tuple[str, str], ...] = ()
     sandbox: SandboxPlan | None = None  # the namespace sandbox the worker runs in; None: none applies
+    preload: tuple[str, ...] = ()  # modules imported in the background from the start (the baseline worker's compiler)
 
 
 @dataclass(frozen=True)

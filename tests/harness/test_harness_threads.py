@@ -5,6 +5,7 @@ not waited for."""
 from __future__ import annotations
 
 import gc
+import os
 import queue
 import threading
 import time
@@ -126,3 +127,26 @@ def test_looking_at_the_threads_keeps_nothing_of_the_callers_alive():
     finally:
         gc.enable()
         stop.set()
+
+
+def _reader(pipe_end: int) -> None:  # Inductor's compile-worker pool reads its workers' pipe in a thread like this
+    os.read(pipe_end, 1)
+
+
+def test_a_thread_a_build_started_is_the_compilers_and_is_not_waited_for():
+    from kforge_core.harness.worker.worker import ChannelTimer
+
+    read_end, write_end = os.pipe()
+    timer = ChannelTimer(channel=None)  # no request served: no mark is sent, the threads are still noted
+    before = set(threading.enumerate())
+    try:
+        with timer.building("Dynamo compiling (torch.compile)"):
+            with timer.building("Triton compiling a kernel"):  # builds nest
+                pass
+            threading.Thread(target=_reader, args=(read_end,), daemon=True).start()
+        assert wait_for_threads(before, 5.0, RecordingTimer(), "forward (trial seed 42)") == []
+        threading.Thread(target=_reader, args=(read_end,), daemon=True).start()  # the same, started by the call
+        assert len(wait_for_threads(before, 0.1, RecordingTimer(), "forward (trial seed 42)")) == 1
+    finally:
+        os.write(write_end, b"xx")
+        os.close(write_end)

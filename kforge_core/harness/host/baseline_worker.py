@@ -20,6 +20,15 @@ from ..protocol import MeasureBaselines, Prepare, Reply, WorkerInit
 from .process import WorkerFault, WorkerProcess
 
 
+# What each baseline imports that a worker does not import anyway: loaded as the worker starts, in the background.
+BASELINE_MODULES = {"compile": ("torch._dynamo", "torch._inductor.compile_fx")}
+
+
+def baseline_modules(names: tuple[str, ...]) -> tuple[str, ...]:
+    """The modules the baselines ``names`` need beyond a worker's own, in order, each once."""
+    return tuple(dict.fromkeys(module for name in names for module in BASELINE_MODULES.get(name, ())))
+
+
 class BaselineWorker:
     """:param make_init: what a new worker is told. :param root: where its home directories go.
     :param start: starts a worker process (``WorkerProcess(init, home)``)."""

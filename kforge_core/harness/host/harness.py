@@ -27,7 +27,7 @@ from .candidate_evaluation import EvaluationSetup, evaluate_candidate
 from .pool import WorkerPool, WorkerStartError
 from .prebuild import PrebuildOutcome, Prebuilder
 from .baseline_cache import BaselineCache, BaselineKey
-from .baseline_worker import BaselineWorker
+from .baseline_worker import BaselineWorker, baseline_modules
 from .device_binding import device_environment
 from .interleave import Prior, Window, measure_window
 from .namespaces import sandbox_plan, use_sandbox
@@ -93,9 +93,9 @@ class Harness:
         self._numbers = itertools.count(1)
         self._baselines: BaselineResults | None = None  # the last window's
         self._referee = Referee(self._pool, settings.harness)  # judges shipped outputs: never runs candidate code
-        self._baseline_worker = BaselineWorker(self._worker_init, self.root / "workers")
+        self._baseline_worker = BaselineWorker(self._baseline_worker_init, self.root / "workers")
         # the next problem's baselines, built while this one is evaluated (expect_problem); swapped in by use_problem
-        self._baselines_ahead = BaselineWorker(self._worker_init, self.root / "workers-ahead")
+        self._baselines_ahead = BaselineWorker(self._baseline_worker_init, self.root / "workers-ahead")
         self._priors: dict[str, Prior] = {}  # baselines measured in full earlier in this session, for this problem
         self._baseline_cache = BaselineCache(settings.cache_dir)
         self._prebuild_problems: dict[str, Problem] = {}  # candidate digest -> the problem it is built for
@@ -262,6 +262,11 @@ class Harness:
             settings=self.settings.harness, cache_dir=self.settings.cache_dir.resolve(),
             environment=self._environment, sandbox=self._sandbox,
         )
+
+    def _baseline_worker_init(self) -> WorkerInit:
+        """A worker's, with what the baselines import loaded from its start (``torch.compile``'s Dynamo and
+        Inductor), while the first candidate is verified."""
+        return dataclasses.replace(self._worker_init(), preload=baseline_modules(self.settings.harness.baselines))
 
     @staticmethod
     def _sys_path() -> tuple[str, ...]:

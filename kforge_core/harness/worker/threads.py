@@ -8,6 +8,11 @@ a timeout. A thread doing the call's work is not parked; one waiting for another
 once that thread has ended or parked too, so the check is made again until nothing but parked threads is left.
 What a thread could still do after it is let go is what a thread started before the call could: the verdict's
 checks on the output (taken when forward returned, compared after the wait) see a write that comes late.
+
+A thread started while a build was under way (a stage timer's ``build`` mark: Dynamo and Inductor compiling, a
+Triton JIT, a ``load_inline``) is the compiler's, not the call's work, and is not waited for either: Inductor's pool
+of compile workers leaves a thread reading their pipe and a timer that ends the pool when idle, neither parked in the
+standard library's waits (a solution that calls ``torch.compile`` at import timed out on them in its first forward).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import concurrent.futures.thread
 import sys
 import threading
 import time
+import weakref
 from types import CodeType
 
 from ...stage_timer import StageTimer
@@ -32,9 +38,46 @@ _monotonic = time.monotonic
 _sleep = time.sleep
 
 
+class _BuildThreads:
+    """The threads started while a build was under way in this process (builds nest, and come from any thread).
+    One instance, changed in place: the worker's integrity check sees any rebinding of this module's names."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.open = 0
+        self.alive_when_began: set[threading.Thread] = set()
+        self.started: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
+
+    def began(self) -> None:
+        with self.lock:
+            if self.open == 0:
+                self.alive_when_began = set(threading.enumerate())
+            self.open += 1
+
+    def ended(self) -> None:
+        with self.lock:
+            if self.open == 0:
+                return
+            self.open -= 1
+            if self.open == 0:
+                self.started.update(t for t in threading.enumerate() if t not in self.alive_when_began)
+                self.alive_when_began = set()
+
+    def all(self) -> set[threading.Thread]:
+        with self.lock:
+            return set(self.started)
+
+
+_builds = _BuildThreads()
+build_began = _builds.began  # a build began in this process
+build_ended = _builds.ended  # a build ended: once none is under way, the threads started since the first are its
+
+
 def new_threads(before: set[threading.Thread]) -> list[threading.Thread]:
-    """Python threads alive now that were not alive at ``before``."""
-    return [t for t in threading.enumerate() if t not in before and t is not threading.current_thread()]
+    """Python threads alive now that were not alive at ``before``, other than those a build started."""
+    by_builds = _builds.all()
+    return [t for t in threading.enumerate()
+            if t not in before and t not in by_builds and t is not threading.current_thread()]
 
 
 def parked(thread: threading.Thread) -> bool:

@@ -9,8 +9,9 @@ classified reply; what it cannot catch (a crash, ``os._exit``, a hang) the KForg
 from __future__ import annotations
 
 import argparse
-import importlib
+import contextlib
 import ctypes
+import importlib
 import os
 import signal
 import sys
@@ -29,19 +30,25 @@ from ..protocol import (
 )
 from .faults import classify_exception, classify_text
 from .memory import hand_back_idle_cache
+from .threads import build_began, build_ended
 
 
 class ChannelTimer(StageTimer):
-    """Sends the stage's marks to the KForge process as :class:`Wait` messages of the request being served."""
+    """Sends the stage's marks to the KForge process as :class:`Wait` messages of the request being served; the
+    threads a build starts are noted as the builds' (``threads.build_began``)."""
 
     def __init__(self, channel: Channel) -> None:
         self.channel = channel
         self.request_id: int | None = None
 
     def enter(self, kind: str, what: str) -> None:
+        if kind == "build":
+            build_began()
         self._send(Wait(kind, what, True))
 
     def leave(self, kind: str, what: str) -> None:
+        if kind == "build":
+            build_ended()
         self._send(Wait(kind, what, False))
 
     def _send(self, wait: Wait) -> None:
@@ -53,6 +60,23 @@ class ChannelTimer(StageTimer):
 # expected outputs and after each judged call, the candidate's worker and the baseline worker after each block of
 # timed runs (they take turns). A large unused cache is handed back then (``hand_back_idle_cache``).
 _WAITS_AFTER = (Expect, Shipped, Time, MeasureBaselines)
+
+
+def preload_in_background(modules: tuple[str, ...]) -> threading.Thread | None:
+    """Import ``modules`` in a thread of their own while the worker serves its first requests: the baseline
+    worker's ``torch.compile`` spent 7-8 s importing Dynamo and Inductor in the first problem's timing. A module
+    that fails to import is left to fail where it is used."""
+    if not modules:
+        return None
+
+    def load() -> None:
+        for name in modules:
+            with contextlib.suppress(Exception):
+                importlib.import_module(name)
+
+    thread = threading.Thread(target=load, name="kforge-preload", daemon=True)
+    thread.start()
+    return thread
 
 
 class Worker:
@@ -79,6 +103,7 @@ class Worker:
         self.device_namespaces = self.hooks.collect("device_namespaces", backend=self.backend)
         self.device = make_device(self.backend, flush_bytes=init.settings.l2_flush_bytes)
         self.device.start()  # the device runtime starts now, not inside a timed run
+        preload_in_background(init.preload)
         self.home = Path.cwd()
         self.problem: Problem | None = None  # set by Prepare
         self.candidate: Candidate | None = None

@@ -1,0 +1,28 @@
+"""The baseline worker imports what torch.compile needs from its start, in the background; candidates' workers,
+which pay for what they import before a candidate that never compiles, do not."""
+
+from __future__ import annotations
+
+import sys
+
+from kforge_core.harness.host.baseline_worker import baseline_modules
+from kforge_core.harness.worker.worker import preload_in_background
+
+
+def test_the_compile_baseline_preloads_dynamo_and_inductor_and_eager_nothing():
+    assert baseline_modules(("eager", "compile")) == ("torch._dynamo", "torch._inductor.compile_fx")
+    assert baseline_modules(("eager",)) == () and baseline_modules(()) == ()
+
+
+def test_preloading_imports_in_a_thread_and_a_module_that_fails_is_left_to_fail_where_used():
+    sys.modules.pop("colorsys", None)
+    thread = preload_in_background(("no_such_module_anywhere", "colorsys"))
+    thread.join(30)
+    assert not thread.is_alive() and "colorsys" in sys.modules
+    assert preload_in_background(()) is None
+
+
+def test_only_the_baseline_workers_are_told_to_preload(make_harness):
+    harness = make_harness(baselines=("eager", "compile"))
+    assert harness._baseline_worker_init().preload == ("torch._dynamo", "torch._inductor.compile_fx")
+    assert harness._worker_init().preload == ()  # the candidates' workers and the referee
