@@ -291,6 +291,27 @@ def test_the_baseline_workers_process_starts_when_a_timed_evaluation_begins(make
     assert order.index("BaselineWorker.start") < order.index("Referee.ready") < order.index("WorkerPool.acquire")
 
 
+def test_the_candidates_worker_starts_beside_the_referee_and_is_the_one_taken(make_harness, monkeypatch):
+    # on an H100 a bench's first problem waited 5 s for the referee, then 4.8 s more for the candidate's worker
+    from kforge_core.harness.host.pool import WorkerPool
+    from kforge_core.harness.host.referee import Referee
+
+    from .helpers import candidate
+
+    order: list[str] = []
+    for cls, name in ((WorkerPool, "start_ahead"), (Referee, "ready"), (WorkerPool, "acquire")):
+        original = getattr(cls, name)
+        monkeypatch.setattr(cls, name, lambda self, *a, _o=original, _n=f"{cls.__name__}.{name}", **k:
+                            (order.append(_n), _o(self, *a, **k))[1])
+    harness = make_harness("relu_scale")
+    verdict = harness.evaluate(candidate("relu_scale_numpy"))
+    assert verdict.correct, verdict.message
+    assert order.index("WorkerPool.start_ahead") < order.index("Referee.ready")
+    assert harness.workers_started == 2  # the referee and the worker started ahead, which was the one taken
+    harness.evaluate(candidate("relu_scale_numpy"))
+    assert harness.workers_started == 2  # a warm worker for the problem: none started ahead
+
+
 def test_the_host_cpu_times_by_its_fastest_run_and_accelerators_by_the_median():
     """Another process can only slow a run on the host's own cores: on a busy 2-core machine a parallel Numba
     kernel's median swung between 13 and 55 ms from one evaluation to the next while its fastest run held at 12-15."""

@@ -142,6 +142,8 @@ class Harness:
         self._check_open()
         if measure and self.settings.harness.baselines:
             self._baseline_worker.start()  # its start overlaps the referee's and the candidate worker's
+        if not self._large(self.problem):
+            self._pool.start_ahead()  # the candidate's worker starts beside the referee
         workdir = self._scratch_dir(candidate)
         phases = Phases()
         with phases.phase("prebuild"):

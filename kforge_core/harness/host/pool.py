@@ -69,6 +69,14 @@ class WorkerPool:
             if worker is not keep and self._prepared.get(worker.pid) not in (self.problem.digest, problem.digest):
                 self._send_prepare(worker, problem)
 
+    def start_ahead(self) -> None:
+        """Start a worker for the current problem now, without waiting for it, unless an idle one is ready or
+        getting ready for it: the first candidate's worker then starts beside the referee, not after it (4.8 s
+        of an H100's first problem)."""
+        if any(w.alive and self._prepared.get(w.pid) == self.problem.digest for w in self._idle):
+            return
+        self._idle.append(self._spawn(self.problem))
+
     def acquire(self, *, fresh: bool = False) -> WorkerProcess:
         """A worker ready for the current problem: the warmest idle one (unless ``fresh``), preferring one
         prepared for this problem already, else a new one. Raises WorkerStartError."""
