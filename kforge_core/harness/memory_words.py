@@ -7,4 +7,5 @@ OUT_OF_MEMORY_PATTERNS = (
     "can't allocate memory",
     "cannot allocate memory",
     "unable to allocate",
+    "std::bad_alloc",  # C++'s (PyTorch's extension initialising under a worker's memory limit)
 )

@@ -94,3 +94,13 @@ def test_output_flooding_is_captured_and_truncated(relu_harness):
     assert verdict.stdout.startswith("FLOOD-START")  # the head is kept ...
     assert verdict.stdout.rstrip().endswith("FLOOD-END")  # ... and the tail
     assert verdict.stderr.startswith("import-time noise")
+
+
+@pytest.mark.parametrize("words", ["torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB",
+                                   "MemoryError: Unable to allocate 8.00 GiB", "RuntimeError: std::bad_alloc"])
+def test_running_out_of_memory_is_told_in_each_runtimes_words(words):
+    # std::bad_alloc: PyTorch's extension initialising in a worker under its memory limit (harness.memory_limit_mb)
+    from kforge_core.harness.worker.faults import classify_text
+
+    assert classify_text(words) is Failure.OUT_OF_MEMORY
+    assert classify_text("RuntimeError: shapes cannot be multiplied") is None
