@@ -457,7 +457,8 @@ def _as_int32(word: int) -> int:
 def _dynamo_compiled() -> bool:
     """Whether Dynamo compiled anything in this process since its last reset (or may have: an unknown PyTorch).
     Resetting it otherwise costs an import of Inductor's CUDA-graph trees, seconds, for nothing to release."""
-    if "torch._dynamo" not in sys.modules:
-        return False
+    dynamo = sys.modules.get("torch._dynamo")
+    if dynamo is None or getattr(getattr(dynamo, "__spec__", None), "_initializing", False):
+        return False  # not loaded, or still being imported by another thread (a worker's preload): nothing compiled
     counter = getattr(sys.modules.get("torch._dynamo.convert_frame"), "FRAME_COUNTER", None)
     return not isinstance(counter, int) or counter > 0 or "torch._inductor.cudagraph_trees" in sys.modules

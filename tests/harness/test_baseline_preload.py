@@ -26,3 +26,21 @@ def test_only_the_baseline_workers_are_told_to_preload(make_harness):
     harness = make_harness(baselines=("eager", "compile"))
     assert harness._baseline_worker_init().preload == ("torch._dynamo", "torch._inductor.compile_fx")
     assert harness._worker_init().preload == ()  # the candidates' workers and the referee
+
+
+def test_dynamo_still_being_imported_by_the_preload_has_compiled_nothing_to_reset(monkeypatch):
+    """Moving to a problem resets Dynamo when it compiled something; while the preload thread was still importing
+    it, the reset met a partially initialised module and the baseline worker could not get ready."""
+    import importlib.machinery
+    import types
+
+    from kforge_core.device import _dynamo_compiled
+
+    importing = types.ModuleType("torch._dynamo")
+    importing.__spec__ = importlib.machinery.ModuleSpec("torch._dynamo", None)
+    importing.__spec__._initializing = True
+    monkeypatch.setitem(sys.modules, "torch._dynamo", importing)
+    monkeypatch.delitem(sys.modules, "torch._dynamo.convert_frame", raising=False)
+    assert not _dynamo_compiled()
+    importing.__spec__._initializing = False  # loaded, and its frame counter unknown: it may have compiled
+    assert _dynamo_compiled()
