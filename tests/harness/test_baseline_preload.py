@@ -44,3 +44,31 @@ def test_dynamo_still_being_imported_by_the_preload_has_compiled_nothing_to_rese
     assert not _dynamo_compiled()
     importing.__spec__._initializing = False  # loaded, and its frame counter unknown: it may have compiled
     assert _dynamo_compiled()
+
+
+def test_a_request_that_may_compile_waits_for_the_preload_and_a_preparation_goes_beside_it():
+    """Two threads importing torch's compiler at once saw each other's half-made modules (``KeyError:
+    'torch._inductor'`` in the compile baseline)."""
+    import threading
+
+    from kforge_core.harness.protocol import Finish, Prepare
+    from kforge_core.harness.worker.worker import Worker
+
+    from .helpers import problem
+
+    order: list[str] = []
+    release = threading.Event()
+
+    def preload() -> None:
+        release.wait(10)
+        order.append("preloaded")
+
+    worker = Worker.__new__(Worker)  # its requests, without a process, plugins or a device
+    worker.preloading = threading.Thread(target=preload)
+    worker.preloading.start()
+    worker._dispatch = lambda request: order.append(type(request).__name__)
+    worker.handle(Prepare(problem("relu_scale")))
+    assert order == ["Prepare"]
+    threading.Timer(0.2, release.set).start()
+    worker.handle(Finish())
+    assert order == ["Prepare", "preloaded", "Finish"] and worker.preloading is None

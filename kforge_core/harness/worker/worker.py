@@ -63,9 +63,10 @@ _WAITS_AFTER = (Expect, Shipped, Time, MeasureBaselines)
 
 
 def preload_in_background(modules: tuple[str, ...]) -> threading.Thread | None:
-    """Import ``modules`` in a thread of their own while the worker serves its first requests: the baseline
+    """Import ``modules`` in a thread of their own while the worker prepares its first problem: the baseline
     worker's ``torch.compile`` spent 7-8 s importing Dynamo and Inductor in the first problem's timing. A module
-    that fails to import is left to fail where it is used."""
+    that fails to import is left to fail where it is used. Any request but a preparation waits for it
+    (:meth:`Worker.handle`)."""
     if not modules:
         return None
 
@@ -103,7 +104,7 @@ class Worker:
         self.device_namespaces = self.hooks.collect("device_namespaces", backend=self.backend)
         self.device = make_device(self.backend, flush_bytes=init.settings.l2_flush_bytes)
         self.device.start()  # the device runtime starts now, not inside a timed run
-        preload_in_background(init.preload)
+        self.preloading = preload_in_background(init.preload)
         self.home = Path.cwd()
         self.problem: Problem | None = None  # set by Prepare
         self.candidate: Candidate | None = None
@@ -132,6 +133,11 @@ class Worker:
     # ------------------------------------------------------------------------------------------ requests
 
     def handle(self, request: Any) -> Reply:
+        if self.preloading is not None and not isinstance(request, Prepare):
+            # two threads importing torch's compiler at once can each see the other's half-made modules: a request
+            # that may compile waits for the preload (a problem's preparation, which does not, goes beside it)
+            self.preloading.join()
+            self.preloading = None
         try:
             value = self._dispatch(request)
             if isinstance(request, _WAITS_AFTER):
