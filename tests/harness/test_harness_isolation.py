@@ -164,3 +164,19 @@ def test_workers_end_when_the_kforge_process_is_killed(cache_dir, tmp_path):
     while _alive(worker) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not _alive(worker)
+
+
+def test_environment_variables_a_candidate_set_are_put_back_before_the_next_one(make_harness):
+    """A published solution set TORCH_CUDA_ARCH_LIST at import: every later solution its warm worker served built
+    for that architecture, and under another build-cache key than the one built ahead (an H100's last four
+    problems built again in their own stages, 16-27 s each)."""
+    harness = make_harness(warm_workers=True)
+    setter = harness.evaluate(candidate("arch_list_setter"))
+    assert setter.correct, setter.message
+    assert any("put back for the next candidate: ARCH_LIST_SETTER_WAS_HERE, TORCH_CUDA_ARCH_LIST" in note
+               for note in setter.verify.notes), setter.verify.notes
+    assert not setter.worker_replaced  # put back, the worker is as it was: it stays warm
+    after = harness.evaluate(candidate("env_report"))
+    assert after.correct and not after.worker_replaced, after.message
+    assert "TORCH_CUDA_ARCH_LIST" not in reported(after, "ENV").split(",")
+    assert "ARCH_LIST_SETTER_WAS_HERE" not in reported(after, "ENV").split(",")

@@ -81,6 +81,9 @@ def run_stages(worker: WorkerProcess, candidate: Candidate, workdir: Path, setti
     if out.finish is not None:
         out.flags.extend(out.finish.flags)
         out.clean = out.clean and out.finish.clean
+        if out.finish.notes and out.verify is not None:  # what the candidate left in its process, and what was done
+            out.verify = replace(out.verify, notes=(*out.verify.notes, *(f"after the candidate: {note}"
+                                                                          for note in out.finish.notes)))
     else:
         out.clean = False
     return out

@@ -15,7 +15,7 @@ from .. import flags as F
 from ..protocol import FinishReport, TimingOutcome
 from ..timed_runs import pool_index
 from .candidate import candidate_instance
-from .integrity import ProcessSnapshot, changes_since
+from .integrity import ProcessSnapshot, changes_since, put_back_environment
 from ..precision_switches import switch_computes_in
 from .reference import ProblemData
 from .shipping import TIMED, TimedChecks, call_candidate, ship
@@ -98,4 +98,7 @@ def finish_report(snapshot: ProcessSnapshot | None, settings: HarnessSettings) -
     notes += [f"changed a precision switch within the {contract.name} contract: {c}" for c in within]
     notes += [f"left a thread running: {name}" for name in changes.threads]
     clean = not (flags or notes)
+    put_back = put_back_environment(snapshot.environment)
+    if put_back:  # put back: the worker stays clean for the next candidate
+        notes.append("changed environment variables, put back for the next candidate: " + ", ".join(put_back))
     return FinishReport(tuple(flags), clean, tuple(notes), switches=within)

@@ -5,7 +5,9 @@ timers, of torch, of the device's runtime (the modules its plugin names, ``kforg
 harness itself (their identity and their code), the kernels registered for the
 operators the reference runs, global dispatch modes, precision switches, other global torch state, and Python
 threads. A changed function or kernel is tampering (cheat 6); a changed precision switch is a precision
-downgrade (cheat 7); any other change leaves the worker unclean, so it is not reused.
+downgrade (cheat 7); any other change leaves the worker unclean, so it is not reused. The process's environment
+variables are put back as they were (:func:`put_back_environment`): a solution that set ``TORCH_CUDA_ARCH_LIST``
+changed what every later solution in the same worker built, and a build cache keyed on it missed all of them.
 """
 
 from __future__ import annotations
@@ -13,11 +15,12 @@ from __future__ import annotations
 import builtins
 import importlib
 import math
+import os
 import sys
 import threading
 import time
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -159,6 +162,7 @@ class ProcessSnapshot:
     dispatch: dict[str, str]
     threads: set[threading.Thread]
     device_namespaces: tuple[str, ...] = ()
+    environment: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def take(cls, reference_ops: list[str] = (), device_namespaces: tuple[str, ...] = ()) -> ProcessSnapshot:
@@ -166,7 +170,7 @@ class ProcessSnapshot:
         functions of the device's ``device_namespaces`` with torch's and the harness's."""
         return cls(_bindings(device_namespaces), _read_all(_switch_readers()), _read_all(_state_readers()),
                    _dispatch_tables(sorted({*HARNESS_OPS, *reference_ops})), set(threading.enumerate()),
-                   tuple(device_namespaces))
+                   tuple(device_namespaces), dict(os.environ))
 
 
 @dataclass
@@ -196,3 +200,19 @@ def changes_since(before: ProcessSnapshot) -> Changes:
              if now.state.get(k) != before.state[k]]
     threads = [t.name for t in now.threads - before.threads if t.is_alive()]
     return Changes(tampered, precision, state, threads)
+
+
+# Set by torch itself before each library it loads (Inductor's compiled code reads it back): not the candidate's.
+_TORCH_OWN_VARIABLES = ("_TORCHINDUCTOR_",)
+
+
+def put_back_environment(before: dict[str, str]) -> list[str]:
+    """Put the process's environment variables back as they were at ``before``; the names the candidate changed
+    (added, removed or set to another value), torch's own left out."""
+    changed = sorted(name for name in {*before, *os.environ} if before.get(name) != os.environ.get(name))
+    for name in changed:
+        if name in before:
+            os.environ[name] = before[name]
+        else:
+            os.environ.pop(name, None)
+    return [name for name in changed if not name.startswith(_TORCH_OWN_VARIABLES)]
