@@ -246,6 +246,16 @@ def test_profile_on_the_gpu_lists_device_kernels(gpu_harness):
     assert "relu_scale_kernel" in gpu_harness.summarize(verdict.profile).text
 
 
+def test_the_referee_puts_a_large_shipped_output_together_in_page_locked_memory(tmp_path):
+    from kforge_core.harness.worker.host_copies import PAGE_LOCKED_FROM_BYTES
+    from kforge_core.harness.worker.output_files import read_outputs, write_outputs
+
+    output = torch.randn(PAGE_LOCKED_FROM_BYTES // 4 + 5)
+    paths, digests = write_outputs(tmp_path / "out", [output], {}, piece_bytes=PAGE_LOCKED_FROM_BYTES // 4)
+    (read,), _ = read_outputs(paths, digests)
+    assert len(paths) == 5 and read.is_pinned() and torch.equal(read, output)
+
+
 def test_a_large_output_comes_to_the_host_through_page_locked_memory_bit_for_bit():
     from kforge_core.harness.worker.host_copies import PAGE_LOCKED_FROM_BYTES, host_copy
 
