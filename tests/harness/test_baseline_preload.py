@@ -22,10 +22,14 @@ def test_preloading_imports_in_a_thread_and_a_module_that_fails_is_left_to_fail_
     assert preload_in_background(()) is None
 
 
-def test_only_the_baseline_workers_are_told_to_preload(make_harness):
-    harness = make_harness(baselines=("eager", "compile"))
+def test_only_the_baseline_workers_are_told_to_preload_and_only_for_an_accelerator(make_harness):
+    from .torch_backend_plugin import TORCH_CPU_ACCELERATOR
+
+    harness = make_harness(baselines=("eager", "compile"), backend=TORCH_CPU_ACCELERATOR)
     assert harness._baseline_worker_init().preload == ("torch._dynamo", "torch._inductor.compile_fx")
     assert harness._worker_init().preload == ()  # the candidates' workers and the referee
+    host_cpu = make_harness(baselines=("eager", "compile"))  # a timed run needs the host's cores
+    assert host_cpu._baseline_worker_init().preload == ()
 
 
 def test_dynamo_still_being_imported_by_the_preload_has_compiled_nothing_to_reset(monkeypatch):

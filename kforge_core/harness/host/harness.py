@@ -267,8 +267,10 @@ class Harness:
 
     def _baseline_worker_init(self) -> WorkerInit:
         """A worker's, with what the baselines import loaded from its start (``torch.compile``'s Dynamo and
-        Inductor), while the first candidate is verified."""
-        return dataclasses.replace(self._worker_init(), preload=baseline_modules(self.settings.harness.baselines))
+        Inductor), while the first candidate is verified; not on the host CPU, whose cores a timed run needs (and
+        where seconds of imports beside the candidate's evaluation cost more than they save)."""
+        preload = () if self._host_cpu else baseline_modules(self.settings.harness.baselines)
+        return dataclasses.replace(self._worker_init(), preload=preload)
 
     @staticmethod
     def _sys_path() -> tuple[str, ...]:
