@@ -29,6 +29,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     output = torch.rand(args.mib << 18)  # float32: MiB * 2**20 / 4 elements
+    for_device = hasattr(torch, "accelerator") and torch.accelerator.is_available()  # as the referee of a GPU
     sizes = [output_files.PART_BYTES] + [mib << 20 for mib in args.part_mib if mib << 20 != output_files.PART_BYTES]
     seconds: dict[tuple[int, str], list[float]] = {}
     with tempfile.TemporaryDirectory(prefix="kforge-shipping-") as root:
@@ -39,11 +40,12 @@ def main() -> None:
                                                             piece_bytes=size)
                 seconds.setdefault((size, "write"), []).append(time.perf_counter() - start)
                 start = time.perf_counter()
-                (read,), _ = output_files.read_outputs(paths, digests)
+                (read,), _ = output_files.read_outputs(paths, digests, for_device=for_device)
                 seconds.setdefault((size, "read"), []).append(time.perf_counter() - start)
                 assert torch.equal(read, output)
                 del read
-    print(f"{args.mib} MiB output, {os.cpu_count()} cores")
+    print(f"{args.mib} MiB output, {os.cpu_count()} cores, pieces put together in "
+          f"{'page-locked' if for_device else 'pageable'} memory")
     for (size, step), values in seconds.items():
         used = " (shipping's)" if size == output_files.PART_BYTES else ""
         print(f"parts of {size >> 20:4d} MiB{used:13s} {step:5s} median {statistics.median(values):.3f} s  "

@@ -252,8 +252,10 @@ def test_the_referee_puts_a_large_shipped_output_together_in_page_locked_memory(
 
     output = torch.randn(PAGE_LOCKED_FROM_BYTES // 4 + 5)
     paths, digests = write_outputs(tmp_path / "out", [output], {}, piece_bytes=PAGE_LOCKED_FROM_BYTES // 4)
-    (read,), _ = read_outputs(paths, digests)
+    (read,), _ = read_outputs(paths, digests, for_device=True)
     assert len(paths) == 5 and read.is_pinned() and torch.equal(read, output)
+    (plain,), _ = read_outputs(*write_outputs(tmp_path / "again", [output], {}, piece_bytes=PAGE_LOCKED_FROM_BYTES // 4))
+    assert not plain.is_pinned() and torch.equal(plain, output)  # bound for the host: nothing locked
 
 
 def test_a_large_output_comes_to_the_host_through_page_locked_memory_bit_for_bit():

@@ -5,7 +5,6 @@ time, is faster from there too."""
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import torch
@@ -28,19 +27,13 @@ def host_copy(tensor: Any) -> Any:
     return source.to("cpu", copy=True).contiguous()
 
 
-def host_empty(numel: int, dtype: torch.dtype) -> torch.Tensor:
-    """An uninitialised flat host tensor, page-locked where it is large and the process has a device to lock it
-    for (the referee puts a shipped output's pieces together in it: into fresh pageable memory, 33 pieces of a
-    2.1 GB output took longer than reading and digesting them)."""
-    if numel * dtype.itemsize >= PAGE_LOCKED_FROM_BYTES and _page_locking_works():
-        return torch.empty(numel, dtype=dtype, pin_memory=True)
+def host_empty(numel: int, dtype: torch.dtype, *, for_device: bool) -> torch.Tensor:
+    """An uninitialised flat host tensor, page-locked where it is large and bound ``for_device`` (an accelerator
+    whose runtime the process uses already): the referee puts a shipped output's pieces together in it, and into
+    fresh pageable memory 33 pieces of a 2.1 GB output took longer than reading and digesting them."""
+    if for_device and numel * dtype.itemsize >= PAGE_LOCKED_FROM_BYTES:
+        try:
+            return torch.empty(numel, dtype=dtype, pin_memory=True)
+        except RuntimeError:  # no page-locked memory for this device: plain memory
+            pass
     return torch.empty(numel, dtype=dtype)
-
-
-@functools.cache
-def _page_locking_works() -> bool:
-    try:
-        torch.empty(1, pin_memory=True)
-    except RuntimeError:  # no device runtime to lock memory for
-        return False
-    return True

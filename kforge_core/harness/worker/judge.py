@@ -125,7 +125,8 @@ class Judge:
         """The shipped outputs as read (on the host) and the changed inputs; or the judgement on files that are not
         what the worker wrote."""
         try:
-            outputs, changed = read_outputs(shipped.paths, shipped.digests)
+            outputs, changed = read_outputs(shipped.paths, shipped.digests,  # the host's own: nothing to lock
+                                            for_device=self.expected.data.device.type != "cpu")
         except UnreadableOutputs as exc:
             if exc.changed:
                 self.session.flags.append(F.raise_flag(F.TAMPERING, (

@@ -70,9 +70,12 @@ def write_outputs(first: Path, outputs: list[Any], inputs: dict[str, Any],
     return tuple(paths), tuple(digests)
 
 
-def read_outputs(paths: tuple[Path, ...], digests: tuple[str, ...]) -> tuple[list[Any], dict[str, Any]]:
+def read_outputs(paths: tuple[Path, ...], digests: tuple[str, ...], *, for_device: bool = False
+                 ) -> tuple[list[Any], dict[str, Any]]:
     """The outputs and changed inputs written by :func:`write_outputs`, on the host (the files are removed once
-    read); raises :class:`UnreadableOutputs` for anything that is not exactly what was written."""
+    read; an output in several pieces is put together in page-locked memory when it is bound ``for_device``, see
+    ``host_copies.host_empty``); raises :class:`UnreadableOutputs` for anything that is not exactly what was
+    written."""
     if not paths or len(paths) != len(digests):
         raise UnreadableOutputs(f"{len(paths)} outputs files sent with {len(digests)} digests")
     contents = _side_by_side(_read_part, list(zip(paths, digests)))
@@ -82,8 +85,8 @@ def read_outputs(paths: tuple[Path, ...], digests: tuple[str, ...]) -> tuple[lis
         if first["parts"] != len(paths):
             raise ValueError(f"{first['parts']} parts written, {len(paths)} sent")
         supply = iter([piece for _, part in contents for piece in part])
-        outputs = [_put_together(entry, supply) for entry in layout["outputs"]]
-        inputs = {name: _put_together(entry, supply) for name, entry in layout["inputs"].items()}
+        outputs = [_put_together(entry, supply, for_device) for entry in layout["outputs"]]
+        inputs = {name: _put_together(entry, supply, for_device) for name, entry in layout["inputs"].items()}
     except Exception as exc:  # noqa: BLE001 - written by the harness; unreadable means tampered with
         raise UnreadableOutputs(f"its outputs file is not the harness's ({exc})") from None
     return outputs, inputs
@@ -181,13 +184,14 @@ def _lay_out(value: Any, pieces: list[torch.Tensor], limit: int) -> dict[str, An
     return {"shape": list(value.shape), "pieces": len(chunks)}
 
 
-def _put_together(entry: dict[str, Any], supply: Any) -> Any:
+def _put_together(entry: dict[str, Any], supply: Any, for_device: bool) -> Any:
     if "value" in entry:
         return entry["value"]
     chunks = [next(supply) for _ in range(entry["pieces"])]
     if len(chunks) == 1:
         flat = chunks[0]
     else:
-        flat = torch.cat(chunks, out=host_empty(sum(c.numel() for c in chunks), chunks[0].dtype))
+        flat = torch.cat(chunks, out=host_empty(sum(c.numel() for c in chunks), chunks[0].dtype,
+                                                for_device=for_device))
     del chunks
     return flat.reshape(entry["shape"])
