@@ -30,7 +30,7 @@ POLL_S = 0.05  # how often the threads still working are looked at again
 
 # Bound at import, before any candidate is imported: where a parked thread's innermost Python frame stands.
 _PARKED_IN: frozenset[CodeType] = frozenset({
-    threading.Condition.wait.__code__,  # Event.wait, Queue.get, Semaphore.acquire and Thread.join wait here
+    threading.Condition.wait.__code__,  # Event.wait, Queue.get and Semaphore.acquire wait here
     concurrent.futures.thread._worker.__code__,  # a pool's worker taking its next task (a C queue: no frame below)
 })
 _current_frames = sys._current_frames
