@@ -51,13 +51,16 @@ class Judge:
     """Judges one candidate's shipped calls at a time (:meth:`begin` starts the next candidate's)."""
 
     def __init__(self, expected: Expected, settings: HarnessSettings,
-                 hand_back: Callable[[], object] = lambda: None) -> None:
+                 hand_back: Callable[[], object] = lambda: None, *, for_device: bool = False) -> None:
         """:param hand_back: hands the allocator's unused cache back to the device (around the float64 reference,
-            whose blocks are twice the size of the float32 ones the cache holds, so neither would serve the other)."""
+            whose blocks are twice the size of the float32 ones the cache holds, so neither would serve the other).
+        :param for_device: the reference's device is not the host: large shipped outputs are put together in
+            page-locked memory (``output_files.read_outputs``)."""
         self.expected = expected
         self.settings = settings
         self.session = _Session()
         self.hand_back = hand_back
+        self.for_device = for_device
 
     def begin(self) -> None:
         self.session = _Session()
@@ -125,8 +128,7 @@ class Judge:
         """The shipped outputs as read (on the host) and the changed inputs; or the judgement on files that are not
         what the worker wrote."""
         try:
-            outputs, changed = read_outputs(shipped.paths, shipped.digests,  # the host's own: nothing to lock
-                                            for_device=self.expected.data.device.type != "cpu")
+            outputs, changed = read_outputs(shipped.paths, shipped.digests, for_device=self.for_device)
         except UnreadableOutputs as exc:
             if exc.changed:
                 self.session.flags.append(F.raise_flag(F.TAMPERING, (

@@ -194,7 +194,8 @@ class Worker:
 
             self.problem, self.judge = request.problem, None  # the previous problem's answers go first
             expected = expected_for(request.problem, self.device, self.init.settings, self.backend)
-            self.judge = Judge(expected, self.init.settings, hand_back=lambda: hand_back_idle_cache(self.device))
+            self.judge = Judge(expected, self.init.settings, hand_back=lambda: hand_back_idle_cache(self.device),
+                               for_device=not self.device.host_cpu)
             return Prepared(f"expected outputs of {len(expected.data.trials)} trials ({len(expected.kept)} kept)",
                             expected.forward_s)
         if self.judge is None:
