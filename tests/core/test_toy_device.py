@@ -88,7 +88,7 @@ def test_every_device_specific_step_went_through_the_toy_device(toy_eval):
 def test_the_plugins_own_pattern_and_namespace_join_the_cheat_checks(toy_eval):
     _, (*_, pins, patches), _ = toy_eval
     pinning = {f["code"]: f for f in pins["flags"]}["toy_cache_pinning"]
-    assert pins["correct"] is True and pinning["blocking"] is False
+    assert pins["correct"] is True and pinning["blocking"] is False, pins["message"]
     assert pinning["message"] == "source: pins.py names the toy cache-pinning call"
     assert patches["correct"] is False
     tampering = {f["code"]: f for f in patches["flags"]}["tampering"]
