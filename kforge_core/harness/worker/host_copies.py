@@ -18,11 +18,8 @@ def host_copy(tensor: Any) -> Any:
         return tensor
     source = tensor.detach()
     if not source.is_cpu and source.numel() * source.element_size() >= PAGE_LOCKED_FROM_BYTES:
-        try:
-            staging = torch.empty(source.shape, dtype=source.dtype, pin_memory=True)
-        except RuntimeError:  # no page-locked memory for this device: the plain copy
-            pass
-        else:
+        staging = _page_locked(source.shape, source.dtype)
+        if staging is not None:
             return staging.copy_(source)
     return source.to("cpu", copy=True).contiguous()
 
@@ -32,8 +29,15 @@ def host_empty(numel: int, dtype: torch.dtype, *, for_device: bool) -> torch.Ten
     whose runtime the process uses already): the referee puts a shipped output's pieces together in it, and into
     fresh pageable memory 33 pieces of a 2.1 GB output took longer than reading and digesting them."""
     if for_device and numel * dtype.itemsize >= PAGE_LOCKED_FROM_BYTES:
-        try:
-            return torch.empty(numel, dtype=dtype, pin_memory=True)
-        except RuntimeError:  # no page-locked memory for this device: plain memory
-            pass
+        locked = _page_locked((numel,), dtype)
+        if locked is not None:
+            return locked
     return torch.empty(numel, dtype=dtype)
+
+
+def _page_locked(shape: Any, dtype: torch.dtype) -> torch.Tensor | None:
+    """Uninitialised page-locked host memory, or None where the device runtime has none to give."""
+    try:
+        return torch.empty(shape, dtype=dtype, pin_memory=True)
+    except RuntimeError:
+        return None
