@@ -73,3 +73,32 @@ def test_a_file_the_worker_wrote_otherwise_is_unreadable_even_with_its_digest(tm
             read_outputs(*forged(header, tail))
     outputs, _ = read_outputs(*forged({"pieces": [("float32", 4)], "layout": layout, "parts": 1}, b"\0" * 16))
     assert torch.equal(outputs[0], torch.zeros(4))
+
+
+READ_IN_PLACE = r'''
+import gc, resource, sys, torch
+from pathlib import Path
+from kforge_core.harness.worker.output_files import read_outputs, write_outputs
+output = torch.rand(48 << 20)  # 192 MiB of float32
+paths, digests = write_outputs(Path(sys.argv[1]) / "00001.pt", [output], {}, piece_bytes=16 << 20)
+sample = output[::4099].clone()
+del output
+gc.collect()
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+(read,), _ = read_outputs(paths, digests)
+grew = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+assert torch.equal(read[::4099], sample) and read.shape == (48 << 20,)
+print(grew // 1024)
+'''
+
+
+def test_a_shipped_output_is_read_into_its_place_without_a_second_copy(tmp_path):
+    # the referee holds one copy of an output while it reads it: each piece goes straight into its place (pieces
+    # read into memory of their own and put together afterwards held the output twice, and took longer)
+    import subprocess
+    import sys
+
+    finished = subprocess.run([sys.executable, "-c", READ_IN_PLACE, str(tmp_path)], capture_output=True, text=True,
+                              check=True)
+    grew_mib = int(finished.stdout.split()[-1])
+    assert grew_mib < 96, f"reading a 192 MiB output raised the peak memory by {grew_mib} MiB"

@@ -1,27 +1,27 @@
 """A shipped call's outputs on disk: written by the candidate's worker in files no larger than that process may
 write (its ``RLIMIT_FSIZE``, ``harness.file_size_limit_mb``), each with its SHA-256; read back by the referee, which
-checks every digest before it believes a byte, and removes each file as it reads it: a file is read once, and a
+hands nothing back before every digest matched, and removes each file as it opens it: a file is read once, and a
 suite's shipped outputs do not pile up on disk (a problem with 2 GB outputs ships nine calls of them), nor wait in
 the page cache to be written out.
 
 An output of gigabytes (a KernelBench level-1 problem's 32768 x 32768 matmul is 4 GiB) is cut into flat pieces that
 fill parts of at most half the limit; the first part also holds the layout that puts the pieces back together. A
 part holds a small header (``torch.save``, read back with ``weights_only``) and then the pieces' bytes as they lie in
-memory: nothing is serialized twice, and the referee's tensors are views of the bytes it read and digested. The
-parts are written, read and digested in threads side by side.
+memory: nothing is serialized twice, and the referee reads each piece straight into its place in the output it
+belongs to, where it is digested. The parts are written, read and digested in threads side by side.
 """
 
 from __future__ import annotations
 
 import hashlib
 import io
-import mmap
+import math
 import os
 import resource
 import struct
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import torch
 
@@ -72,23 +72,29 @@ def write_outputs(first: Path, outputs: list[Any], inputs: dict[str, Any],
 
 def read_outputs(paths: tuple[Path, ...], digests: tuple[str, ...], *, for_device: bool = False
                  ) -> tuple[list[Any], dict[str, Any]]:
-    """The outputs and changed inputs written by :func:`write_outputs`, on the host (the files are removed once
-    read; an output in several pieces is put together in page-locked memory when it is bound ``for_device``, see
-    ``host_copies.host_empty``); raises :class:`UnreadableOutputs` for anything that is not exactly what was
-    written."""
+    """The outputs and changed inputs written by :func:`write_outputs`, on the host; raises
+    :class:`UnreadableOutputs` for anything that is not exactly what was written.
+
+    Each part's header is read first (``weights_only``: PyTorch's loader for files it does not trust), to know
+    where its pieces go; then every piece is read straight into its place in the output it belongs to (page-locked
+    memory for a large output bound ``for_device``, see ``host_copies.host_empty``) and digested there, the parts
+    side by side. Nothing is handed back before every part's digest matched, and each file is removed once read.
+    Reading a piece into memory of its own and then copying it into place cost a 2.1 GB output 2.5 s a call on an
+    H100 host (the copy, then handing the pieces' memory back), its read and digest 0.5 s."""
     if not paths or len(paths) != len(digests):
         raise UnreadableOutputs(f"{len(paths)} outputs files sent with {len(digests)} digests")
-    contents = _side_by_side(_read_part, list(zip(paths, digests)))
+    parts = _side_by_side(_open_part, [(path,) for path in paths])
     try:
-        first = contents[0][0]
-        layout = first["layout"]
-        if first["parts"] != len(paths):
-            raise ValueError(f"{first['parts']} parts written, {len(paths)} sent")
-        supply = iter([piece for _, part in contents for piece in part])
-        outputs = [_put_together(entry, supply, for_device) for entry in layout["outputs"]]
-        inputs = {name: _put_together(entry, supply, for_device) for name, entry in layout["inputs"].items()}
-    except Exception as exc:  # noqa: BLE001 - written by the harness; unreadable means tampered with
-        raise UnreadableOutputs(f"its outputs file is not the harness's ({exc})") from None
+        try:
+            places, outputs, inputs = _places(parts, for_device)
+        except Exception as exc:  # noqa: BLE001 - written by the harness; unreadable means tampered with
+            for part, digest in zip(parts, digests):
+                part.check_unchanged(digest)
+            raise UnreadableOutputs(f"its outputs file is not the harness's ({exc})") from None
+        _side_by_side(_fill_part, list(zip(parts, places, digests)))
+    finally:
+        for part in parts:
+            part.close()
     return outputs, inputs
 
 
@@ -113,50 +119,134 @@ def _write_part(path: Path, part: list[torch.Tensor], extra: dict[str, Any]) -> 
     return digest.hexdigest()  # of the bytes written: the file is not read back
 
 
-def _read_part(path: Path, digest: str) -> tuple[dict[str, Any], list[torch.Tensor]]:
-    try:
-        with path.open("rb", buffering=0) as file:
-            data = _fresh_memory(os.fstat(file.fileno()).st_size)
-            view, read = memoryview(data), 0
-            while read < len(data) and (count := file.readinto(view[read:])):
-                read += count
-            del view
+class _Part:
+    """One part being read: its open file (past the header), the bytes read so far (for the digest), its size and
+    its header. The file is removed once opened: what is read is what this process holds open."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.file = path.open("rb", buffering=0)
         path.unlink(missing_ok=True)
+        self.size = os.fstat(self.file.fileno()).st_size
+        self.head = b""
+        self.header: dict[str, Any] | None = None
+        self.problem = ""
+
+    def read_header(self) -> None:
+        prefix = self._read(len(MAGIC) + _LENGTH.size)
+        if prefix[:len(MAGIC)] != MAGIC:
+            raise ValueError("not an outputs file")
+        (length,) = _LENGTH.unpack_from(prefix, len(MAGIC))
+        if length > self.size - len(prefix):
+            raise ValueError("its header runs past the end of the file")
+        body = self._read(length)
+        self.head = prefix + body
+        self.header = torch.load(io.BytesIO(body), weights_only=True)
+
+    def pieces(self) -> list[tuple[torch.dtype, int]]:
+        if not isinstance(self.header, dict):
+            raise ValueError(f"no header{f' ({self.problem})' if self.problem else ''}")
+        return [(_DTYPES[name], int(numel)) for name, numel in self.header["pieces"]]
+
+    def check_unchanged(self, digest: str) -> None:
+        """Raise ``UnreadableOutputs(changed=True)`` when the whole file is not what was written (a part the
+        harness could not make sense of was changed, not written so)."""
+        self.file.seek(0)
+        whole = hashlib.sha256()
+        while chunk := self.file.read(1 << 24):
+            whole.update(chunk)
+        if whole.hexdigest() != digest:
+            raise UnreadableOutputs("its outputs file was changed after it was written", changed=True)
+
+    def close(self) -> None:
+        self.file.close()
+
+    def _read(self, count: int) -> bytes:
+        data = self.file.read(count)
+        if len(data) != count:
+            raise ValueError("shorter than its header says")
+        return data
+
+
+def _open_part(path: Path) -> _Part:
+    try:
+        part = _Part(path)
     except OSError as exc:
         raise UnreadableOutputs(f"its outputs file is gone ({exc.strerror})") from None
-    if read != len(data) or hashlib.sha256(data).hexdigest() != digest:  # the same digest as write_outputs
-        raise UnreadableOutputs("its outputs file was changed after it was written", changed=True)
     try:
-        if data[:len(MAGIC)] != MAGIC:
-            raise ValueError("not an outputs file")
-        (length,) = _LENGTH.unpack_from(data, len(MAGIC))
-        offset = len(MAGIC) + _LENGTH.size
-        header = torch.load(io.BytesIO(bytes(data[offset:offset + length])), weights_only=True)
-        offset += length
-        pieces = []
-        for dtype_name, numel in header["pieces"]:
-            dtype = _DTYPES[dtype_name]
-            size = numel * dtype.itemsize
-            if offset + size > len(data):
-                raise ValueError("a piece runs past the end of the file")
-            raw = torch.frombuffer(data, dtype=torch.uint8, count=size, offset=offset) if size else \
-                torch.empty(0, dtype=torch.uint8)
-            pieces.append(raw.view(dtype))
-            offset += size
-        if offset != len(data):
-            raise ValueError("bytes after the last piece")
-    except Exception as exc:  # noqa: BLE001 - written by the harness; unreadable means tampered with
-        raise UnreadableOutputs(f"its outputs file is not the harness's ({exc})") from None
-    return header, pieces
+        part.read_header()
+    except Exception as exc:  # noqa: BLE001 - judged with the others: unreadable, or changed after writing
+        part.problem = str(exc)
+    return part
 
 
-def _fresh_memory(size: int) -> mmap.mmap | bytearray:
-    """Writable memory of ``size`` bytes for a part to be read into: an anonymous mapping, whose pages the read
-    is the first to write (a ``bytearray`` is zero-filled first, a second pass over the memory: a GiB part took
-    0.66 s to read into one, 0.41 s into a mapping). It is unmapped when the last tensor viewing it goes."""
-    if size == 0:
-        return bytearray()
-    return mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+def _places(parts: list[_Part], for_device: bool
+            ) -> tuple[list[list[torch.Tensor]], list[Any], dict[str, Any]]:
+    """Where each part's pieces go (flat byte views, part by part), and the outputs and inputs they fill. Raises
+    ValueError (or whatever a malformed header raises) for a layout the parts do not add up to."""
+    header = parts[0].header
+    if not isinstance(header, dict):
+        raise ValueError(parts[0].problem or "no header")
+    if header["parts"] != len(parts):
+        raise ValueError(f"{header['parts']} parts written, {len(parts)} sent")
+    pieces = [(index, dtype, numel) for index, part in enumerate(parts) for dtype, numel in part.pieces()]
+    for part in parts:
+        length = len(part.head) + sum(numel * dtype.itemsize for dtype, numel in part.pieces())
+        if length != part.size:
+            raise ValueError("a piece runs past the end of the file" if length > part.size
+                             else "bytes after the last piece")
+    places: list[list[torch.Tensor]] = [[] for _ in parts]
+    supply = iter(pieces)
+    layout = header["layout"]
+    outputs = [_destination(entry, supply, places, for_device) for entry in layout["outputs"]]
+    inputs = {name: _destination(entry, supply, places, for_device) for name, entry in layout["inputs"].items()}
+    if next(supply, None) is not None:
+        raise ValueError("pieces no output takes")
+    return places, outputs, inputs
+
+
+def _destination(entry: dict[str, Any], supply: Iterator[tuple[int, torch.dtype, int]],
+                 places: list[list[torch.Tensor]], for_device: bool) -> Any:
+    """The value of one layout entry: a plain value as it is, a tensor as the memory its pieces are read into."""
+    if "value" in entry:
+        return entry["value"]
+    shape = [int(size) for size in entry["shape"]]
+    chunks = [next(supply) for _ in range(int(entry["pieces"]))]
+    dtype = chunks[0][1]
+    if any(chunk_dtype != dtype for _, chunk_dtype, _ in chunks) or any(size < 0 for size in shape):
+        raise ValueError("pieces of one output differ in dtype")
+    numel = math.prod(shape)
+    if sum(count for _, _, count in chunks) != numel:
+        raise ValueError("its pieces do not make up its shape")
+    flat = host_empty(numel, dtype, for_device=for_device)
+    offset = 0
+    for index, _, count in chunks:
+        places[index].append(flat[offset:offset + count].view(torch.uint8) if count else
+                             torch.empty(0, dtype=torch.uint8))
+        offset += count
+    return flat.reshape(shape)
+
+
+def _fill_part(part: _Part, places: list[torch.Tensor], digest: str) -> None:
+    """Read the part's pieces into their places, digesting what was read; raises UnreadableOutputs when the
+    bytes are not what was written."""
+    hashed = hashlib.sha256(part.head)
+    try:
+        for place in places:
+            if not place.numel():
+                continue
+            view, read = memoryview(place.numpy()), 0
+            while read < len(view) and (count := part.file.readinto(view[read:])):
+                read += count
+            if read != len(view):
+                raise UnreadableOutputs("its outputs file was changed after it was written", changed=True)
+            hashed.update(view)
+        if part.file.read(1):
+            raise UnreadableOutputs("its outputs file was changed after it was written", changed=True)
+    except OSError as exc:
+        raise UnreadableOutputs(f"its outputs file could not be read ({exc.strerror})") from None
+    if hashed.hexdigest() != digest:  # the same digest as write_outputs
+        raise UnreadableOutputs("its outputs file was changed after it was written", changed=True)
 
 
 def _bytes_of(piece: torch.Tensor) -> memoryview:
@@ -182,16 +272,3 @@ def _lay_out(value: Any, pieces: list[torch.Tensor], limit: int) -> dict[str, An
     chunks = list(flat.split(step)) if flat.numel() else [flat]
     pieces.extend(chunks)
     return {"shape": list(value.shape), "pieces": len(chunks)}
-
-
-def _put_together(entry: dict[str, Any], supply: Any, for_device: bool) -> Any:
-    if "value" in entry:
-        return entry["value"]
-    chunks = [next(supply) for _ in range(entry["pieces"])]
-    if len(chunks) == 1:
-        flat = chunks[0]
-    else:
-        flat = torch.cat(chunks, out=host_empty(sum(c.numel() for c in chunks), chunks[0].dtype,
-                                                for_device=for_device))
-    del chunks
-    return flat.reshape(entry["shape"])
