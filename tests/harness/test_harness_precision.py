@@ -117,6 +117,22 @@ def test_a_tf32_switch_is_caught_under_fp32(relu_harness):
     assert verdict.precision.switches == () and verdict.worker_replaced
 
 
+
+def test_a_switch_below_the_contract_is_rejected_before_the_candidate_is_timed(make_harness):
+    # verification ends with the switches judged: a candidate the policy rejects costs no timed run (a CUDA-L1
+    # solution turning TF32 on at import spent 5.4 s of an H100's time being timed before it was rejected)
+    harness = make_harness("relu_scale", warmup=1, repetitions=3)
+    blocked = harness.evaluate(candidate("tf32_switch"))
+    assert blocked.failure is Failure.CHEAT and blocked.runtime is None
+    assert "timing" not in dict(blocked.phases)
+    flag = next(f for f in blocked.flags if f.code == F.PRECISION_DOWNGRADE)
+    assert flag.blocking and flag.message.count("allow_tf32: False -> True") == 1  # said once, found twice
+    reported = make_harness("relu_scale", warmup=1, repetitions=3, precision_policy="report")
+    flagged = reported.evaluate(candidate("tf32_switch"))
+    assert flagged.runtime is not None and "timing" in dict(flagged.phases)  # not blocking: timed as before
+    assert any(f.code == F.PRECISION_DOWNGRADE and not f.blocking for f in flagged.flags)
+
+
 @pytest.fixture
 def kforge_eval(cache_dir, monkeypatch, tmp_path):
     """``kforge eval PROBLEM CANDIDATE... --precision ...`` through the CLI, on the torch-cpu test backend."""

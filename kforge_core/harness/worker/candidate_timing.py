@@ -86,19 +86,36 @@ def finish_report(snapshot: ProcessSnapshot | None, settings: HarnessSettings) -
     if changes.tampered:
         shown = ", ".join(changes.tampered[:10]) + (" ..." if len(changes.tampered) > 10 else "")
         flags.append(F.raise_flag(F.TAMPERING, f"the candidate replaced {shown}", settings))
-    contract = settings.contract
-    judged = [(f"{name}: {was!r} -> {now!r}", contract.permits(switch_computes_in(name, now)))
-              for name, was, now in changes.precision]
-    below = [change for change, permitted in judged if not permitted]
-    within = tuple(change for change, permitted in judged if permitted)
-    if below:
-        flags.append(F.raise_flag(F.PRECISION_DOWNGRADE, f"the candidate changed precision switches below the "
-                                  f"{contract.name} contract ({contract.computes_in}): " + "; ".join(below), settings))
+    below, within = _judged_switches(changes.precision, settings)
+    flags.extend(below)
     notes = [f"changed global state: {c}" for c in changes.state]
-    notes += [f"changed a precision switch within the {contract.name} contract: {c}" for c in within]
+    notes += [f"changed a precision switch within the {settings.contract.name} contract: {c}" for c in within]
     notes += [f"left a thread running: {name}" for name in changes.threads]
     clean = not (flags or notes)
     put_back = put_back_environment(snapshot.environment)
     if put_back:  # put back: the worker stays clean for the next candidate
         notes.append("changed environment variables, put back for the next candidate: " + ", ".join(put_back))
     return FinishReport(tuple(flags), clean, tuple(notes), switches=within)
+
+
+def blocking_switch_flags(snapshot: ProcessSnapshot | None, settings: HarnessSettings) -> list[Flag]:
+    """After verification: precision switches the candidate turned below the contract, where the policy makes
+    that block, so that a candidate already rejected is not timed (its finish report says the same again)."""
+    if snapshot is None:
+        return []
+    below, _ = _judged_switches(changes_since(snapshot).precision, settings)
+    return [flag for flag in below if flag.blocking]
+
+
+def _judged_switches(changed: list[tuple[str, Any, Any]], settings: HarnessSettings
+                     ) -> tuple[list[Flag], tuple[str, ...]]:
+    """The switch changes below the contract (one flag), and those within it (described)."""
+    contract = settings.contract
+    judged = [(f"{name}: {was!r} -> {now!r}", contract.permits(switch_computes_in(name, now)))
+              for name, was, now in changed]
+    below = [change for change, permitted in judged if not permitted]
+    within = tuple(change for change, permitted in judged if permitted)
+    if not below:
+        return [], within
+    return [F.raise_flag(F.PRECISION_DOWNGRADE, f"the candidate changed precision switches below the "
+                         f"{contract.name} contract ({contract.computes_in}): " + "; ".join(below), settings)], within

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
+import dataclasses
 import importlib
 import os
 import signal
@@ -20,7 +21,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from ...records import Candidate, Failure, Problem, StageContext
+from ...records import Candidate, Failure, Problem, StageContext, VerifyResult
 from ...stage_timer import StageTimer
 from ...tracebacks import exception_line, exception_text
 from ..captured import STDERR_FILE, STDOUT_FILE
@@ -166,7 +167,8 @@ class Worker:
         if isinstance(request, Begin):
             return self._begin(request)
         if isinstance(request, RunStage):
-            return self._stage(request.stage)
+            result = self._stage(request.stage)
+            return self._with_switches_judged(result) if request.stage == "verify" else result
         if isinstance(request, Time):
             from .candidate_timing import time_candidate
             from .jit_marks import jit_builds_marked
@@ -236,6 +238,21 @@ class Worker:
         if result is None:
             raise RuntimeError(f"no plugin answered kforge_{stage} for backend {self.backend.name!r}")
         return result
+
+    def _with_switches_judged(self, verified: Any) -> Any:
+        """The verify stage's result with the precision switches the candidate turned below the contract, where
+        they block: the KForge process then spends no time timing a candidate it rejects."""
+        from .. import flags as F
+        from .candidate_timing import blocking_switch_flags
+
+        blocking = blocking_switch_flags(self.snapshot, self.init.settings)
+        if not blocking or not isinstance(verified, VerifyResult):
+            return verified
+        flags = (*verified.flags, *blocking)
+        if not verified.correct:
+            return dataclasses.replace(verified, flags=flags)
+        return dataclasses.replace(verified, flags=flags, correct=False, failure=Failure.CHEAT,
+                                   message=F.describe_blocking(blocking))
 
     def _finish(self) -> Any:
         from .candidate_timing import finish_report
