@@ -36,6 +36,16 @@ def default_build_jobs() -> int:
     return max(1, min(16, (os.cpu_count() or 2) - 1))
 
 
+SPARES_FROM_CORES = 8  # from this many cores up, two spare workers by default
+
+
+def default_spare_workers() -> int:
+    """Spare workers by default: two where the machine has the cores to start them beside an evaluation (a
+    worker's start, Python, torch and the device, took 1.5-3 s on an H100's host: a suite whose candidates are
+    rejected one after another, each replacing its worker, outran a single spare), one elsewhere."""
+    return 2 if (os.cpu_count() or 1) >= SPARES_FROM_CORES else 1
+
+
 @dataclass(frozen=True)
 class HarnessSettings:
     """``[harness]``: how candidates are checked and timed (README, "Evaluating a candidate", explains each)."""
@@ -64,7 +74,8 @@ class HarnessSettings:
     precision_policy: Literal["strict", "report"] = "strict"
     baselines: tuple[str, ...] = ("eager", "compile")
     warm_workers: bool = True
-    spare_workers: int = 1  # workers kept started ahead of need when warm_workers is on
+    # workers kept started ahead of need when warm_workers is on (2 from SPARES_FROM_CORES cores up, else 1)
+    spare_workers: int = field(default_factory=default_spare_workers)
     timing_checks: int = 3  # timed runs whose outputs are checked against the reference again
     input_pool_mb: int = 1024  # device memory for the distinct input sets the timed runs cycle through
     l2_flush_bytes: int = 0  # 0: twice the device's L2, at least the device's floor (GPUs: 256 MiB); CPU: none

@@ -28,6 +28,14 @@ def test_defaults_without_any_source(tmp_path):
     assert settings.sources == ()
 
 
+
+@pytest.mark.parametrize("cores, spares", [(2, 1), (7, 1), (8, 2), (16, 2)])
+def test_two_spare_workers_where_the_machine_has_the_cores_to_start_them(tmp_path, monkeypatch, cores, spares):
+    monkeypatch.setattr("os.cpu_count", lambda: cores)
+    assert load_settings(tmp_path, environ={}).harness.spare_workers == spares
+    write(tmp_path, "kforge.toml", "[harness]\nspare_workers = 3\n")
+    assert load_settings(tmp_path, environ={}).harness.spare_workers == 3  # a setting names it outright
+
 def test_kforge_toml_then_environment_then_flags(tmp_path):
     write(tmp_path, "kforge.toml", 'backend = "cuda"\n[harness]\ntrials = 7\nseed = 1\n[llm]\nmodel = "openai:a"\n')
     env = {"KFORGE_HARNESS__TRIALS": "9", "KFORGE_LLM__MODEL": "anthropic:b", "HOME": "/x"}
