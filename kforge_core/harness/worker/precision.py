@@ -55,16 +55,23 @@ CHUNK_ELEMENTS = 1 << 24  # compared at a time: 128 MiB in float64, whatever the
 def agreement_bits(output: torch.Tensor, exact: torch.Tensor, chunk: int = CHUNK_ELEMENTS) -> float:
     """Leading bits of ``output`` that agree with ``exact`` in the relative L2 sense (60 when identical).
 
-    Computed ``chunk`` elements at a time, the norms combined without overflow: an output of gigabytes never
-    has a float64 copy (a 6 GiB float32 output made 40 GiB of temporaries at once, and the referee ran out of
-    device memory where the problem itself fits)."""
-    error = scale = 0.0
+    Computed ``chunk`` elements at a time, each chunk's norms kept where ``exact`` is and combined at the end
+    without overflow (the norm of the chunks' norms): an output of gigabytes never has a float64 copy (a 6 GiB
+    float32 output made 40 GiB of temporaries at once, and the referee ran out of device memory where the problem
+    itself fits), and nothing waits for the device until the last chunk is queued (a wait per chunk, and a
+    masked copy of each, took 3.7 s over a 2.1 GB output on an H100)."""
+    errors, scales = [], []
     for _, piece, truth in flat_chunks(output, exact, size=chunk):
-        piece, truth = piece.to(truth.device, torch.float64), truth.to(torch.float64)  # ``output`` may be on the host
+        piece = piece.to(truth.device, torch.float64, non_blocking=piece.is_pinned())  # ``output`` may be on the host
+        truth = truth.to(torch.float64)
         finite = torch.isfinite(piece) & torch.isfinite(truth)
-        error = math.hypot(error, float(torch.linalg.vector_norm((piece - truth)[finite]).item()))
-        scale = math.hypot(scale, float(torch.linalg.vector_norm(truth[finite]).item()))
+        errors.append(torch.linalg.vector_norm(torch.where(finite, piece - truth, 0.0)))
+        scales.append(torch.linalg.vector_norm(torch.where(finite, truth, 0.0)))
         del piece, truth, finite
+    if not errors:
+        return _EXACT_BITS
+    error = float(torch.linalg.vector_norm(torch.stack(errors)).item())
+    scale = float(torch.linalg.vector_norm(torch.stack(scales)).item())
     if error == 0:
         return _EXACT_BITS
     bits = -math.log2(error) if scale == 0 else -math.log2(error / scale)
