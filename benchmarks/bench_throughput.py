@@ -132,7 +132,8 @@ def _kernelbench_one(args: argparse.Namespace, problem, candidate, scratch: str)
     except subprocess.TimeoutExpired:
         result = {"compiled": False, "correct": False, "error": "timed out"}
     result["wall_s"] = time.perf_counter() - start  # the child's start-up included
-    print(f"kernelbench {problem.key}: {'correct' if result['correct'] else 'wrong'} in {result['wall_s']:.1f} s",
+    why = f" ({result['error']})" if not result["correct"] and result.get("error") else ""
+    print(f"kernelbench {problem.key}: {'correct' if result['correct'] else 'wrong'} in {result['wall_s']:.1f} s{why}",
           file=sys.stderr)
     return result
 
