@@ -90,3 +90,15 @@ def test_a_spare_still_starting_is_paused_while_a_candidate_is_timed_and_goes_on
         spare = next(w for w in pool._idle if w.pending)
         pool._ready(spare)  # and it went on: started and prepared once timing was over
         assert pool._prepared[spare.pid] == slow.digest
+
+
+def test_a_worker_told_to_close_exits_at_once_whatever_was_left_to_run_at_exit(cache_dir):
+    # the interpreter's exit ran Inductor's compile-pool shutdown in a bench's baseline worker: the close waited its
+    # 5 s for it and then killed it, every bench
+    settings = settings_for(cache_dir, spare_workers=0, baselines=())
+    with Harness(backend=TORCH_CPU, problem=problem("relu_scale"), settings=settings, plugins=SELECTION) as harness:
+        verdict = harness.evaluate(candidate("exit_sleeper"), measure=False)
+        assert verdict.correct and not verdict.worker_replaced, verdict.message
+        (worker,) = harness._pool._idle
+        worker.close()
+        assert worker.process.returncode == 0  # it ended by itself (a worker killed after the wait ends with -9)

@@ -305,6 +305,15 @@ def _redirect_output(stdout_path: Path, stderr_path: Path) -> None:
         os.close(target)
 
 
+def _exit_at_once() -> None:
+    """End the process now, its output flushed, running nothing left to run at exit (whatever a candidate, or a
+    library it loaded, registered there)."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(0)
+
+
 def _watch_lifeline(fd: int) -> None:
     """End this worker and everything it started when the KForge process is gone (killed, crashed): a candidate
     stuck in a loop would otherwise keep running, and keep its device, with nobody left to stop it."""
@@ -363,8 +372,8 @@ def main(argv: list[str] | None = None) -> int:
     while True:
         try:
             request_id, request = channel.receive(trusted=True)
-        except ChannelClosed:
-            return 0
+        except ChannelClosed:  # the KForge process is done with this worker: it ends now, without the
+            _exit_at_once()  # interpreter's clean-up at exit (a compiler's pool waiting for its processes, 5 s)
         timer.request_id = request_id
         reply = worker.handle(request)
         timer.request_id = None
