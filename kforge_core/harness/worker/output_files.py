@@ -120,8 +120,9 @@ def _write_part(path: Path, part: list[torch.Tensor], extra: dict[str, Any]) -> 
 
 
 class _Part:
-    """One part being read: its open file (past the header), the bytes read so far (for the digest), its size and
-    its header. The file is removed once opened: what is read is what this process holds open."""
+    """One part being read: its open file (past the header once that is read), its size, its header and the
+    header's bytes (the digest starts with them). The file is removed once opened: what is read is what this
+    process holds open."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
