@@ -36,6 +36,60 @@ def test_the_shipped_example_problems_are_valid(path):
     assert load_problem(path).outputs
 
 
+SEEN_DEVICES = HEADER + """
+SEEN = []
+
+
+class Model(nn.Module):
+    def __init__(self, channels):
+        super().__init__()
+        self.conv = nn.ConvTranspose3d(channels, 8, 3)
+
+    def forward(self, x):
+        SEEN.append(x.device.type)
+        return torch.nn.functional.gelu(self.conv(x)), x.sum(dim=1).to(torch.float64)
+
+
+def get_inputs():
+    return [torch.randn(2, 4, 6, 6, 6)]
+
+
+def get_init_inputs():
+    return [4]
+"""
+
+
+def test_a_problem_is_described_without_computing_its_forward(tmp_path):
+    # shapes and dtypes come from the meta device: a ConvTranspose3d problem's forward on the CPU took 4 s of a
+    # bench's start, and a large problem's would take minutes and its memory
+    import sys
+
+    problem = load_problem(write_problem(tmp_path, SEEN_DEVICES, name="seen_devices.py"))
+    assert [s.describe() for s in problem.inputs] == ["tensor[2, 4, 6, 6, 6] float32"]
+    assert [s.describe() for s in problem.outputs] == ["tensor[2, 8, 8, 8, 8] float32", "tensor[2, 6, 6, 6] float64"]
+    assert problem.parameter_count == 4 * 8 * 27 + 8
+    assert sys.modules["kforge_problem_seen_devices"].SEEN == ["meta"]  # its forward ran once, on no data
+
+
+def test_a_problem_that_reads_its_values_is_described_on_the_cpu(tmp_path):
+    source = HEADER + """
+class Model(nn.Module):
+    def forward(self, x):
+        if x.abs().max().item() > 100:  # a value read: no answer on the meta device
+            return x
+        return x[:, :2] * 2
+
+
+def get_inputs():
+    return [torch.randn(3, 5)]
+
+
+def get_init_inputs():
+    return []
+"""
+    problem = load_problem(write_problem(tmp_path, source, name="reads_values.py"))
+    assert [s.describe() for s in problem.outputs] == ["tensor[3, 2] float32"]
+
 BAD_PROBLEMS = {
     "syntax": (HEADER + "def get_inputs(:\n", r":3: syntax error: "),
     "import": (HEADER + "import not_a_module_kforge\n", r"failed to import: ModuleNotFoundError"),
