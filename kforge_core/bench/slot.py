@@ -28,7 +28,8 @@ MESSAGE_LIMIT = 2000  # characters of a failure's message kept in the store (the
 
 
 class ProblemLoader:
-    """Problems loaded once, by any slot, in the KForge process (``load_problem`` validates each on the CPU)."""
+    """Problems loaded once, by any slot, in the KForge process (``load_problem`` describes each, on the meta device
+    where it runs there)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
