@@ -215,8 +215,10 @@ def _destination(entry: dict[str, Any], supply: Iterator[tuple[int, torch.dtype,
     shape = [int(size) for size in entry["shape"]]
     chunks = [next(supply) for _ in range(int(entry["pieces"]))]
     dtype = chunks[0][1]
-    if any(chunk_dtype != dtype for _, chunk_dtype, _ in chunks) or any(size < 0 for size in shape):
+    if any(chunk_dtype != dtype for _, chunk_dtype, _ in chunks):
         raise ValueError("pieces of one output differ in dtype")
+    if any(size < 0 for size in shape):
+        raise ValueError(f"a negative size in its shape {shape}")
     numel = math.prod(shape)
     if sum(count for _, _, count in chunks) != numel:
         raise ValueError("its pieces do not make up its shape")
