@@ -67,7 +67,9 @@ def test_a_file_the_worker_wrote_otherwise_is_unreadable_even_with_its_digest(tm
     cases = [({"pieces": [("float32", 4)], "layout": layout, "parts": 1}, b"\0" * 8),  # shorter than it says
              ({"pieces": [("float32", 1)], "layout": layout, "parts": 1}, b"\0" * 8),  # bytes left over
              ({"pieces": [("__import__", 1)], "layout": layout, "parts": 1}, b"\0" * 4),  # not a dtype
-             ({"pieces": [("float32", 4)], "layout": layout, "parts": 2}, b"\0" * 16)]  # parts missing
+             ({"pieces": [("float32", 4)], "layout": layout, "parts": 2}, b"\0" * 16),  # parts missing
+             ({"pieces": [("float32", 4)], "layout": {"outputs": [{"shape": [-2, -2], "pieces": 1}], "inputs": {}},
+               "parts": 1}, b"\0" * 16)]  # a shape of negative sizes, whose product is right
     for header, tail in cases:
         with pytest.raises(UnreadableOutputs):
             read_outputs(*forged(header, tail))
