@@ -7,10 +7,8 @@ candidate failure.
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import sys
-import threading
 import time
 import traceback
 from pathlib import Path
@@ -126,34 +124,10 @@ def load_problem(path: Path | str) -> Problem:
 _Described = tuple[tuple[ValueSpec, ...], tuple[ValueSpec, ...], tuple[ValueSpec, ...], int]
 
 
-_meta_warm_up: threading.Thread | None = None
-
-
-def warm_up_descriptions() -> None:
-    """Load what describing a problem on the ``meta`` device needs (sympy, PyTorch's meta kernels and reference
-    implementations: 2.5-5 s the first time in a process on an H100's host, most of a bench's first problem) in a
-    thread of its own, while the caller goes on; a description waits for it (two threads importing torch's modules at
-    once can meet half-made modules)."""
-    global _meta_warm_up
-    if _meta_warm_up is None:
-        _meta_warm_up = threading.Thread(target=_describe_a_small_model, name="kforge-meta-warm-up", daemon=True)
-        _meta_warm_up.start()
-
-
-def _describe_a_small_model() -> None:
-    with contextlib.suppress(Exception):
-        import torch
-
-        with torch.device("meta"), torch.no_grad():
-            torch.nn.functional.gelu(torch.nn.Conv2d(2, 2, 3)(torch.randn(1, 2, 4, 4))).sum(dim=1)
-
-
 def _described_on_meta(module: ModuleType, model_cls: type, path: Path) -> _Described | None:
     """The description from a run on the ``meta`` device, or None where the problem does not run there."""
     import torch
 
-    if _meta_warm_up is not None:
-        _meta_warm_up.join()
     try:
         with torch.device("meta"):
             described = _made_and_run(module, model_cls, path)

@@ -24,7 +24,6 @@ from ..settings import Settings
 from ..store import BenchInfo, BenchStore, RunDirectory
 from ..store.locks import held
 from ..codec import record_from_json, to_json
-from ..problem import warm_up_descriptions
 from ..devices import device_class_of
 from .agent import run_agent
 from .local import LocalExecutor
@@ -87,7 +86,6 @@ def start_bench(app: App, plan: BenchPlan, choice: ExecutorChoice, report: Repor
                 halt: threading.Event | None = None) -> BenchReport:
     """Run the bench; once ``halt`` is set, the problems in hand finish, no other starts, and the bench ends as
     interrupted (``--resume`` goes on)."""
-    warm_up_descriptions()  # beside the checks and the store, until the first problem is described
     _get_ready(app, plan, choice)
     with BenchStore(plan.settings.runs_dir) as benches:
         info = benches.create_bench(new_bench_id(), suite_path=str(plan.suite), backend=plan.backend,
@@ -107,7 +105,6 @@ def resume_bench(app: App, runs_dir: Path, bench_id: str, choice: ExecutorChoice
             if info.alive:
                 raise KForgeError(f"bench {bench_id} is still running (process {info.pid})")
             plan = BenchPlan.from_json(info.config, source=f"bench {bench_id}")
-            warm_up_descriptions()
             _get_ready(app, plan, choice)
             benches.claim_bench(bench_id)
             outcome = _execute(app, benches, benches.get_bench(bench_id), plan, choice, report, halt)

@@ -71,32 +71,6 @@ def test_a_problem_is_described_without_computing_its_forward(tmp_path):
     assert sys.modules["kforge_problem_seen_devices"].SEEN == ["meta"]  # its forward ran once, on no data
 
 
-def test_a_description_waits_for_the_warm_up_begun_beside_it(tmp_path, monkeypatch):
-    # a bench loads the meta device's machinery in a thread of its own at its start; a problem described meanwhile
-    # waits for it instead of importing the same modules from a second thread
-    import threading
-
-    from kforge_core import problem as problem_module
-
-    path = write_problem(tmp_path, SEEN_DEVICES, name="seen_devices.py")
-    load_problem(path)  # the imports done: what is left to wait for is the warm-up alone
-    order, release = [], threading.Event()
-
-    def warm_up() -> None:
-        release.wait(10)
-        order.append("warmed up")
-
-    described = problem_module._made_and_run
-    monkeypatch.setattr(problem_module, "_made_and_run", lambda *args: (order.append("described"), described(*args))[1])
-    monkeypatch.setattr(problem_module, "_meta_warm_up", threading.Thread(target=warm_up))
-    problem_module._meta_warm_up.start()
-    loading = threading.Thread(target=load_problem, args=(path,))
-    loading.start()
-    loading.join(1.0)  # long enough for a description that does not wait
-    release.set()
-    loading.join()
-    assert order == ["warmed up", "described"]
-
 def test_a_problem_that_reads_its_values_is_described_on_the_cpu(tmp_path):
     source = HEADER + """
 class Model(nn.Module):
