@@ -125,13 +125,12 @@ class _Part:
     process holds open."""
 
     def __init__(self, path: Path) -> None:
-        self.path = path
         self.file = path.open("rb", buffering=0)
         path.unlink(missing_ok=True)
         self.size = os.fstat(self.file.fileno()).st_size
         self.head = b""
         self.header: dict[str, Any] | None = None
-        self.problem = ""
+        self.unreadable = ""  # why its header could not be read
 
     def read_header(self) -> None:
         prefix = self._read(len(MAGIC) + _LENGTH.size)
@@ -146,7 +145,7 @@ class _Part:
 
     def pieces(self) -> list[tuple[torch.dtype, int]]:
         if not isinstance(self.header, dict):
-            raise ValueError(f"no header{f' ({self.problem})' if self.problem else ''}")
+            raise ValueError(f"no header{f' ({self.unreadable})' if self.unreadable else ''}")
         return [(_DTYPES[name], int(numel)) for name, numel in self.header["pieces"]]
 
     def check_unchanged(self, digest: str) -> None:
@@ -178,7 +177,7 @@ def _open_part(path: Path) -> _Part:
     try:
         part.read_header()
     except Exception as exc:  # noqa: BLE001 - judged with the others: unreadable, or changed after writing
-        part.problem = str(exc)
+        part.unreadable = str(exc)
     return part
 
 
@@ -188,15 +187,17 @@ def _places(parts: list[_Part], for_device: bool
     ValueError (or whatever a malformed header raises) for a layout the parts do not add up to."""
     header = parts[0].header
     if not isinstance(header, dict):
-        raise ValueError(parts[0].problem or "no header")
+        raise ValueError(parts[0].unreadable or "no header")
     if header["parts"] != len(parts):
         raise ValueError(f"{header['parts']} parts written, {len(parts)} sent")
-    pieces = [(index, dtype, numel) for index, part in enumerate(parts) for dtype, numel in part.pieces()]
-    for part in parts:
-        length = len(part.head) + sum(numel * dtype.itemsize for dtype, numel in part.pieces())
+    pieces = []
+    for index, part in enumerate(parts):
+        listed = part.pieces()
+        length = len(part.head) + sum(numel * dtype.itemsize for dtype, numel in listed)
         if length != part.size:
             raise ValueError("a piece runs past the end of the file" if length > part.size
                              else "bytes after the last piece")
+        pieces.extend((index, dtype, numel) for dtype, numel in listed)
     places: list[list[torch.Tensor]] = [[] for _ in parts]
     supply = iter(pieces)
     layout = header["layout"]
@@ -225,8 +226,8 @@ def _destination(entry: dict[str, Any], supply: Iterator[tuple[int, torch.dtype,
     flat = host_empty(numel, dtype, for_device=for_device)
     offset = 0
     for index, _, count in chunks:
-        places[index].append(flat[offset:offset + count].view(torch.uint8) if count else
-                             torch.empty(0, dtype=torch.uint8))
+        if count:  # an empty piece has no bytes to read
+            places[index].append(flat[offset:offset + count].view(torch.uint8))
         offset += count
     return flat.reshape(shape)
 
@@ -237,8 +238,6 @@ def _fill_part(part: _Part, places: list[torch.Tensor], digest: str) -> None:
     hashed = hashlib.sha256(part.head)
     try:
         for place in places:
-            if not place.numel():
-                continue
             view, read = memoryview(place.numpy()), 0
             while read < len(view) and (count := part.file.readinto(view[read:])):
                 read += count
