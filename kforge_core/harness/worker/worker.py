@@ -241,18 +241,13 @@ class Worker:
 
     def _with_switches_judged(self, verified: Any) -> Any:
         """The verify stage's result with the precision switches the candidate turned below the contract, where
-        they block: the KForge process then spends no time timing a candidate it rejects."""
-        from .. import flags as F
+        they block: the KForge process (``referee.trusted_verify``) rejects it on them, and times nothing."""
         from .candidate_timing import blocking_switch_flags
 
         blocking = blocking_switch_flags(self.snapshot, self.init.settings)
         if not blocking or not isinstance(verified, VerifyResult):
             return verified
-        flags = (*verified.flags, *blocking)
-        if not verified.correct:
-            return dataclasses.replace(verified, flags=flags)
-        return dataclasses.replace(verified, flags=flags, correct=False, failure=Failure.CHEAT,
-                                   message=F.describe_blocking(blocking))
+        return dataclasses.replace(verified, flags=(*verified.flags, *blocking))
 
     def _finish(self) -> Any:
         from .candidate_timing import finish_report
