@@ -80,7 +80,7 @@ class Judge:
         on_host, changed = loaded
         expected = self.expected.outputs(shipped.seed)  # first: its inputs are gone before the outputs come over
         device = self.expected.data.device
-        outputs = [o.to(device) if isinstance(o, torch.Tensor) else o for o in on_host]
+        outputs = [o.to(device, non_blocking=o.is_pinned()) if isinstance(o, torch.Tensor) else o for o in on_host]
         comparison = check_structure(outputs, expected, structure=shipped.structure,
                                      reference_structure=self.expected.structure) or \
             compare_outputs(outputs, expected, self.expected.tolerances, shipped.structure)
