@@ -1,8 +1,9 @@
 """One slot of an executor: a harness bound to one unit of the device, evaluating one problem at a time.
 
-The harness is made for the first problem and moved on to each next one (``Harness.use_problem``), so its workers
-stay warm across problems under the usual rule (only after a clean candidate), its baseline worker serves every
-problem, and baselines come from the baseline cache where they were measured before.
+The harness is made before the first problem is described, its processes starting while that goes on, and moved on
+to each problem (``Harness.use_problem``), so its workers stay warm across problems under the usual rule (only after
+a clean candidate), its baseline worker serves every problem, and baselines come from the baseline cache where they
+were measured before.
 """
 
 from __future__ import annotations
@@ -76,15 +77,21 @@ class DeviceSlot:
         self._made = threading.Event()  # set once the harness exists (or the slot closed without one)
         self.upcoming: ProblemJob | None = None  # the job this slot takes after the current one, when known
 
-    def harness_for(self, problem: Problem) -> Harness:
-        """The slot's harness, moved on to ``problem`` (made for it on first use)."""
+    def harness(self) -> Harness:
+        """The slot's harness, made on first use with its processes started (they start their runtimes and the
+        device while the first problem is described). Raises KForgeError for an unusable backend or device."""
         if self._harness is None:
-            self._harness = Harness(backend=self.backend, problem=problem, settings=self.settings,
+            self._harness = Harness(backend=self.backend, problem=None, settings=self.settings,
                                     plugins=self.plugins, options=self.options, device_index=self.device_index)
+            self._harness.start_workers(baselines=self.measure)
             self._made.set()
-        else:
-            self._harness.use_problem(problem)
         return self._harness
+
+    def harness_for(self, problem: Problem) -> Harness:
+        """The slot's harness, moved on to ``problem``."""
+        harness = self.harness()
+        harness.use_problem(problem)
+        return harness
 
     def evaluate(self, job: ProblemJob) -> ProblemResult:
         """Compile, verify and time the job's solution; every outcome is a result, never an exception."""
@@ -94,9 +101,10 @@ class DeviceSlot:
         if job.candidate is None:
             return ProblemResult(job.key, False, NO_SOLUTION, "no solution was found for this problem",
                                  device=self.label)
+        self.harness()  # an unusable backend or device raises here: the bench stops
         try:
             problem = self.loader.load(job.path)
-            harness = self.harness_for(problem)  # an unusable backend or device raises here: the bench stops
+            harness = self.harness_for(problem)
             self._expect_next(harness)
             verdict = harness.evaluate(job.candidate, measure=self.measure, stop_at=stop_at)
         except (ProblemError, WorkerStartError) as exc:  # not loadable, or its reference fails in a worker

@@ -67,3 +67,25 @@ def test_a_slot_closed_before_its_first_problem_lets_a_waiting_prebuild_return(t
     slot.close()
     ahead.join(10)
     assert not ahead.is_alive()
+
+
+def test_the_slots_workers_start_before_its_first_problem_is_described_and_serve_it(tmp_path):
+    from kforge_core.bench.slot import ProblemLoader
+
+    started_when_described = []
+
+    class Watching(ProblemLoader):
+        def load(self, path):
+            started_when_described.append(slot.harness().workers_started)
+            return super().load(path)
+
+    slot = DeviceSlot(backend=AHEAD, settings=settings_for(tmp_path / "cache", spare_workers=0, baselines=()),
+                      plugins=SELECTION, options=None, device_index=None, label="cpu", loader=Watching(), measure=False)
+    try:
+        result = slot.evaluate(_two_jobs()[0])
+        started = slot.harness().workers_started
+    finally:
+        slot.close()
+    assert result.correct, result.message
+    assert started_when_described == [2]  # the referee's worker and the candidate's, before the problem was described
+    assert started == 2  # they served it: no other worker was started for it

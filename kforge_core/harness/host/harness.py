@@ -41,7 +41,8 @@ class Harness:
     """Compiles, verifies, times and profiles candidates in isolated workers; a context manager.
 
     :param backend: the backend candidates are written for (its plugin's stage hooks run in the workers).
-    :param problem: the validated problem.
+    :param problem: the validated problem; None: none yet (:meth:`use_problem` gives it before anything is
+        evaluated), so that :meth:`start_workers` can start the processes while the first problem is described.
     :param settings: all settings; ``settings.harness`` says how candidates are checked and timed.
     :param plugins: which plugins the workers load (the same as this process, so they know the backend).
     :param options: the backend's options; by default, read from ``settings``.
@@ -54,10 +55,11 @@ class Harness:
         index is given for a device whose backend cannot select one.
     """
 
-    def __init__(self, *, backend: Backend, problem: Problem, settings: Settings, plugins: PluginSelection,
-                 options: Any = None, scratch_root: Path | None = None, device_index: int | None = None) -> None:
+    def __init__(self, *, backend: Backend, problem: Problem | None, settings: Settings,
+                 plugins: PluginSelection, options: Any = None, scratch_root: Path | None = None,
+                 device_index: int | None = None) -> None:
         self.backend = backend
-        self.problem = problem
+        self._problem = problem
         self.device_index = device_index
         self._environment = device_environment(backend, device_index)
         self.settings = settings
@@ -84,7 +86,7 @@ class Harness:
             runs_dir=settings.runs_dir.resolve(), sys_path=self._sys_path(),
         ) if use_sandbox(settings.harness.sandbox) else None
         self._pool = WorkerPool(self._worker_init, self.root / "workers", settings.harness,
-                                self._seen_by_workers(problem))
+                                self._seen_by_workers(problem) if problem is not None else None)
         self._prebuilder = Prebuilder(
             self._prebuild_request, self.root / "prebuilds", settings.harness, host_cpu=self._host_cpu,
             cache_dir=settings.cache_dir.resolve(), enabled=self._hooks.builds_ahead,
@@ -103,13 +105,31 @@ class Harness:
 
     # ------------------------------------------------------------------------------------------ public
 
+    @property
+    def problem(self) -> Problem:
+        """The problem candidates are evaluated for."""
+        if self._problem is None:
+            raise KForgeError("this Harness has no problem yet: give it one with use_problem")
+        return self._problem
+
+    def start_workers(self, *, baselines: bool = True) -> None:
+        """Start the processes an evaluation needs now, without waiting for them: the referee's worker, a
+        candidate's worker and, with ``baselines`` (where the settings measure any), the baseline worker. Each
+        loads its runtime and starts the device while the caller does something else (a bench describes its first
+        problem: on an H100 the first problem spent 4.8 s being described before its workers started)."""
+        self._check_open()
+        self._referee.start()
+        self._pool.start_ahead()
+        if baselines and self.settings.harness.baselines:
+            self._baseline_worker.start()
+
     def use_problem(self, problem: Problem) -> None:
         """Evaluate candidates for ``problem`` from now on. Warm workers take it (they compute its reference
         before serving a candidate for it); its baselines are measured anew, or read from the baseline cache."""
         self._check_open()
-        if problem.digest == self.problem.digest:
+        if self._problem is not None and problem.digest == self._problem.digest:
             return
-        self.problem = problem
+        self._problem = problem
         self._pool.move_to(self._seen_by_workers(problem))
         if self._baselines_ahead.prepared_for == problem.digest:  # built while the last problem was evaluated
             self._baseline_worker, self._baselines_ahead = self._baselines_ahead, self._baseline_worker
@@ -277,7 +297,7 @@ class Harness:
         return tuple(str(Path(p).resolve()) for p in sys.path if p and Path(p).is_dir())
 
     def _prebuild_request(self, candidate: Candidate) -> PrebuildRequest:
-        problem = self._prebuild_problems.get(candidate.digest, self.problem)
+        problem = self._prebuild_problems.get(candidate.digest) or self.problem
         return PrebuildRequest(self._worker_init(), self._seen_by_workers(problem), candidate)
 
     def _seen_by_workers(self, problem: Problem) -> Problem:

@@ -6,7 +6,8 @@ back to the pool only when the candidate was correct and left the process as it 
 killed and a fresh spare is started. When the harness moves on to another problem, a warm worker takes it: it is
 prepared for the new problem before it serves a candidate, without starting a process again. When the next problem
 is known (:meth:`WorkerPool.expect`, a bench's next job), spares are prepared for it ahead, while the current one is
-evaluated, so that moving on costs no wait.
+evaluated, so that moving on costs no wait. Workers may start before any problem is known: they are told the first
+one when it comes (:meth:`WorkerPool.move_to`).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ class WorkerStartError(KForgeError):
 
 class WorkerPool:
     def __init__(self, make_init: Callable[[], WorkerInit], root: Path, settings: HarnessSettings,
-                 problem: Problem) -> None:
+                 problem: Problem | None) -> None:
         self._make_init = make_init
         self._root = root
         self._settings = settings
@@ -49,33 +50,42 @@ class WorkerPool:
         self._references: dict[str, float] = {}  # problem digest -> the reference's forward time, once a worker said
         self.upcoming: Problem | None = None  # the problem after the current one, when known: spares prepare for it
         self._numbers = itertools.count(1)
-        self.problem = problem  # the problem workers are prepared for (the harness moves it on)
+        self.problem = problem  # the problem workers are prepared for (the harness moves it on); None: none yet
         self.started = 0
         self.facts: DeviceFacts | None = None
 
     @property
     def reference_s(self) -> float | None:
         """The current problem's reference forward time on the device, once a worker said."""
-        return self._references.get(self.problem.digest)
+        return self._references.get(self._digest)
+
+    @property
+    def _digest(self) -> str | None:
+        return self.problem.digest if self.problem is not None else None
 
     def expect(self, problem: Problem | None) -> None:
         """``problem`` comes after the current one: idle workers the current one does not need (all but the one
         :meth:`acquire` would take) and spares started from now on prepare for it ahead."""
         self.upcoming = problem
-        if problem is None or problem.digest == self.problem.digest:
+        if problem is None or problem.digest == self._digest:
             return
         keep = self._next_idle()
         for worker in self._idle:
-            if worker is not keep and self._prepared.get(worker.pid) not in (self.problem.digest, problem.digest):
+            if worker is not keep and self._prepared.get(worker.pid) not in (self._digest, problem.digest):
                 self._send_prepare(worker, problem)
 
     def start_ahead(self) -> None:
-        """Start a worker for the current problem now, without waiting for it, unless an idle one is ready or
-        getting ready for it: the first candidate's worker then starts beside the referee, not after it (4.8 s
-        of an H100's first problem)."""
-        if any(w.alive and self._prepared.get(w.pid) == self.problem.digest for w in self._idle):
+        """Start a worker for the current problem (or for the first one, when none is known yet) now, without
+        waiting for it, unless an idle one is ready or getting ready for it: the first candidate's worker then
+        starts beside the referee, not after it (4.8 s of an H100's first problem)."""
+        if any(w.alive and self._prepared.get(w.pid) == self._digest for w in self._idle):
             return
         self._idle.append(self._spawn(self.problem))
+
+    def start_own(self) -> WorkerProcess:
+        """A new worker for the caller alone (the referee's), told the current problem if there is one; returns
+        without waiting for it (:meth:`prepare` does)."""
+        return self._spawn(self.problem)
 
     def acquire(self, *, fresh: bool = False) -> WorkerProcess:
         """A worker ready for the current problem: the warmest idle one (unless ``fresh``), preferring one
@@ -91,6 +101,8 @@ class WorkerPool:
     def prepare(self, worker: WorkerProcess) -> None:
         """Make ``worker`` (idle, or held by the caller) ready for the current problem. Raises WorkerStartError
         (and kills the worker)."""
+        if self.problem is None:
+            raise RuntimeError("no problem to prepare workers for yet")
         if self._prepared.get(worker.pid) != self.problem.digest:
             try:
                 self._send_prepare(worker, self.problem)
@@ -154,7 +166,7 @@ class WorkerPool:
 
     def _next_idle(self) -> WorkerProcess | None:
         for worker in reversed(self._idle):
-            if self._prepared.get(worker.pid) == self.problem.digest:
+            if self._prepared.get(worker.pid) == self._digest:
                 return worker
         return self._idle[-1] if self._idle else None
 
@@ -168,10 +180,11 @@ class WorkerPool:
         self._prepared.pop(worker.pid, None)
         self._preparing.pop(worker.pid, None)
 
-    def _spawn(self, problem: Problem) -> WorkerProcess:
+    def _spawn(self, problem: Problem | None) -> WorkerProcess:
         number = next(self._numbers)
         worker = WorkerProcess(self._make_init(), self._root / f"worker-{number}")
-        self._send_prepare(worker, problem)
+        if problem is not None:
+            self._send_prepare(worker, problem)
         self.started += 1
         return worker
 

@@ -29,6 +29,12 @@ class Referee:
         self._expects: str | None = None  # digest of the problem whose expected outputs the worker holds
         self.reference_s: float | None = None  # the reference's median forward time on the device
 
+    def start(self) -> None:
+        """Start the referee's worker now, without waiting for it (it is told the problem and prepared when
+        first needed, :meth:`ready`)."""
+        if self._worker is None or not self._worker.alive:
+            self._worker, self._expects = self._pool.start_own(), None
+
     def ready(self) -> WorkerProcess:
         """The referee worker, prepared for the current problem (started first if there is none). Raises
         WorkerStartError when it cannot start or the reference cannot run; when that is for lack of memory, the
@@ -49,6 +55,7 @@ class Referee:
         else:
             self._take(self._pool.prepare, worker)
         problem = self._pool.problem
+        assert problem is not None  # prepared for it above
         if self._expects != problem.digest:
             reply = self._take(lambda w: w.call(Expect(problem), self._settings.startup_timeout_s,
                                                 "computing the reference's expected outputs"), worker)
