@@ -289,3 +289,28 @@ def test_comparing_an_output_of_many_chunks_waits_for_the_device_a_few_times_not
     assert not result.passed and result.message.startswith("1 of 4,194,304 elements") and "[70000]" in result.message
     assert difference == pytest.approx(1.0, rel=1e-3)
     assert len(waits) <= 6, [str(w.message) for w in waits]  # four for each chunk before
+
+
+def test_the_referee_keeps_the_trials_it_compares_across_on_the_device_for_a_small_problem(tmp_path):
+    from kforge_core.devices import make_device
+    from kforge_core.harness.protocol import Shipped
+    from kforge_core.harness.worker.call_kinds import TRIAL
+    from kforge_core.harness.worker.expected import expected_for
+    from kforge_core.harness.worker.host_copies import host_copy
+    from kforge_core.harness.worker.judge import Judge
+    from kforge_core.harness.worker.output_files import write_outputs
+
+    from .helpers import QUICK
+
+    expected = expected_for(problem("relu_scale"), make_device(TORCH_CUDA), QUICK, TORCH_CUDA)
+    kept = {}
+    for keep_on_device in (False, True):
+        judge = Judge(expected, QUICK, for_device=True, keep_on_device=keep_on_device)
+        for number, seed in enumerate(range(expected.data.seed, expected.data.seed + 3)):
+            written = write_outputs(tmp_path / f"{keep_on_device}-{number:05d}.pt",
+                                    [host_copy(o) for o in expected.outputs(seed)], {})
+            assert judge.judge(Shipped(f"trial seed {seed}", TRIAL, seed, *written, expected.structure)).passed
+        kept[keep_on_device] = (judge.session.first[0].device.type, judge.session.previous[0][0].device.type,
+                                judge.session.change)
+    assert kept[True][:2] == ("cuda", "cuda") and kept[False][:2] == ("cpu", "cpu")
+    assert kept[True][2] == kept[False][2] > 0  # the outputs moved between trials, the same seen from either

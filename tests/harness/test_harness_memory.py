@@ -313,7 +313,7 @@ def test_poisoning_claims_the_outputs_blocks_before_it_asks_which_blocks_are_sti
 
 
 def test_a_problem_large_for_the_device_is_its_calls_inputs_and_outputs_above_a_share_of_its_memory():
-    from kforge_core.harness.host.problem_size import LARGE_SHARE, call_bytes, large_for_device
+    from kforge_core.harness.problem_size import LARGE_SHARE, call_bytes, large_for_device
 
     wide = problem("wide_relu")
     assert call_bytes(wide) == 2 * 2048 * 4096 * 4  # 32 MiB in, 32 MiB out
@@ -327,7 +327,7 @@ def test_the_baselines_get_ready_beside_verification_unless_the_problem_is_large
         make_harness, monkeypatch, large):
     # for a large problem the baseline worker's inputs and compiled baselines would sit beside the trials' and
     # the float64 reference's: it gets ready once the candidate is verified, and nothing is prepared ahead
-    import kforge_core.harness.host.problem_size as problem_size
+    import kforge_core.harness.problem_size as problem_size
     from kforge_core.harness.host.baseline_worker import BaselineWorker
     from kforge_core.harness.host.referee import Referee
 

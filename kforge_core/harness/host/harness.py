@@ -32,7 +32,7 @@ from .device_binding import device_environment
 from .interleave import Prior, Window, measure_window
 from .namespaces import sandbox_plan, use_sandbox
 from .phases import Phases
-from .problem_size import large_for_device
+from ..problem_size import large_for_device
 from .process import WorkerProcess
 from .referee import Referee
 

@@ -7,7 +7,8 @@ loaded as plain tensors only (``weights_only``), checked for type, count, nestin
 compared with the reference's outputs for the same seed. The inputs the candidate changed are compared with what
 the reference leaves in its own. Across a candidate's calls: outputs cached from the previous trial, outputs that do
 not change with the input, and the precision of the first trial against the float64 reference (computed then and
-freed). Only the last output of each kind is kept (in host memory), whatever the number of calls.
+freed). Only the first and the last trial's outputs are kept, whatever the number of calls: where they were judged
+(the device) for a problem small for the device, else in host memory.
 """
 
 from __future__ import annotations
@@ -38,8 +39,8 @@ class _Session:
     failures: list[tuple[Failure, str]] = field(default_factory=list)  # the failed trials' classes and messages
     flags: list[Flag] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    first: list[torch.Tensor] | None = None  # the first trial's outputs, in host memory
-    previous: tuple[list[torch.Tensor], int] | None = None  # the last trial's outputs (host) and its seed
+    first: list[torch.Tensor] | None = None  # the first trial's outputs
+    previous: tuple[list[torch.Tensor], int] | None = None  # the last trial's outputs and its seed
     change: float = 0.0  # how far any later trial's output is from the first's
     precision_bits: float | None = None
     timed_failures: list[str] = field(default_factory=list)
@@ -51,16 +52,22 @@ class Judge:
     """Judges one candidate's shipped calls at a time (:meth:`begin` starts the next candidate's)."""
 
     def __init__(self, expected: Expected, settings: HarnessSettings,
-                 hand_back: Callable[[], object] = lambda: None, *, for_device: bool = False) -> None:
+                 hand_back: Callable[[], object] = lambda: None, *, for_device: bool = False,
+                 keep_on_device: bool = False) -> None:
         """:param hand_back: hands the allocator's unused cache back to the device (around the float64 reference,
             whose blocks are twice the size of the float32 ones the cache holds, so neither would serve the other).
         :param for_device: the reference's device is not the host: large shipped outputs are put together in
-            page-locked memory (``output_files.read_outputs``)."""
+            page-locked memory (``output_files.read_outputs``).
+        :param keep_on_device: the first and the last trial's outputs are kept as they were judged, on the device
+            (a problem small for it), not as read: each output read stays in host memory only while it is judged, so
+            one page-locked block serves every call (a 2.1 GB output's trials each needed a new block while two
+            others were kept there, and making one took an H100 host 1.5 s)."""
         self.expected = expected
         self.settings = settings
         self.session = _Session()
         self.hand_back = hand_back
         self.for_device = for_device
+        self.keep_on_device = keep_on_device
 
     def begin(self) -> None:
         self.session = _Session()
@@ -161,7 +168,7 @@ class Judge:
         previous trial's expected outputs are asked for again only when a trial fails. Differences are taken on the
         reference's device. True when this was the first trial and it passed: its precision is estimated next."""
         session = self.session
-        mine = list(on_host)
+        mine = list(outputs if self.keep_on_device else on_host)
         if session.previous is not None and not comparison.passed \
                 and max_difference(outputs, session.previous[0]) == 0 \
                 and max_difference(expected, self.expected.outputs(session.previous[1])) > 0:

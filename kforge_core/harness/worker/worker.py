@@ -192,12 +192,15 @@ class Worker:
         if self.candidate is not None:
             raise RuntimeError("a worker that serves a candidate cannot judge")
         if isinstance(request, Expect):
+            from ..problem_size import large_for_device
             from .expected import expected_for
 
             self.problem, self.judge = request.problem, None  # the previous problem's answers go first
             expected = expected_for(request.problem, self.device, self.init.settings, self.backend)
+            on_device = not self.device.host_cpu
             self.judge = Judge(expected, self.init.settings, hand_back=lambda: hand_back_idle_cache(self.device),
-                               for_device=not self.device.host_cpu)
+                               for_device=on_device, keep_on_device=on_device and not large_for_device(
+                                   request.problem, self.device.memory().total))
             return Prepared(f"expected outputs of {len(expected.data.trials)} trials ({len(expected.kept)} kept)",
                             expected.forward_s)
         if self.judge is None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from ...records import Problem
+from ..records import Problem
 
 LARGE_SHARE = 1 / 16  # a call's inputs and outputs above this share of the device's memory: a large problem
 
