@@ -2,8 +2,10 @@
 from its files into place (``output_files.read_outputs``), copied to the device, compared with the expected output
 (``compare.compare_outputs``), its distance from the expected one (``compare.max_difference``, the check across
 trials) and its agreement with a float64 reference (``precision.agreement_bits``). ``per-chunk waits`` is the way
-the comparison ran before, side by side: every chunk's figures read back from the device before the next chunk (four
-waits a chunk). Medians of ``--repeats`` rounds; on a shared machine compare the rows, not the seconds.
+every output was compared before, side by side (and a failing one still is, for its message): every chunk's figures
+read back from the device before the next chunk, four waits a chunk. Alone on the device the waits cost little; beside
+the other processes of an evaluation, each waits its turn. Medians of ``--repeats`` rounds; on a shared machine
+compare the rows, not the seconds.
 
     python benchmarks/judging.py --mib 2048 --device cuda
 """
