@@ -4,17 +4,18 @@ Per trial: the trial's seeded inputs, made afresh, freed memory poisoned, one ca
 harness's one call path (``shipping.call_candidate``), a copy of the outputs taken the moment it returns, then a
 device-wide wait and a join of threads it started. The copies leave the process at once (``shipping.pack``) and are
 judged by the referee, a process that never imports candidate code and alone knows the expected outputs, while this
-process holds none of the call's device memory (``shipping.send``); its answer says whether the trial passed. Here, only
-what one call shows: outputs that are not plain tensors, unwritten (stale) output, work finishing after return, an
-output that aliases the previous call's. After the trials: the referee's conclusion across calls (cached, constant
-outputs, changed inputs, the precision reached), and the PyTorch operators ``ModelNew.forward`` ran.
+process holds none of the call's device memory (``shipping.send``); its answer says whether the trial passed. After
+the first trial, a problem small for its device has each trial judged while the next one runs (``send_ahead``).
+Here, only what one call shows: outputs that are not plain tensors, unwritten (stale) output, work finishing after
+return, an output that aliases the previous call's. After the trials: the referee's conclusion across calls (cached,
+constant outputs, changed inputs, the precision reached), and the PyTorch operators ``ModelNew.forward`` ran.
 """
 
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import torch
 from torch.multiprocessing.reductions import StorageWeakRef
@@ -23,14 +24,16 @@ from ..candidate_module import candidate_class_name
 from ..device import Device
 from ..harness import flags as F
 from ..harness.op_trace import compute_ops, describe_ops, trace_ops
-from ..harness.protocol import Judged
+from ..harness.protocol import Judged, Shipped
 from ..harness.worker.candidate import device_of, harness_settings, initialisations, keep_instance, reference_for
 from ..harness.worker.compare import Comparison, plain_tensors
 from ..harness.worker.faults import candidate_traceback, classify_exception
 from ..harness.worker.parameter_init import Initialised
 from ..harness.worker.reference import ProblemData, Trial
+from ..harness.problem_size import large_for_device
 from ..harness.worker.shipping import (
-    TRACED, TRIAL, LocalReferee, call_candidate, conclude, judged_elsewhere, pack, send, ship, use_referee,
+    TRACED, TRIAL, LocalReferee, call_candidate, conclude, judged_elsewhere, pack, send, send_ahead, ship,
+    use_referee,
 )
 from ..harness.worker.memory import hand_back_idle_cache
 from ..harness.worker.threads import wait_for_threads
@@ -53,8 +56,10 @@ class _Run:
     precision_bits: float | None = None
     previous: list[tuple[int, StorageWeakRef]] = field(default_factory=list)  # the last call's output buffers
 
-    def fail(self, failure: Failure, message: str) -> None:
-        if self.failure is None:
+    def fail(self, failure: Failure, message: str, *, earlier: bool = False) -> None:
+        """Keep the first failure; ``earlier``: this one came from a trial before the one already kept (judged
+        while that one ran)."""
+        if self.failure is None or earlier:
             self.failure, self.message = failure, message
 
 
@@ -76,9 +81,12 @@ def verify_with_torch(backend: Backend, candidate: Candidate, context: StageCont
     keep_instance(candidate, context, chosen.model, instance_notes)
     run.notes[:0] = list(instance_notes)
     if run.trials:  # the first trial ran to its comparison: the others run too
-        for trial in reference.trials[1:]:
-            if not _run_trial(chosen.model, trial, "", reference, device, settings, context, run):
-                break
+        if large_for_device(context.problem, device.memory().total):
+            for trial in reference.trials[1:]:
+                if not _run_trial(chosen.model, trial, "", reference, device, settings, context, run):
+                    break
+        else:
+            _run_judged_ahead(chosen.model, reference.trials[1:], reference, device, settings, context, run)
     if run.failure not in (Failure.RUNTIME, Failure.OUT_OF_MEMORY, Failure.DEVICE_FAULT, Failure.OUTPUT_TYPE):
         _conclude(run)
     if run.failure is None:  # the operator check decides nothing for a candidate that failed already
@@ -122,11 +130,43 @@ def _first_trial(first: Initialised, others: Iterator[Initialised], reference: P
 def _run_trial(model: Any, trial: Trial, how: str, reference: ProblemData, device: Device,
                settings: HarnessSettings, context: StageContext, run: _Run) -> bool:
     """One trial; False when verification cannot go on (an exception, outputs of the wrong kind)."""
+    shipment = _called_and_packed(model, trial, how, reference, device, settings, context, run)
+    if shipment is None:
+        return False
+    _record(run, trial, send(shipment))
+    return True
+
+
+def _run_judged_ahead(model: Any, trials: list[Trial], reference: ProblemData, device: Device,
+                      settings: HarnessSettings, context: StageContext, run: _Run) -> None:
+    """The trials in order, each judged while the next one runs (the referee's work and this process's overlap:
+    a problem small for the device has room for both); what the verdict says is what one trial at a time says."""
+    waiting: tuple[Trial, Callable[[], Judged]] | None = None
+    try:
+        for trial in trials:
+            failed_before = run.failure is not None
+            shipment = _called_and_packed(model, trial, "", reference, device, settings, context, run)
+            if waiting is not None:
+                earlier, judgement = waiting
+                waiting = None
+                _record(run, earlier, judgement(), earlier=not failed_before and run.failure is not None)
+            if shipment is None:
+                return
+            waiting = (trial, send_ahead(shipment))
+    finally:
+        if waiting is not None:  # every answer asked for is read here, whatever ended the trials
+            _record(run, waiting[0], waiting[1]())
+
+
+def _called_and_packed(model: Any, trial: Trial, how: str, reference: ProblemData, device: Device,
+                       settings: HarnessSettings, context: StageContext, run: _Run) -> Shipped | None:
+    """One trial's call, its checks, and its outputs written to be judged; None when verification cannot go on
+    (an exception, outputs of the wrong kind)."""
     inputs = trial.inputs
     with context.timer.calling(f"forward (trial seed {trial.seed})"):  # until the device and its threads are done
         called = _call(model, inputs, trial, reference, device, settings, context, run)
     if called is None:
-        return False
+        return None
     outputs, structure, at_return = called
     del called
     _check_single_call(outputs, at_return, trial, device, settings, run)
@@ -135,8 +175,7 @@ def _run_trial(model: Any, trial: Trial, how: str, reference: ProblemData, devic
     shipment = pack(f"trial seed {trial.seed}{how}", TRIAL, trial.seed, outputs, structure, changed, context.workdir)
     del outputs, inputs, changed  # the referee reads the files: while it judges, this process holds none of the call
     hand_back_idle_cache(device)  # nor a large cache beside the referee's float64 reference
-    _record(run, trial, send(shipment))
-    return True
+    return shipment
 
 
 def _call(model: Any, inputs: list[Any], trial: Trial, reference: ProblemData, device: Device,
@@ -175,11 +214,11 @@ def _as_judged(comparison: Comparison) -> Judged:
                   comparison.max_rel_error)
 
 
-def _record(run: _Run, trial: Trial, judged: Judged) -> None:
+def _record(run: _Run, trial: Trial, judged: Judged, *, earlier: bool = False) -> None:
     run.trials.append(TrialError(trial.seed, judged.passed, judged.max_abs_error, judged.max_rel_error,
                                  judged.message))
     if not judged.passed:
-        run.fail(judged.failure or Failure.MISMATCH, f"trial seed {trial.seed}: {judged.message}")
+        run.fail(judged.failure or Failure.MISMATCH, f"trial seed {trial.seed}: {judged.message}", earlier=earlier)
 
 
 def _check_single_call(outputs: list[torch.Tensor], at_return: list[torch.Tensor], trial: Trial, device: Device,

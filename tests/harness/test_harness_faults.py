@@ -104,3 +104,12 @@ def test_running_out_of_memory_is_told_in_each_runtimes_words(words):
 
     assert classify_text(words) is Failure.OUT_OF_MEMORY
     assert classify_text("RuntimeError: shapes cannot be multiplied") is None
+
+
+def test_a_trial_judged_while_the_next_one_ran_still_gives_the_first_failure(relu_harness):
+    # each trial after the first is judged while the next one runs: the third call's exception is seen before the
+    # second call's mismatch comes back, and the verdict is still the second call's, as one trial at a time gives it
+    verdict = relu_harness.evaluate(candidate("wrong_then_raises"))
+    assert verdict.failure is Failure.MISMATCH, verdict.message
+    assert verdict.message.startswith(f"trial seed {relu_harness.settings.harness.seed + 1}: "), verdict.message
+    assert [t.passed for t in verdict.verify.trials] == [True, False]

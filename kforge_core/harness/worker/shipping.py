@@ -8,7 +8,9 @@ system's randomness, so no call can know whether its output will be looked at.
 Shipping writes the output leaves (copies, in host memory) and the inputs the call changed to files in the
 candidate's scratch directory (``output_files``: as many as the worker's file-size limit needs), each with its
 SHA-256 taken as it was written, and sends a :class:`Shipped` message to the
-KForge process at once; the referee's :class:`Judged` answer comes back. Nothing here holds an expected output. Stage
+KForge process at once; the referee's :class:`Judged` answer comes back, read at once (:func:`send`) or once the
+caller has done something else meanwhile (:func:`send_ahead`: a trial's outputs are judged while the next trial
+runs). Nothing here holds an expected output. Stage
 hooks run outside a harness worker (a plugin's own tools) have no KForge process to send to: their calls are judged
 in their own process (:class:`LocalReferee`).
 """
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 import os
+from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
@@ -41,6 +44,8 @@ class Referee(Protocol):
     """Where shipped outputs are judged."""
 
     def judge(self, shipped: Shipped) -> Judged: ...
+
+    def judge_later(self, shipped: Shipped) -> Callable[[], Judged]: ...
 
     def conclude(self, kind: str) -> Conclusion: ...
 
@@ -88,6 +93,12 @@ def send(shipped: Shipped, referee: Referee | None = None) -> Judged:
     return _the_referee(referee).judge(shipped)
 
 
+def send_ahead(shipped: Shipped, referee: Referee | None = None) -> Callable[[], Judged]:
+    """Send what :func:`pack` wrote to be judged, and return at once: calling what is returned waits for the
+    judgement. Answers are read in the order their calls were sent."""
+    return _the_referee(referee).judge_later(shipped)
+
+
 def conclude(kind: str, referee: Referee | None = None) -> Conclusion:
     """The referee's conclusion over the calls shipped so far (``verify`` or ``timing``)."""
     return _the_referee(referee).conclude(kind)
@@ -130,28 +141,51 @@ class LocalReferee:
     def judge(self, shipped: Shipped) -> Judged:
         return self._judge.judge(shipped)
 
+    def judge_later(self, shipped: Shipped) -> Callable[[], Judged]:
+        judged = self._judge.judge(shipped)  # in this process: judged now, nothing to overlap with
+        return lambda: judged
+
     def conclude(self, kind: str) -> Conclusion:
         return self._judge.conclude(kind)
 
 
 class ChannelReferee:
     """The worker's link: each message goes to the KForge process as part of the request being served, which has
-    the referee worker answer it."""
+    the referee worker answer it, in the order the messages were sent; an answer read before its asker wanted it
+    waits here for it."""
 
     def __init__(self, channel: Any, request_id: Callable[[], int | None]) -> None:
         self.channel = channel
         self.request_id = request_id
+        self._asked: deque[tuple[int, int | None, type]] = deque()  # ticket, request id, answer type: not read yet
+        self._answers: dict[int, Any] = {}  # tickets read before they were waited for
+        self._tickets = itertools.count()
 
     def judge(self, shipped: Shipped) -> Judged:
-        return self._ask(shipped, Judged)
+        return self._answer(self._ask(shipped, Judged))
+
+    def judge_later(self, shipped: Shipped) -> Callable[[], Judged]:
+        ticket = self._ask(shipped, Judged)
+        return lambda: self._answer(ticket)
 
     def conclude(self, kind: str) -> Conclusion:
-        return self._ask(Conclude(kind), Conclusion)
+        return self._answer(self._ask(Conclude(kind), Conclusion))
 
-    def _ask(self, message: Any, answer_type: type) -> Any:
+    def _ask(self, message: Any, answer_type: type) -> int:
         request_id = self.request_id()
         self.channel.send((request_id, message))
-        answered_id, answer = self.channel.receive(trusted=True)
-        if answered_id != request_id or not isinstance(answer, answer_type):
-            raise RuntimeError(f"the KForge process answered {type(answer).__name__}, expected {answer_type.__name__}")
-        return answer
+        ticket = next(self._tickets)
+        self._asked.append((ticket, request_id, answer_type))
+        return ticket
+
+    def _answer(self, ticket: int) -> Any:
+        while ticket not in self._answers:
+            if not self._asked:
+                raise RuntimeError("an answer was waited for twice")
+            read, request_id, answer_type = self._asked.popleft()
+            answered_id, answer = self.channel.receive(trusted=True)
+            if answered_id != request_id or not isinstance(answer, answer_type):
+                raise RuntimeError(f"the KForge process answered {type(answer).__name__}, expected "
+                                   f"{answer_type.__name__}")
+            self._answers[read] = answer
+        return self._answers.pop(ticket)
