@@ -82,6 +82,9 @@ class HarnessSettings:
     # candidates built ahead at once while another is evaluated (a bench: its whole suite); 0: no building ahead
     prebuild_jobs: int = field(default_factory=default_build_jobs)
     prebuild_during_timing: bool = True  # builds go on while another candidate is timed (never on the host CPU)
+    # torch.compile's (Inductor's) compile threads in a worker: 1 compiles in the worker's own process; 0 leaves
+    # PyTorch's choice (a pool of subprocesses, one per core, started by every worker that imports Inductor)
+    compile_threads: int = 1
     # baselines kept in <cache_dir>/baselines across runs: "use" reads and writes them, "refresh" measures again
     # and writes, "off" neither reads nor writes
     baseline_cache: Literal["use", "refresh", "off"] = "use"
@@ -96,7 +99,7 @@ class HarnessSettings:
             if getattr(self, name) < 1:
                 raise ValueError(f"harness.{name} must be >= 1")
         for name in ("warmup", "timing_checks", "spare_workers", "memory_limit_mb", "l2_flush_bytes",
-                     "prebuild_jobs"):
+                     "prebuild_jobs", "compile_threads"):
             if getattr(self, name) < 0:
                 raise ValueError(f"harness.{name} must be >= 0")
         for name in ("compile_timeout_s", "profile_timeout_s", "startup_timeout_s"):

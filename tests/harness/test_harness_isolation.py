@@ -40,6 +40,15 @@ def test_the_worker_environment_has_no_secrets(make_harness, monkeypatch):
     assert "do-not-leak" not in verdict.stdout
 
 
+def test_inductor_compiles_in_the_workers_own_process_unless_the_user_said_otherwise(make_harness, monkeypatch):
+    monkeypatch.delenv("TORCHINDUCTOR_COMPILE_THREADS", raising=False)
+    seen = [reported(make_harness(**settings).evaluate(candidate("env_report")), "COMPILE_THREADS")
+            for settings in ({}, {"compile_threads": 0})]
+    monkeypatch.setenv("TORCHINDUCTOR_COMPILE_THREADS", "4")
+    seen.append(reported(make_harness().evaluate(candidate("env_report")), "COMPILE_THREADS"))
+    assert seen == ["1", "none", "4"]  # the setting's default, PyTorch's own choice, the user's variable
+
+
 def test_a_candidate_runs_in_its_own_scratch_directory_with_limits(make_harness, tmp_path):
     harness = make_harness()
     verdict = harness.evaluate(candidate("env_report"))

@@ -147,7 +147,8 @@ class Prebuilder:
         request = self._make_request(candidate)
         (directory / REQUEST_FILE).write_bytes(pickle.dumps(request))
         start = time.perf_counter()
-        env = worker_environment(os.environ, self._cache_dir, request.init.environment)
+        env = worker_environment(os.environ, self._cache_dir, request.init.environment,
+                                 compile_threads=request.init.settings.compile_threads)
         with open(directory / "stdout.txt", "wb") as out, open(directory / "stderr.txt", "wb") as err:
             with self._changed:
                 while self._holds and not self._nothing_to_build:

@@ -46,7 +46,8 @@ class WorkerProcess:
         from_child_r, from_child_w = os.pipe()
         lifeline_r, self._lifeline = os.pipe()  # never written: the worker sees EOF when this process is gone
         settings = init.settings
-        env = worker_environment(os.environ if environ is None else environ, init.cache_dir, init.environment)
+        env = worker_environment(os.environ if environ is None else environ, init.cache_dir, init.environment,
+                                 compile_threads=settings.compile_threads)
         command = [sys.executable, "-m", "kforge_core.harness.worker", "--fds",
                    f"{to_child_r},{from_child_w},{lifeline_r}"]
         if init.sandbox is not None:

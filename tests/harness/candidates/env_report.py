@@ -16,6 +16,7 @@ print("RLIMIT_AS=%d,%d" % resource.getrlimit(resource.RLIMIT_AS))
 print("SESSION_LEADER=%s" % (os.getsid(0) == os.getpid()))
 print("UNIT=" + os.environ.get("TORCH_TEST_UNITS", "none"))  # the device unit a harness bound it to
 print("RUNTIME=" + os.environ.get("TORCH_TEST_RUNTIME", "none"))  # torch-cpu-units' runtime_environment
+print("COMPILE_THREADS=" + os.environ.get("TORCHINDUCTOR_COMPILE_THREADS", "none"))
 with open("written-by-candidate.txt", "w") as handle:
     handle.write("hello")
 
