@@ -60,7 +60,7 @@ class Judge:
             page-locked memory (``output_files.read_outputs``).
         :param keep_on_device: the first and the last trial's outputs are kept as they were judged, on the device
             (a problem small for it), not as read: each output read stays in host memory only while it is judged, so
-            one page-locked block serves every call (a 2.1 GB output's trials each needed a new block while two
+            one page-locked block serves every call (a 4 GiB output's trials each needed a new block while two
             others were kept there, and making one took an H100 host 1.5 s)."""
         self.expected = expected
         self.settings = settings
