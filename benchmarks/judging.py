@@ -69,22 +69,12 @@ def main() -> None:
 
 
 def _compare_waiting_per_chunk(out: torch.Tensor, ref: torch.Tensor) -> tuple[float, float]:
-    """The comparison as it was: each chunk's largest errors and its count read back before the next chunk."""
-    atol, rtol = TOLERANCE
-    max_abs = max_rel = 0.0
-    count = 0
-    for _, c, r in compare.flat_chunks(out, ref):
-        diff = (c - r).abs()
-        scale = r.abs()
-        if bool(torch.isfinite(diff).all()):
-            bad = diff > atol + rtol * scale
-        else:
-            raise ValueError("the benchmark's outputs are finite")
-        max_abs = max(max_abs, float(diff.max().item()))
-        max_rel = max(max_rel, float((diff / scale.clamp(min=max(atol, 1e-30))).max().item()))
-        count += int(bad.sum().item())
-    assert count == 0 and math.isfinite(max_abs)
-    return max_abs, max_rel
+    """The comparison a chunk at a time (``compare._Tally``): each chunk's figures read back before the next."""
+    tally = compare._Tally()
+    for start, c, r in compare.flat_chunks(out, ref):
+        tally.add(start, c, r, *TOLERANCE)
+    assert tally.count == 0 and math.isfinite(tally.max_abs)
+    return tally.max_abs, tally.max_rel
 
 
 def _wait(device: torch.device) -> None:

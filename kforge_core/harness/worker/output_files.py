@@ -38,6 +38,10 @@ class UnreadableOutputs(Exception):
         super().__init__(message)
         self.changed = changed
 
+    @classmethod
+    def changed_after_writing(cls) -> UnreadableOutputs:
+        return cls("its outputs file was changed after it was written", changed=True)
+
 
 def part_bytes() -> int:
     """How much tensor data one part holds: half this process's file-size limit (room for the format), at most
@@ -156,7 +160,7 @@ class _Part:
         while chunk := self.file.read(1 << 24):
             whole.update(chunk)
         if whole.hexdigest() != digest:
-            raise UnreadableOutputs("its outputs file was changed after it was written", changed=True)
+            raise UnreadableOutputs.changed_after_writing()
 
     def close(self) -> None:
         if not self.file.closed:
@@ -242,17 +246,17 @@ def _fill_part(part: _Part, places: list[torch.Tensor], digest: str) -> None:
             while read < len(view) and (count := part.file.readinto(view[read:])):
                 read += count
             if read != len(view):
-                raise UnreadableOutputs("its outputs file was changed after it was written", changed=True)
+                raise UnreadableOutputs.changed_after_writing()
             hashed.update(view)
         if part.file.read(1):
-            raise UnreadableOutputs("its outputs file was changed after it was written", changed=True)
+            raise UnreadableOutputs.changed_after_writing()
     except OSError as exc:
         raise UnreadableOutputs(f"its outputs file could not be read ({exc.strerror})") from None
     finally:
         part.close()  # here, side by side: the last close of a removed file hands its pages back (9 shipments of a
         # 2.1 GB output spent 5.2 s of an H100 host's referee closing their parts one after another)
     if hashed.hexdigest() != digest:  # the same digest as write_outputs
-        raise UnreadableOutputs("its outputs file was changed after it was written", changed=True)
+        raise UnreadableOutputs.changed_after_writing()
 
 
 def _bytes_of(piece: torch.Tensor) -> memoryview:
