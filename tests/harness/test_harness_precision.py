@@ -119,14 +119,19 @@ def test_a_tf32_switch_is_caught_under_fp32(relu_harness):
 
 
 def test_a_switch_below_the_contract_is_rejected_before_the_candidate_is_timed(make_harness):
-    # verification ends with the switches judged: a candidate the policy rejects costs no timed run (a CUDA-L1
-    # solution turning TF32 on at import spent 5.4 s of an H100's time being timed before it was rejected)
+    # a switch turned at import is judged once the candidate is built, one turned in forward when verification
+    # ends: a candidate the policy rejects costs no trial (or no timed run) past the point it is known (a CUDA-L1
+    # solution turning TF32 on at import spent 5.4 s of an H100's time being timed, then 7.6 s being verified)
     harness = make_harness("relu_scale", warmup=1, repetitions=3)
     blocked = harness.evaluate(candidate("tf32_switch"))
     assert blocked.failure is Failure.CHEAT and blocked.runtime is None
-    assert "timing" not in dict(blocked.phases)
+    assert blocked.verify is None and "verify" not in dict(blocked.phases) and "timing" not in dict(blocked.phases)
     flag = next(f for f in blocked.flags if f.code == F.PRECISION_DOWNGRADE)
     assert flag.blocking and flag.message.count("allow_tf32: False -> True") == 1  # said once, found twice
+    in_forward = harness.evaluate(candidate("forward_tf32_switch"))
+    assert in_forward.failure is Failure.CHEAT and in_forward.runtime is None
+    assert in_forward.verify is not None and "timing" not in dict(in_forward.phases)
+    assert any(f.code == F.PRECISION_DOWNGRADE and f.blocking for f in in_forward.flags)
     reported = make_harness("relu_scale", warmup=1, repetitions=3, precision_policy="report")
     flagged = reported.evaluate(candidate("tf32_switch"))
     assert flagged.runtime is not None and "timing" in dict(flagged.phases)  # not blocking: timed as before

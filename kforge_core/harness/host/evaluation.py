@@ -103,6 +103,8 @@ def _stages(call: Callable[..., Reply], settings: HarnessSettings, timeouts: Sta
     if out.compile is None or not out.compile.ok:
         return
     out.flags.extend(out.compile.flags)
+    if any(flag.blocking for flag in out.flags):  # rejected once built (a switch below the contract at import)
+        return
     with phases.phase("verify"):
         out.verify = _expect(call(RunStage("verify"), timeouts.verify_s, "verify", waits), out)
     if out.verify is None:

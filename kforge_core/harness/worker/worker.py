@@ -21,7 +21,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from ...records import Candidate, Failure, Problem, StageContext, VerifyResult
+from ...records import Candidate, CompileResult, Failure, Problem, StageContext, VerifyResult
 from ...stage_timer import StageTimer
 from ...tracebacks import exception_line, exception_text
 from ..captured import STDERR_FILE, STDOUT_FILE
@@ -168,7 +168,7 @@ class Worker:
             return self._begin(request)
         if isinstance(request, RunStage):
             result = self._stage(request.stage)
-            return self._with_switches_judged(result) if request.stage == "verify" else result
+            return self._with_switches_judged(result) if request.stage in ("compile", "verify") else result
         if isinstance(request, Time):
             from .candidate_timing import time_candidate
             from .jit_marks import jit_builds_marked
@@ -242,15 +242,20 @@ class Worker:
             raise RuntimeError(f"no plugin answered kforge_{stage} for backend {self.backend.name!r}")
         return result
 
-    def _with_switches_judged(self, verified: Any) -> Any:
-        """The verify stage's result with the precision switches the candidate turned below the contract, where
-        they block: the KForge process (``referee.trusted_verify``) rejects it on them, and times nothing."""
+    def _with_switches_judged(self, result: Any) -> Any:
+        """A built or verified candidate's result with the precision switches it turned below the contract, where
+        they block: the KForge process rejects it on them and spends nothing more on it (a switch turned at import
+        is found once the candidate is built, before a trial runs; one turned in ``forward``, once it is
+        verified)."""
         from .candidate_timing import blocking_switch_flags
 
+        built = isinstance(result, CompileResult) and result.ok
+        if not (built or isinstance(result, VerifyResult)):
+            return result
         blocking = blocking_switch_flags(self.snapshot, self.init.settings)
-        if not blocking or not isinstance(verified, VerifyResult):
-            return verified
-        return dataclasses.replace(verified, flags=(*verified.flags, *blocking))
+        if not blocking:
+            return result
+        return dataclasses.replace(result, flags=(*result.flags, *blocking))
 
     def _finish(self) -> Any:
         from .candidate_timing import finish_report
