@@ -36,6 +36,7 @@ from ..harness.worker.shipping import (
     use_referee,
 )
 from ..harness.worker.memory import hand_back_idle_cache
+from ..harness.worker.rejection import blocking_now
 from ..harness.worker.threads import wait_for_threads
 from ..records import Backend, Candidate, Failure, Flag, StageContext, TrialError, VerifyResult
 from ..settings import HarnessSettings
@@ -76,6 +77,10 @@ def verify_with_torch(backend: Backend, candidate: Candidate, context: StageCont
         message = f"{candidate_class_name(context)}(*get_init_inputs()) raised:\n" + \
             candidate_traceback(exc, context.workdir)
         return VerifyResult(correct=False, failure=classify_exception(exc, device), message=message)
+    rejected = blocking_now()  # a switch below the precision contract turned by its constructor: no trial runs
+    if rejected:
+        return VerifyResult(correct=False, failure=Failure.CHEAT, message=F.describe_blocking(rejected),
+                            flags=tuple(rejected), notes=("rejected once built, before its first trial",))
     run, chosen, parameters_note = _first_trial(chosen, attempts, reference, device, settings, context)
     instance_notes = tuple(n for n in (class_note, parameters_note) if n)
     keep_instance(candidate, context, chosen.model, instance_notes)

@@ -119,18 +119,23 @@ def test_a_tf32_switch_is_caught_under_fp32(relu_harness):
 
 
 def test_a_switch_below_the_contract_is_rejected_before_the_candidate_is_timed(make_harness):
-    # a switch turned at import is judged once the candidate is built, one turned in forward when verification
-    # ends: a candidate the policy rejects costs no trial (or no timed run) past the point it is known (a CUDA-L1
-    # solution turning TF32 on at import spent 5.4 s of an H100's time being timed, then 7.6 s being verified)
+    # a switch turned at import is judged once the candidate is built, one turned in its constructor before its
+    # first trial, one turned in forward when verification ends: a candidate the policy rejects costs nothing past
+    # the point it is known (a CUDA-L1 solution turning TF32 on in __init__ spent 5.4 s of an H100's time being
+    # timed, then 9 s being verified, most of it its own torch.compile in its first forward)
     harness = make_harness("relu_scale", warmup=1, repetitions=3)
     blocked = harness.evaluate(candidate("tf32_switch"))
     assert blocked.failure is Failure.CHEAT and blocked.runtime is None
     assert blocked.verify is None and "verify" not in dict(blocked.phases) and "timing" not in dict(blocked.phases)
     flag = next(f for f in blocked.flags if f.code == F.PRECISION_DOWNGRADE)
     assert flag.blocking and flag.message.count("allow_tf32: False -> True") == 1  # said once, found twice
+    in_init = harness.evaluate(candidate("init_tf32_switch"))
+    assert in_init.failure is Failure.CHEAT and in_init.runtime is None and "timing" not in dict(in_init.phases)
+    assert in_init.verify is not None and in_init.verify.trials == ()  # built, never called
+    assert any(f.code == F.PRECISION_DOWNGRADE and f.blocking for f in in_init.flags)
     in_forward = harness.evaluate(candidate("forward_tf32_switch"))
     assert in_forward.failure is Failure.CHEAT and in_forward.runtime is None
-    assert in_forward.verify is not None and "timing" not in dict(in_forward.phases)
+    assert in_forward.verify is not None and in_forward.verify.trials and "timing" not in dict(in_forward.phases)
     assert any(f.code == F.PRECISION_DOWNGRADE and f.blocking for f in in_forward.flags)
     reported = make_harness("relu_scale", warmup=1, repetitions=3, precision_policy="report")
     flagged = reported.evaluate(candidate("tf32_switch"))

@@ -215,7 +215,8 @@ class Worker:
         # the core's verify stage (a built-in plugin the worker's plugin manager registered) is loaded, and so
         # watched, before the candidate: by name, since the harness does not depend on the plugins it runs
         importlib.import_module("kforge_core.builtin.torch_verify")
-        from . import candidate_timing  # noqa: F401
+        from .candidate_timing import blocking_switch_flags
+        from .rejection import watch
         from ..op_trace import hide_recorders
         from .integrity import ProcessSnapshot
 
@@ -232,6 +233,7 @@ class Worker:
                                     cache_dir=self.init.cache_dir, settings=self.init.settings,
                                     device=self.device, timer=self.timer)
         self.snapshot = ProcessSnapshot.take(reference.known_ops, self.device_namespaces)
+        watch(lambda: blocking_switch_flags(self.snapshot, self.init.settings))  # asked once the model is built
 
     def _stage(self, stage: str) -> Any:
         from .jit_marks import jit_builds_marked
@@ -245,8 +247,8 @@ class Worker:
     def _with_switches_judged(self, result: Any) -> Any:
         """A built or verified candidate's result with the precision switches it turned below the contract, where
         they block: the KForge process rejects it on them and spends nothing more on it (a switch turned at import
-        is found once the candidate is built, before a trial runs; one turned in ``forward``, once it is
-        verified)."""
+        is found once the candidate is built; one turned in its constructor, by verification before its first
+        trial, :mod:`.rejection`; one turned in ``forward``, once it is verified)."""
         from .candidate_timing import blocking_switch_flags
 
         built = isinstance(result, CompileResult) and result.ok
