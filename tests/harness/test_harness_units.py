@@ -4,6 +4,7 @@ environment, captured output, operator classes, precision, settings."""
 from __future__ import annotations
 
 import math
+import os
 import signal
 import subprocess
 import sys
@@ -231,6 +232,18 @@ def test_worker_environment_keeps_the_users_build_caches(tmp_path):
     env = worker_environment({"PATH": "/bin", "TORCH_EXTENSIONS_DIR": "/mine", "X_API_KEY": "k"}, tmp_path)
     assert env["TORCH_EXTENSIONS_DIR"] == "/mine" and "X_API_KEY" not in env
     assert env["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "inductor") and env["PYTHONUNBUFFERED"] == "1"
+
+
+def test_the_inductor_cache_torch_wrote_into_this_process_is_not_handed_to_workers(tmp_path, monkeypatch):
+    # Inductor asking for its cache writes torch's default into os.environ; workers started after that took it
+    from torch._inductor.runtime import cache_dir_utils
+
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
+    written = cache_dir_utils.cache_dir()
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == written  # what PyTorch does
+    assert worker_environment(os.environ, tmp_path)["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "inductor")
+    mine = worker_environment({"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "mine")}, tmp_path)
+    assert mine["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "mine")  # the user's own is kept
 
 
 def test_captured_output_keeps_head_and_tail(tmp_path):

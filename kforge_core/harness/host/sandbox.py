@@ -7,6 +7,7 @@ environment by accident), not a security sandbox against deliberate attack: the 
 from __future__ import annotations
 
 import resource
+import sys
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
@@ -20,9 +21,11 @@ def worker_environment(environ: Mapping[str, str], cache_dir: Path,
     compiling processes, each importing torch, beside the others' work; in one process, the first problem of 20
     torch-only level-2 solutions took 14.0 s instead of 16.6-25.3 s).
 
-    Build caches and compile threads the user set explicitly are kept.
+    Build caches and compile threads the user set explicitly are kept; the Inductor cache PyTorch wrote into this
+    process's environment itself is not (:func:`written_by_torch`).
     """
-    env = {name: value for name, value in environ.items() if not is_secret(name)}
+    env = {name: value for name, value in environ.items()
+           if not is_secret(name) and not written_by_torch(name, value)}
     env.update(extra)
     env["PYTHONUNBUFFERED"] = "1"
     env["PYTHONDONTWRITEBYTECODE"] = "1"
@@ -33,6 +36,15 @@ def worker_environment(environ: Mapping[str, str], cache_dir: Path,
     if compile_threads:
         env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", str(compile_threads))
     return env
+
+
+def written_by_torch(name: str, value: str) -> bool:
+    """Whether ``name=value`` is the default Inductor cache PyTorch writes into its own process's environment the
+    first time Inductor asks for its cache (``cache_dir_utils.cache_dir``): describing a problem in the KForge
+    process does, and every worker started after that would have inherited torch's directory under /tmp instead of
+    KForge's cache (``TORCHINDUCTOR_CACHE_DIR``)."""
+    utils = sys.modules.get("torch._inductor.runtime.cache_dir_utils")
+    return name == "TORCHINDUCTOR_CACHE_DIR" and utils is not None and value == utils.default_cache_dir()
 
 
 def limits_setter(*, memory_limit_mb: int, file_size_limit_mb: int, host_cpu: bool) -> Callable[[], None]:
