@@ -12,6 +12,7 @@ from pathlib import Path
 
 from kforge_core.hookspecs import hookimpl
 from kforge_core.records import Backend, Candidate, ProfileResult, StageContext
+from kforge_nvidia.builds import cache_root as nvidia_cache_root
 from kforge_nvidia.profile_stage import ncu_profile
 from kforge_nvidia.toolchain import find_tool
 
@@ -28,7 +29,8 @@ def profile_candidate(backend: Backend, candidate: Candidate, context: StageCont
     workdir = Path(context.workdir)
     program = child_command(workdir=workdir, entry=candidate.entry, problem=context.problem.path,
                             cache_root=cache_root(context), digest=candidate.digest, options=options)
-    return ncu_profile(ncu, program, workdir, options.tool_timeout_s, candidate.label)
+    # profiles take turns with every NVIDIA backend's, through the lock in the NVIDIA build cache
+    return ncu_profile(ncu, program, workdir, options.tool_timeout_s, candidate.label, nvidia_cache_root(context))
 
 
 @hookimpl

@@ -21,6 +21,7 @@ from .builds import BuildRoutes, cache_root
 from .child import child_command
 from .ncu import NcuError, run_ncu
 from .ncu_csv import parse_ncu_csv
+from .profiler_turns import profiler_turn
 from .options import NvidiaOptions
 from .toolchain import find_tool
 
@@ -40,14 +41,17 @@ def profile_candidate(backend: Backend, candidate: Candidate, context: StageCont
     program = child_command(workdir=workdir, entry=candidate.entry, problem=context.problem.path,
                             cache_root=cache_root(context), routes=routes, options=options, mode="profile",
                             candidate_class=candidate_class_name(context))
-    return ncu_profile(ncu, program, workdir, options.tool_timeout_s, candidate.label)
+    return ncu_profile(ncu, program, workdir, options.tool_timeout_s, candidate.label, cache_root(context))
 
 
-def ncu_profile(ncu: str, program: list[str], workdir: Path, timeout_s: float, label: str) -> ProfileResult | None:
+def ncu_profile(ncu: str, program: list[str], workdir: Path, timeout_s: float, label: str,
+                lock_dir: Path) -> ProfileResult | None:
     """Nsight Compute's profile of ``program`` (a child process that calls one candidate's forward between
-    ``cudaProfilerStart`` and ``cudaProfilerStop``), or None, with a warning, when ncu cannot profile it."""
+    ``cudaProfilerStart`` and ``cudaProfilerStop``), or None, with a warning, when ncu cannot profile it. Profiles
+    on this machine take turns (``profiler_turns``, through a lock file in ``lock_dir``, the build cache)."""
     try:
-        run = run_ncu(ncu, program, workdir / "ncu", timeout_s, workdir)
+        with profiler_turn(lock_dir, timeout_s):
+            run = run_ncu(ncu, program, workdir / "ncu", timeout_s, workdir)
     except NcuError as exc:
         log.warning("ncu could not profile %s (%s); using the PyTorch profiler", label, exc)
         return None
