@@ -21,8 +21,8 @@ from .builds import BuildRoutes, cache_root
 from .child import child_command
 from .ncu import NcuError, run_ncu
 from .ncu_csv import parse_ncu_csv
-from .profiler_turns import profiler_turn
 from .options import NvidiaOptions
+from .profiler_turns import profiler_turn
 from .toolchain import find_tool
 
 log = logging.getLogger("kforge.nvidia")
