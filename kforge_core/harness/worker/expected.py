@@ -95,23 +95,19 @@ _cache: dict[tuple[Any, ...], Expected] = {}
 
 
 def expected_for(problem: Problem, device: Device, settings: HarnessSettings,
-                 backend: Backend | None = None, *, first_on_device: bool = False) -> Expected:
+                 backend: Backend | None = None) -> Expected:
     """``problem``'s expected outputs on ``device``, computed on first use in this process (one problem at a
-    time: another problem's are dropped first). ``first_on_device``: the first trial's outputs, which every
-    later trial's are compared with (the problem's sensitivity), stay on the device while they are computed, for
-    a problem small for it; else they wait in host memory (for ``34_``'s 4 GiB outputs, a host copy and eight
-    passes of the device reading it back)."""
+    time: another problem's are dropped first)."""
     key = (problem.digest, str(device.torch_device), repr(settings), backend.name if backend else "",
            backend.default_tolerance if backend else ())
     if key not in _cache:
         _cache.clear()
         data = reference_data(problem, device, settings, backend, timing=False)
-        _cache[key] = _compute(data, device, settings, backend, first_on_device)
+        _cache[key] = _compute(data, device, settings, backend)
     return _cache[key]
 
 
-def _compute(data: ProblemData, on: Device, settings: HarnessSettings, backend: Backend | None,
-             first_on_device: bool = False) -> Expected:
+def _compute(data: ProblemData, on: Device, settings: HarnessSettings, backend: Backend | None) -> Expected:
     """The reference over every trial, one at a time: its time, structure, tolerances and sensitivity."""
     _, model = problem_model(data.module, settings, data.device)
     fresh_model = copy.deepcopy(model)
@@ -134,7 +130,7 @@ def _compute(data: ProblemData, on: Device, settings: HarnessSettings, backend: 
             del result, inputs
             if first is None:
                 tolerances, notes = _tolerances(leaves, settings, backend)
-                first = [o.clone() if first_on_device else host_copy(o) for o in leaves]
+                first = [host_copy(o) for o in leaves]
             else:
                 sensitivity = max(sensitivity, max_difference(leaves, first))
                 insensitive = insensitive and within_tolerance(leaves, first, tolerances)

@@ -196,12 +196,11 @@ class Worker:
             from .expected import expected_for
 
             self.problem, self.judge = request.problem, None  # the previous problem's answers go first
+            expected = expected_for(request.problem, self.device, self.init.settings, self.backend)
             on_device = not self.device.host_cpu
-            small = on_device and not large_for_device(request.problem, self.device.memory().total)
-            expected = expected_for(request.problem, self.device, self.init.settings, self.backend,
-                                    first_on_device=small)
             self.judge = Judge(expected, self.init.settings, hand_back=lambda: hand_back_idle_cache(self.device),
-                               for_device=on_device, keep_on_device=small)
+                               for_device=on_device, keep_on_device=on_device and not large_for_device(
+                                   request.problem, self.device.memory().total))
             return Prepared(f"expected outputs of {len(expected.data.trials)} trials ({len(expected.kept)} kept)",
                             expected.forward_s)
         if self.judge is None:
