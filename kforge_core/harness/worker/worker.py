@@ -249,12 +249,12 @@ class Worker:
         they block: the KForge process rejects it on them and spends nothing more on it (a switch turned at import
         is found once the candidate is built; one turned in its constructor, by verification before its first
         trial, :mod:`.rejection`; one turned in ``forward``, once it is verified)."""
-        from .candidate_timing import blocking_switch_flags
+        from .rejection import blocking_now
 
         built = isinstance(result, CompileResult) and result.ok
         if not (built or isinstance(result, VerifyResult)):
             return result
-        blocking = blocking_switch_flags(self.snapshot, self.init.settings)
+        blocking = blocking_now()  # what _begin told it to watch
         if not blocking:
             return result
         return dataclasses.replace(result, flags=(*result.flags, *blocking))
