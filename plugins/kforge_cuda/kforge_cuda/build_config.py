@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from kforge_core.languages.cuda_cpp.build_cache import BuildConfig, CudaBuildError
-from kforge_nvidia.device_facts import driver_capability
+from kforge_nvidia.driver import driver_capability
 from kforge_nvidia.toolchain import find_tool, nvcc_version
 
 from .options import CudaOptions

@@ -107,19 +107,19 @@ class _FakeDriver:
 def test_the_arch_comes_from_the_driver_without_pytorch(monkeypatch, devices, expected):
     import ctypes
 
-    from kforge_nvidia import device_facts
+    from kforge_nvidia import driver
 
     monkeypatch.setattr(ctypes, "CDLL", lambda name: _FakeDriver(devices))
-    assert device_facts.driver_capability() == expected
+    assert driver.driver_capability() == expected
 
 
 def test_without_a_driver_there_is_no_capability(monkeypatch):
     import ctypes
 
-    from kforge_nvidia import device_facts
+    from kforge_nvidia import driver
 
     def missing(name):
         raise OSError(f"{name}: cannot open shared object file")
 
     monkeypatch.setattr(ctypes, "CDLL", missing)
-    assert device_facts.driver_capability() is None
+    assert driver.driver_capability() is None

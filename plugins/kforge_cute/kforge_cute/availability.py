@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from kforge_core.hookspecs import hookimpl
 from kforge_core.records import Availability, Backend
-from kforge_nvidia.device_facts import driver_capability
+from kforge_nvidia.driver import driver_device
 
 from .dsl_info import INSTALL_HINT, MIN_CAPABILITY, dsl_version, supports, tvm_ffi_version
 
@@ -46,13 +46,8 @@ def judge(version: str | None, device: DeviceSeen | None, tvm_ffi: str | None = 
 
 def device_seen() -> DeviceSeen | None:
     """GPU 0 as the driver reports it, or None without a driver or device."""
-    capability = driver_capability()
-    if capability is None:
-        return None
-    import torch
-
-    name = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "this GPU"
-    return DeviceSeen(name, capability)
+    device = driver_device(0)
+    return DeviceSeen(device.name, device.capability) if device is not None else None
 
 
 def cute_availability() -> Availability:

@@ -8,7 +8,8 @@ from string import Template
 
 from kforge_core.hookspecs import hookimpl
 from kforge_core.records import Backend, Example, Lowering, Problem
-from kforge_nvidia.device_facts import driver_capability, hardware_text
+from kforge_nvidia.device_facts import hardware_text
+from kforge_nvidia.driver import driver_capability
 
 from .dsl_info import INSTALL_HINT, dsl_version, tvm_ffi_version
 

@@ -28,7 +28,7 @@ def test_every_reason_that_applies_is_given_at_once():
 
 
 def test_this_machine(monkeypatch):
-    from kforge_nvidia.device_facts import driver_capability
+    from kforge_nvidia.driver import driver_capability
 
     if driver_capability() is not None:
         pytest.skip("a CUDA device is present: the no-GPU answer cannot be checked here")

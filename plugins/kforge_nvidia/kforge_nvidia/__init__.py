@@ -2,6 +2,8 @@
 
 * :mod:`.device`: :class:`~kforge_nvidia.device.CudaDevice`, the GPU as the harness drives it (``torch.cuda``);
 * :mod:`.device_facts`: the GPU's facts and peak rates, for the lowering and the roofline;
+* :mod:`.driver` and :mod:`.availability`: the GPUs as ``libcuda`` reports them, and whether this torch can use
+  one, asked without importing torch;
 * :mod:`.toolchain`: finding ``nvcc``, ``ncu`` and ``compute-sanitizer``;
 * :mod:`.options`: :class:`~kforge_nvidia.options.NvidiaOptions`, the options every language here shares;
 * :mod:`.builds` and :mod:`.compile_stage`: the compile stage of a language built on the first call (import,

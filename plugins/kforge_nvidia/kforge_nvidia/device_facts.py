@@ -7,8 +7,9 @@ the per-SM rate of the architecture, from a table; the facts say which numbers c
 
 from __future__ import annotations
 
-import ctypes
 from dataclasses import dataclass, field
+
+from .driver import CLOCK_RATE_KHZ, MEMORY_BUS_BITS, MEMORY_CLOCK_KHZ, driver_attributes
 
 # Dense FLOP (or integer op) per clock per SM, by compute capability. Tensor rates are the dense ones (no
 # sparsity) with fp32 accumulation where the part allows it. Architectures whose tensor rates differ between
@@ -33,11 +34,6 @@ KNOWN_PARTS: dict[str, tuple[float, float]] = {
     "A100-SXM4-80GB": (1.41, 2.039e12),
     "A100-SXM4-40GB": (1.41, 1.555e12),
 }
-
-# CUdevice_attribute values of the driver API.
-_CLOCK_RATE_KHZ, _MEMORY_CLOCK_KHZ, _MEMORY_BUS_BITS = 13, 36, 37
-_CAPABILITY_MAJOR, _CAPABILITY_MINOR = 75, 76
-
 
 @dataclass(frozen=True)
 class GpuFacts:
@@ -117,33 +113,6 @@ def derive_rates(
     return clock_ghz, bandwidth, peaks, tuple(sources)
 
 
-def driver_attributes(ordinal: int, attributes: tuple[int, ...]) -> tuple[int, ...] | None:
-    """The values of CUdevice_attribute ``attributes`` of device ``ordinal``, from the driver API (no PyTorch, so
-    a process that only builds need not import it); None without a driver or device, 0 where one is not said."""
-    try:
-        cuda = ctypes.CDLL("libcuda.so.1")
-    except OSError:
-        return None
-    device = ctypes.c_int()
-    if cuda.cuInit(0) != 0 or cuda.cuDeviceGet(ctypes.byref(device), ordinal) != 0:
-        return None
-    values = []
-    for attribute in attributes:
-        value = ctypes.c_int()
-        ok = cuda.cuDeviceGetAttribute(ctypes.byref(value), attribute, device) == 0
-        values.append(value.value if ok else 0)
-    return tuple(values)
-
-
-def driver_capability(ordinal: int = 0) -> tuple[int, int] | None:
-    """Device ``ordinal``'s compute capability from the driver, as ``torch.cuda.get_device_capability`` gives it
-    (the same ordinals, under the same ``CUDA_VISIBLE_DEVICES``); None without a driver or device."""
-    values = driver_attributes(ordinal, (_CAPABILITY_MAJOR, _CAPABILITY_MINOR))
-    if values is None or values[0] == 0:
-        return None
-    return values[0], values[1]
-
-
 def read_gpu_facts(ordinal: int = 0) -> GpuFacts:
     """Facts of CUDA device ``ordinal``; the caller has checked that one exists."""
     import torch
@@ -151,7 +120,7 @@ def read_gpu_facts(ordinal: int = 0) -> GpuFacts:
     props = torch.cuda.get_device_properties(ordinal)
     capability = (props.major, props.minor)
     clock_khz, memory_khz, bus_bits = driver_attributes(
-        ordinal, (_CLOCK_RATE_KHZ, _MEMORY_CLOCK_KHZ, _MEMORY_BUS_BITS)) or (0, 0, 0)
+        ordinal, (CLOCK_RATE_KHZ, MEMORY_CLOCK_KHZ, MEMORY_BUS_BITS)) or (0, 0, 0)
     clock_khz = clock_khz or int(getattr(props, "clock_rate", 0) or 0)
     memory_khz = memory_khz or int(getattr(props, "memory_clock_rate", 0) or 0)
     bus_bits = bus_bits or int(getattr(props, "memory_bus_width", 0) or 0)
