@@ -34,16 +34,26 @@ def installed_torch(search_path: list[str] | None = None) -> TorchBuild | None:
         tree = ast.parse((Path(list(spec.submodule_search_locations)[0]) / "version.py").read_text())
     except (OSError, SyntaxError, ValueError):
         return None
-    values: dict[str, object] = {}
-    for node in tree.body:
-        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else \
-            node.target if isinstance(node, ast.AnnAssign) else None
-        if isinstance(target, ast.Name) and isinstance(getattr(node, "value", None), ast.Constant):
-            values[target.id] = node.value.value  # type: ignore[union-attr]
+    values = _constants(tree)
     version, cuda = values.get("__version__"), values.get("cuda")
     if not isinstance(version, str):
         return None
     return TorchBuild(version, cuda if isinstance(cuda, str) else None)
+
+
+def _constants(tree: ast.Module) -> dict[str, object]:
+    """The names a module binds to a literal at its top level (``cuda: Optional[str] = '13.0'``)."""
+    values: dict[str, object] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+        elif isinstance(node, ast.AnnAssign):
+            target = node.target
+        else:
+            continue
+        if isinstance(target, ast.Name) and isinstance(node.value, ast.Constant):
+            values[target.id] = node.value.value
+    return values
 
 
 def _major_minor(version: int) -> str:

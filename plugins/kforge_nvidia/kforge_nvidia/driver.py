@@ -80,11 +80,12 @@ def driver_capability(ordinal: int = 0) -> tuple[int, int] | None:
 def driver_device(ordinal: int = 0) -> DriverDevice | None:
     """Device ``ordinal``'s name, compute capability and SM count; None without a driver or that device."""
     values = driver_attributes(ordinal, (CAPABILITY_MAJOR, CAPABILITY_MINOR, MULTIPROCESSOR_COUNT))
-    cuda = _library()
-    if values is None or cuda is None:
+    if values is None:
         return None
+    cuda = _library()  # loaded already: the same handle
     device = ctypes.c_int()
     name = ctypes.create_string_buffer(_NAME_BYTES)
     if cuda.cuDeviceGet(ctypes.byref(device), ordinal) != 0 or cuda.cuDeviceGetName(name, _NAME_BYTES, device) != 0:
         return None
-    return DriverDevice(name.value.decode(errors="replace"), (values[0], values[1]), values[2])
+    major, minor, sm_count = values
+    return DriverDevice(name.value.decode(errors="replace"), (major, minor), sm_count)
