@@ -9,6 +9,7 @@ Asked in KForge's own process before its workers start, so it imports no torch: 
 from __future__ import annotations
 
 import ast
+import importlib.util
 from dataclasses import dataclass
 from importlib.machinery import PathFinder
 from pathlib import Path
@@ -28,6 +29,8 @@ def installed_torch(search_path: list[str] | None = None) -> TorchBuild | None:
     """The torch that ``import torch`` would find on ``search_path`` (``sys.path`` by default), read without
     importing it; None where there is none or its version file cannot be read."""
     spec = PathFinder.find_spec("torch", search_path)
+    if spec is None and search_path is None:  # installed where only another finder looks (finding imports nothing)
+        spec = importlib.util.find_spec("torch")
     if spec is None or not spec.submodule_search_locations:
         return None
     try:
