@@ -43,8 +43,10 @@ def written_by_torch(name: str, value: str) -> bool:
     first time Inductor asks for its cache (``cache_dir_utils.cache_dir``): describing a problem in the KForge
     process does, and every worker started after that would have inherited torch's directory under /tmp instead of
     KForge's cache (``TORCHINDUCTOR_CACHE_DIR``)."""
+    if name != "TORCHINDUCTOR_CACHE_DIR":
+        return False
     default = getattr(sys.modules.get("torch._inductor.runtime.cache_dir_utils"), "default_cache_dir", None)
-    return name == "TORCHINDUCTOR_CACHE_DIR" and default is not None and value == default()
+    return default is not None and value == default()
 
 
 def limits_setter(*, memory_limit_mb: int, file_size_limit_mb: int, host_cpu: bool) -> Callable[[], None]:

@@ -51,21 +51,29 @@ def device_count() -> int | None:
     return count.value
 
 
-def driver_attributes(ordinal: int, attributes: tuple[int, ...]) -> tuple[int, ...] | None:
-    """The values of CUdevice_attribute ``attributes`` of device ``ordinal``; None without a driver or device, 0
-    where one is not said."""
+def _opened(ordinal: int) -> tuple[Any, ctypes.c_int] | None:
+    """The driver and its handle of device ``ordinal``; None without a driver or that device."""
     cuda = _library()
-    if cuda is None:
-        return None
     device = ctypes.c_int()
-    if cuda.cuInit(0) != 0 or cuda.cuDeviceGet(ctypes.byref(device), ordinal) != 0:
+    if cuda is None or cuda.cuInit(0) != 0 or cuda.cuDeviceGet(ctypes.byref(device), ordinal) != 0:
         return None
+    return cuda, device
+
+
+def _attributes(cuda: Any, device: ctypes.c_int, attributes: tuple[int, ...]) -> tuple[int, ...]:
     values = []
     for attribute in attributes:
         value = ctypes.c_int()
         ok = cuda.cuDeviceGetAttribute(ctypes.byref(value), attribute, device) == 0
         values.append(value.value if ok else 0)
     return tuple(values)
+
+
+def driver_attributes(ordinal: int, attributes: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The values of CUdevice_attribute ``attributes`` of device ``ordinal``; None without a driver or device, 0
+    where one is not said."""
+    opened = _opened(ordinal)
+    return _attributes(*opened, attributes) if opened is not None else None
 
 
 def driver_capability(ordinal: int = 0) -> tuple[int, int] | None:
@@ -79,13 +87,12 @@ def driver_capability(ordinal: int = 0) -> tuple[int, int] | None:
 
 def driver_device(ordinal: int = 0) -> DriverDevice | None:
     """Device ``ordinal``'s name, compute capability and SM count; None without a driver or that device."""
-    values = driver_attributes(ordinal, (CAPABILITY_MAJOR, CAPABILITY_MINOR, MULTIPROCESSOR_COUNT))
-    if values is None:
+    opened = _opened(ordinal)
+    if opened is None:
         return None
-    cuda = _library()  # loaded already: the same handle
-    device = ctypes.c_int()
+    cuda, device = opened
     name = ctypes.create_string_buffer(_NAME_BYTES)
-    if cuda.cuDeviceGet(ctypes.byref(device), ordinal) != 0 or cuda.cuDeviceGetName(name, _NAME_BYTES, device) != 0:
+    if cuda.cuDeviceGetName(name, _NAME_BYTES, device) != 0:
         return None
-    major, minor, sm_count = values
+    major, minor, sm_count = _attributes(cuda, device, (CAPABILITY_MAJOR, CAPABILITY_MINOR, MULTIPROCESSOR_COUNT))
     return DriverDevice(name.value.decode(errors="replace"), (major, minor), sm_count)
