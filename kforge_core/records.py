@@ -328,6 +328,7 @@ class Failure(str, enum.Enum):
     EXIT = "exit"
     OUT_OF_MEMORY = "out_of_memory"
     DEVICE_FAULT = "device_fault"
+    RESOURCE_LIMIT = "resource_limit"  # a limit of the sandbox (processes, disk, scratch space) was reached
     CHEAT = "cheat"
     HARNESS = "harness_error"
 

@@ -30,6 +30,8 @@ L2_PERSISTENCE = "l2_persistence"
 INPUT_MUTATION = "input_mutation"
 BUILD_ERROR_CAUGHT = "build_error_caught"
 PERSISTENT_OUTPUT = "persistent_output"
+TIMING_MISMATCH = "timing_mismatch"
+FASTER_THAN_HARDWARE = "faster_than_hardware"
 
 # code -> (the cheat number, what it catches); the README's table is written from this
 CATALOGUE: dict[str, tuple[str, str]] = {
@@ -47,6 +49,10 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     BUILD_ERROR_CAUGHT: ("-", "a build failed and the candidate caught the error and went on (its fallback ran)"),
     PERSISTENT_OUTPUT: ("-", "the output is a buffer the candidate keeps and the next call overwrites (a CUDA "
                              "graph's static output); each call's output is judged as it was when the call returned"),
+    TIMING_MISMATCH: ("6", "the worker's timed figures are contradicted by the clock of a process the candidate cannot "
+                           "reach (both figures given)"),
+    FASTER_THAN_HARDWARE: ("6", "a figure below the problem's physical floor on this device (its bytes at peak "
+                                "bandwidth, its FLOPs at peak FLOP/s): impossible, so not the call's real time"),
 }
 
 _POLICY_GOVERNED = {REFERENCE_CALL: "cheat_policy", INPUT_MUTATION: "cheat_policy",
