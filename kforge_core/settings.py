@@ -76,7 +76,9 @@ class HarnessSettings:
     warm_workers: bool = True
     # workers kept started ahead of need when warm_workers is on (2 from SPARES_FROM_CORES cores up, else 1)
     spare_workers: int = field(default_factory=default_spare_workers)
-    timing_checks: int = 3  # timed runs whose outputs are checked against the reference again
+    # every timed call's outputs are checked against the reference: this many elements of each output, drawn by the
+    # KForge process after the call returned (every element of a smaller output)
+    timed_check_elements: int = 65536
     input_pool_mb: int = 1024  # device memory for the distinct input sets the timed runs cycle through
     l2_flush_bytes: int = 0  # 0: twice the device's L2, at least the device's floor (GPUs: 256 MiB); CPU: none
     # candidates built ahead at once while another is evaluated (a bench: its whole suite); 0: no building ahead
@@ -95,10 +97,10 @@ class HarnessSettings:
     timer: Literal["wall", "events", "device"] = "wall"
 
     def __post_init__(self) -> None:
-        for name in ("trials", "repetitions"):
+        for name in ("trials", "repetitions", "timed_check_elements"):
             if getattr(self, name) < 1:
                 raise ValueError(f"harness.{name} must be >= 1")
-        for name in ("warmup", "timing_checks", "spare_workers", "memory_limit_mb", "l2_flush_bytes",
+        for name in ("warmup", "spare_workers", "memory_limit_mb", "l2_flush_bytes",
                      "prebuild_jobs", "compile_threads"):
             if getattr(self, name) < 0:
                 raise ValueError(f"harness.{name} must be >= 0")

@@ -26,6 +26,11 @@ class StageTimer:
         """A call of the candidate's ``forward`` (``what`` names it in a timeout's message)."""
         return self._waiting("call", what)
 
+    def timed(self, what: str) -> contextlib.AbstractContextManager[None]:
+        """A timed call: a call whose beginning the KForge process has noted by its own clock before the block
+        goes on, so that the call's interval by that clock holds the worker's own measurement of it."""
+        return self._waiting("timed", what)
+
     def building(self, what: str) -> contextlib.AbstractContextManager[None]:
         """A build: compiling, a JIT, constructing a model that builds an extension."""
         return self._waiting("build", what)
@@ -39,7 +44,7 @@ class StageTimer:
             self.leave(kind, what)
 
     def enter(self, kind: str, what: str) -> None:
-        """A wait of ``kind`` ("call" or "build") begins; for marks that cannot be a ``with`` block (a JIT's
+        """A wait of ``kind`` ("call", "timed" or "build") begins; for marks that cannot be a ``with`` block (a JIT's
         start and end events)."""
 
     def leave(self, kind: str, what: str) -> None:

@@ -188,3 +188,5 @@ def _print_runtimes(console: Console, verdict: Verdict) -> None:
         console.print(f"[yellow]{escape(name)}[/]: {escape(error)}")
     for source in verdict.baseline_sources:
         console.print(f"[dim]baseline {escape(source.describe())}[/]")
+    for figure in verdict.outside_clock:  # the worker's figures beside the KForge process's own clock
+        console.print(f"[dim]outside clock, {escape(figure.describe())}[/]")

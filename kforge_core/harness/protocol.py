@@ -148,12 +148,15 @@ class Shipped:
     :class:`Judged` once the KForge process had the referee worker judge it; sent on to the referee as a request.
 
     :param label: what the call was ("trial seed 42", "timed run 7").
-    :param kind: ``"trial"`` (a correctness trial) or ``"timed"`` (a timed run chosen for a check after it returned).
+    :param kind: ``"trial"`` (a correctness trial), ``"traced"`` (the operator-traced call) or ``"timed"`` (a timed
+        call: every one is checked).
     :param seed: the seed of the call's inputs.
     :param paths: the files holding the output leaves and the inputs the call changed (``output_files``; more than
         one where they would not fit the worker's file-size limit).
     :param digests: each file's SHA-256, taken as it was written: a file changed later is tampering.
     :param structure: how the output leaves nest (``values.flatten_output``).
+    :param sample_seed: for a timed call, the KForge process's draw (:class:`CheckAnswer`): the files hold only the
+        elements of each output it picks (``worker/samples.py``); None: the whole outputs.
     """
 
     label: str
@@ -162,6 +165,27 @@ class Shipped:
     paths: tuple[Path, ...]
     digests: tuple[str, ...]
     structure: tuple[Any, ...]
+    sample_seed: int | None = None
+
+
+@dataclass(frozen=True)
+class CheckAsk:
+    """Sent by a candidate's worker in the middle of its timing, once a timed call returned and a copy of its
+    outputs was taken (inside the call's outside-clocked interval): which of their elements go to the referee.
+    Answered by the KForge process with :class:`CheckAnswer`.
+
+    :param label: the call (``timed run 7 (events)``); :param seed: the seed of its inputs.
+    """
+
+    label: str
+    seed: int
+
+
+@dataclass(frozen=True)
+class CheckAnswer:
+    """The KForge process's draw for one timed call, made after the call returned, from its own randomness."""
+
+    sample_seed: int
 
 
 @dataclass(frozen=True)
@@ -208,6 +232,12 @@ class Wait:
     kind: str
     what: str
     entering: bool
+    acknowledge: bool = False  # the worker waits for :class:`Acknowledged` before it goes on (a timed call)
+
+
+@dataclass(frozen=True)
+class Acknowledged:
+    """The KForge process noted a :class:`Wait` that asked for it (by its own clock, before the worker goes on)."""
 
 
 @dataclass(frozen=True)

@@ -163,6 +163,42 @@ class BaselineSource:
 
 
 @dataclass(frozen=True)
+class OutsideFigure:
+    """One timer's figure by the candidate's worker beside the KForge process's own clock
+    (``harness/host/outside_clock.py``).
+
+    :param worker_ms: the worker's figure (its statistic over the timed runs).
+    :param outside_ms: the same statistic of the KForge process's intervals around the calls, less ``overhead_ms``
+        (for ``wall``; for the device's timers, the intervals themselves: an upper bound).
+    :param overhead_ms: what the KForge process's clock adds to a call (flush, synchronize, the copy of the outputs,
+        the marks), measured on the baselines' calls beside it; 0 where it is not subtracted.
+    :param slack_ms: how much shorter than ``outside_ms`` the worker's figure may be.
+    :param calls: the timed calls the KForge process saw.
+    :param contradiction: what does not add up ("" when the figures agree): a blocking ``timing_mismatch``.
+    :param note: what was not checked, and why.
+    """
+
+    timer: str
+    worker_ms: float
+    outside_ms: float
+    overhead_ms: float
+    slack_ms: float
+    calls: int
+    contradiction: str = ""
+    note: str = ""
+
+    def describe(self) -> str:
+        """``"wall: worker 1.203 ms, outside 1.187 ms (less 0.41 ms of the harness's own), 20 calls"``."""
+        if self.contradiction:
+            return f"{self.timer}: {self.contradiction}"
+        less = f" (less {self.overhead_ms:.3g} ms of the harness's own per call)" if self.overhead_ms else ""
+        kind = "" if self.timer == "wall" and self.overhead_ms else " (an upper bound)"
+        text = f"{self.timer}: worker {self.worker_ms:.4g} ms, outside {self.outside_ms:.4g} ms{kind}{less}, " \
+               f"{self.calls} calls"
+        return f"{text}; {self.note}" if self.note else text
+
+
+@dataclass(frozen=True)
 class PrecisionReached:
     """The precision contract a candidate was held to, and the precision it reached.
 
@@ -222,6 +258,7 @@ class Verdict:
     device_streams: int = 0  # the streams the candidate's runs involved, the caller's among them (0: not known)
     phases: tuple[tuple[str, float], ...] = ()  # where the evaluation's seconds went on the host (host/phases.py)
     built_ahead: str = ""  # what building ahead did for this candidate ("": nothing was built ahead)
+    outside_clock: tuple[OutsideFigure, ...] = ()  # each timer's figure beside the KForge process's own clock
 
     @property
     def correct(self) -> bool:
@@ -311,6 +348,7 @@ class Verdict:
             "device_streams": self.device_streams,
             "phases": dict(self.phases),
             "built_ahead": self.built_ahead,
+            "outside_clock": to_json(self.outside_clock),
         }
 
     @classmethod
@@ -347,4 +385,5 @@ class Verdict:
             device_streams=int(data.get("device_streams", 0)),
             phases=tuple((name, float(seconds)) for name, seconds in data.get("phases", {}).items()),
             built_ahead=data.get("built_ahead", ""),
+            outside_clock=from_json(tuple[OutsideFigure, ...], data.get("outside_clock", [])),
         )

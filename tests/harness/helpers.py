@@ -20,7 +20,7 @@ SELECTION = PluginSelection(entry_points=False, modules=(PLUGIN_MODULE,))
 
 # few trials and runs: the tests are about what is caught, not about timing precision
 QUICK = HarnessSettings(
-    trials=3, warmup=1, repetitions=4, timing_checks=2, baselines=("eager",),
+    trials=3, warmup=1, repetitions=4, baselines=("eager",),
     compile_timeout_s=180, verify_timeout_s=60, timing_timeout_s=60, profile_timeout_s=120, startup_timeout_s=180,
 )
 

@@ -10,6 +10,7 @@ from kforge_core.harness.captured import STDERR_FILE
 from kforge_core.harness.host.candidate_evaluation import EvaluationSetup, evaluate_candidate
 from kforge_core.harness.host.deadline import StageTimeouts
 from kforge_core.harness.host.interleave import Window
+from kforge_core.harness.host.outside_clock import CallLog
 from kforge_core.harness.protocol import BaselineResults, Conclusion, FinishReport, Reply, TimingOutcome
 from kforge_core.harness.verdict import TimingMethod
 from kforge_core.records import Candidate, CompileResult, Failure, TrialError, VerifyResult
@@ -30,6 +31,7 @@ class ScriptedWorker:
 
     def __init__(self, log: list, replies: dict[str, object]) -> None:
         self.log, self.replies, self.wait_notes, self.alive, self.referee = log, replies, [], True, None
+        self.calls, self.checks = CallLog(), None  # the outside clock's view: nothing marked, nothing shipped
 
     def call(self, request, timeout_s, what, waits=None, hard_stop=None):  # noqa: ANN001, ANN201
         name = getattr(request, "stage", None) or type(request).__name__

@@ -182,10 +182,29 @@ def test_the_events_timer_holds_the_queue_so_a_slow_launch_is_not_counted():
         return x.add(1)
 
     reference = types.SimpleNamespace(pool=[[torch.ones(1024, device="cuda")]], pool_seeds=[7])
-    timed = time_runs(call, reference, device, HarnessSettings(warmup=3, repetitions=30, timing_checks=0))
+    timed = time_runs(call, reference, device, HarnessSettings(warmup=3, repetitions=30))
     wall, events = (sorted(timed.samples_ms[name])[15] for name in ("wall", "events"))
     assert wall > 0.6
     assert events < 0.2, (wall, events)  # unheld, the flush would cover 0.1 ms of the 0.6
+
+
+def test_the_outside_clock_agrees_with_an_honest_kernel_on_every_timer(gpu_harness):
+    verdict = gpu_harness.evaluate(candidate("gpu_relu_scale"))
+    assert verdict.correct, verdict.message
+    outside = {figure.timer: figure for figure in verdict.outside_clock}
+    assert set(outside) == {"wall", "events", "device"}
+    assert all(not figure.contradiction and figure.calls == 4 for figure in outside.values()), outside
+    wall = outside["wall"]
+    assert wall.overhead_ms > 0 and wall.worker_ms >= wall.outside_ms - wall.slack_ms
+    assert outside["events"].worker_ms <= outside["events"].outside_ms  # a figure lies inside its call
+
+
+def test_the_outside_clock_contradicts_timers_replaced_on_the_gpu_devices_classes(gpu_harness):
+    verdict = gpu_harness.evaluate(candidate("gpu_timer_class_patch"))
+    assert verdict.failure is Failure.CHEAT, verdict.message
+    assert codes(verdict)[F.TIMING_MISMATCH] is True
+    wall = next(figure for figure in verdict.outside_clock if figure.timer == "wall")
+    assert wall.worker_ms < 0.01 and wall.outside_ms > 15 and wall.contradiction  # 20 ms a call, said 1 us
 
 
 def test_3_outputs_while_timing_are_checked_on_the_gpu(gpu_harness):
@@ -295,7 +314,7 @@ def test_comparing_an_output_of_many_chunks_waits_for_the_device_once_when_it_pa
 def test_the_referee_keeps_the_trials_it_compares_across_on_the_device_for_a_small_problem(tmp_path):
     from kforge_core.devices import make_device
     from kforge_core.harness.protocol import Shipped
-    from kforge_core.harness.worker.call_kinds import TRIAL
+    from kforge_core.harness.call_kinds import TRIAL
     from kforge_core.harness.worker.expected import expected_for
     from kforge_core.harness.worker.host_copies import host_copy
     from kforge_core.harness.worker.judge import Judge

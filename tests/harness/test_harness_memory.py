@@ -253,7 +253,7 @@ def test_each_timed_block_ends_with_a_large_idle_cache_handed_back_in_the_candid
 
 def test_the_referee_hands_its_cache_back_before_and_after_the_float64_reference(tmp_path):
     from kforge_core.harness.protocol import Shipped
-    from kforge_core.harness.worker.call_kinds import TRIAL
+    from kforge_core.harness.call_kinds import TRIAL
     from kforge_core.harness.worker.judge import Judge
     from kforge_core.harness.worker.output_files import write_outputs
 

@@ -22,7 +22,7 @@ from kforge_core.harness.host.exits import classify_exit
 from kforge_core.harness.host.sandbox import worker_environment
 from kforge_core.harness.host.static_check import check_source
 from kforge_core.harness.op_trace import compute_ops, is_compute_op, op_name, trace_ops
-from kforge_core.harness.timed_runs import checked_timed_runs
+from kforge_core.harness.timed_runs import parse_timed_label, pool_seeds, timed_label, timed_run_seed
 from kforge_core.harness.worker.compare import check_structure, compare_outputs
 from kforge_core.harness.worker.faults import classify_exception
 from kforge_core.harness.worker.precision import agreement_bits
@@ -327,19 +327,24 @@ def test_agreement_bits_tell_float16_from_float32():
 # ------------------------------------------------------------------------------------------------ settings
 
 
-def test_checked_timed_runs_are_spread_and_include_the_last():
-    assert checked_timed_runs(HarnessSettings(repetitions=20, timing_checks=3)) == [6, 13, 19]
-    assert checked_timed_runs(HarnessSettings(repetitions=2, timing_checks=3)) == [0, 1]
-    assert checked_timed_runs(HarnessSettings(timing_checks=0)) == []
+def test_timed_calls_are_named_and_seeded_alike_on_both_sides():
+    settings = HarnessSettings(warmup=3, repetitions=20, seed=42)
+    assert [timed_label(7, t) for t in ("wall", "events", "device")] == [
+        "timed run 7", "timed run 7 (events)", "timed run 7 (device time)"]
+    assert [parse_timed_label(timed_label(7, t)) for t in ("wall", "events", "device")] == [
+        (7, "wall"), (7, "events"), (7, "device")]
+    assert parse_timed_label("warm-up run 0") is None and parse_timed_label("timed run 7 (other)") is None
+    assert timed_run_seed(0, settings) == pool_seeds(settings)[3]  # the warm-up runs take the first sets
+    assert len(set(pool_seeds(settings))) == 23
 
 
 def test_harness_settings_from_a_config_file(tmp_path):
     (tmp_path / "kforge.toml").write_text(
-        "[harness]\ntrials = 2\ncheat_policy = 'report'\nmemory_limit_mb = 2048\ntiming_checks = 1\n"
+        "[harness]\ntrials = 2\ncheat_policy = 'report'\nmemory_limit_mb = 2048\ntimed_check_elements = 1\n"
         "tolerances = { float32 = [1e-3, 1e-3] }\n")
     settings = load_settings(tmp_path, environ={})
     harness = settings.harness
-    assert (harness.trials, harness.cheat_policy, harness.memory_limit_mb, harness.timing_checks) == \
+    assert (harness.trials, harness.cheat_policy, harness.memory_limit_mb, harness.timed_check_elements) == \
         (2, "report", 2048, 1)
     assert tolerance_in_effect("float32", harness).pair == (1e-3, 1e-3)
     assert tolerance_in_effect("float32", harness, (("float32", 5e-2, 5e-2),)).pair == (1e-3, 1e-3)

@@ -31,7 +31,8 @@ def test_a_correct_verdict_has_runtimes_speedups_and_the_method(relu_harness):
     assert verdict.runtime.min <= verdict.runtime.median
     method = verdict.method
     assert (method.device, method.warmup, method.repetitions, method.l2_flush_bytes) == ("cpu", 1, 4, 0)
-    assert method.fresh_inputs and "drawn at random after each returned, checked against the reference" in method.notes
+    assert method.fresh_inputs and "every timed call's outputs checked against the reference" in method.notes
+    assert "drawn by the KForge process after the call returned" in method.notes
     assert round_trip(verdict) == verdict
 
 

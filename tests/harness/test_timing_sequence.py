@@ -112,8 +112,9 @@ class ClockedHoldingDevice(HoldingDevice):
 
 def _timed(device: LoggedDevice, repetitions: int = 2, host_s: float = 0.0):
     reference = types.SimpleNamespace(pool=[[torch.ones(4)]], pool_seeds=[7])
-    settings = HarnessSettings(warmup=0, repetitions=repetitions, timing_checks=1)
+    settings = HarnessSettings(warmup=0, repetitions=repetitions)
     returned: list[int] = []
+    labels: list[str] = []
 
     def call(x: torch.Tensor) -> torch.Tensor:
         device.log.append("call")
@@ -123,7 +124,13 @@ def _timed(device: LoggedDevice, repetitions: int = 2, host_s: float = 0.0):
             device.pending = True
         return x * 2
 
-    timed = time_runs(call, reference, device, settings, returned=lambda run, result: returned.append(run))
+    def kept(run: int, label: str, outputs) -> None:  # noqa: ANN001
+        returned.append(run)
+        labels.append(label)
+        assert outputs.leaves[0].tolist() == [2.0] * 4 and outputs.structure == (None,)
+
+    timed = time_runs(call, reference, device, settings, returned=kept)
+    device.labels = labels
     return timed, returned
 
 
@@ -143,6 +150,7 @@ def test_both_calls_of_a_timed_run_reach_the_output_checks():
     device = LoggedDevice()
     _, returned = _timed(device, repetitions=3)
     assert calls_per_run(device) == 2 and returned == [0, 0, 1, 1, 2, 2]
+    assert device.labels[:2] == ["timed run 0", "timed run 0 (events)"]  # each with a copy of its outputs
     assert device.log.count("call") == 6
 
 

@@ -17,6 +17,7 @@ from typing import Callable
 
 from ...records import Failure, Problem
 from ..protocol import MeasureBaselines, Prepare, Reply, WorkerInit
+from .outside_clock import Interval
 from .process import WorkerFault, WorkerProcess
 
 
@@ -97,6 +98,10 @@ class BaselineWorker:
             self.discard()
             return Reply(failure=reply.failure, message=f"{name} baseline failed: {reply.message}")
         return reply
+
+    def take_calls(self) -> list[Interval]:
+        """The calls the worker marked since the last take, by the KForge process's clock."""
+        return self._worker.calls.take() if self._worker is not None else []
 
     def discard(self) -> None:
         if self._worker is not None:

@@ -15,14 +15,16 @@ from ...records import Backend, Candidate, CompileResult, Failure, Problem, Sour
 from ...settings import HarnessSettings
 from ...tolerances import output_tolerances
 from ..protocol import Reply
-from ..verdict import PrecisionReached, RuntimeStats, TimingMethod, Verdict
+from ..verdict import OutsideFigure, PrecisionReached, RuntimeStats, TimingMethod, Verdict
 from .deadline import StageTimeouts
 from .evaluation import StageOutcomes, captured_output, decide, message_for_agent, run_stages, runtime_of
 from .interleave import Window
+from .outside_clock import check_candidate
 from .phases import Phases
 from .process import WorkerProcess
 from .referee import Referee
 from .static_check import check_source
+from .timed_checks import TimedCallChecks
 
 
 @dataclass(frozen=True)
@@ -69,9 +71,12 @@ def evaluate_candidate(setup: EvaluationSetup, worker: WorkerProcess, candidate:
         if measure and settings.baselines else None
     if beside is not None and not after_verify:  # the baseline worker gets ready while the candidate is verified
         setup.get_baselines_ready()
+    worker.calls.take()  # the calls it marked before this candidate are not this candidate's
+    worker.checks = TimedCallChecks(settings) if measure else None
     out = run_stages(worker, candidate, workdir, settings, setup.timeouts, measure=measure, profile=profile,
                      timing_guard=setup.timing_guard, referee=setup.referee, stop_at=stop_at,
                      timing=beside.time if beside is not None else None, phases=phases)
+    outside = _checked_from_outside(out, worker, beside.window if beside is not None else None, settings)
     flags, failure, message = decide(out, static_flags)
     with phases.phase("finish"):
         replaced = setup.release(worker, reusable=failure is None and out.clean)
@@ -97,7 +102,23 @@ def evaluate_candidate(setup: EvaluationSetup, worker: WorkerProcess, candidate:
         precision=_precision(setup, out), figures=figures, baseline_figures=baseline_figures,
         baseline_sources=window.sources if window is not None else (),
         device_streams=out.timing.device_streams if timed else 0, phases=phases.record(),
+        outside_clock=outside,
     )
+
+
+def _checked_from_outside(out: StageOutcomes, worker: WorkerProcess, window: Window | None,
+                          settings: HarnessSettings) -> tuple[OutsideFigure, ...]:
+    """The candidate's timed calls as the KForge process saw them: every one checked (tampering where not), and
+    its figures against this process's clock (``timing_mismatch`` where they disagree); the figures side by side."""
+    checks, worker.checks = worker.checks, None
+    calls = worker.calls.take()
+    if checks is None or out.timing is None:
+        return ()
+    out.flags.extend(checks.conclude(calls))
+    figures, flags = check_candidate(out.timing, calls, window.baseline_blocks if window is not None else (),
+                                     settings)
+    out.flags.extend(flags)
+    return figures
 
 
 class _BesideBaselines:

@@ -20,7 +20,7 @@ from ...records import Backend, Candidate, Failure, Problem, ProfileResult, Prof
 from ...registry import BackendRegistry
 from ...settings import Settings
 from ..protocol import BaselineResults, DeviceFacts, PrebuildRequest, Reply, Time, WorkerInit
-from ..timed_runs import checked_timed_runs
+from ..timed_runs import CHECKS_NOTE
 from ..verdict import RuntimeStats, TimingMethod, Verdict
 from .deadline import StageTimeouts
 from .candidate_evaluation import EvaluationSetup, evaluate_candidate
@@ -372,10 +372,11 @@ class Harness:
                 priors.setdefault(name, Prior(cached.figures, cached.measured_at, "the baseline cache"))
 
         def baseline(name: str, block: tuple[int, int]) -> Reply:
+            self._baseline_worker.take_calls()  # what it marked before this block is not this block's
             return self._baseline_worker.time_block(name, block, timeouts.build_s + timeouts.timing_s)
 
         window = measure_window(harness.repetitions, harness.baselines, priors, candidate, baseline,
-                                count=self._device_class.timing_blocks)
+                                count=self._device_class.timing_blocks, baseline_calls=self._baseline_worker.take_calls)
         method, measured_at = window.baselines.method, {s.baseline: s.measured_at for s in window.sources}
         for name, figures in window.measured.items():
             self._priors[name] = Prior(figures, measured_at[name], "an earlier measurement in this session")
@@ -402,8 +403,8 @@ class Harness:
         return TimingMethod(
             device=facts.device, warmup=harness.warmup, repetitions=harness.repetitions,
             l2_flush_bytes=facts.flush_bytes, synchronize=facts.synchronize, timer=facts.timer, fresh_inputs=True,
-            notes=f"not timed; outputs of {len(checked_timed_runs(harness))} timed runs, drawn at random, would be "
-                  "checked against the reference", statistic=self._device_class.headline_statistic,
+            notes=f"not timed; {CHECKS_NOTE.format(elements=harness.timed_check_elements)}",
+            statistic=self._device_class.headline_statistic,
         )
 
     def _check_open(self) -> None:

@@ -19,6 +19,7 @@ from typing import Callable
 from .. import flags as F
 from ..protocol import BaselineResults, Reply, TimingOutcome
 from ..verdict import BaselineSource, figure_of, statistic_words
+from .outside_clock import Interval, TimedBlock
 
 PRIOR_BAND = 0.10  # a fresh figure within ±10% of the prior's confirms the prior
 BLOCKS = 4  # the timed runs are taken in this many blocks per callable, unless the device says otherwise
@@ -48,6 +49,9 @@ class Window:
     sources: tuple[BaselineSource, ...] = ()
     measured: dict[str, Figures] = field(default_factory=dict)  # measured in full now (to keep as priors)
     order: list[tuple[str, tuple[int, int]]] = field(default_factory=list)  # what ran, in order
+    # the baselines' blocks as their worker reported them and as the KForge process timed them: the outside
+    # clock's calibration (``outside_clock.calibration``)
+    baseline_blocks: list[TimedBlock] = field(default_factory=list)
 
 
 def blocks(repetitions: int, count: int = BLOCKS) -> list[tuple[int, int]]:
@@ -70,12 +74,14 @@ def confirms(fresh: tuple[float, ...], prior: tuple[float, ...], band: float = P
 def measure_window(repetitions: int, names: tuple[str, ...], priors: dict[str, Prior],
                    time_candidate: Callable[[tuple[int, int]], Reply] | None,
                    time_baseline: Callable[[str, tuple[int, int]], Reply],
-                   now: Callable[[], float] = time.time, count: int = BLOCKS) -> Window:
+                   now: Callable[[], float] = time.time, count: int = BLOCKS,
+                   baseline_calls: Callable[[], list[Interval]] = list) -> Window:
     """Time the candidate (when ``time_candidate`` is given) and the baselines ``names`` in ``count`` interleaved
     blocks (``Device.timing_blocks``).
 
     :param time_candidate: times the candidate's runs ``(start, stop)``; its reply's value is a TimingOutcome.
     :param time_baseline: times one baseline's runs; its reply's value is a BaselineResults.
+    :param baseline_calls: the baseline's calls of the block just timed, by the KForge process's clock.
     :returns: the window; ``failure`` set when the candidate's timing failed (nothing else is used then).
     """
     window = Window()
@@ -97,6 +103,7 @@ def measure_window(repetitions: int, names: tuple[str, ...], priors: dict[str, P
         for name in list(active):
             window.order.append((name, block))
             reply = time_baseline(name, block)
+            calls = baseline_calls()
             found = reply.value if reply.failure is None else None
             figures = dict(found.figures).get(name) if found is not None else None
             if figures is None:
@@ -105,6 +112,7 @@ def measure_window(repetitions: int, names: tuple[str, ...], priors: dict[str, P
                 continue
             method = found.method
             measured[name].append(figures)
+            window.baseline_blocks.append(TimedBlock(block[0], {t: list(v) for t, v in figures}, tuple(calls)))
         if number == 0 and method is not None:
             for name in [n for n in active if n in priors]:
                 fresh = dict(measured[name][0]).get(method.headline, ())

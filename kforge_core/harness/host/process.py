@@ -16,10 +16,14 @@ from typing import Any, Callable
 
 from ...records import Failure
 from ..captured import read_truncated, tail_lines
-from ..protocol import Channel, ChannelClosed, ChannelTimeout, Conclude, DeviceFacts, Reply, Shipped, Wait, WorkerInit
+from ..protocol import (
+    Acknowledged, Channel, ChannelClosed, ChannelTimeout, CheckAsk, Conclude, DeviceFacts, Reply, Shipped, Wait, WorkerInit,
+)
 from .activity import ActivityProbe
 from .deadline import StageDeadline, WaitLimits
 from .exits import classify_exit, memory_total_kb, oom_kill_count
+from .outside_clock import CallLog
+from .timed_checks import TimedCallChecks
 from .sandbox import limits_setter, worker_environment
 
 _REAP_S = 10.0
@@ -75,6 +79,8 @@ class WorkerProcess:
         self.wait_notes: list[str] = []  # calls allowed past their limit while compiling, and why
         # who answers the outputs this worker ships while it serves a candidate (the referee); None: nobody
         self.referee: Callable[[Any], Any] | None = None
+        self.calls = CallLog()  # the calls it marks, by this process's clock (the outside clock)
+        self.checks: TimedCallChecks | None = None  # draws the checks of a candidate's timed calls; None: nobody
         self.send(init)
 
     @property
@@ -134,14 +140,25 @@ class WorkerProcess:
                 raise self._forged(what, "it did not answer the request that was sent")
             if isinstance(message[1], Wait):
                 wait = message[1]
+                if wait.kind == "call":
+                    self.calls.mark(wait.what, wait.entering, time.perf_counter())
                 if wait.entering:
                     deadline.enter(wait.kind, wait.what, time.monotonic())
                 else:
                     deadline.leave(time.monotonic())
+                if wait.acknowledge:  # noted: the worker starts its clock only now
+                    self._answer(expected, Acknowledged())
+                continue
+            if isinstance(message[1], CheckAsk):
+                if self.checks is None:
+                    raise self._forged(what, "it asked for a check of a timed call while none is timed")
+                self._answer(expected, self.checks.answer(message[1]))
                 continue
             if isinstance(message[1], (Shipped, Conclude)):
                 if self.referee is None:
                     raise self._forged(what, "it shipped outputs while nobody judges them")
+                if isinstance(message[1], Shipped) and self.checks is not None:
+                    self.checks.shipped(message[1])
                 judging = time.monotonic()
                 self._answer(expected, self.referee(message[1]))
                 deadline.start += time.monotonic() - judging  # the referee's time is not the candidate's

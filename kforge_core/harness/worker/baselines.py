@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from ...settings import HarnessSettings
+from ...stage_timer import StageTimer
 from ...tracebacks import exception_line
 from ..protocol import BaselineResults
 from .reference import ProblemData, build_model, fresh_inputs
@@ -26,8 +27,11 @@ _built_for: list[ProblemData] = []
 
 
 def measure_baselines(names: tuple[str, ...], reference: ProblemData, device: Device,
-                      settings: HarnessSettings, runs: tuple[int, int] | None = None) -> BaselineResults:
-    """Time ``names`` over the timed runs ``runs`` (all by default); ``(0, 0)`` builds them only."""
+                      settings: HarnessSettings, runs: tuple[int, int] | None = None,
+                      timer: StageTimer | None = None) -> BaselineResults:
+    """Time ``names`` over the timed runs ``runs`` (all by default); ``(0, 0)`` builds them only. With ``timer``,
+    each timed call is marked as a candidate's is, so the KForge process times the baselines' calls from outside
+    too: what its clock adds to theirs is what it allows a candidate's (``harness/host/outside_clock.py``)."""
     samples, figures, errors = [], [], []
     method = timing_method(device, settings, reference)
     for name in names:
@@ -35,7 +39,8 @@ def measure_baselines(names: tuple[str, ...], reference: ProblemData, device: De
             call = _baseline(name, reference)
             if runs == (0, 0):
                 continue
-            timed = time_runs(call, reference, device, settings, runs=range(*runs) if runs is not None else None)
+            timed = time_runs(call, reference, device, settings, timer=timer,
+                              runs=range(*runs) if runs is not None else None)
             samples.append((name, tuple(timed.samples_ms[method.headline])))
             figures.append((name, timed.figures()))
         except Exception as exc:  # a baseline that cannot be measured is reported, not fatal

@@ -6,11 +6,9 @@ from __future__ import annotations
 import statistics
 from typing import TYPE_CHECKING, Any
 
-import torch
 
 from ...records import Backend, Candidate, Flag, StageContext
 from ...settings import HarnessSettings
-from ...values import flatten_output
 from .. import flags as F
 from ..protocol import FinishReport, TimingOutcome
 from ..timed_runs import pool_index
@@ -18,8 +16,9 @@ from .candidate import candidate_instance
 from .integrity import ProcessSnapshot, changes_since, put_back_environment
 from ..precision_switches import switch_computes_in
 from .reference import ProblemData
-from .shipping import TIMED, TimedChecks, call_candidate, ship
-from .timing import TimedRuns, calls_per_run, time_runs, timing_method
+from .samples import sampled
+from .shipping import TIMED, ask_check, call_candidate, ship
+from .timing import Kept, TimedRuns, time_runs, timing_method
 
 if TYPE_CHECKING:
     from ...device import Device
@@ -28,33 +27,32 @@ if TYPE_CHECKING:
 def time_candidate(backend: Backend, candidate: Candidate, context: StageContext, reference: ProblemData,
                    device: Device, runs: tuple[int, int] | None = None) -> TimingOutcome:
     """Time the candidate's ``ModelNew`` (the timed runs ``runs``, all by default, one block of several interleaved
-    with the baselines'); the outputs of timed runs drawn at random after each returned are shipped to the referee,
-    which checks them against the reference's for the same inputs (its conclusion comes after the last block)."""
+    with the baselines'). Every timed call is checked: once it returned, the KForge process draws which elements of
+    its outputs go to the referee (:func:`shipping.ask_check`, all of a small output), they are taken from the copy
+    made as it returned, and the block's are shipped once its last call is timed, so that nothing but the KForge
+    process's draw runs between two timed calls (the referee's work would share the device and the host's cores).
+    The referee's conclusion comes after the last block."""
     settings: HarnessSettings = context.settings
     model = candidate_instance(backend, candidate, context).model
     block = range(*runs) if runs is not None else range(settings.repetitions)
-    checks = TimedChecks(_checks_in(block, settings), len(block) * calls_per_run(device))
+    drawn: list[tuple[str, int, int, list[Any], tuple[Any, ...]]] = []
 
-    def returned(run: int, result: Any) -> None:
-        if checks.draw():
-            leaves, structure = flatten_output(result)
-            plain = [o.detach().clone() if type(o) in (torch.Tensor, torch.nn.Parameter) else None for o in leaves]
-            seed = reference.pool_seeds[pool_index(run, settings, len(reference.pool))]
-            ship(f"timed run {run}", TIMED, seed, plain, structure, {}, context.workdir)
+    def returned(run: int, label: str, kept: Kept) -> None:
+        seed = reference.pool_seeds[pool_index(run, settings, len(reference.pool))]
+        sample_seed = ask_check(label, seed)
+        drawn.append((label, seed, sample_seed, sampled(kept.leaves, sample_seed, settings.timed_check_elements),
+                      kept.structure))
 
     timed = time_runs(lambda *args: call_candidate(model, list(args)), reference, device, settings,
                       timer=context.timer, runs=block, returned=returned)
+    while drawn:
+        label, seed, sample_seed, leaves, structure = drawn.pop(0)
+        ship(label, TIMED, seed, leaves, structure, {}, context.workdir, sample_seed=sample_seed)
+        del leaves
     flags = [*timed.flags, *hidden_work_flags(timed, settings)]
     method = timing_method(device, settings, reference)
     return TimingOutcome(tuple(timed.samples_ms[method.headline]), method, tuple(flags), figures=timed.figures(),
                          device_streams=timed.device_streams)
-
-
-def _checks_in(block: range, settings: HarnessSettings) -> int:
-    """How many of the timed runs to check fall in ``block``: the checks spread over the blocks in proportion, so
-    the blocks together check exactly ``timing_checks`` runs."""
-    total, runs = min(settings.timing_checks, settings.repetitions), settings.repetitions
-    return total * block.stop // runs - total * block.start // runs
 
 
 HIDDEN_SHARE = 0.5  # events that see under half the device's busy time: work the caller's stream never waited for

@@ -32,7 +32,7 @@ class Comparison:
 
 def check_structure(outputs: Sequence[Any], reference: Sequence[torch.Tensor], *,
                     structure: tuple[Any, ...] | None = None,
-                    reference_structure: tuple[Any, ...] | None = None) -> Comparison | None:
+                    reference_structure: tuple[Any, ...] | None = None, what: str = "") -> Comparison | None:
     """A failed Comparison when the outputs (the leaves of a result, nested as ``structure`` says: see
     :func:`kforge_core.values.flatten_output`; flat when not given) are not plain tensors nested like the
     reference's; None when they are.
@@ -58,7 +58,7 @@ def check_structure(outputs: Sequence[Any], reference: Sequence[torch.Tensor], *
         if out.device.type != ref.device.type:
             return _failed(Failure.OUTPUT_TYPE, f"{label} is on {out.device}, the reference's on {ref.device}")
         if tuple(out.shape) != tuple(ref.shape):
-            return _failed(Failure.SHAPE, f"{label} has shape {list(out.shape)}, expected {list(ref.shape)}")
+            return _failed(Failure.SHAPE, f"{what}{label} has shape {list(out.shape)}, expected {list(ref.shape)}")
         if out.dtype != ref.dtype:
             dtype, expected = str(out.dtype).removeprefix("torch."), str(ref.dtype).removeprefix("torch.")
             return _failed(Failure.DTYPE, f"{label} has dtype {dtype}, expected {expected}")

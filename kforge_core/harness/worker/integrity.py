@@ -2,7 +2,8 @@
 
 A snapshot taken before the candidate is imported is compared with the process after it ran: functions of the
 timers, of torch, of the device's runtime (the modules its plugin names, ``kforge_device_namespaces``) and of the
-harness itself (their identity and their code), the kernels registered for the
+harness itself (their identity and their code; for the harness and the device, what their classes hold too), the
+kernels registered for the
 operators the reference runs, global dispatch modes, precision switches, other global torch state, and Python
 threads. A changed function or kernel is tampering (cheat 6); a changed precision switch is a precision
 downgrade (cheat 7); any other change leaves the worker unclean, so it is not reused. The process's environment
@@ -50,13 +51,21 @@ def _watched_namespaces(device_namespaces: tuple[str, ...]) -> dict[str, Any]:
     return spaces
 
 
-def _bindings(device_namespaces: tuple[str, ...]) -> dict[str, tuple[Any, Any]]:
-    """``"torch.allclose" -> (the object, its code when it is a Python function)``.
+def _bindings(device_namespaces: tuple[str, ...], classes: tuple[type, ...] = ()) -> dict[str, tuple[Any, Any]]:
+    """``"torch.allclose" -> (the object, its code when it is a Python function)``, for the watched modules' names,
+    and ``"kforge_core.device.Device.start_timer" -> ...`` for what the classes the harness defines (and ``classes``:
+    the device's) hold: a method replaced on a class leaves every module name as it was.
 
     The objects themselves are held (not their ids), so a replaced function cannot be freed and its id reused.
     """
     found: dict[str, tuple[Any, Any]] = {}
-    for space_name, space in _watched_namespaces(device_namespaces).items():
+    watched = _watched_namespaces(device_namespaces)
+    own = {f"{c.__module__}.{c.__qualname__}": c for c in classes}
+    for space_name, space in watched.items():
+        if space_name.startswith(_WATCHED_MODULE_PREFIXES):
+            own.update({f"{space_name}.{name}": value for name, value in list(vars(space).items())
+                        if isinstance(value, type) and value.__module__ == space_name})
+    for space_name, space in [*watched.items(), *own.items()]:
         try:
             items = list(vars(space).items())
         except TypeError:
@@ -64,9 +73,17 @@ def _bindings(device_namespaces: tuple[str, ...]) -> dict[str, tuple[Any, Any]]:
         for attr, value in items:
             if isinstance(value, (types.ModuleType, str, int, float, bool, type(None))):
                 continue
-            code = getattr(value, "__code__", None)
-            found[f"{space_name}.{attr}"] = (value, code)
+            found[f"{space_name}.{attr}"] = (value, _code_of(value))
     return found
+
+
+def _code_of(value: Any) -> Any:
+    """The code behind a function, a method wrapper (staticmethod, classmethod) or a property's getter."""
+    for inner in (value, getattr(value, "__func__", None), getattr(value, "fget", None)):
+        code = getattr(inner, "__code__", None)
+        if code is not None:
+            return code
+    return None
 
 
 def _switch_readers() -> dict[str, Callable[[], Any]]:
@@ -163,14 +180,17 @@ class ProcessSnapshot:
     threads: set[threading.Thread]
     device_namespaces: tuple[str, ...] = ()
     environment: dict[str, str] = field(default_factory=dict)
+    classes: tuple[type, ...] = ()
 
     @classmethod
-    def take(cls, reference_ops: list[str] = (), device_namespaces: tuple[str, ...] = ()) -> ProcessSnapshot:
+    def take(cls, reference_ops: list[str] = (), device_namespaces: tuple[str, ...] = (),
+             classes: tuple[type, ...] = ()) -> ProcessSnapshot:
         """The process now; the kernels of the harness's operators and of ``reference_ops`` are recorded, and the
-        functions of the device's ``device_namespaces`` with torch's and the harness's."""
-        return cls(_bindings(device_namespaces), _read_all(_switch_readers()), _read_all(_state_readers()),
+        functions of the device's ``device_namespaces`` with torch's and the harness's, and what the harness's
+        classes and ``classes`` (the device's, wherever its plugin defines them) hold."""
+        return cls(_bindings(device_namespaces, classes), _read_all(_switch_readers()), _read_all(_state_readers()),
                    _dispatch_tables(sorted({*HARNESS_OPS, *reference_ops})), set(threading.enumerate()),
-                   tuple(device_namespaces), dict(os.environ))
+                   tuple(device_namespaces), dict(os.environ), tuple(classes))
 
 
 @dataclass
@@ -183,7 +203,7 @@ class Changes:
 
 def changes_since(before: ProcessSnapshot) -> Changes:
     """What differs now from ``before``. Names added since (lazy imports) are not changes."""
-    now = ProcessSnapshot.take(list(before.dispatch), before.device_namespaces)
+    now = ProcessSnapshot.take(list(before.dispatch), before.device_namespaces, before.classes)
     replaced = sorted(name for name, (value, code) in before.bindings.items()
                       if name not in now.bindings or now.bindings[name][0] is not value
                       or now.bindings[name][1] is not code)

@@ -25,9 +25,9 @@ from ...problem import import_problem_module
 from ...records import Backend, Problem
 from ...settings import HarnessSettings
 from ...values import map_tensors, tensor_bytes
+from ..timed_runs import pool_seeds
 
 WARMUP_SEED_OFFSET = 10_000
-TIMING_SEED_OFFSET = 20_000
 # The timing sets kept resident never take more than this share of the memory the device has free (the candidate's
 # own inputs, outputs and workspace need the rest), nor more than one input set or RESIDENT_FLOOR_BYTES, whichever is
 # larger: a problem's memory stays in proportion to one call, and small sets are not made again for every run.
@@ -209,8 +209,7 @@ def resident_sets(settings: HarnessSettings, set_bytes: int, free_bytes: int) ->
 
 def _prepare_timing(data: ProblemData, on: Device, settings: HarnessSettings) -> None:
     """The seeds of the timing runs' distinct input sets, and the resident ones made."""
-    runs = settings.warmup + settings.repetitions
-    data.pool_seeds = [settings.seed + TIMING_SEED_OFFSET + i for i in range(runs)]
+    data.pool_seeds = pool_seeds(settings)
     first = seeded_inputs(data.module, data.pool_seeds[0], data.device)
     resident = resident_sets(settings, tensor_bytes(first), on.memory().free)
     data.pool = SeededPool(data.module, data.pool_seeds, data.device, resident, first)

@@ -2,8 +2,9 @@
 the process the moment the call returned (:func:`ship`), to be judged where the candidate cannot reach.
 
 A correctness trial and a timed run are the same call: the same function, the same frames under the candidate's
-forward. Which timed runs are checked is drawn after each run returned (:class:`TimedChecks`), from the operating
-system's randomness, so no call can know whether its output will be looked at.
+forward. Every timed call is checked: once it returned and its outputs were copied, the worker asks the KForge
+process which of their elements to ship (:func:`ask_check`); the KForge process draws them from its own randomness,
+so nothing in this process decides what is looked at, and no call can know it beforehand.
 
 Shipping writes the output leaves (copies, in host memory) and the inputs the call changed to files in the
 candidate's scratch directory (``output_files``: as many as the worker's file-size limit needs), each with its
@@ -25,8 +26,8 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 import torch
 
-from ..protocol import Conclude, Conclusion, Judged, Shipped
-from .call_kinds import TIMED, TRACED, TRIAL  # noqa: F401 - what a shipped call was, named here for its callers
+from ..protocol import Acknowledged, CheckAnswer, CheckAsk, Conclude, Conclusion, Judged, Shipped, Wait
+from ..call_kinds import TIMED, TRACED, TRIAL  # noqa: F401 - what a shipped call was, named here for its callers
 from .host_copies import host_copy
 from .output_files import write_outputs
 
@@ -48,6 +49,8 @@ class Referee(Protocol):
     def judge_later(self, shipped: Shipped) -> Callable[[], Judged]: ...
 
     def conclude(self, kind: str) -> Conclusion: ...
+
+    def ask_check(self, ask: CheckAsk) -> CheckAnswer: ...
 
 
 _referee: Referee | None = None
@@ -71,21 +74,23 @@ def call_candidate(model: Callable[..., Any], args: list[Any]) -> Any:
 
 
 def ship(label: str, kind: str, seed: int, outputs: list[torch.Tensor], structure: tuple[Any, ...],
-         changed_inputs: dict[str, torch.Tensor], workdir: Path, referee: Referee | None = None) -> Judged:
+         changed_inputs: dict[str, torch.Tensor], workdir: Path, referee: Referee | None = None,
+         sample_seed: int | None = None) -> Judged:
     """Write copies of ``outputs`` (and of the inputs the call changed) to a file, send it to be judged, and return
     the judgement."""
-    return send(pack(label, kind, seed, outputs, structure, changed_inputs, workdir), referee)
+    return send(pack(label, kind, seed, outputs, structure, changed_inputs, workdir, sample_seed), referee)
 
 
 def pack(label: str, kind: str, seed: int, outputs: list[torch.Tensor], structure: tuple[Any, ...],
-         changed_inputs: dict[str, torch.Tensor], workdir: Path) -> Shipped:
+         changed_inputs: dict[str, torch.Tensor], workdir: Path, sample_seed: int | None = None) -> Shipped:
     """Write copies of ``outputs`` (and of the inputs the call changed) to files: what :func:`send` has judged.
-    Once it returns, the caller may free the tensors: the referee reads only the files."""
+    Once it returns, the caller may free the tensors: the referee reads only the files. With ``sample_seed`` the
+    outputs are the elements the KForge process drew (``samples.sampled``), and the referee draws the same."""
     directory = workdir / OUTPUTS_DIR
     directory.mkdir(parents=True, exist_ok=True)
     paths, digests = write_outputs(directory / f"{next(_numbers):05d}.pt", [host_copy(o) for o in outputs],
                                    {path: host_copy(t) for path, t in changed_inputs.items()})
-    return Shipped(label, kind, seed, paths, digests, structure)
+    return Shipped(label, kind, seed, paths, digests, structure, sample_seed)
 
 
 def send(shipped: Shipped, referee: Referee | None = None) -> Judged:
@@ -99,6 +104,12 @@ def send_ahead(shipped: Shipped, referee: Referee | None = None) -> Callable[[],
     return _the_referee(referee).judge_later(shipped)
 
 
+def ask_check(label: str, seed: int, referee: Referee | None = None) -> int:
+    """The KForge process's draw for the timed call ``label`` that just returned: the seed of the elements of its
+    outputs that are shipped (``samples.sampled``)."""
+    return _the_referee(referee).ask_check(CheckAsk(label, seed)).sample_seed
+
+
 def conclude(kind: str, referee: Referee | None = None) -> Conclusion:
     """The referee's conclusion over the calls shipped so far (``verify`` or ``timing``)."""
     return _the_referee(referee).conclude(kind)
@@ -109,24 +120,6 @@ def _the_referee(referee: Referee | None) -> Referee:
     if chosen is None:
         raise RuntimeError("no referee: shipped outputs have nowhere to be judged")
     return chosen
-
-
-class TimedChecks:
-    """Which timed runs are checked: exactly ``count`` of ``runs``, each drawn after the run returned, every run
-    as likely as any other to be one of them."""
-
-    def __init__(self, count: int, runs: int) -> None:
-        self.left = min(count, runs)
-        self.runs_left = runs
-
-    def draw(self) -> bool:
-        """Whether the run that just returned is checked."""
-        if self.runs_left <= 0:
-            return False
-        chosen = int.from_bytes(_urandom(8), "big") % self.runs_left < self.left
-        self.runs_left -= 1
-        self.left -= chosen
-        return chosen
 
 
 class LocalReferee:
@@ -147,6 +140,9 @@ class LocalReferee:
 
     def conclude(self, kind: str) -> Conclusion:
         return self._judge.conclude(kind)
+
+    def ask_check(self, ask: CheckAsk) -> CheckAnswer:
+        return CheckAnswer(int.from_bytes(_urandom(8), "big"))  # no KForge process here: this one draws
 
 
 class ChannelReferee:
@@ -170,6 +166,13 @@ class ChannelReferee:
 
     def conclude(self, kind: str) -> Conclusion:
         return self._answer(self._ask(Conclude(kind), Conclusion))
+
+    def ask_check(self, ask: CheckAsk) -> CheckAnswer:
+        return self._answer(self._ask(ask, CheckAnswer))
+
+    def acknowledged(self, wait: Wait) -> None:
+        """Send a mark and wait until the KForge process has noted it (``StageTimer.timed``)."""
+        self._answer(self._ask(wait, Acknowledged))
 
     def _ask(self, message: Any, answer_type: type) -> int:
         request_id = self.request_id()

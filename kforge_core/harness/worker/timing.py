@@ -20,6 +20,12 @@ nothing. ``harness.timer`` names the headline figure; the device names the stati
 The timed runs may be asked for in blocks (``runs``), so that the KForge process can interleave them with the
 baselines' blocks in another worker; the warm-up runs come before the first block, and one more before each later
 block (what idled in between, a thread pool, is awake again when the clock starts).
+
+Every timed call is marked (``timer.calling``), so the KForge process holds its own clock against each one
+(``harness/host/outside_clock.py``), and a copy of its outputs is taken after the worker's clock stopped but before
+the mark ends (:func:`keep_outputs`): the copy is what a check of the call compares, and any work done to make it
+differ from what the call returned falls inside the interval the KForge process timed. Baselines are timed the same
+way, copies included, so the two pay the same for it.
 """
 
 from __future__ import annotations
@@ -37,7 +43,8 @@ from ...records import Flag
 from ...settings import HarnessSettings
 from ...stage_timer import StageTimer
 from .. import flags as F
-from ..timed_runs import pool_index
+from ...values import flatten_output
+from ..timed_runs import CHECKS_NOTE, pool_index, timed_label
 from ..timers import headline_timer
 from ..verdict import TimingMethod
 from .reference import ProblemData, fresh_inputs
@@ -54,6 +61,24 @@ _perf_counter = time.perf_counter
 
 
 @dataclass
+class Kept:
+    """A timed call's outputs as they were when it returned: plain copies (None for a leaf that is not a plain
+    tensor), and how they nest (``values.flatten_output``)."""
+
+    leaves: list[Any]
+    structure: tuple[Any, ...]
+
+
+def keep_outputs(result: Any, device: Device) -> Kept:
+    """Copies of ``result``'s tensors, made and finished on the device. Nothing but ``type`` touches a leaf before
+    it is copied: a tensor subclass gets no chance to run its own code."""
+    leaves, structure = flatten_output(result)
+    plain = [o.detach().clone() if type(o) in (torch.Tensor, torch.nn.Parameter) else None for o in leaves]
+    device.synchronize()
+    return Kept(plain, structure)
+
+
+@dataclass
 class TimedRuns:
     samples_ms: dict[str, list[float]]  # timer -> one sample per timed run
     flags: list[Flag]
@@ -66,9 +91,8 @@ class TimedRuns:
 def timing_method(device: Device, settings: HarnessSettings, reference: ProblemData) -> TimingMethod:
     headline, fallback = headline_timer(settings.timer, device.timers)
     notes = (f"{len(reference.pool)} distinct seeded input sets (seeds {reference.pool_seeds[0]}.."
-             f"{reference.pool_seeds[-1]}) cycled, each run on a clone of one or on one made for it; outputs of "
-             f"{min(settings.timing_checks, settings.repetitions)} timed runs, drawn at random after each returned, "
-             "checked against the reference")
+             f"{reference.pool_seeds[-1]}) cycled, each run on a clone of one or on one made for it; "
+             f"{CHECKS_NOTE.format(elements=settings.timed_check_elements)}")
     return TimingMethod(
         device=device.label,
         warmup=settings.warmup,
@@ -86,17 +110,18 @@ def timing_method(device: Device, settings: HarnessSettings, reference: ProblemD
 
 def time_runs(call: Callable[..., Any], reference: ProblemData, device: Device, settings: HarnessSettings,
               timer: StageTimer | None = None, runs: range | None = None,
-              returned: Callable[[int, Any], None] | None = None) -> TimedRuns:
+              returned: Callable[[int, str, Kept], None] | None = None) -> TimedRuns:
     """Warm up (in full before run 0, one run before a later block), then time ``runs`` (all
     ``settings.repetitions`` by default) of ``call`` with every timer the device has. With a ``timer``, each call
-    is marked as a call of forward (the mark is sent before the clock starts); ``returned`` sees the result of each
-    of a timed run's :func:`calls_per_run` calls after its clock stopped, before the next call."""
+    is marked as a call of forward (the mark is sent before the clock starts, and ends once the copy of its outputs
+    is made); ``returned`` gets each timed call's run, label and copied outputs, after its mark ended and before
+    the next call."""
     timer = timer or StageTimer()
     runs = range(settings.repetitions) if runs is None else runs
     size = len(reference.pool)
     hold = _Hold()
     samplers = _samplers(device, hold)
-    samples: dict[str, list[float]] = {name: [] for name, _, _ in samplers}
+    samples: dict[str, list[float]] = {name: [] for name, _ in samplers}
     with torch.no_grad():
         # the first block is warmed up in full; a later one by one run, which wakes what idled since (thread pools)
         for run in range(settings.warmup if runs.start == 0 else min(1, settings.warmup)):
@@ -107,18 +132,21 @@ def time_runs(call: Callable[..., Any], reference: ProblemData, device: Device, 
                 _wait(device, threads_before)
         streams = 0
         if "device" in device.timers:  # first: the streams it sees decide whether the events' queue is held
-            samples["device"], streams = _device_time(call, reference, device, settings, runs, timer)
+            samples["device"], streams = _device_time(call, reference, device, settings, runs, timer, returned)
             hold.one_stream = streams <= 1
         flags = []
         for run in runs:
-            for name, label, sample in samplers:
+            for name, sample in samplers:
                 args = fresh_inputs(reference.pool, pool_index(run, settings, size))
-                with timer.calling(f"timed run {run}{label}"):
+                label = timed_label(run, name)
+                with timer.timed(label):
                     elapsed_ms, result = sample(call, args, device)
+                    kept = keep_outputs(result, device)
                 samples[name].append(elapsed_ms)
-                if returned is not None:
-                    returned(run, result)
                 del result, args
+                if returned is not None:
+                    returned(run, label, kept)
+                del kept
             flags.extend(_changed_state(device, settings, run))
     return TimedRuns(samples, list(F.merge_flags(flags)), streams)
 
@@ -149,13 +177,12 @@ class _Hold:
         return min(self.wall_ms, 2 * self.launch_ms + LAUNCH_MARGIN_MS)
 
 
-def _samplers(device: Device, hold: _Hold | None = None
-              ) -> list[tuple[str, str, Callable[..., tuple[float, Any]]]]:
-    """A timed run's calls, one per sample: the wall clock's, and the events' where the device has them (timer, the
-    label of its call, how it is taken). Both share ``hold``: the wall clock's call sizes the events' hold."""
+def _samplers(device: Device, hold: _Hold | None = None) -> list[tuple[str, Callable[..., tuple[float, Any]]]]:
+    """A timed run's calls, one per sample: the wall clock's, and the events' where the device has them (timer,
+    how it is taken). Both share ``hold``: the wall clock's call sizes the events' hold."""
     hold = hold or _Hold()
-    events = [("events", " (events)", partial(_events_sample, hold=hold))] if "events" in device.timers else []
-    return [("wall", "", partial(_wall_sample, hold=hold)), *events]
+    events = [("events", partial(_events_sample, hold=hold))] if "events" in device.timers else []
+    return [("wall", partial(_wall_sample, hold=hold)), *events]
 
 
 def _wall_sample(call: Callable[..., Any], args: list[Any], device: Device, hold: _Hold) -> tuple[float, Any]:
@@ -188,21 +215,27 @@ def _events_sample(call: Callable[..., Any], args: list[Any], device: Device, ho
 
 
 def _device_time(call: Callable[..., Any], reference: ProblemData, device: Device, settings: HarnessSettings,
-                 runs: range, timer: StageTimer) -> tuple[list[float], int]:
+                 runs: range, timer: StageTimer, returned: Callable[[int, str, Kept], None] | None
+                 ) -> tuple[list[float], int]:
     """The same runs again under the device's own clock: its busy time in each, on every stream, and how many
-    streams that work ran on."""
+    streams that work ran on. Each call's outputs are kept and handed to ``returned`` like the other timers'."""
     size = len(reference.pool)
     with device.device_clock() as clock:
         for index, run in enumerate(runs):
             args = fresh_inputs(reference.pool, pool_index(run, settings, size))
-            with timer.calling(f"timed run {run} (device time)"):
+            label = timed_label(run, "device")
+            with timer.timed(label):
                 device.flush_caches()
                 device.synchronize()
                 threads_before = set(threading.enumerate())
                 with clock.run(index):
-                    call(*args)
+                    result = call(*args)
                     _wait(device, threads_before)
-            del args
+                kept = keep_outputs(result, device)
+            del args, result
+            if returned is not None:
+                returned(run, label, kept)
+            del kept
     return clock.busy_ms(), clock.streams()
 
 

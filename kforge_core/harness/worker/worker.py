@@ -19,7 +19,7 @@ import sys
 import threading
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ...records import Candidate, CompileResult, Failure, Problem, StageContext, VerifyResult
 from ...stage_timer import StageTimer
@@ -41,16 +41,21 @@ class ChannelTimer(StageTimer):
     def __init__(self, channel: Channel) -> None:
         self.channel = channel
         self.request_id: int | None = None
+        # waits for the KForge process's answer to a mark, in order with the other answers it reads
+        self.acknowledged: Callable[[Wait], None] | None = None
 
     def enter(self, kind: str, what: str) -> None:
         if kind == "build":
             build_began()
-        self._send(Wait(kind, what, True))
+        if kind == "timed" and self.acknowledged is not None and self.request_id is not None:
+            self.acknowledged(Wait("call", what, True, acknowledge=True))  # noted there before the clock starts
+            return
+        self._send(Wait("call" if kind == "timed" else kind, what, True))
 
     def leave(self, kind: str, what: str) -> None:
         if kind == "build":
             build_ended()
-        self._send(Wait(kind, what, False))
+        self._send(Wait("call" if kind == "timed" else kind, what, False))
 
     def _send(self, wait: Wait) -> None:
         if self.request_id is not None:
@@ -182,7 +187,7 @@ class Worker:
             from .baselines import measure_baselines
 
             return measure_baselines(request.names, self.reference(), self.device, self.init.settings,
-                                     request.runs)
+                                     request.runs, timer=self.timer)
         raise TypeError(f"unknown request {request!r}")
 
     def _referee(self, request: Any) -> Any:
@@ -232,7 +237,8 @@ class Worker:
         self.context = StageContext(problem=self.problem, workdir=workdir, options=self.init.options,
                                     cache_dir=self.init.cache_dir, settings=self.init.settings,
                                     device=self.device, timer=self.timer)
-        self.snapshot = ProcessSnapshot.take(reference.known_ops, self.device_namespaces)
+        self.snapshot = ProcessSnapshot.take(reference.known_ops, self.device_namespaces,
+                                             tuple(c for c in type(self.device).__mro__ if c is not object))
         watch(lambda: blocking_switch_flags(self.snapshot, self.init.settings))  # asked once the model is built
 
     def _stage(self, stage: str) -> Any:
@@ -373,7 +379,9 @@ def main(argv: list[str] | None = None) -> int:
     channel.send((init_id, Reply(value=worker.facts)))
     from .shipping import ChannelReferee, use_referee
 
-    use_referee(ChannelReferee(channel, lambda: timer.request_id))
+    referee = ChannelReferee(channel, lambda: timer.request_id)
+    use_referee(referee)
+    timer.acknowledged = referee.acknowledged
     while True:
         try:
             request_id, request = channel.receive(trusted=True)

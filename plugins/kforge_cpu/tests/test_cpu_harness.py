@@ -29,7 +29,7 @@ from kforge_core.settings import HarnessSettings, Settings
 
 HARNESS_TESTS = Path(__file__).resolve().parents[3] / "tests" / "harness"
 SELECTION = PluginSelection(only=("cpu",))
-QUICK = HarnessSettings(trials=3, warmup=1, repetitions=4, timing_checks=2, baselines=(), spare_workers=1,
+QUICK = HarnessSettings(trials=3, warmup=1, repetitions=4, baselines=(), spare_workers=1,
                         compile_timeout_s=120, verify_timeout_s=60, timing_timeout_s=60, profile_timeout_s=120,
                         startup_timeout_s=180)
 

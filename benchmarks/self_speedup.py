@@ -1,0 +1,100 @@
+"""The harness's own bias: each problem's reference given as its own candidate must come out at 1.00x, on every timer.
+
+A candidate and its baselines run in different worker processes; anything that makes the candidate's process slower
+per call (what it does for safety, its allocator or library state) shows here as a speedup below 1 for code that is
+the same on both sides. Runs ``kforge bench SUITE --solutions COPIES`` where COPIES holds each problem's own file (the
+candidate falls back to ``Model``), with ``--policy report`` (the reference calls PyTorch, which the strict policy
+rejects), and prints each problem's speedup against eager by every timer, then per timer the median, the worst and
+how many fall outside ``--band`` (default ±3%).
+
+    python benchmarks/self_speedup.py examples/suites/basics/problems --backend cpu
+    python benchmarks/self_speedup.py KernelBench/KernelBench/level3 --backend cuda --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+
+def copies_as_solutions(suite: Path, into: Path) -> int:
+    """Each problem file of ``suite`` copied under the same relative path: its own solution."""
+    count = 0
+    for path in sorted(suite.rglob("*.py")):
+        if path.name.startswith("_"):
+            continue
+        target = into / path.relative_to(suite)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+        count += 1
+    return count
+
+
+def speedups(bench: dict) -> dict[str, dict[str, float]]:
+    """problem -> timer -> speedup against eager, for the problems that came out correct."""
+    found = {}
+    for problem in bench["problems"]:
+        verdict = problem.get("verdict") or {}
+        by_timer = {timer: ratios["eager"] for timer, ratios in verdict.get("speedups_by_timer", {}).items()
+                    if "eager" in ratios}
+        if problem.get("correct") and by_timer:
+            found[problem["key"]] = by_timer
+    return found
+
+
+def summary(found: dict[str, dict[str, float]], band: float) -> dict[str, dict[str, float]]:
+    timers = sorted({timer for by_timer in found.values() for timer in by_timer})
+    table = {}
+    for timer in timers:
+        values = [by_timer[timer] for by_timer in found.values() if timer in by_timer]
+        worst = max(values, key=lambda v: abs(v - 1.0))
+        table[timer] = {"problems": len(values), "median": statistics.median(values), "worst": worst,
+                        "outside_band": sum(abs(v - 1.0) > band for v in values)}
+    return table
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("suite", type=Path)
+    parser.add_argument("--backend", required=True)
+    parser.add_argument("--band", type=float, default=0.03, help="the relative band around 1.00x (default 0.03)")
+    parser.add_argument("--json", type=Path, help="write the problems' speedups and the summary here")
+    parser.add_argument("bench_args", nargs="*", help="more arguments for kforge bench (after --)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="kforge-self-") as place:
+        solutions = Path(place) / "solutions"
+        count = copies_as_solutions(args.suite, solutions)
+        command = [sys.executable, "-m", "kforge_core", "bench", str(args.suite), "--backend", args.backend,
+                   "--solutions", str(solutions), "--policy", "report", "--baselines", "eager", "--json",
+                   "--runs-dir", str(Path(place) / "runs"), *args.bench_args]
+        print(f"{count} problems, each its own candidate: {' '.join(command)}", file=sys.stderr)
+        done = subprocess.run(command, stdout=subprocess.PIPE, text=True)
+        if not done.stdout.strip():
+            raise SystemExit(f"kforge bench printed nothing (exit {done.returncode})")
+        bench = json.loads(done.stdout)
+    found = speedups(bench)
+    timers = sorted({timer for by_timer in found.values() for timer in by_timer})
+    print(f"{'problem':<48} " + " ".join(f"{timer:>8}" for timer in timers))
+    for key, by_timer in found.items():
+        print(f"{key:<48} " + " ".join(f"{by_timer[t]:>7.3f}x" if t in by_timer else f"{'':>8}" for t in timers))
+    table = summary(found, args.band)
+    print(f"\n{'timer':<8} {'problems':>8} {'median':>8} {'worst':>8} {'outside ±' + format(args.band, '.0%'):>12}")
+    for timer, row in table.items():
+        print(f"{timer:<8} {row['problems']:>8} {row['median']:>7.3f}x {row['worst']:>7.3f}x "
+              f"{row['outside_band']:>12}")
+    not_correct = [p["key"] for p in bench["problems"] if not p.get("correct")]
+    if not_correct:
+        print(f"\nnot decided correct ({len(not_correct)}): " + ", ".join(not_correct))
+    if args.json:
+        args.json.write_text(json.dumps({"speedups": found, "summary": table, "not_correct": not_correct,
+                                         "problems": bench["problems"]}, indent=1, default=str))
+
+
+if __name__ == "__main__":
+    main()

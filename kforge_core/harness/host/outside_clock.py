@@ -1,0 +1,195 @@
+"""The outside clock: the KForge process times every timed call of a candidate itself, and the worker's figures must
+agree with it. Runs in the KForge process.
+
+A candidate runs in the process that times it, so whatever that process measures is within the candidate's reach
+(a timer method replaced on a class, a figure rewritten before it is sent). The worker marks each timed call as it
+begins and ends (``StageTimer.timed``). The mark that begins is answered: the worker starts its clock only once this
+process has noted the mark by its own clock; the mark that ends is sent after the worker's clock stopped and the
+call's outputs were copied, and noted as it arrives (:class:`CallLog`). So, by cause and effect, a call's interval
+here holds the whole of the worker's measurement of it, on every timer (the device's events and its busy time lie
+between the same two moments), plus what the worker does around it (the cache flush, the synchronizes, the copy of
+the outputs, the marks' way through the pipe). That overhead is measured on the baselines' calls of the same window,
+made the same way in the baseline worker, which never runs candidate code (:func:`calibration`).
+
+What is checked, per timer (:func:`judge`):
+
+* every timer: one figure per call this process saw, and no figure longer than the interval around its call
+  (beyond :data:`CLOCK_EPSILON_MS`, the clocks' resolution): a figure is part of its call;
+* ``wall``: the worker's median figure is no shorter than the median interval less the overhead, beyond the slack:
+  ``max(ABSOLUTE_SLACK_MS, RELATIVE_SLACK x the figure, SPREAD_MULTIPLE x the overhead's spread, how far the
+  overhead's 90th percentile lies above its median)``. Medians on both sides, whatever the headline statistic: a busy
+  host delays a waiting process's wake-up now and then by tens of milliseconds, which no single call's interval can
+  be told apart from, but which moves neither median; the last term lets the slack grow as far as the baselines'
+  own calls show such delays. The ``events`` and ``device`` figures measure the device, not the host, so the
+  intervals bound them only from above; below, the problem's physical floor bounds them (``faster_than_hardware``).
+
+A figure the outside clock contradicts is a blocking ``timing_mismatch`` flag that gives both figures.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from typing import Iterable
+
+from ...records import Flag
+from ...settings import HarnessSettings
+from .. import flags as F
+from ..protocol import TimingOutcome
+from ..timed_runs import parse_timed_label
+from ..verdict import OutsideFigure, figure_of
+
+ABSOLUTE_SLACK_MS = 0.05  # below this, the pipe's and the host's own jitter decide, not the call
+RELATIVE_SLACK = 0.10  # a figure may be this much shorter than the outside clock's before it is contradicted
+SPREAD_MULTIPLE = 3.0  # times the spread of the overhead on the baselines' calls
+MAD_TO_SIGMA = 1.4826  # a normal distribution's standard deviation per median absolute deviation
+CLOCK_EPSILON_MS = 0.005  # the clocks' resolution and rounding: a figure may pass its interval by no more
+
+
+@dataclass(frozen=True)
+class Interval:
+    """One marked call, by this process's clock: its label and how long it lasted, in milliseconds."""
+
+    label: str
+    ms: float
+
+
+class CallLog:
+    """The calls a worker marks while it is watched, timed by this process's clock as the marks arrive."""
+
+    def __init__(self) -> None:
+        self._open: list[tuple[str, float]] = []
+        self._intervals: list[Interval] = []
+
+    def mark(self, what: str, entering: bool, now: float) -> None:
+        """A call's mark arrived at ``now`` (seconds, ``time.perf_counter``)."""
+        if entering:
+            self._open.append((what, now))
+            return
+        for index in range(len(self._open) - 1, -1, -1):
+            if self._open[index][0] == what:
+                _, start = self._open.pop(index)
+                self._intervals.append(Interval(what, (now - start) * 1e3))
+                return
+
+    def take(self) -> list[Interval]:
+        """The intervals noted since the last take."""
+        taken, self._intervals = self._intervals, []
+        return taken
+
+
+Samples = dict[str, list[float]]  # timer -> one figure per timed run, in run order from ``first_run``
+
+
+@dataclass(frozen=True)
+class TimedBlock:
+    """A block of timed runs as the worker reported it and as this process saw it."""
+
+    first_run: int
+    samples: Samples
+    intervals: tuple[Interval, ...]
+
+
+@dataclass(frozen=True)
+class Overhead:
+    """What this process's clock adds to a call's own figure, by timer: the median, its spread (the median absolute
+    deviation as a standard deviation) and its tail (how far the 90th percentile lies above the median)."""
+
+    median_ms: dict[str, float]
+    spread_ms: dict[str, float]
+    tail_ms: dict[str, float]
+
+
+def pairs(block: TimedBlock) -> dict[str, list[tuple[float, float]]]:
+    """``timer -> [(figure, interval)]`` for the calls of ``block`` that have both."""
+    seen: dict[tuple[str, int], float] = {}
+    for interval in block.intervals:
+        parsed = parse_timed_label(interval.label)
+        if parsed is not None:
+            run, timer = parsed
+            seen[(timer, run)] = interval.ms
+    paired: dict[str, list[tuple[float, float]]] = {}
+    for timer, figures in block.samples.items():
+        for offset, figure in enumerate(figures):
+            interval = seen.get((timer, block.first_run + offset))
+            if interval is not None:
+                paired.setdefault(timer, []).append((figure, interval))
+    return paired
+
+
+def calibration(blocks: Iterable[TimedBlock]) -> Overhead | None:
+    """The overhead measured on the baselines' blocks; None when no call of theirs was seen."""
+    extra: dict[str, list[float]] = {}
+    for block in blocks:
+        for timer, paired in pairs(block).items():
+            extra.setdefault(timer, []).extend(interval - figure for figure, interval in paired)
+    if not extra:
+        return None
+    medians = {timer: statistics.median(values) for timer, values in extra.items()}
+    # the median absolute deviation: a call the machine held up now and then (tens of milliseconds on a busy host)
+    # moves neither the median figures compared nor this; scaled to a standard deviation's size
+    spreads = {timer: MAD_TO_SIGMA * statistics.median([abs(v - medians[timer]) for v in values])
+               for timer, values in extra.items()}
+    tails = {timer: sorted(values)[int(0.9 * (len(values) - 1))] - medians[timer] for timer, values in extra.items()}
+    return Overhead(medians, spreads, tails)
+
+
+def judge(blocks: Iterable[TimedBlock], overhead: Overhead | None, statistic: str) -> tuple[OutsideFigure, ...]:
+    """The candidate's figures beside this process's, per timer (``OutsideFigure.contradiction`` says what does not
+    add up)."""
+    blocks = list(blocks)
+    samples: dict[str, list[float]] = {}
+    paired: dict[str, list[tuple[float, float]]] = {}
+    seen: dict[str, int] = {}
+    for block in blocks:
+        for timer, figures in block.samples.items():
+            samples.setdefault(timer, []).extend(figures)
+        for timer, found in pairs(block).items():
+            paired.setdefault(timer, []).extend(found)
+        for interval in block.intervals:
+            parsed = parse_timed_label(interval.label)
+            if parsed is not None:
+                seen[parsed[1]] = seen.get(parsed[1], 0) + 1
+    return tuple(_one_timer(timer, samples.get(timer, []), paired.get(timer, []), seen.get(timer, 0), overhead,
+                            statistic) for timer in dict.fromkeys([*samples, *seen]))
+
+
+def check_candidate(timing: TimingOutcome, calls: Iterable[Interval], baseline_blocks: Iterable[TimedBlock],
+                    settings: HarnessSettings) -> tuple[tuple[OutsideFigure, ...], list[Flag]]:
+    """The candidate's timing (its blocks joined, runs in order from 0) held against the calls its worker marked,
+    with the overhead measured on ``baseline_blocks``: each timer's figures side by side, and a blocking
+    ``timing_mismatch`` for each contradiction."""
+    block = TimedBlock(0, {timer: list(samples) for timer, samples in timing.figures}, tuple(calls))
+    figures = judge([block], calibration(baseline_blocks), timing.method.statistic)
+    flags = [F.raise_flag(F.TIMING_MISMATCH, figure.describe(), settings) for figure in figures
+             if figure.contradiction]
+    return figures, flags
+
+
+def _one_timer(timer: str, samples: list[float], paired: list[tuple[float, float]], calls: int,
+               overhead: Overhead | None, statistic: str) -> OutsideFigure:
+    worker = figure_of(samples, statistic) if samples else 0.0  # medians below, where the figures are compared
+    if len(samples) != calls or len(paired) != calls:
+        return OutsideFigure(timer, worker, 0.0, 0.0, 0.0, calls, (
+            f"the worker reported {len(samples)} {timer} figures for the {calls} calls this process saw"))
+    intervals = [interval for _, interval in paired]
+    whole = figure_of(intervals, statistic)
+    longer = [(figure, interval) for figure, interval in paired if figure > interval + CLOCK_EPSILON_MS]
+    if longer:
+        figure, interval = longer[0]
+        return OutsideFigure(timer, worker, whole, 0.0, CLOCK_EPSILON_MS, calls, (
+            f"{len(longer)} of the worker's {timer} figures are longer than this process's interval around their "
+            f"call (the first: {figure:.4g} ms in {interval:.4g} ms): a figure the call cannot have taken"))
+    if timer != "wall" or overhead is None or timer not in overhead.median_ms:
+        note = "" if timer != "wall" else "not calibrated: no baseline was timed beside it"
+        return OutsideFigure(timer, worker, whole, 0.0, 0.0, calls, "", note)
+    extra = overhead.median_ms[timer]
+    median = statistics.median(samples)
+    outside = statistics.median(intervals) - extra
+    slack = max(ABSOLUTE_SLACK_MS, RELATIVE_SLACK * outside, SPREAD_MULTIPLE * overhead.spread_ms[timer],
+                overhead.tail_ms[timer])
+    contradiction = "" if median >= outside - slack else (
+        f"the worker's median wall figure is {median:.4g} ms, this process's clock gives {outside:.4g} ms (a median "
+        f"{outside + extra:.4g} ms between the marks, less {extra:.4g} ms of the harness's own work measured on the "
+        f"baselines' calls), beyond the slack of {slack:.4g} ms")
+    return OutsideFigure(timer, median, outside, extra, slack, calls, contradiction)

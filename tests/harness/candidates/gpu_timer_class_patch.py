@@ -1,0 +1,37 @@
+"""Timing fraud on the GPU without a module name changed: at import, every timer of the NVIDIA device's classes is
+replaced (the names built from strings), so each timed call reports 1 microsecond by the wall clock, the events and
+the device's own records; the forward is correct and sleeps 20 ms."""
+
+import sys
+import time
+
+import torch
+
+from harness.gpu_kernels import ext
+
+
+class _Instant:
+    def stop(self):
+        pass
+
+    def elapsed_ms(self):
+        return 0.001
+
+
+for _module in ("kforge_core." + "device", "kforge_nvidia." + "device"):
+    for _value in list(vars(sys.modules[_module]).values()):
+        if isinstance(_value, type):
+            if "start_" + "timer" in vars(_value):
+                setattr(_value, "start_" + "timer", lambda self: (lambda: 0.001))
+            if "start_" + "events" in vars(_value):
+                setattr(_value, "start_" + "events", lambda self: _Instant())
+
+
+class ModelNew(torch.nn.Module):
+    def __init__(self, scale):
+        super().__init__()
+        self.scale = scale
+
+    def forward(self, x):
+        time.sleep(0.02)
+        return ext.relu_scale(x, self.scale)

@@ -1,0 +1,108 @@
+"""Nothing on the candidate's word: its timed figures against the KForge process's own clock, and checks of its
+timed calls that nothing in its process chooses (cpu backend; the attacks that fooled the harness before)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kforge_core.harness import flags as F
+from kforge_core.harness.host.outside_clock import Interval, Overhead, TimedBlock, calibration, judge
+from kforge_core.records import Failure
+
+from kforge_core.harness.host.harness import Harness
+
+from .helpers import SELECTION, TORCH_CPU, candidate, problem, settings_for
+
+
+@pytest.fixture(scope="module")
+def timed_harness(cache_dir):
+    # twenty timed runs as by default, and eager beside them: the outside clock's overhead is measured on its calls
+    with Harness(backend=TORCH_CPU, problem=problem("relu_scale"), plugins=SELECTION,
+                 settings=settings_for(cache_dir, repetitions=20, baselines=("eager",))) as harness:
+        yield harness
+
+
+def codes(verdict) -> dict[str, bool]:
+    return {flag.code: flag.blocking for flag in verdict.flags}
+
+
+def test_a_timer_replaced_on_the_devices_class_is_contradicted_by_the_outside_clock(timed_harness):
+    verdict = timed_harness.evaluate(candidate("timer_class_patch"))
+    assert verdict.failure is Failure.CHEAT, verdict.message
+    assert codes(verdict)[F.TIMING_MISMATCH] is True
+    wall = next(f for f in verdict.outside_clock if f.timer == "wall")
+    assert wall.worker_ms < 0.01 and wall.outside_ms > 50.0, wall  # it sleeps 100 ms a call and says 1 us
+    mismatch = next(f for f in verdict.flags if f.code == F.TIMING_MISMATCH)
+    assert f"{wall.worker_ms:.4g} ms" in mismatch.message and f"{wall.outside_ms:.4g} ms" in mismatch.message
+    tampering = next(f for f in verdict.flags if f.code == F.TAMPERING)  # the class's tripwire, besides
+    assert "CpuDevice.start_timer" in tampering.message or "Device.start_timer" in tampering.message
+    assert verdict.runtime is None and verdict.speedups == ()
+
+
+def test_timed_calls_are_all_checked_whatever_the_candidate_does_to_the_draw(timed_harness):
+    verdict = timed_harness.evaluate(candidate("lazy_timed_runs"))
+    assert verdict.verify is not None and verdict.verify.correct, verdict.message  # its trials are answered
+    assert verdict.failure is Failure.CHEAT, verdict.message
+    assert codes(verdict)[F.CACHED_OUTPUT] is True
+    cached = next(f for f in verdict.flags if f.code == F.CACHED_OUTPUT)
+    assert "and 9 more of the 20 timed calls" in cached.message  # half of them, every one looked at
+
+
+def test_one_garbage_call_cannot_become_the_fastest_run(timed_harness):
+    for _ in range(2):  # before, it escaped the checks in 17 of 20 evaluations and was the headline
+        verdict = timed_harness.evaluate(candidate("one_garbage_run"))
+        assert verdict.failure is Failure.CHEAT, verdict.message
+        assert codes(verdict)[F.CACHED_OUTPUT] is True
+        assert "timed run" in verdict.message
+
+
+def test_an_honest_candidate_agrees_with_the_outside_clock(timed_harness):
+    verdict = timed_harness.evaluate(candidate("relu_scale_numpy"))
+    assert verdict.correct, verdict.message
+    wall = next(f for f in verdict.outside_clock if f.timer == "wall")
+    assert wall.calls == 20 and not wall.contradiction and wall.overhead_ms > 0
+
+
+# ------------------------------------------------------------------------------------------------ the arithmetic
+
+
+def _block(samples, intervals, timer="wall"):
+    suffix = "" if timer == "wall" else " (events)"
+    return TimedBlock(0, {timer: samples}, tuple(Interval(f"timed run {i}{suffix}", ms)
+                                                 for i, ms in enumerate(intervals)))
+
+
+def test_the_overhead_is_what_the_outside_clock_adds_to_the_baselines_calls():
+    overhead = calibration([_block([1.0, 2.0, 3.0, 4.0, 5.0], [1.5, 2.6, 3.5, 4.7, 45.0])])  # one call held up
+    assert overhead.median_ms["wall"] == pytest.approx(0.6)
+    assert overhead.spread_ms["wall"] == pytest.approx(1.4826 * 0.1)
+    assert overhead.tail_ms["wall"] == pytest.approx(0.1)  # the 90th percentile of five: the fourth
+    assert calibration([]) is None
+
+
+def test_a_figure_shorter_than_the_outside_clock_allows_is_contradicted():
+    overhead = Overhead({"wall": 0.5}, {"wall": 0.01}, {"wall": 0.02})
+    honest = judge([_block([2.0] * 10, [2.52] * 10)], overhead, "median")[0]
+    assert not honest.contradiction and honest.outside_ms == pytest.approx(2.02)
+    shaved = judge([_block([1.7] * 10, [2.52] * 10)], overhead, "min")[0]  # 16% under: beyond the 10% slack
+    assert "1.7 ms" in shaved.contradiction and "2.02 ms" in shaved.contradiction
+    held_up = judge([_block([2.0] * 10, [2.52] * 4 + [30.0] * 6)], overhead, "median")[0]
+    assert held_up.contradiction  # most calls 28 ms longer than their figures: not what the baselines showed
+    busy = Overhead({"wall": 0.5}, {"wall": 0.01}, {"wall": 29.0})  # ... unless the baselines' calls were held up too
+    assert not judge([_block([2.0] * 10, [2.52] * 4 + [30.0] * 6)], busy, "median")[0].contradiction
+
+
+def test_a_figure_longer_than_its_call_is_impossible_on_every_timer():
+    for timer in ("wall", "events"):
+        found = judge([_block([1.0, 3.0], [2.0, 2.0], timer)], None, "median")[0]
+        assert "1 of the worker's" in found.contradiction and "3 ms in 2 ms" in found.contradiction
+
+
+def test_figures_for_calls_nobody_saw_are_contradicted():
+    found = judge([_block([1.0, 1.0, 1.0], [1.5, 1.5])], None, "median")[0]
+    assert "3 wall figures for the 2 calls" in found.contradiction
+
+
+def test_without_baselines_the_wall_figure_is_bounded_from_above_only():
+    found = judge([_block([0.001] * 4, [5.0] * 4)], None, "median")[0]
+    assert not found.contradiction and "not calibrated" in found.note
