@@ -252,6 +252,17 @@ def max_difference(a: Sequence[torch.Tensor], b: Sequence[torch.Tensor]) -> floa
     return max((float(torch.stack(found).max().item()) for found in maxima.values()), default=0.0)
 
 
+def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """True when ``a`` and ``b`` hold the same bytes: same shape, dtype and bit pattern (so ``-0.0`` is not ``0.0``
+    and a NaN equals only the same NaN), where a change in place or after return must show however small."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.numel() == 0:
+        return True
+    x, y = a.detach().contiguous().reshape(-1), b.detach().contiguous().reshape(-1)
+    return bool(torch.equal(x.view(torch.uint8), y.view(torch.uint8)))
+
+
 def within_tolerance(a: Sequence[torch.Tensor], b: Sequence[torch.Tensor],
                      tolerances: Sequence[tuple[float, float]]) -> bool:
     """True when ``a`` is within tolerance of ``b`` everywhere (``b`` plays the reference)."""
