@@ -48,7 +48,7 @@ def default_spare_workers() -> int:
 
 @dataclass(frozen=True)
 class HarnessSettings:
-    """``[harness]``: how candidates are checked and timed (README, "Evaluating a candidate", explains each)."""
+    """``[harness]``: how candidates are checked and timed (docs/eval.md explains each)."""
 
     trials: int = 5
     seed: int = 42
