@@ -178,7 +178,7 @@ def _compare_one(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float)
 def _first_look(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float) -> tuple[float, float] | None:
     """On a device, the common case without a wait per chunk: every chunk's largest errors, its elements outside
     tolerance and whether it holds NaN or Inf stay on the device, read back once at the end (the four waits a
-    chunk of :class:`_Tally` took 0.37 s of every judged 4 GiB output on a busy H100). The largest absolute and
+    chunk of :class:`_Tally` were a large part of judging a multi-GiB output on a busy GPU). The largest absolute and
     relative errors when every element is finite and within tolerance; None otherwise, and the chunks are
     compared again one at a time, for the figures and the message a failure needs."""
     seen = []

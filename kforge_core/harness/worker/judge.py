@@ -61,7 +61,7 @@ class Judge:
         :param keep_on_device: the first and the last trial's outputs are kept as they were judged, on the device
             (a problem small for it), not as read: each output read stays in host memory only while it is judged, so
             one page-locked block serves every call (a 4 GiB output's trials each needed a new block while two
-            others were kept there, and making one took an H100 host 1.5 s)."""
+            others were kept there, and making a block that large takes the host over a second)."""
         self.expected = expected
         self.settings = settings
         self.session = _Session()
