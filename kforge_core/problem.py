@@ -96,7 +96,7 @@ def load_problem(path: Path | str) -> Problem:
 
     The problem is described on PyTorch's ``meta`` device first: its inputs, its model and its forward made without
     any data, which gives every shape and dtype without computing anything (a ConvTranspose3d problem's forward on
-    the CPU took 4 s of a bench's start, a level-1 matmul's minutes). A problem that does not run there (its
+    the CPU took seconds of a bench's start, a level-1 matmul's minutes). A problem that does not run there (its
     forward reads a value, or makes tensors on a device of its own) runs on the CPU instead, and so does one that
     fails there, so that its message is the one its own inputs give."""
     import torch

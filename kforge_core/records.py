@@ -371,7 +371,7 @@ class TrialError:
 class Flag:
     """A suspicion raised about a candidate (or a problem), with the evidence.
 
-    :param code: a stable identifier ("reference_call", "cached_output", ...); README lists them.
+    :param code: a stable identifier ("reference_call", "cached_output", ...); docs/eval.md lists them.
     :param message: what was seen, for people and for the agent.
     :param blocking: True when the flag disqualifies the candidate under the active policy.
     """

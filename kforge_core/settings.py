@@ -41,14 +41,14 @@ SPARES_FROM_CORES = 8  # from this many cores up, two spare workers by default
 
 def default_spare_workers() -> int:
     """Spare workers by default: two where the machine has the cores to start them beside an evaluation (a
-    worker's start, Python, torch and the device, took 1.5-3 s on an H100's host: a suite whose candidates are
-    rejected one after another, each replacing its worker, outran a single spare), one elsewhere."""
+    worker's start, Python, torch and the device, takes seconds: a suite whose candidates are rejected one after
+    another, each replacing its worker, outran a single spare), one elsewhere."""
     return 2 if (os.cpu_count() or 1) >= SPARES_FROM_CORES else 1
 
 
 @dataclass(frozen=True)
 class HarnessSettings:
-    """``[harness]``: how candidates are checked and timed (README, "Evaluating a candidate", explains each)."""
+    """``[harness]``: how candidates are checked and timed (docs/eval.md explains each)."""
 
     trials: int = 5
     seed: int = 42

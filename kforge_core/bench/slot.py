@@ -130,8 +130,8 @@ class DeviceSlot:
     def prebuild(self, jobs: Iterable[ProblemJob]) -> None:
         """Build the solutions of later problems ahead, where the backend can (see ``Harness.prebuild``). Handed
         the later problems with the first one, it waits until the harness exists (made for the first problem): a
-        suite's builds then start with its first problem, not after it (on an H100 the second and third of 20
-        `load_inline` solutions built in their own verification, 40-60 s each)."""
+        suite's builds then start with its first problem, not after it (else the second and third of a suite's
+        `load_inline` solutions built in their own verification, a minute or so each)."""
         self._made.wait()
         if self._harness is None or not self._harness.builds_ahead:
             return

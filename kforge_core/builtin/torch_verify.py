@@ -26,7 +26,7 @@ from ..harness import flags as F
 from ..harness.op_trace import compute_ops, describe_ops, trace_ops
 from ..harness.protocol import Judged, Shipped
 from ..harness.worker.candidate import device_of, harness_settings, initialisations, keep_instance, reference_for
-from ..harness.worker.compare import Comparison, plain_tensors
+from ..harness.worker.compare import Comparison, plain_tensors, same_bits
 from ..harness.worker.faults import candidate_traceback, classify_exception
 from ..harness.worker.parameter_init import Initialised
 from ..harness.worker.reference import ProblemData, Trial
@@ -237,7 +237,7 @@ def _check_single_call(outputs: list[torch.Tensor], at_return: list[torch.Tensor
             "forward returned memory it never wrote (output taken from a recycled buffer)"), settings))
     elif poisoned > 0:
         run.notes.append(f"trial seed {trial.seed}: {poisoned:.2%} of the output was never written")
-    if not all(_same_bits(a, b) for a, b in zip(at_return, outputs)):
+    if not all(same_bits(a, b) for a, b in zip(at_return, outputs)):
         run.flags.append(F.raise_flag(F.ASYNC_OUTPUT, (
             "the output changed after forward returned: work continued on a side stream or thread that the "
             "caller's stream does not wait for, so a timer would miss it"), settings))
@@ -267,16 +267,7 @@ def _changed_inputs(now: list[Any], pristine: list[Any]) -> dict[str, torch.Tens
     them with what the reference does to its own inputs."""
     before = dict(tensor_leaves(pristine))
     return {path: tensor for path, tensor in tensor_leaves(now)
-            if path not in before or not _same_bits(tensor, before[path].to(tensor.device))}
-
-
-def _same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    if a.numel() == 0:
-        return True
-    x, y = a.detach().contiguous().reshape(-1), b.detach().contiguous().reshape(-1)
-    return bool(torch.equal(x.view(torch.uint8), y.view(torch.uint8)))
+            if path not in before or not same_bits(tensor, before[path].to(tensor.device))}
 
 
 def _conclude(run: _Run) -> None:

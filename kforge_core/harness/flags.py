@@ -33,7 +33,7 @@ PERSISTENT_OUTPUT = "persistent_output"
 TIMING_MISMATCH = "timing_mismatch"
 FASTER_THAN_HARDWARE = "faster_than_hardware"
 
-# code -> (the cheat number, what it catches); the README's table is written from this
+# code -> (the cheat number, what it catches); the table in docs/eval.md is written from this
 CATALOGUE: dict[str, tuple[str, str]] = {
     STALE_OUTPUT: ("1", "the output holds memory the kernel never wrote (the poison the harness left there)"),
     ASYNC_OUTPUT: ("2", "the output changed after forward returned: work continued on a side stream or thread"),

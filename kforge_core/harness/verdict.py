@@ -1,7 +1,7 @@
 """What the harness says about one candidate: the ``Verdict``, its timing records, and its JSON document.
 
-``Verdict.to_json()`` is the document ``kforge eval --json`` prints and the run store keeps; the README's section
-"Evaluating a candidate" documents its fields. ``Verdict.from_json`` reads it back exactly.
+``Verdict.to_json()`` is the document ``kforge eval --json`` prints and the run store keeps; docs/eval.md
+("The verdict") documents its fields. ``Verdict.from_json`` reads it back exactly.
 """
 
 from __future__ import annotations

@@ -75,14 +75,14 @@ def test_figures_from_several_contracts_carry_a_note():
     assert "compare speedups only within one contract" in note
 
 
-def test_the_readme_table_of_contracts_matches_the_code():
+def test_the_documented_table_of_contracts_matches_the_code():
     from pathlib import Path
 
     from kforge_core.harness.worker.precision import floor_bits
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    page = (Path(__file__).resolve().parents[2] / "docs" / "precision.md").read_text()
     row = r"^\| `(fp32|tf32|fp16|bf16)` \| [^|]+ \| ([^|]+) \| ([^|]+) \| ([^|]+) \| ([^|]+) \|$"
-    rows = re.findall(row, readme, re.M)
+    rows = re.findall(row, page, re.M)
     assert [row[0] for row in rows] == list(NAMES)
     for name, wide, half, bfloat, floor in rows:
         contract = CONTRACTS[name]

@@ -123,3 +123,13 @@ def test_the_first_look_without_waits_passes_exactly_what_the_chunk_by_chunk_com
     else:
         assert looked is None
     assert compare_outputs([out], [ref], TOLERANCE).passed == (case in ("passing", "nan_in_both"))
+
+
+def test_same_bits_is_identity_of_bytes_not_closeness():
+    """Input mutation and output changed after return are judged on bytes: -0.0 is not 0.0, a NaN equals itself,
+    and a tensor of another dtype or shape is never the same."""
+    a = torch.tensor([0.0, 1.0, math.nan])
+    assert compare.same_bits(a, a.clone()) and compare.same_bits(torch.empty(0), torch.empty(0))
+    assert not compare.same_bits(a, torch.tensor([-0.0, 1.0, math.nan]))
+    assert not compare.same_bits(a, a.double()) and not compare.same_bits(a, a.reshape(3, 1))
+    assert compare.same_bits(a[::2], torch.tensor([0.0, math.nan]))  # a strided view, compared by its values

@@ -116,7 +116,7 @@ class Harness:
         """Start the processes an evaluation needs now, without waiting for them: the referee's worker, a
         candidate's worker and, with ``baselines`` (where the settings measure any), the baseline worker. Each
         loads its runtime and starts the device while the caller does something else (a bench describes its first
-        problem: on an H100 the first problem spent 4.8 s being described before its workers started)."""
+        problem, which takes seconds, and its workers would otherwise start only after it)."""
         self._check_open()
         self._referee.start()
         self._pool.start_ahead()

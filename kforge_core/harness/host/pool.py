@@ -77,7 +77,7 @@ class WorkerPool:
     def start_ahead(self) -> None:
         """Start a worker for the current problem (or for the first one, when none is known yet) now, without
         waiting for it, unless an idle one is ready or getting ready for it: the first candidate's worker then
-        starts beside the referee, not after it (4.8 s of an H100's first problem)."""
+        starts beside the referee, not after it (seconds of a bench's first problem)."""
         if any(w.alive and self._prepared.get(w.pid) == self._digest for w in self._idle):
             return
         self._idle.append(self._spawn(self.problem))

@@ -17,9 +17,9 @@ def worker_environment(environ: Mapping[str, str], cache_dir: Path,
                        extra: Iterable[tuple[str, str]] = (), *, compile_threads: int = 0) -> dict[str, str]:
     """``environ`` without secrets, with Python unbuffered, the JIT build caches under ``cache_dir``, the
     ``extra`` variables (the device unit a harness is bound to) and, with ``compile_threads``, Inductor's compile
-    threads (``harness.compile_threads``: on an H100 host every worker importing Inductor started a pool of 16
-    compiling processes, each importing torch, beside the others' work; in one process, the first problem of 20
-    torch-only level-2 solutions took 14.0 s instead of 16.6-25.3 s).
+    threads (``harness.compile_threads``: every worker importing Inductor started a pool of a compiling process per
+    core, each importing torch, beside the others' work; compiling in the worker's own process made a bench's
+    first problem faster).
 
     Build caches and compile threads the user set explicitly are kept; the Inductor cache PyTorch wrote into this
     process's environment itself is not (:func:`written_by_torch`).

@@ -1,7 +1,7 @@
 """Host copies of device tensors, and host memory for large tensors bound for a device. A large one goes through
-page-locked memory, which the runtime caches from one copy to the next: a 2.1 GB output took 1.5-1.7 s to copy into
-fresh pageable memory on an H100, 0.04 s into page-locked memory, and its copy back to the device, a chunk at a
-time, is faster from there too."""
+page-locked memory, which the runtime caches from one copy to the next: copying a large output into fresh pageable
+memory is tens of times slower than into page-locked memory (docs/measurements.md has the figures), and its copy
+back to the device, a chunk at a time, is faster from there too."""
 
 from __future__ import annotations
 
@@ -26,8 +26,8 @@ def host_copy(tensor: Any) -> Any:
 
 def host_empty(numel: int, dtype: torch.dtype, *, for_device: bool) -> torch.Tensor:
     """An uninitialised flat host tensor, page-locked where it is large and bound ``for_device`` (an accelerator
-    whose runtime the process uses already): the referee puts a shipped output's pieces together in it, and into
-    fresh pageable memory 33 pieces of a 2.1 GB output took longer than reading and digesting them."""
+    whose runtime the process uses already): the referee puts a shipped output's pieces together in it, and putting
+    a large output's pieces together in fresh pageable memory took longer than reading and digesting them."""
     if for_device and numel * dtype.itemsize >= PAGE_LOCKED_FROM_BYTES:
         locked = _page_locked((numel,), dtype)
         if locked is not None:

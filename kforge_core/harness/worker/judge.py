@@ -23,7 +23,7 @@ from ...settings import HarnessSettings
 from ...values import tensor_leaves
 from .. import flags as F
 from ..protocol import Conclusion, Judged, Shipped
-from .compare import Comparison, check_structure, compare_outputs, max_difference
+from .compare import Comparison, check_structure, compare_outputs, max_difference, same_bits
 from .expected import Expected
 from .output_files import UnreadableOutputs, read_outputs
 from .precision import precision_report
@@ -62,7 +62,7 @@ class Judge:
         :param keep_on_device: the first and the last trial's outputs are kept as they were judged, on the device
             (a problem small for it), not as read: each output read stays in host memory only while it is judged, so
             one page-locked block serves every call (a 4 GiB output's trials each needed a new block while two
-            others were kept there, and making one took an H100 host 1.5 s)."""
+            others were kept there, and making a block that large takes the host over a second)."""
         self.expected = expected
         self.settings = settings
         self.session = _Session()
@@ -204,9 +204,9 @@ class Judge:
                                                     self.expected.data.device)))
         _, after = self.expected.call(shipped.seed)
         by_reference = dict(tensor_leaves(after))
-        expected_changes = [p for p, t in by_reference.items() if p in pristine and not _same_bits(t, pristine[p])]
+        expected_changes = [p for p, t in by_reference.items() if p in pristine and not same_bits(t, pristine[p])]
         unexpected = [p for p, t in changed.items()
-                      if p not in by_reference or not _same_bits(t.to(by_reference[p].device), by_reference[p])]
+                      if p not in by_reference or not same_bits(t.to(by_reference[p].device), by_reference[p])]
         if unexpected:
             self.session.flags.append(F.raise_flag(F.INPUT_MUTATION, (
                 f"forward changed input(s) {', '.join(unexpected)} in place"
@@ -217,12 +217,3 @@ class Judge:
 def _judged(comparison: Comparison) -> Judged:
     return Judged(comparison.passed, comparison.failure, comparison.message, comparison.max_abs_error,
                   comparison.max_rel_error)
-
-
-def _same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    if a.numel() == 0:
-        return True
-    x, y = a.detach().contiguous().reshape(-1), b.detach().contiguous().reshape(-1)
-    return bool(torch.equal(x.view(torch.uint8), y.view(torch.uint8)))

@@ -83,8 +83,8 @@ def read_outputs(paths: tuple[Path, ...], digests: tuple[str, ...], *, for_devic
     where its pieces go; then every piece is read straight into its place in the output it belongs to (page-locked
     memory for a large output bound ``for_device``, see ``host_copies.host_empty``) and digested there, the parts
     side by side. Nothing is handed back before every part's digest matched, and each file is removed once read.
-    Reading a piece into memory of its own and then copying it into place cost a 2.1 GB output 2.5 s a call on an
-    H100 host (the copy, then handing the pieces' memory back), its read and digest 0.5 s."""
+    Reading a piece into memory of its own and then copying it into place cost several times the read and digest
+    (the copy, then handing the pieces' memory back)."""
     if not paths or len(paths) != len(digests):
         raise UnreadableOutputs(f"{len(paths)} outputs files sent with {len(digests)} digests")
     parts = _side_by_side(_open_part, [(path,) for path in paths], _readers())
@@ -253,8 +253,8 @@ def _fill_part(part: _Part, places: list[torch.Tensor], digest: str) -> None:
     except OSError as exc:
         raise UnreadableOutputs(f"its outputs file could not be read ({exc.strerror})") from None
     finally:
-        part.close()  # here, side by side: the last close of a removed file hands its pages back (9 shipments of a
-        # 2.1 GB output spent 5.2 s of an H100 host's referee closing their parts one after another)
+        part.close()  # here, side by side: the last close of a removed file hands its pages back (seconds for a
+        # large output's shipments when their parts were closed one after another)
     if hashed.hexdigest() != digest:  # the same digest as write_outputs
         raise UnreadableOutputs.changed_after_writing()
 
@@ -282,8 +282,8 @@ _reader_threads: ThreadPoolExecutor | None = None
 
 def _readers() -> ThreadPoolExecutor:
     """The threads that read shipped parts, kept for the life of the process (the referee, which runs no candidate
-    code): starting a pool's threads anew cost a busy referee 60 ms a shipment. A candidate's worker writes with a
-    pool of its own each time, so that it leaves no thread behind."""
+    code): starting a pool's threads anew cost a busy referee tens of milliseconds a shipment. A candidate's worker
+    writes with a pool of its own each time, so that it leaves no thread behind."""
     global _reader_threads
     if _reader_threads is None:
         _reader_threads = ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="kforge-read")

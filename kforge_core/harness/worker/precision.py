@@ -56,10 +56,10 @@ def agreement_bits(output: torch.Tensor, exact: torch.Tensor, chunk: int = CHUNK
     """Leading bits of ``output`` that agree with ``exact`` in the relative L2 sense (60 when identical).
 
     Computed ``chunk`` elements at a time, each chunk's norms kept where ``exact`` is and combined at the end
-    without overflow (the norm of the chunks' norms): an output of gigabytes never has a float64 copy (a 6 GiB
-    float32 output made 40 GiB of temporaries at once, and the referee ran out of device memory where the problem
-    itself fits), and nothing waits for the device until the last chunk is queued (a wait per chunk, and a
-    masked copy of each, took 3.7 s over a 2.1 GB output on an H100)."""
+    without overflow (the norm of the chunks' norms): an output of gigabytes never has a float64 copy (one made
+    temporaries several times the output's size at once, and the referee ran out of device memory where the
+    problem itself fits), and nothing waits for the device until the last chunk is queued (a wait per chunk, and a
+    masked copy of each, took seconds over a multi-GB output)."""
     errors, scales = [], []
     for _, piece, truth in flat_chunks(output, exact, size=chunk):
         piece = piece.to(truth.device, torch.float64, non_blocking=piece.is_pinned())  # ``output`` may be on the host

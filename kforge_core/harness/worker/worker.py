@@ -70,7 +70,7 @@ _WAITS_AFTER = (Expect, Shipped, Time, MeasureBaselines)
 
 def preload_in_background(modules: tuple[str, ...]) -> threading.Thread | None:
     """Import ``modules`` in a thread of their own while the worker prepares its first problem: the baseline
-    worker's ``torch.compile`` spent 7-8 s importing Dynamo and Inductor in the first problem's timing. A module
+    worker's ``torch.compile`` spent seconds importing Dynamo and Inductor in the first problem's timing. A module
     that fails to import is left to fail where it is used. Any request but a preparation waits for it
     (:meth:`Worker.handle`)."""
     if not modules:

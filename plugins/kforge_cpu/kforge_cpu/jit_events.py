@@ -9,7 +9,7 @@ from typing import Iterator
 
 from numba.core import event
 
-from kforge_core.stage_timer import StageTimer
+from kforge_core.plugin_api import StageTimer
 
 from .clock import clock
 

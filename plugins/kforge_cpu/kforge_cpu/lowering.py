@@ -9,8 +9,8 @@ from string import Template
 from typing import Any
 
 from kforge_core.hookspecs import hookimpl
+from kforge_core.plugin_api import floor_bytes
 from kforge_core.records import Backend, Example, Lowering, Problem
-from kforge_core.workload import floor_bytes
 
 from .backend import CpuOptions, cpu_options
 from .machine import read_machine_facts

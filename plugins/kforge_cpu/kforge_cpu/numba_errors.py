@@ -12,7 +12,7 @@ import re
 import traceback
 from pathlib import Path
 
-from kforge_core.tracebacks import innermost_candidate_line
+from kforge_core.plugin_api import innermost_candidate_line
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 PIPELINE = re.compile(r"^\s*Failed in (\w+) mode pipeline \(step: ([^)]+)\)\s*$")

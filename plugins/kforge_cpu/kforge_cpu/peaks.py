@@ -14,7 +14,7 @@ import platform
 from dataclasses import dataclass
 from pathlib import Path
 
-from kforge_core.codec import record_from_json, to_json
+from kforge_core.plugin_api import record_from_json, to_json
 
 from .clock import clock
 from .machine import MachineFacts, read_machine_facts

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from types import ModuleType
 from typing import Iterator
 
-from kforge_core.problem import import_problem_module
+from kforge_core.plugin_api import import_problem_module
 from kforge_core.records import Problem
 
 

@@ -23,8 +23,8 @@ from typing import Any, Callable, TypeVar
 
 from kforge_core.candidate_module import candidate_class, candidate_class_name, import_candidate
 from kforge_core.hookspecs import hookimpl
+from kforge_core.plugin_api import problem_floor
 from kforge_core.records import Backend, Candidate, KernelMetrics, ProfileResult, StageContext
-from kforge_core.workload import problem_floor
 
 from .backend import CpuOptions, cpu_options
 from .diagnostics import ParallelReport, parallel_report

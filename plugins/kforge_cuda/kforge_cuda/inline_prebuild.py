@@ -18,11 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from kforge_core.candidate_source import parsed_python_files
-from kforge_core.records import Candidate
-
 from kforge_core.languages.cuda_cpp.build_cache import BuildOutcome, CudaBuildError
 from kforge_core.languages.cuda_cpp.inline_cache import NOT_IN_KEY, content_addressed
+from kforge_core.plugin_api import parsed_python_files
+from kforge_core.records import Candidate
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,9 @@ import ast
 import time
 from dataclasses import dataclass
 
-from kforge_core.candidate_source import parsed_python_files
 from kforge_core.hookspecs import hookimpl
 from kforge_core.languages.cuda_cpp.build_cache import CudaBuildError, build_library
+from kforge_core.plugin_api import parsed_python_files
 from kforge_core.records import Backend, Candidate, CompileResult, Failure, StageContext
 from kforge_nvidia.builds import cache_root
 

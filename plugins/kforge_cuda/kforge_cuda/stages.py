@@ -8,7 +8,7 @@ import contextlib
 from pathlib import Path
 from typing import Iterator
 
-from kforge_core.stage_timer import StageTimer
+from kforge_core.plugin_api import StageTimer
 from kforge_nvidia.builds import Builds
 from kforge_nvidia.language_stages import LanguageStages
 

@@ -15,9 +15,9 @@ import time
 from pathlib import Path
 
 from kforge_core.candidate_module import NotBuilt, candidate_class_name, import_for_compile
-from kforge_core.devices import make_device
 from kforge_core.hookspecs import hookimpl
 from kforge_core.languages.triton import run_forward
+from kforge_core.plugin_api import stage_device
 from kforge_core.records import Backend, Candidate, CompileResult, Failure, StageContext
 from kforge_nvidia.warmup import context_poisoned, describe_exception
 
@@ -76,7 +76,7 @@ def compile_candidate(backend: Backend, candidate: Candidate, context: StageCont
     if options.warmup_forward:
         try:
             # not marked as a call on context.timer: the DSL compiles direct @cute.jit calls inside it, unmarked
-            run_forward(module, context.problem.path, context.device or make_device(backend),
+            run_forward(module, context.problem.path, stage_device(backend, context),
                         class_name=candidate_class_name(context))
         except Exception as exc:
             log = _failure_log(session, exc, workdir)

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from kforge_core.tracebacks import CandidateLine, candidate_lines
+from kforge_core.plugin_api import CandidateLine, candidate_lines
 
 MAX_CHARS = 4000
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")

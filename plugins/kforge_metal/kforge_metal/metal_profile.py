@@ -7,8 +7,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from kforge_core.plugin_api import record_from_json, to_json
 from kforge_core.records import KernelMetrics, ProfileResult
-from kforge_core.codec import record_from_json, to_json
 
 from .metal_trace import TraceSummary
 

@@ -18,9 +18,8 @@ from __future__ import annotations
 import logging
 
 from kforge_core.hookspecs import hookimpl
-from kforge_core.plugin_api import first_trial_inputs, stage_device, verified_model
+from kforge_core.plugin_api import first_trial_inputs, floor_bytes, profile_with_torch, stage_device, verified_model
 from kforge_core.records import Backend, Candidate, ProfileResult, StageContext
-from kforge_core.workload import floor_bytes
 
 from .backend import MetalOptions, metal_options
 from .dispatch_probe import kernel_times, probing_dispatches
@@ -75,8 +74,6 @@ def profile_candidate(backend: Backend, candidate: Candidate, context: StageCont
         minimum_bytes=floor_bytes(context.problem), kernels=kernels, trace=trace, trace_note=note,
         picture=options.profile_image,
     )
-    from kforge_core.builtin.torch_profile import profile_with_torch  # imports torch
-
     operators = profile_with_torch(backend, candidate, context)  # the operators, for the reference-call check
     path = measured.write(context.workdir)
     trace_files = sorted(context.workdir.glob("xctrace_*.xml"))

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from kforge_core.candidate_source import parsed_python_files
+from kforge_core.plugin_api import parsed_python_files
 from kforge_core.records import Candidate
 
 

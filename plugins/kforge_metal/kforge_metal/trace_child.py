@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from kforge_core.problem import import_problem_module
+from kforge_core.plugin_api import import_problem_module
 
 
 def trace_child_command(workdir: Path, entry: str, problem: Path, forwards: int) -> list[str]:

@@ -16,9 +16,8 @@ from typing import Any, Callable, ContextManager, Iterator
 
 from kforge_core.languages.cuda_cpp.build_cache import BuildOutcome, CudaBuildError
 from kforge_core.languages.cuda_cpp.inline_cache import cached_load_inline
-from kforge_core.plugin_api import BUILD_ERROR_CAUGHT
+from kforge_core.plugin_api import BUILD_ERROR_CAUGHT, StageTimer
 from kforge_core.records import Flag, StageContext, VerifyResult
-from kforge_core.stage_timer import StageTimer
 
 from .toolchain import find_tool, nvcc_version
 

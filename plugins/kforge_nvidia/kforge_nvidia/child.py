@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from kforge_core.candidate_module import DEFAULT_CLASS
-from kforge_core.codec import record_from_json, to_json
+from kforge_core.plugin_api import record_from_json, to_json
 
 from .builds import BuildRoutes, building, routes_name
 

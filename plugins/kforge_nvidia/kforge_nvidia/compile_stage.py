@@ -16,8 +16,8 @@ import time
 from types import ModuleType
 
 from kforge_core.candidate_module import NotBuilt, candidate_class, candidate_class_name, import_for_compile
-from kforge_core.devices import make_device
 from kforge_core.languages import triton as triton_language
+from kforge_core.plugin_api import stage_device
 from kforge_core.records import Backend, Candidate, CompileResult, Failure, StageContext
 
 from .builds import BuildRoutes, Builds, building, cache_root, caught_build_flags
@@ -67,7 +67,7 @@ def _warm_up(backend: Backend, candidate: Candidate, module: ModuleType, context
     and its log: a build that failed (a JIT), or a device fault. A fault poisons the CUDA context, so it is
     reported here, with the candidate's line that faulted (and the memcheck report when ``sanitize`` is on)."""
     try:
-        device = context.device if context.device is not None else make_device(backend)
+        device = stage_device(backend, context)
         triton_language.run_forward(module, context.problem.path, device, class_name=candidate_class_name(context),
                                     timer=context.timer)
     except Exception as exc:

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kforge_core.plugin_api import ProblemFloor
 from kforge_core.records import KernelMetrics
 
 from .device_facts import PER_SM_PER_CLOCK
 from .ncu import STALL_REASONS
-from kforge_core.workload import ProblemFloor
 
 BOUND_THRESHOLD = 60.0
 

@@ -65,7 +65,7 @@ def summarize_ncu(problem: Problem | None, profile: ProfileResult) -> ProfileSum
     """The analyst's summary of an Nsight Compute profile, against the problem's floor; None for another tool's."""
     if profile.tool != "ncu":
         return None
-    from kforge_core.workload import problem_floor
+    from kforge_core.plugin_api import problem_floor
 
     from .ncu_summary import summarize_kernels
 

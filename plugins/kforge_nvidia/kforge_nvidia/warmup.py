@@ -7,7 +7,7 @@ from __future__ import annotations
 import traceback
 from pathlib import Path
 
-from kforge_core.tracebacks import innermost_candidate_line
+from kforge_core.plugin_api import innermost_candidate_line
 
 
 def context_poisoned() -> bool:

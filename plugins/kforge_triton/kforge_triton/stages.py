@@ -12,7 +12,7 @@ from typing import Iterator
 
 from kforge_core.languages import triton as triton_language
 from kforge_core.languages.cuda_cpp.build_cache import BuildOutcome
-from kforge_core.stage_timer import StageTimer
+from kforge_core.plugin_api import StageTimer
 from kforge_nvidia.builds import Builds
 from kforge_nvidia.language_stages import LanguageStages
 

@@ -15,12 +15,10 @@ from pathlib import Path
 from types import ModuleType
 
 from kforge_core.candidate_module import NotBuilt, candidate_class_name, import_for_compile
-from kforge_core.devices import make_device
-from kforge_core.plugin_api import candidate_traceback
 from kforge_core.hookspecs import hookimpl
 from kforge_core.languages import triton as triton_language
+from kforge_core.plugin_api import candidate_traceback, exception_line, stage_device
 from kforge_core.records import Backend, Candidate, CompileResult, Failure, StageContext
-from kforge_core.tracebacks import exception_line
 
 from .backend import xpu_options
 from .intel_errors import build_failure, build_log
@@ -65,7 +63,7 @@ def warm_up(backend: Backend, module: ModuleType, context: StageContext) -> tupl
     """The first forward on the device. A build that failed, or a device fault (the device cannot be trusted
     after one), is the stage's failure, with its log; any other error is the candidate's to be reported by
     verification with its trial, and only noted here."""
-    device = context.device if context.device is not None else make_device(backend)
+    device = stage_device(backend, context)
     try:
         triton_language.run_forward(module, context.problem.path, device, class_name=candidate_class_name(context),
                                     timer=context.timer)

@@ -12,10 +12,9 @@ ranking, launches per forward and the problem's floor, and says what it lacks.
 
 from __future__ import annotations
 
-from kforge_core.plugin_api import compute_ops, describe_ops
 from kforge_core.hookspecs import hookimpl
+from kforge_core.plugin_api import compute_ops, describe_ops, problem_floor
 from kforge_core.records import Backend, KernelMetrics, Problem, ProfileResult, ProfileSummary
-from kforge_core.workload import problem_floor
 
 from .device_facts import XpuFacts, device_facts_here
 from .unitrace_report import is_command
