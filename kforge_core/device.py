@@ -265,9 +265,12 @@ class Device:
 
         found = self._guarded(self._peaks, None) or DevicePeaks(self.hardware_name(), None)
         missing = found.missing(self.measured_units)
+        if not self.flushes_caches and not found.cache_bandwidths and self.cache_levels():
+            missing += ("cache",)  # a problem that fits an unflushed cache runs from there: its bandwidth counts
         if missing and self.measured_units and cache_dir is not None:
-            units = tuple(unit for unit in missing if unit != "memory")
-            measure = lambda: measure_peaks(self, units, bandwidth="memory" in missing)  # noqa: E731
+            units = tuple(unit for unit in missing if unit not in ("memory", "cache"))
+            measure = lambda: measure_peaks(self, units, bandwidth="memory" in missing,  # noqa: E731
+                                            cache="cache" in missing)
             measured = self._guarded(lambda: cached_peaks(cache_dir, cache_key(self, missing), measure), None)
             found = found.filled_from(measured) if measured is not None else found
         if found.bandwidth is None and not found.compute:
@@ -278,6 +281,15 @@ class Device:
     def named_units(cls, peaks: DevicePeaks) -> DevicePeaks:
         """``peaks`` with this device's names for its vector and matrix units."""
         return replace(peaks, vector_units=cls.vector_units, matrix_units=cls.matrix_units)
+
+    def cache_levels(self) -> tuple[int, ...]:
+        """The sizes of the device's data caches from the second level up, smallest first (the last level alone by
+        default; none where it is unknown)."""
+        levels = self._guarded(self._cache_levels, ())
+        if levels:
+            return tuple(levels)
+        last = self.last_level_cache_bytes()
+        return (last,) if last else ()
 
     def last_level_cache_bytes(self) -> int:
         """The device's last-level cache, flushed or not (0: unknown): how much of a call's data may stay in
@@ -428,6 +440,10 @@ class Device:
     def _last_level_cache_bytes(self) -> int:
         """The last-level cache of a device that does not flush it (:attr:`cache_bytes` is 0 then)."""
         return 0
+
+    def _cache_levels(self) -> tuple[int, ...]:
+        """The data caches' sizes from the second level up, smallest first; none known by default."""
+        return ()
 
     def _cache_bytes(self) -> int:
         props = self._module().get_device_properties(self.torch_device)

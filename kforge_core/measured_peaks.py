@@ -26,12 +26,15 @@ if TYPE_CHECKING:
 FORMAT_VERSION = 1
 PEAKS_DIR = "peaks"
 _MIB = 1 << 20
-HOST_COPY_BYTES = (64 * _MIB, 256 * _MIB)  # per array: 4x the last-level cache, within these bounds (STREAM's rule)
+HOST_COPY_BYTES = (64 * _MIB, 128 * _MIB)  # per array: 4x the last-level cache (STREAM's rule), within these bounds
 DEVICE_COPY_BYTES = 1 << 30
 MIN_COPY_BYTES = 16 * _MIB  # below this a copy is cache-resident on any current device: no measurement
+CACHE_COPY_BYTES = (64 << 10, 32 * _MIB)  # per array: a quarter of a cache level, within these bounds
+MIN_SECONDS = 0.2  # a measurement repeats for at least this long: on a busy host, a quiet moment is more likely
+MAX_REPETITIONS = 2000
 HOST_GEMM_N = 1024
 DEVICE_GEMM_N = 8192
-REPETITIONS = 5  # timed samples; the best is kept
+REPETITIONS = 5  # timed samples at least; the best is kept (a busy host slows some of them)
 DEVICE_BURST = 4  # operations per timed sample on an accelerator, so that one synchronize is a small share
 # unit -> (the torch dtype, whether fp32 matmuls may use TF32)
 _GEMMS = {"fp64": ("float64", False), "fp32": ("float32", False), "fp16": ("float16", False),
@@ -62,12 +65,17 @@ def cache_key(device: Device, units: tuple[str, ...]) -> str:
     return f"v{FORMAT_VERSION}|{device.torch_device.type}|{device.hardware_name()}|{host}|{','.join(units)}"
 
 
-def measure_peaks(device: Device, units: tuple[str, ...], *, bandwidth: bool = True) -> DevicePeaks:
-    """Measure ``device``'s copy bandwidth (with ``bandwidth``) and the GEMM rate of each of ``units`` it can run."""
+def measure_peaks(device: Device, units: tuple[str, ...], *, bandwidth: bool = True,
+                  cache: bool = False) -> DevicePeaks:
+    """Measure ``device``'s copy bandwidth (with ``bandwidth``), its bandwidth within the last-level cache (with
+    ``cache``), and the GEMM rate of each of ``units`` it can run."""
     name = device.hardware_name()
-    copied = _copy_bandwidth(device) if bandwidth else None
+    copied = _copy_bandwidth(device, _copy_sizes(device)) if bandwidth else None
+    levels = tuple((level, peak) for level in (device.cache_levels() if cache else ())
+                   if (peak := _copy_bandwidth(device, _within(level), f"within a {level >> 10:,} KiB cache level"))
+                   is not None)
     rates = {unit: peak for unit in units if unit in _GEMMS and (peak := _gemm_rate(device, unit)) is not None}
-    return peaks_of(name, copied, rates)
+    return peaks_of(name, copied, rates, cache_bandwidths=levels)
 
 
 # ------------------------------------------------------------------------------------------------- measuring
@@ -76,13 +84,14 @@ def measure_peaks(device: Device, units: tuple[str, ...], *, bandwidth: bool = T
 def _best_seconds(device: Device, operation: Callable[[], Any], burst: int) -> float:
     operation()  # the first run, outside the measurement (allocation, library start)
     device.synchronize()
-    best = float("inf")
-    for _ in range(REPETITIONS):
+    best, spent, count = float("inf"), 0.0, 0
+    while count < REPETITIONS or (spent < MIN_SECONDS and count < MAX_REPETITIONS):
         elapsed = device.start_timer()
         for _ in range(burst):
             operation()
         device.synchronize()
-        best = min(best, elapsed() / 1e3 / burst)
+        seconds = elapsed() / 1e3
+        best, spent, count = min(best, seconds / burst), spent + seconds, count + 1
     return best
 
 
@@ -98,24 +107,53 @@ def _copy_sizes(device: Device) -> Iterator[int]:
         size //= 2
 
 
-def _copy_bandwidth(device: Device) -> Peak | None:
+def _within(level: int) -> Iterator[int]:
+    """The array size of a copy that stays in a cache level of ``level`` bytes (source and target half of it)."""
+    if level >= 4 * CACHE_COPY_BYTES[0]:
+        yield min(level // 4, CACHE_COPY_BYTES[1])
+
+
+def _copy_bandwidth(device: Device, sizes: Iterator[int], where: str = "") -> Peak | None:
+    """The best copy rate of the first of ``sizes`` that fits. On the host CPU, copies on every thread and on one
+    thread are both timed and the faster kept: a parallel copy waits for all its threads to be scheduled, which
+    on a busy host took a 512 KiB copy from 9 us to 8 ms, and a copy on one thread does not."""
     import torch
 
     burst = 1 if device.host_cpu else DEVICE_BURST
-    for size in _copy_sizes(device):
+    for size in sizes:
         try:
             source = torch.ones(size // 4, dtype=torch.float32, device=device.torch_device)
             target = torch.empty_like(source)
             seconds = _best_seconds(device, lambda: target.copy_(source), burst)
+            if device.host_cpu and torch.get_num_threads() > 1:
+                with _threads(1):
+                    seconds = min(seconds, _best_seconds(device, lambda: target.copy_(source), burst))
         except (RuntimeError, MemoryError):
             continue
         finally:
             source = target = None  # noqa: F841  (freed before a smaller try)
-        threads = f", {torch.get_num_threads()} threads" if device.host_cpu else ""
-        return Peak(2 * size / seconds, f"measured on this device: the best of {REPETITIONS} copies of "
-                                        f"{size // _MIB} MiB (torch copy_, read + write counted{threads})",
+        threads = f", on {torch.get_num_threads()} threads or one" if device.host_cpu else ""
+        within = f" {where}" if where else ""
+        return Peak(2 * size / seconds, f"measured on this device: the best of at least {REPETITIONS} copies of "
+                                        f"{_size_words(size)}{within} (torch copy_, read + write counted{threads})",
                     measured=True)
     return None
+
+
+def _size_words(size: int) -> str:
+    return f"{size // _MIB} MiB" if size >= _MIB else f"{size >> 10} KiB"
+
+
+@contextlib.contextmanager
+def _threads(count: int) -> Iterator[None]:
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def _gemm_rate(device: Device, unit: str) -> Peak | None:
@@ -131,7 +169,8 @@ def _gemm_rate(device: Device, unit: str) -> Peak | None:
             seconds = _best_seconds(device, lambda: torch.mm(a, b), 1 if device.host_cpu else DEVICE_BURST)
     except (RuntimeError, MemoryError, TypeError):  # a dtype the device cannot multiply
         return None
-    return Peak(2 * n**3 / seconds, f"measured on this device: the best of {REPETITIONS} {n}x{n} {dtype_name} GEMMs "
+    return Peak(2 * n**3 / seconds, f"measured on this device: the best of at least {REPETITIONS} {n}x{n} {dtype_name} "
+                                    "GEMMs "
                                     f"(torch.mm{', TF32 allowed' if tf32 else ''})", measured=True)
 
 

@@ -52,6 +52,9 @@ class DevicePeaks:
     :param bandwidth: peak memory bandwidth, bytes/s; None where neither the vendor nor a measurement gives one.
     :param compute: unit (:data:`UNITS`) -> peak FLOP/s, dense.
     :param cache_bytes: the last-level cache, which the physical floor allows a call's data to stay in (0: none).
+    :param cache_bandwidths: for a device whose caches are not flushed between timed runs (the host CPU): each
+        cache level's size with the bandwidth of copies that fit it, smallest first; a problem that fits a level
+        may run from there.
     :param vector_units: what the vector units are called on this device ("CUDA cores").
     :param matrix_units: what the matrix units are called ("tensor cores").
     :param notes: how the figures were scaled or filled in ("scaled to 16 of 132 SMs").
@@ -61,6 +64,7 @@ class DevicePeaks:
     bandwidth: Peak | None
     compute: tuple[tuple[str, Peak], ...] = ()
     cache_bytes: int = 0
+    cache_bandwidths: tuple[tuple[int, Peak], ...] = ()
     vector_units: str = "vector units"
     matrix_units: str = "matrix units"
     notes: tuple[str, ...] = ()
@@ -92,7 +96,9 @@ class DevicePeaks:
         """These peaks, with what they lack taken from ``other`` (a measurement of the same device)."""
         compute = self.compute + tuple((unit, peak) for unit, peak in other.compute if self.rate(unit) is None)
         return replace(self, bandwidth=self.bandwidth or other.bandwidth, compute=_ordered(compute),
-                       cache_bytes=self.cache_bytes or other.cache_bytes, notes=self.notes + other.notes)
+                       cache_bytes=self.cache_bytes or other.cache_bytes,
+                       cache_bandwidths=self.cache_bandwidths or other.cache_bandwidths,
+                       notes=self.notes + other.notes)
 
     def unit_words(self, unit: str) -> str:
         """``"fp16 on tensor cores"``, ``"fp32 on CUDA cores"``."""
@@ -107,6 +113,8 @@ class DevicePeaks:
         lines += [f"{self.unit_words(unit)}: {flops_text(peak.value)} ({peak.source})" for unit, peak in self.compute]
         if self.cache_bytes:
             lines.append(f"last-level cache {self.cache_bytes / 2**20:,.0f} MiB")
+        lines += [f"copies within a {size / 2**20:,.4g} MiB cache level: {bandwidth_text(peak.value)} ({peak.source})"
+                  for size, peak in self.cache_bandwidths]
         return lines + list(self.notes)
 
     def to_json(self) -> dict[str, Any]:

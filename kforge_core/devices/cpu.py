@@ -50,6 +50,9 @@ class CpuDevice(Device):
     def _last_level_cache_bytes(self) -> int:
         return last_level_cache_bytes()
 
+    def _cache_levels(self) -> tuple[int, ...]:
+        return cache_levels()
+
     def _synchronize(self) -> None:
         """Nothing runs asynchronously on the CPU (threads are joined by the harness)."""
 
@@ -85,14 +88,19 @@ def cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
 
 def last_level_cache_bytes(caches: Path = SYSFS_CACHES) -> int:
     """The largest data or unified cache the first CPU sees (Linux's sysfs; 0 where it says nothing)."""
-    sizes = [0]
+    return max(cache_levels(caches), default=0)
+
+
+def cache_levels(caches: Path = SYSFS_CACHES) -> tuple[int, ...]:
+    """The sizes of the data or unified caches of level 2 and up the first CPU sees, smallest first."""
+    sizes = set()
     for index in caches.glob("index*"):
         try:
-            if (index / "type").read_text().strip() != "Instruction":
-                sizes.append(_size_bytes((index / "size").read_text()))
+            if (index / "type").read_text().strip() != "Instruction" and int((index / "level").read_text()) >= 2:
+                sizes.add(_size_bytes((index / "size").read_text()))
         except (OSError, ValueError):
             continue
-    return max(sizes)
+    return tuple(sorted(sizes))
 
 
 def _size_bytes(text: str) -> int:

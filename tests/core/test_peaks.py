@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from kforge_core.devices.cpu import CpuDevice, cpu_model, last_level_cache_bytes
+from kforge_core.devices.cpu import CpuDevice, cache_levels, cpu_model, last_level_cache_bytes
 from kforge_core.measured_peaks import cached_peaks
 from kforge_core.peaks import DevicePeaks, Peak, peaks_of
 from kforge_core.records import Backend
@@ -66,6 +66,9 @@ def test_the_host_cpu_measures_its_own_peaks_once(tmp_path):
     assert peaks.bandwidth.measured and "copies" in peaks.bandwidth.source
     assert peaks.rate("fp32").measured and "GEMM" in peaks.rate("fp32").source
     assert peaks.vector_units == "the CPU's SIMD lanes"
+    if device.cache_levels():  # its caches are never flushed: copies within each level are measured too
+        assert [size for size, _ in peaks.cache_bandwidths] == list(device.cache_levels())
+        assert all("cache level" in peak.source for _, peak in peaks.cache_bandwidths)
     assert list((tmp_path / "peaks").glob("*.json"))
     started = time.perf_counter()
     assert device.peaks(tmp_path) == peaks
@@ -76,11 +79,13 @@ def test_the_host_cpu_measures_its_own_peaks_once(tmp_path):
 def test_the_host_cpus_model_and_last_level_cache_come_from_linux(tmp_path):
     (tmp_path / "cpuinfo").write_text("processor\t: 0\nmodel name\t: Intel(R) Xeon(R) Platinum 8480+\n")
     assert cpu_model(tmp_path / "cpuinfo") == "Intel(R) Xeon(R) Platinum 8480+"
-    for index, (kind, size) in enumerate((("Data", "48K"), ("Instruction", "32K"), ("Unified", "2048K"),
-                                          ("Unified", "266240K"))):
+    for index, (level, kind, size) in enumerate(((1, "Data", "48K"), (1, "Instruction", "32K"),
+                                                 (2, "Unified", "2048K"), (3, "Unified", "266240K"))):
         folder = tmp_path / "cache" / f"index{index}"
         folder.mkdir(parents=True)
+        (folder / "level").write_text(f"{level}\n")
         (folder / "type").write_text(kind + "\n")
         (folder / "size").write_text(size + "\n")
     assert last_level_cache_bytes(tmp_path / "cache") == 266240 * 1024
+    assert cache_levels(tmp_path / "cache") == (2048 * 1024, 266240 * 1024)
     assert last_level_cache_bytes(tmp_path / "none") == 0

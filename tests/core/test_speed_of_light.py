@@ -128,6 +128,21 @@ def test_the_physical_floor_counts_what_every_call_moves_beyond_the_cache():
                      flushes_caches=True).floor_slack == FLOOR_SLACK_MEASURED
 
 
+def test_a_problem_that_fits_an_unflushed_cache_is_bound_by_the_caches_bandwidth():
+    host = peaks_of("host", Peak(1e10, "measured", measured=True), {}, cache_bytes=64 << 20,
+                    cache_bandwidths=((2 << 20, Peak(3e11, "measured within L2", measured=True)),
+                                      (64 << 20, Peak(1e11, "measured within L3", measured=True))))
+    fits = sol_bound(32 << 20, 16 << 20, 16 << 20, WorkCount(), host, contract_named("fp32"), flushes_caches=False)
+    assert fits.memory_ms == pytest.approx((32 << 20) / 1e11 * 1e3) and "fit a 64 MiB cache level" in fits.notes[0]
+    assert fits.floor_bytes == 0  # and nothing it does is impossible
+    small = sol_bound(1 << 20, 1 << 19, 1 << 19, WorkCount(), host, contract_named("fp32"), flushes_caches=False)
+    assert small.memory_ms == pytest.approx((1 << 20) / 3e11 * 1e3)  # the smallest level it fits
+    larger = sol_bound(128 << 20, 64 << 20, 64 << 20, WorkCount(), host, contract_named("fp32"), flushes_caches=False)
+    assert larger.memory_ms == pytest.approx((128 << 20) / 1e10 * 1e3)
+    flushed = sol_bound(32 << 20, 16 << 20, 16 << 20, WorkCount(), host, contract_named("fp32"), flushes_caches=True)
+    assert flushed.memory_ms == pytest.approx((32 << 20) / 1e10 * 1e3)  # flushed before each run: from memory
+
+
 def test_fractions_and_the_sol_score_never_pass_the_limit():
     bound = sol_bound(10**9, 5 * 10**8, 5 * 10**8, WorkCount(), TOY, contract_named("fp32"), flushes_caches=True)
     assert bound.sol_ms == pytest.approx(1.0)  # 1 GB at 1 TB/s

@@ -22,6 +22,7 @@ from ...settings import Settings
 from ..protocol import BaselineResults, DeviceFacts, PrebuildRequest, Reply, Time, WorkerInit
 from ..timed_runs import checked_timed_runs
 from ..verdict import RuntimeStats, TimingMethod, Verdict
+from ...speed_of_light import SolBound
 from .deadline import StageTimeouts
 from .candidate_evaluation import EvaluationSetup, evaluate_candidate
 from .pool import WorkerPool, WorkerStartError
@@ -35,6 +36,7 @@ from .phases import Phases
 from ..problem_size import large_for_device
 from .process import WorkerProcess
 from .referee import Referee
+from .speed_of_light import Bounds
 
 
 class Harness:
@@ -101,6 +103,7 @@ class Harness:
         self._priors: dict[str, Prior] = {}  # baselines measured in full earlier in this session, for this problem
         self._baseline_cache = BaselineCache(settings.cache_dir)
         self._prebuild_problems: dict[str, Problem] = {}  # candidate digest -> the problem it is built for
+        self._bounds = Bounds(lambda: self._pool.facts, settings.harness.contract)
         self._closed = False
 
     # ------------------------------------------------------------------------------------------ public
@@ -231,6 +234,10 @@ class Harness:
         """Where each baseline's figure came from, and when it was measured."""
         return dict(self._baselines.notes) if self._baselines is not None else {}
 
+    def speed_of_light(self) -> SolBound | None:
+        """The current problem's speed-of-light bound on the workers' device (None before a worker started)."""
+        return self._bounds.of(self.problem)
+
     def summarize(self, profile: ProfileResult) -> ProfileSummary:
         """The backend's summary of a profile, made in this process (no candidate code runs)."""
         summary = self._hooks.caller("summarize_profile")(backend=self.backend, problem=self.problem,
@@ -339,7 +346,7 @@ class Harness:
             source_checks=self._source_checks, referee=self._referee, timing_guard=self._quiet_for_timing,
             release=self._pool.release, planned_method=self._planned_method,
             get_baselines_ready=self._get_baselines_ready, time_beside_baselines=self._time_beside_baselines,
-            baselines_after_verify=self._large(self.problem),
+            baselines_after_verify=self._large(self.problem), bound=lambda: self._bounds.of(self.problem),
         )
 
     def _large(self, problem: Problem) -> bool:
