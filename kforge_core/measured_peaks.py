@@ -42,14 +42,16 @@ _GEMMS = {"fp64": ("float64", False), "fp32": ("float32", False), "fp16": ("floa
           "bf16 matrix": ("bfloat16", False), "fp64 matrix": ("float64", False)}
 
 
-def cached_peaks(cache_dir: Path, key: str, measure: Callable[[], DevicePeaks]) -> DevicePeaks:
-    """The peaks kept for ``key`` under ``cache_dir``, else ``measure()``'d now (one process at a time) and kept."""
+def cached_peaks(cache_dir: Path, key: str, measure: Callable[[], DevicePeaks], *,
+                 refresh: bool = False) -> DevicePeaks:
+    """The peaks kept for ``key`` under ``cache_dir``, else ``measure()``'d now (one process at a time) and kept;
+    with ``refresh``, measured again and kept in place of what was."""
     path = Path(cache_dir) / PEAKS_DIR / f"{hashlib.sha256(key.encode()).hexdigest()[:16]}.json"
-    found = _read(path, key)
+    found = None if refresh else _read(path, key)
     if found is not None:
         return found
     with _locked(path.with_suffix(".lock")):
-        found = _read(path, key)  # measured by another worker while this one waited
+        found = None if refresh else _read(path, key)  # measured by another worker while this one waited
         if found is not None:
             return found
         peaks = measure()

@@ -35,10 +35,13 @@ _COLUMNS = (Column(""), Column("value", fold=True))
 @click.option("--gpu", "device_name", metavar="NAME",
               help="With --device: the published figures of the device called NAME ('H100 SXM', 'H200', 'B200', "
                    "'Apple M2 Max'), for a device that is not here.")
+@click.option("--remeasure", is_flag=True,
+              help="With --device: measure again the peaks measured on the device here (the host CPU's), and keep "
+                   "them in place of the cached ones (a measurement taken while the machine was busy is low).")
 @precision_flag
 @click.pass_obj
 def check(app: App, problem_path: Path | None, as_json: bool, show_sandbox: bool, device_type: str | None,
-          device_name: str | None, precision: str | None) -> None:
+          device_name: str | None, remeasure: bool, precision: str | None) -> None:
     """Validate PROBLEM (a KernelBench-format file) and print its inputs, outputs and reference time, and with
     --device its speed-of-light bound on that device."""
     settings = app.settings()  # a broken --config, kforge.toml or KFORGE_* setting is reported here too
@@ -52,7 +55,7 @@ def check(app: App, problem_path: Path | None, as_json: bool, show_sandbox: bool
         return
     problem = load_problem(problem_path)
     bound = _bound(app, problem, device_type, device_name, precision or settings.harness.precision,
-                   settings.cache_dir) if device_type is not None else None
+                   settings.cache_dir, remeasure) if device_type is not None else None
     seconds = time_reference_forward(problem)
     if as_json:
         bound_json = {"speed_of_light": bound.to_json()} if bound is not None else {}
@@ -82,9 +85,9 @@ def check(app: App, problem_path: Path | None, as_json: bool, show_sandbox: bool
 
 
 def _bound(app: App, problem: Problem, device_type: str, device_name: str | None, contract: str,
-           cache_dir: Path) -> SolBound:
+           cache_dir: Path, remeasure: bool) -> SolBound:
     """PROBLEM's bound on the device ``--device`` and ``--gpu`` name."""
-    peaks, flushes = device_peaks(app.registry, device_type, device_name, cache_dir)
+    peaks, flushes = device_peaks(app.registry, device_type, device_name, cache_dir, remeasure)
     return problem_bound(problem, peaks, contract_named(contract), flushes_caches=flushes)
 
 

@@ -11,10 +11,11 @@ from ..peaks import DevicePeaks
 from ..registry import BackendRegistry
 
 
-def device_peaks(registry: BackendRegistry, device_type: str, name: str | None,
-                 cache_dir: Path) -> tuple[DevicePeaks, bool]:
+def device_peaks(registry: BackendRegistry, device_type: str, name: str | None, cache_dir: Path,
+                 remeasure: bool = False) -> tuple[DevicePeaks, bool]:
     """The peaks of ``device_type`` and whether its cache gets flushed before each timed run: the published
-    figures of the device called ``name``, or, without a name, the local device's."""
+    figures of the device called ``name``, or, without a name, the local device's (``remeasure``: what was measured
+    of it is measured again)."""
     backends = [b.backend for b in registry.all() if b.backend.device == device_type]
     if not backends:
         known = sorted({b.backend.device for b in registry.all()})
@@ -36,7 +37,7 @@ def device_peaks(registry: BackendRegistry, device_type: str, name: str | None,
         known = ", ".join(device_class.stated_devices())
         raise KForgeError(f"no {device_type} device here to ask for its peaks ({type(exc).__name__}: {exc})",
                           hint="name the device with --gpu NAME" + (f" ({known})" if known else "")) from None
-    peaks = device.peaks(cache_dir)
+    peaks = device.peaks(cache_dir, remeasure=remeasure)
     if peaks is None:
         raise KForgeError(f"the {device.hardware_name()} states no peaks and they could not be measured")
     return peaks, device_class.flushes_caches

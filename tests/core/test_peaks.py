@@ -58,6 +58,8 @@ def test_a_measurement_is_made_once_and_read_back_while_others_wait(tmp_path):
     assert cached_peaks(tmp_path, "key", measure) == found[0] and len(calls) == 1
     cached_peaks(tmp_path, "another device", measure)  # another key: measured anew
     assert len(calls) == 2
+    cached_peaks(tmp_path, "key", measure, refresh=True)  # measured again on demand, and kept
+    assert len(calls) == 3 and cached_peaks(tmp_path, "key", measure) and len(calls) == 3
 
 
 def test_the_host_cpu_measures_its_own_peaks_once(tmp_path):
