@@ -149,14 +149,15 @@ def sol_bound(bytes_: int, input_bytes: int, output_bytes: int, work: WorkCount,
                      "between timed runs: the memory roof is that level's bandwidth")
     memory_ms = bytes_ / roof_bandwidth.value * 1e3 if roof_bandwidth is not None else None
     roofs = _roofs(work, peaks, contract, notes) if work.counted else ()
-    if not work.counted:
-        notes.append(f"FLOPs not counted: {work.reason}")
     if work.uncounted_ops:
         notes.append(f"operators counted as no work: {', '.join(work.uncounted_ops)}")
     compute_ms = sum(roof.ms for roof in roofs) if roofs else None
     candidates = [(ms, roof) for ms, roof in ((memory_ms, "memory"), (compute_ms, "compute")) if ms is not None]
-    sol_ms, binds = max(candidates) if candidates else (None, "")
-    reason = "" if sol_ms is not None else "the device's peaks give no roof for this problem"
+    sol_ms, binds = max(candidates) if candidates and work.counted else (None, "")
+    if not work.counted:  # its compute roof is unknown: the memory roof alone could be far below the limit
+        reason = f"its FLOPs could not be counted ({work.reason})"
+    else:
+        reason = "" if sol_ms is not None else "the device's peaks give no roof for this problem"
     cache = peaks.cache_bytes
     floor_bytes = (input_bytes + max(output_bytes - cache, 0) if flushes_caches
                    else max(input_bytes + output_bytes - cache, 0))

@@ -107,7 +107,10 @@ def test_work_without_a_peak_is_left_out_and_said(tmp_path):
     assert problem_bound(gemm(tmp_path), None, contract_named("fp32"), flushes_caches=True).sol_ms is None
     uncounted = sol_bound(100, 60, 40, WorkCount(reason="the reference does not run on meta tensors"), TOY,
                           contract_named("fp32"), flushes_caches=True)
-    assert uncounted.binds == "memory" and any("FLOPs not counted" in note for note in uncounted.notes)
+    assert uncounted.sol_ms is None and uncounted.binds == ""  # no bound, and why; its memory roof and floor stay
+    assert uncounted.reason == "its FLOPs could not be counted (the reference does not run on meta tensors)"
+    assert uncounted.memory_ms is not None and uncounted.floor_ms is not None
+    assert "no bound (its FLOPs could not be counted" in "\n".join(uncounted.describe())
 
 
 def test_the_physical_floor_counts_what_every_call_moves_beyond_the_cache():

@@ -22,7 +22,6 @@ from ...settings import Settings
 from ..protocol import BaselineResults, DeviceFacts, PrebuildRequest, Reply, Time, WorkerInit
 from ..timed_runs import checked_timed_runs
 from ..verdict import RuntimeStats, TimingMethod, Verdict
-from ...speed_of_light import SolBound
 from .deadline import StageTimeouts
 from .candidate_evaluation import EvaluationSetup, evaluate_candidate
 from .pool import WorkerPool, WorkerStartError
@@ -233,10 +232,6 @@ class Harness:
     def baseline_notes(self) -> dict[str, str]:
         """Where each baseline's figure came from, and when it was measured."""
         return dict(self._baselines.notes) if self._baselines is not None else {}
-
-    def speed_of_light(self) -> SolBound | None:
-        """The current problem's speed-of-light bound on the workers' device (None before a worker started)."""
-        return self._bounds.of(self.problem)
 
     def summarize(self, profile: ProfileResult) -> ProfileSummary:
         """The backend's summary of a profile, made in this process (no candidate code runs)."""
