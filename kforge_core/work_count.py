@@ -37,7 +37,8 @@ FUSED_COSTS = {"_softmax": 5, "_safe_softmax": 5, "_log_softmax": 5, "native_lay
 _DATA = frozenset({"view", "_unsafe_view", "reshape", "expand", "permute", "transpose", "t", "unsqueeze", "squeeze",
                    "slice", "select", "as_strided", "clone", "copy_", "_to_copy", "cat", "stack", "empty", "zeros",
                    "ones", "full", "randn", "rand", "normal_", "uniform_", "fill_", "zero_", "detach", "alias",
-                   "contiguous", "split", "split_with_sizes", "chunk", "unbind", "index", "index_select", "gather",
+                   "contiguous", "split", "split_with_sizes", "unsafe_split", "unsafe_chunk", "chunk", "unbind",
+                   "index", "index_select", "gather",
                    "embedding", "flip", "roll", "pad", "constant_pad_nd", "lift_fresh", "new_empty", "new_zeros",
                    "empty_like", "zeros_like", "ones_like", "narrow", "unfold", "repeat", "tile", "scalar_tensor",
                    "_local_scalar_dense", "arange", "empty_strided", "masked_fill", "where", "scatter", "stride"})

@@ -1,6 +1,7 @@
 """What a bench leaves in its directory (``RUNS_DIR/BENCH_ID/``): ``report.md`` with the fast_p curve, the
-speedup histogram and the speedups against the fractions of the speed of light, ``summary.json`` (the ``kforge bench --json`` document) and ``problems/KEY/`` (each problem's
-verdict and solution). Built from the results kept in the run store."""
+speedup histogram and the speedups against the fractions of the speed of light, ``summary.json`` (the ``kforge
+bench --json`` document) and ``problems/KEY/`` (each problem's verdict and solution). Built from the results kept
+in the run store."""
 
 from __future__ import annotations
 

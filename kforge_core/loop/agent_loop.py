@@ -108,9 +108,9 @@ class AgentLoop:
         assert outcome is not None
         if not self.sol_target or outcome.sol_fraction is None or outcome.sol_fraction < self.sol_target:
             return ""
-        return (f"{best.place.label} reaches {outcome.sol_fraction:.0%} of the speed of light ({outcome.sol_ms:.4g} ms, "
-                f"{outcome.sol_binds}-bound), at or above loop.sol_target {self.sol_target:.0%}: little is left "
-                "to gain")
+        return (f"{best.place.label} reaches {outcome.sol_fraction:.0%} of the speed of light "
+                f"({outcome.sol_ms:.4g} ms, {outcome.sol_binds}-bound), at or above loop.sol_target "
+                f"{self.sol_target:.0%}: little is left to gain")
 
     def _summary(self, best: Attempt, place: Place) -> ProfileSummary | None:
         assert best.candidate is not None
