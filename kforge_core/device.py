@@ -16,9 +16,11 @@ from __future__ import annotations
 import platform
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, ContextManager
 
+from .peaks import DevicePeaks
 from .records import Failure
 
 if TYPE_CHECKING:
@@ -186,6 +188,13 @@ class Device:
     #: profiler that must let go of the process when its session ends, so that it slows no later timed run).
     #: A variable the user has set keeps the user's value.
     runtime_environment: ClassVar[tuple[tuple[str, str], ...]] = ()
+    #: The compute units (``kforge_core.peaks.UNITS``) measured on the device where :meth:`_peaks` states no figure
+    #: for them, with the memory bandwidth where it states none: the units this kind of device has and kernels use.
+    #: Empty: the device is never measured.
+    measured_units: ClassVar[tuple[str, ...]] = ("fp32",)
+    #: What the device's vector and matrix units are called, in the peaks' descriptions.
+    vector_units: ClassVar[str] = "vector units"
+    matrix_units: ClassVar[str] = "matrix units"
 
     def __init__(self, backend: Backend, *, flush_bytes: int = 0) -> None:
         import torch
@@ -234,6 +243,60 @@ class Device:
             facts["cache"] = f"{self.cache_bytes // 1024:,} KiB last-level cache"
         facts.update(self._guarded(self._facts, {}))
         return facts
+
+    @classmethod
+    def stated_peaks(cls, name: str) -> DevicePeaks | None:
+        """The peaks the vendor publishes for a device called ``name`` (as the device names itself, "NVIDIA
+        H100 80GB HBM3"), from the plugin's table, without the device at hand; None where the table has no such
+        device. Importing torch is not needed: this runs in the KForge process (``kforge check --gpu NAME``)."""
+        return None
+
+    @classmethod
+    def stated_devices(cls) -> tuple[str, ...]:
+        """The devices :meth:`stated_peaks` knows, as people name them (for a message that lists them)."""
+        return ()
+
+    def peaks(self, cache_dir: Path | None = None, *, remeasure: bool = False) -> DevicePeaks | None:
+        """The device's peak memory bandwidth and FLOP/s per unit, each with its source: what :meth:`_peaks`
+        states (the vendor's figures), with what it lacks of the bandwidth and :attr:`measured_units` measured on
+        the device once and kept under ``cache_dir`` (no ``cache_dir``: nothing is measured). None where nothing is
+        known. Called in a worker as it starts, before any candidate code is imported there; ``remeasure`` measures
+        again what was measured before (``kforge check --device cpu --remeasure``)."""
+        from .measured_peaks import cache_key, cached_peaks, measure_peaks
+
+        found = self._guarded(self._peaks, None) or DevicePeaks(self.hardware_name(), None)
+        missing = found.missing(self.measured_units)
+        if not self.flushes_caches and not found.cache_bandwidths and self.cache_levels():
+            missing += ("cache",)  # a problem that fits an unflushed cache runs from there: its bandwidth counts
+        if missing and self.measured_units and cache_dir is not None:
+            units = tuple(unit for unit in missing if unit not in ("memory", "cache"))
+            measure = lambda: measure_peaks(self, units, bandwidth="memory" in missing,  # noqa: E731
+                                            cache="cache" in missing)
+            measured = self._guarded(lambda: cached_peaks(cache_dir, cache_key(self, missing), measure,
+                                                          refresh=remeasure), None)
+            found = found.filled_from(measured) if measured is not None else found
+        if found.bandwidth is None and not found.compute:
+            return None
+        return self.named_units(replace(found, cache_bytes=found.cache_bytes or self.last_level_cache_bytes()))
+
+    @classmethod
+    def named_units(cls, peaks: DevicePeaks) -> DevicePeaks:
+        """``peaks`` with this device's names for its vector and matrix units."""
+        return replace(peaks, vector_units=cls.vector_units, matrix_units=cls.matrix_units)
+
+    def cache_levels(self) -> tuple[int, ...]:
+        """The sizes of the device's data caches from the second level up, smallest first (the last level alone by
+        default; none where it is unknown)."""
+        levels = self._guarded(self._cache_levels, ())
+        if levels:
+            return tuple(levels)
+        last = self.last_level_cache_bytes()
+        return (last,) if last else ()
+
+    def last_level_cache_bytes(self) -> int:
+        """The device's last-level cache, flushed or not (0: unknown): how much of a call's data may stay in
+        cache from one timed run to the next, or be written back only after the timer stopped."""
+        return self.cache_bytes or int(self._guarded(self._last_level_cache_bytes, 0) or 0)
 
     def synchronize(self) -> None:
         """Wait until all work queued on the device, on every stream or queue, has finished."""
@@ -370,6 +433,19 @@ class Device:
 
     def _facts(self) -> dict[str, str]:
         return {}
+
+    def _peaks(self) -> DevicePeaks | None:
+        """The vendor's peaks for this very device (its name, and where the table is scaled, its unit count):
+        :meth:`stated_peaks` of its name by default."""
+        return self.stated_peaks(self.hardware_name())
+
+    def _last_level_cache_bytes(self) -> int:
+        """The last-level cache of a device that does not flush it (:attr:`cache_bytes` is 0 then)."""
+        return 0
+
+    def _cache_levels(self) -> tuple[int, ...]:
+        """The data caches' sizes from the second level up, smallest first; none known by default."""
+        return ()
 
     def _cache_bytes(self) -> int:
         props = self._module().get_device_properties(self.torch_device)

@@ -175,6 +175,19 @@ class BudgetSettings:
 
 
 @dataclass(frozen=True)
+class LoopSettings:
+    """``[loop]``: what ends optimization besides the budget."""
+
+    # optimization stops once the best candidate reaches this fraction of the problem's speed of light on the
+    # device (its fraction of the bound: docs/limits.md); 0: never on that account
+    sol_target: float = 0.9
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.sol_target <= 1:
+            raise ValueError("loop.sol_target must be between 0 and 1")
+
+
+@dataclass(frozen=True)
 class AnalysisSettings:
     """``[analysis]``: what the performance-analysis agent sees besides the backend's profile summary."""
 
@@ -209,6 +222,7 @@ class Settings:
     harness: HarnessSettings = field(default_factory=HarnessSettings)
     llm: LLMSettings = field(default_factory=LLMSettings)
     budget: BudgetSettings = field(default_factory=BudgetSettings)
+    loop: LoopSettings = field(default_factory=LoopSettings)
     analysis: AnalysisSettings = field(default_factory=AnalysisSettings)
     retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
     backends: dict[str, dict[str, Any]] = field(default_factory=dict)

@@ -30,6 +30,20 @@ class CandidateView:
     timer: str = "wall"  # the timing method of runtime_ms and the speedups
     findings: tuple[str, ...] = ()  # what its timers say beside each other (host launch overhead)
     statistic: str = "median"  # which figure of the timed runs runtime_ms is: "median", or "min" (the fastest run)
+    sol_ms: float | None = None  # the problem's speed of light on the device (None: no bound)
+    sol_binds: str = ""  # which roof the bound is: "memory" or "compute"
+    sol_fraction: float | None = None  # sol_ms / runtime_ms, at most 1
+    baseline_fractions: tuple[tuple[str, float], ...] = ()  # each baseline's fraction of the bound
+
+    @property
+    def headroom(self) -> str:
+        """``"at 62% of the speed of light (0.01398 ms, memory-bound): at most 1.61x faster is possible"``."""
+        if self.sol_ms is None or self.sol_fraction is None:
+            return ""
+        where = f"the speed of light ({self.sol_ms:.4g} ms, {self.sol_binds}-bound)"
+        if self.sol_fraction >= 1:
+            return f"at {where}: no faster is possible on this device"
+        return f"at {self.sol_fraction:.0%} of {where}: at most {1 / self.sol_fraction:.2f}x faster is possible"
 
 
 @dataclass(frozen=True)

@@ -76,7 +76,9 @@ def result_of_run(key: str, report: RunReport, device: str, seconds: float, erro
                              speedups=o.speedups, flags=tuple(f.code for f in o.flags),
                              precision_bits=o.precision_bits, device=device,
                              seconds=seconds, candidate_digest=o.candidate_digest, run_id=report.run.id, usage=usage,
-                             timer=o.timer, figures_ms=o.figures_ms, baseline_sources=o.baseline_sources)
+                             timer=o.timer, figures_ms=o.figures_ms, baseline_sources=o.baseline_sources,
+                             sol_ms=o.sol_ms, sol_binds=o.sol_binds, sol_fraction=o.sol_fraction,
+                             baseline_fractions=o.baseline_fractions, sol_score=o.sol_score)
     evaluated = [a.outcome for a in report.attempts if a.outcome is not None]
     if evaluated:
         last = evaluated[-1]

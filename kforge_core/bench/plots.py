@@ -1,5 +1,6 @@
-"""A bench's two figures: the fast_p curve (the fraction of problems correct and faster than p x the baseline, as
-p grows) and the histogram of the speedups of the correct problems."""
+"""A bench's figures: the fast_p curve (the fraction of problems correct and faster than p x the baseline, as
+p grows), the histogram of the speedups of the correct problems, and each problem's speedup against the fraction of
+its speed of light it reaches, beside its baselines' own fractions."""
 
 from __future__ import annotations
 
@@ -66,6 +67,51 @@ def speedup_histogram_figure(results: list[ProblemResult], title: str) -> Any:
     ax.set_ylabel("problems")
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=8, loc="upper right")
+    fig.tight_layout()
+    return fig
+
+
+def plot_sol(results: list[ProblemResult], title: str, target: Path) -> None:
+    """Draw :func:`sol_figure` into ``target``."""
+    _save(sol_figure(results, title), target)
+
+
+_BASELINE_MARKERS = {"eager": ("s", "tab:orange"), "compile": ("^", "tab:green")}
+
+
+def sol_figure(results: list[ProblemResult], title: str) -> Any:
+    """Per correct problem: its speedup against the faster baseline by the fraction of the speed of light it
+    reaches (a dot), and each baseline at its own fraction and its speed relative to the faster one (joined to the
+    dot by a thin line): how far each solution moved towards the limit, and how much room was left."""
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=110)
+    placed = [r for r in results if r.correct and r.sol_fraction is not None and r.best_speedup]
+    labelled: set[str] = set()
+    for r in placed:
+        fastest = min(ms for _, ms in r.baselines_ms) if r.baselines_ms else None
+        for name, fraction in r.baseline_fractions:
+            ms = dict(r.baselines_ms).get(name)
+            if fastest is None or not ms:
+                continue
+            marker, color = _BASELINE_MARKERS.get(name, ("x", "tab:gray"))
+            ax.plot([fraction, r.sol_fraction], [fastest / ms, r.best_speedup], color="lightgray", linewidth=0.7,
+                    zorder=1)
+            ax.scatter([fraction], [fastest / ms], marker=marker, color=color, s=18, zorder=2,
+                       label=f"PyTorch {name}" if name not in labelled else None)
+            labelled.add(name)
+        ax.scatter([r.sol_fraction], [r.best_speedup], color="tab:blue", s=24, zorder=3,
+                   label="solution" if "solution" not in labelled else None)
+        labelled.add("solution")
+    ax.set_yscale("log", base=2)
+    ax.axhline(1.0, color="grey", linestyle=":", linewidth=1)
+    ax.axvline(1.0, color="black", linewidth=1)
+    ax.set_xlim(0, 1.05)
+    ax.set_xlabel("fraction of the speed of light reached (1: at the device's limit)")
+    ax.set_ylabel("speedup vs the faster baseline (log scale)")
+    ax.set_title(title + (f"\n{len(placed)} problems with a bound" if placed else "\nno problem has a bound"),
+                 fontsize=9)
+    if labelled:
+        ax.legend(fontsize=8, loc="upper left")
     fig.tight_layout()
     return fig
 

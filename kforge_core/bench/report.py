@@ -1,6 +1,7 @@
-"""What a bench leaves in its directory (``RUNS_DIR/BENCH_ID/``): ``report.md`` with the fast_p curve and the
-speedup histogram, ``summary.json`` (the ``kforge bench --json`` document) and ``problems/KEY/`` (each problem's
-verdict and solution). Built from the results kept in the run store."""
+"""What a bench leaves in its directory (``RUNS_DIR/BENCH_ID/``): ``report.md`` with the fast_p curve, the
+speedup histogram and the speedups against the fractions of the speed of light, ``summary.json`` (the ``kforge
+bench --json`` document) and ``problems/KEY/`` (each problem's verdict and solution). Built from the results kept
+in the run store."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from ..report.markdown import cell, ms
 from ..store import BenchInfo
 from ..codec import to_json
 from .plan import BenchPlan
-from .plots import plot_fast_p, plot_speedup_histogram
+from ..sol_words import percent
+from .plots import plot_fast_p, plot_sol, plot_speedup_histogram
 from .results import ProblemResult
 from .summary import THRESHOLDS, baselines_of, summarize, threshold_key
 
@@ -23,6 +25,7 @@ REPORT = "report.md"
 SUMMARY = "summary.json"
 FAST_P_PLOT = "fast_p.png"
 HISTOGRAM = "speedups.png"
+SOL_PLOT = "sol.png"
 PROBLEMS = "problems"
 VERDICT = "verdict.json"
 
@@ -73,6 +76,7 @@ def write_bench_outputs(info: BenchInfo, plan: BenchPlan, results: list[ProblemR
              f"{timers} time")
     plot_fast_p(results, len(plan.keys), title, directory / FAST_P_PLOT)
     plot_speedup_histogram(results, title, directory / HISTOGRAM)
+    plot_sol(results, title, directory / SOL_PLOT)
     (directory / SUMMARY).write_text(redact(json.dumps(document, indent=2, allow_nan=False)))
     path = directory / REPORT
     path.write_text(redact(render_bench_markdown(info, plan, results, document["summary"])))
@@ -105,6 +109,7 @@ def render_bench_markdown(info: BenchInfo, plan: BenchPlan, results: list[Proble
         "## Summary", "",
     ] + _summary(summary) + [
         "", f"![fast_p curve]({FAST_P_PLOT})", "", f"![speedup histogram]({HISTOGRAM})", "",
+        f"![speedup against the fraction of the speed of light]({SOL_PLOT})", "",
         "## Problems", "",
     ] + _problems(results, info.bench_dir) + _failures(results)
     return "\n".join(lines) + "\n"
@@ -144,6 +149,7 @@ def _summary(summary: dict[str, Any]) -> list[str]:
               + (f"; this invocation took {summary['wall_seconds']:.1f} s of wall time for "
                  f"{summary['evaluated_now']} problems ({summary['seconds_per_problem']:.2f} s per problem)."
                  if summary.get("evaluated_now") else ".")]
+    lines += _sol_summary(summary)
     llm = summary.get("llm")
     if llm:
         cost = f"${llm['cost_usd']:.4f}" if llm["cost_usd"] is not None else "cost unknown"
@@ -153,11 +159,32 @@ def _summary(summary: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _sol_summary(summary: dict[str, Any]) -> list[str]:
+    """The solutions against the speed of light: the geomean SOL score, and how close to the limit they and the
+    baselines came."""
+    fractions = summary.get("sol_fraction") or {}
+    solutions = fractions.get("solutions") or {}
+    if not solutions.get("count"):
+        return ["", "Speed of light: no correct, timed problem has a bound on this device."]
+    score = summary.get("geomean_sol_score")
+    lines = ["", "Against the speed of light (each problem's compulsory bytes at peak bandwidth and its FLOPs at peak "
+                 "rate on this device; docs/limits.md): geomean SOL score "
+             + (f"**{score:.3f}** over {summary['sol_scored']} problems" if score is not None else "undefined")
+             + " (0.5: as fast as the faster baseline, 1: at the limit).", "",
+             "| fraction of the limit | problems | median | p25 | p75 | min | max |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    for name, row in fractions.items():
+        who = "the solutions" if name == "solutions" else f"PyTorch {name}"
+        lines.append(f"| {who} | {row['count']} | " + " | ".join(percent(row[k]) for k in
+                                                                  ("median", "p25", "p75", "min", "max")) + " |")
+    return lines
+
+
 def _problems(results: list[ProblemResult], bench_dir: Path) -> list[str]:
     names = baselines_of(results) or ["eager", "compile"]
     llm = any(r.usage is not None for r in results)
     head = ["#", "problem", "verdict", "runtime (ms)", "by timer (ms)"] + [f"vs {n}" for n in names]
-    head += ["baselines from", "bits", "flags", "device", "s"]
+    head += ["of SOL", "baselines' SOL", "SOL score", "baselines from", "bits", "flags", "device", "s"]
     head += ["tokens", "cost (USD)", "run"] if llm else []
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for number, r in enumerate(results, start=1):
@@ -167,6 +194,9 @@ def _problems(results: list[ProblemResult], bench_dir: Path) -> list[str]:
         timed = ms(r.runtime_ms) + (f" ({r.timer})" if r.runtime_ms is not None else "")
         by_timer = ", ".join(f"{t} {v:.4g}" for t, v in r.figures_ms) or "-"
         row = [str(number), link, cell(verdict), timed, by_timer] + [_times(r.speedup(n)) for n in names]
+        row += [percent(r.sol_fraction) + (f" ({r.sol_binds})" if r.sol_fraction is not None else ""),
+                ", ".join(f"{name} {percent(f)}" for name, f in r.baseline_fractions) or "-",
+                f"{r.sol_score:.2f}" if r.sol_score is not None else "-"]
         bits = f"{r.precision_bits:.1f}" if r.precision_bits is not None else "-"
         row += [cell("; ".join(r.baseline_sources)) or "-", bits, ", ".join(r.flags), r.device, f"{r.seconds:.1f}"]
         if llm:

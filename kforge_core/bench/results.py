@@ -53,6 +53,9 @@ class ProblemResult:
     :param seconds: wall time spent on it, start to verdict.
     :param run_id: the agent loop's run (``--llm``).
     :param verdict: the whole verdict document (``kforge eval --json``), for ``--solutions``.
+    :param sol_ms: the problem's speed of light on the device (None: no bound); ``sol_binds`` which roof it is.
+    :param sol_fraction: the solution's fraction of it (at most 1); ``baseline_fractions`` the baselines' own.
+    :param sol_score: the SOL score against the faster baseline (None: undefined).
     """
 
     key: str
@@ -74,6 +77,11 @@ class ProblemResult:
     figures_ms: tuple[tuple[str, float], ...] = ()  # the solution's median by every timer measured
     baseline_sources: tuple[str, ...] = ()  # where each baseline's figure came from and when, in words
     phases: tuple[tuple[str, float], ...] = ()  # where its seconds went on the host, phase by phase (the verdict's)
+    sol_ms: float | None = None
+    sol_binds: str = ""
+    sol_fraction: float | None = None
+    baseline_fractions: tuple[tuple[str, float], ...] = ()
+    sol_score: float | None = None
 
     @property
     def best_speedup(self) -> float | None:

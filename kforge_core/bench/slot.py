@@ -23,6 +23,7 @@ from ..problem import ProblemError, load_problem
 from ..records import Backend, Failure, Problem
 from ..report.timing_text import figures_of, sources_of
 from ..settings import Settings
+from ..speed_of_light import SpeedOfLight
 from .results import BUDGET_EXCEEDED, INVALID_PROBLEM, NO_SOLUTION, ProblemJob, ProblemResult
 
 MESSAGE_LIMIT = 2000  # characters of a failure's message kept in the store (the verdict file has all of it)
@@ -170,8 +171,16 @@ def result_of(key: str, verdict: Verdict, device: str, seconds: float) -> Proble
         precision_bits=verdict.precision.bits, device=device,
         seconds=seconds, candidate_digest=verdict.candidate_digest, verdict=verdict.to_json(),
         timer=verdict.timer, figures_ms=figures_of(verdict), baseline_sources=sources_of(verdict),
-        phases=verdict.phases,
+        phases=verdict.phases, **sol_fields(verdict.speed_of_light),
     )
+
+
+def sol_fields(light: SpeedOfLight | None) -> dict[str, Any]:
+    """A verdict's place against the speed of light, as a ProblemResult keeps it."""
+    if light is None:
+        return {}
+    return {"sol_ms": light.sol_ms, "sol_binds": light.binds, "sol_fraction": light.fraction,
+            "baseline_fractions": light.baseline_fractions, "sol_score": light.score}
 
 
 def _start_failure(error: Exception) -> str:

@@ -6,6 +6,10 @@ the faster baseline of each problem (KForge's headline speedup, the harder one t
 ``fast_p_by_baseline``, against each baseline. Speedups are by the headline timer (``harness.timer``; ``timers``
 says which); ``figures_geomean_ms`` gives every timer's geomean runtime, and ``baseline_origins`` where the
 baselines' figures came from.
+
+Against the speed of light (``kforge_core.speed_of_light``): ``geomean_sol_score`` is the geometric mean of the
+correct problems' SOL scores (SOL-ExecBench: 0.5 at the faster baseline, 1 at the limit), and ``sol_fraction`` the
+distribution of the fractions of the limit the solutions reach, with the baselines' own beside them.
 """
 
 from __future__ import annotations
@@ -73,9 +77,30 @@ def summarize(results: list[ProblemResult], total: int | None = None) -> dict[st
         "figures_geomean_ms": {timer: geomean(ms for r in correct for t, ms in r.figures_ms if t == timer)
                                for timer in _timers(correct)},
         "baseline_origins": _origins(correct),
+        "geomean_sol_score": geomean(r.sol_score for r in correct if r.sol_score is not None),
+        "sol_scored": sum(1 for r in correct if r.sol_score is not None),
+        "sol_fraction": {"solutions": distribution([r.sol_fraction for r in correct if r.sol_fraction is not None]),
+                         **{name: distribution([f for r in correct for b, f in r.baseline_fractions if b == name])
+                            for name in baselines}},
         "seconds": sum(r.seconds for r in results),
         "llm": _usage(results),
     }
+
+
+def distribution(values: list[float]) -> dict[str, Any]:
+    """``{"count", "median", "p25", "p75", "min", "max"}`` of ``values`` (None each when there are none)."""
+    ordered = sorted(values)
+    if not ordered:
+        return {"count": 0, "median": None, "p25": None, "p75": None, "min": None, "max": None}
+
+    def quantile(q: float) -> float:
+        position = q * (len(ordered) - 1)
+        low = math.floor(position)
+        high = min(low + 1, len(ordered) - 1)
+        return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+    return {"count": len(ordered), "median": quantile(0.5), "p25": quantile(0.25), "p75": quantile(0.75),
+            "min": ordered[0], "max": ordered[-1]}
 
 
 def _timers(results: list[ProblemResult]) -> list[str]:

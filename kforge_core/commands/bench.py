@@ -15,6 +15,7 @@ from ..app import App
 from ..bench import ExecutorChoice, plan_bench, resume_bench, start_bench
 from ..bench.interrupt import GracefulStop
 from ..errors import KForgeError
+from ..sol_words import percent
 from .backend_flags import backend_option_flags, settings_with_backend_options
 from .evaluation_flags import evaluation_flags, evaluation_settings
 from .harness_flags import harness_option_flags, harness_settings
@@ -139,6 +140,12 @@ def _print_summary(console: Console, summary: dict[str, Any]) -> None:
         origins = ", ".join(f"{n} {origin}" for origin, n in (summary.get("baseline_origins") or {}).items())
         console.print(f"geomean speedup ({timers} time; baselines: {origins or 'none measured'}): {geomeans}",
                       markup=False)
+    solutions = (summary.get("sol_fraction") or {}).get("solutions") or {}
+    if solutions.get("count"):
+        score = summary.get("geomean_sol_score")
+        console.print(f"speed of light: geomean SOL score " + (f"{score:.3f}" if score is not None else "-")
+                      + f"; the solutions at a median {percent(solutions['median'])} of the limit "
+                        f"({solutions['count']} problems with a bound)", markup=False)
     if summary.get("evaluated_now"):
         console.print(f"{summary['evaluated_now']} problems in {summary['wall_seconds']:.1f} s: "
                       f"{summary['seconds_per_problem']:.2f} s per problem", markup=False)

@@ -16,6 +16,7 @@ from ..errors import KForgeError
 from ..harness import Harness, Verdict
 from ..problem import load_problem
 from ..records import Candidate, SourceFile
+from ..sol_words import bound_words, fractions_words
 from ..report.tables import Column, fitted_table
 from ..report.timing_text import sources_of, statistic_words
 from ..tolerances import describe_tolerances
@@ -113,6 +114,8 @@ def print_verdict(console: Console, verdict: Verdict, summary: str | None) -> No
         _print_trials(console, verdict)
     if verdict.runtime is not None or verdict.baselines:
         _print_runtimes(console, verdict)
+    if verdict.speed_of_light is not None and verdict.method is not None:
+        _print_speed_of_light(console, verdict)
     if verdict.flags:
         cells = [[flag.code, "yes" if flag.blocking else "no", flag.message] for flag in verdict.flags]
         console.print(fitted_table(_FLAG_COLUMNS, cells, console.width, title="cheat flags"))
@@ -190,3 +193,15 @@ def _print_runtimes(console: Console, verdict: Verdict) -> None:
         console.print(f"[dim]baseline {escape(source.describe())}[/]")
     for figure in verdict.outside_clock:  # the worker's figures beside the KForge process's own clock
         console.print(f"[dim]outside clock, {escape(figure.describe())}[/]")
+
+
+def _print_speed_of_light(console: Console, verdict: Verdict) -> None:
+    """The problem's bound on the device, which roof binds, and how much of it each figure reaches."""
+    light = verdict.speed_of_light
+    assert light is not None
+    console.print(escape(bound_words(light)))
+    fractions = fractions_words(light)
+    if fractions:
+        console.print(escape(fractions[0].upper() + fractions[1:]))
+    if light.note:
+        console.print(f"[dim]{escape(light.note)}[/]")

@@ -11,10 +11,12 @@ from __future__ import annotations
 import ctypes
 import os
 import platform
+from pathlib import Path
 from typing import Any, ClassVar
 
 from ..device import Device, MemoryStats
 
+SYSFS_CACHES = Path("/sys/devices/system/cpu/cpu0/cache")
 HOST_POISON_WORD = 0x7F7F7F7F  # 3.39e38 as float32: no computation here lands on it
 _HOST_PERTURB_BYTE = 0x80  # glibc fills allocations with its complement, 0x7F
 
@@ -28,19 +30,28 @@ class CpuDevice(Device):
     headline_statistic: ClassVar[str] = "min"  # the host's other work only ever slows a run: the fastest is the code's
     timing_blocks: ClassVar[int] = 10  # two runs a block at the default 20: a quiet stretch reaches every callable
     poison_words: ClassVar[tuple[int, ...]] = (HOST_POISON_WORD,)
+    # no vendor states a host's peaks: its copy bandwidth and fp32 GEMM rate are measured once and cached
+    measured_units: ClassVar[tuple[str, ...]] = ("fp32",)
+    vector_units: ClassVar[str] = "the CPU's SIMD lanes"
 
     @property
     def synchronize_description(self) -> str:
         return "none needed on the CPU; threads the candidate started during the call are joined"
 
     def _hardware_name(self) -> str:
-        return platform.processor() or platform.machine()
+        return cpu_model() or platform.processor() or platform.machine()
 
     def _facts(self) -> dict[str, str]:
         return {"cores": str(os.cpu_count() or 1)}
 
     def _cache_bytes(self) -> int:
         return 0
+
+    def _last_level_cache_bytes(self) -> int:
+        return last_level_cache_bytes()
+
+    def _cache_levels(self) -> tuple[int, ...]:
+        return cache_levels()
 
     def _synchronize(self) -> None:
         """Nothing runs asynchronously on the CPU (threads are joined by the harness)."""
@@ -61,6 +72,42 @@ class CpuDevice(Device):
         libc = _libc()
         if libc is not None and hasattr(libc, "malloc_trim"):
             libc.malloc_trim(0)
+
+
+def cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+    """The CPU's model name as Linux gives it ("Intel(R) Xeon(R) Platinum 8480+"); empty where it says none."""
+    try:
+        for line in cpuinfo.read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name" and value.strip():
+                return value.strip()
+    except OSError:
+        pass
+    return ""
+
+
+def last_level_cache_bytes(caches: Path = SYSFS_CACHES) -> int:
+    """The largest data or unified cache the first CPU sees (Linux's sysfs; 0 where it says nothing)."""
+    return max(cache_levels(caches), default=0)
+
+
+def cache_levels(caches: Path = SYSFS_CACHES) -> tuple[int, ...]:
+    """The sizes of the data or unified caches of level 2 and up the first CPU sees, smallest first."""
+    sizes = set()
+    for index in caches.glob("index*"):
+        try:
+            if (index / "type").read_text().strip() != "Instruction" and int((index / "level").read_text()) >= 2:
+                sizes.add(_size_bytes((index / "size").read_text()))
+        except (OSError, ValueError):
+            continue
+    return tuple(sorted(sizes))
+
+
+def _size_bytes(text: str) -> int:
+    """``"266240K"`` -> 272629760."""
+    text = text.strip().upper()
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+    return int(text.rstrip("KMG")) * scale
 
 
 def host_memory_free() -> int:

@@ -51,8 +51,9 @@ CATALOGUE: dict[str, tuple[str, str]] = {
                              "graph's static output); each call's output is judged as it was when the call returned"),
     TIMING_MISMATCH: ("6", "the worker's timed figures are contradicted by the clock of a process the candidate cannot "
                            "reach (both figures given)"),
-    FASTER_THAN_HARDWARE: ("6", "a figure below the problem's physical floor on this device (its bytes at peak "
-                                "bandwidth, its FLOPs at peak FLOP/s): impossible, so not the call's real time"),
+    FASTER_THAN_HARDWARE: ("6", "a figure below the problem's physical floor on this device (the bytes every call "
+                                "must move beyond the cache, at peak bandwidth): impossible, so not the call's real "
+                                "time (docs/limits.md)"),
 }
 
 _POLICY_GOVERNED = {REFERENCE_CALL: "cheat_policy", INPUT_MUTATION: "cheat_policy",

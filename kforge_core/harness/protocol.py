@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..peaks import DevicePeaks
 from ..plugins import PluginSelection
 from ..records import Candidate, Failure, Flag, Problem, TrialError
 from ..settings import HarnessSettings
@@ -260,6 +261,8 @@ class DeviceFacts:
     :param timer: how timing measures.
     :param facts: what prompts and profile summaries may quote (``Device.facts``).
     :param memory_bytes: the device's memory (0: unknown).
+    :param peaks: its peak bandwidth and FLOP/s, with their sources (``Device.peaks``); None: unknown. Read before
+        any candidate code ran in the worker, so the KForge process may judge figures by them.
     """
 
     device: str
@@ -272,6 +275,7 @@ class DeviceFacts:
     timer: str = ""
     facts: tuple[tuple[str, str], ...] = ()
     memory_bytes: int = 0
+    peaks: DevicePeaks | None = None
 
 
 @dataclass(frozen=True)
@@ -381,7 +385,8 @@ class Channel:
         self.read_fd = self.write_fd = -1
 
 
-_ALLOWED_MODULES = ("kforge_core.records", "kforge_core.harness.protocol", "kforge_core.harness.verdict")
+_ALLOWED_MODULES = ("kforge_core.records", "kforge_core.harness.protocol", "kforge_core.harness.verdict",
+                    "kforge_core.peaks")
 _ALLOWED_GLOBALS = {
     ("pathlib", "PosixPath"), ("pathlib", "PurePosixPath"), ("pathlib", "Path"),
     ("pathlib._local", "PosixPath"), ("pathlib._local", "PurePosixPath"), ("pathlib._local", "Path"),

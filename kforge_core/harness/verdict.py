@@ -15,6 +15,7 @@ from ..codec import from_json, record_from_json, to_json
 from ..precision_contract import DEFAULT as DEFAULT_PRECISION
 from ..precision_contract import PrecisionContract, contract_named
 from ..records import CompileResult, Failure, Flag, ProfileResult, TrialError, VerifyResult
+from ..speed_of_light import SpeedOfLight
 
 SCHEMA = "kforge.verdict/1"
 
@@ -259,6 +260,7 @@ class Verdict:
     phases: tuple[tuple[str, float], ...] = ()  # where the evaluation's seconds went on the host (host/phases.py)
     built_ahead: str = ""  # what building ahead did for this candidate ("": nothing was built ahead)
     outside_clock: tuple[OutsideFigure, ...] = ()  # each timer's figure beside the KForge process's own clock
+    speed_of_light: SpeedOfLight | None = None  # the figures against the problem's bound on the device (None: none)
 
     @property
     def correct(self) -> bool:
@@ -349,6 +351,10 @@ class Verdict:
             "phases": dict(self.phases),
             "built_ahead": self.built_ahead,
             "outside_clock": to_json(self.outside_clock),
+            "sol_ms": self.speed_of_light.sol_ms if self.speed_of_light else None,
+            "sol_fraction": self.speed_of_light.fraction if self.speed_of_light else None,
+            "sol_score": self.speed_of_light.score if self.speed_of_light else None,
+            "speed_of_light": self.speed_of_light.to_json() if self.speed_of_light else None,
         }
 
     @classmethod
@@ -386,4 +392,5 @@ class Verdict:
             phases=tuple((name, float(seconds)) for name, seconds in data.get("phases", {}).items()),
             built_ahead=data.get("built_ahead", ""),
             outside_clock=from_json(tuple[OutsideFigure, ...], data.get("outside_clock", [])),
+            speed_of_light=SpeedOfLight.from_json(data["speed_of_light"]) if data.get("speed_of_light") else None,
         )

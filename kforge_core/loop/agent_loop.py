@@ -6,7 +6,8 @@ second attempt it also sees what went wrong last time (no code in the reply, the
 
 Optimization round: the best candidate is profiled, the analyst turns the summary into recommendations, and the
 generation agent writes a new candidate from them (repairing it within the round's attempts if it fails). A correct
-new candidate that is faster becomes the best; it is a gain when it is at least ``min_gain`` faster.
+new candidate that is faster becomes the best; it is a gain when it is at least ``min_gain`` faster. No round starts
+once the best reaches ``loop.sol_target`` of the problem's speed of light on the device: little is left to gain.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from ..agents import AnalysisRequest, GenerationRequest, RoundNote
 from ..agents.views import Feedback
 from ..llm import NoMoreReplies
 from ..records import ProfileSummary
-from ..settings import BudgetSettings
+from ..sol_words import percent
+from ..settings import BudgetSettings, LoopSettings
 from ..store.attempts import Attempt, Place
 from .budget import BudgetExhausted
 from .progress import LoopStatus, Progress
@@ -37,10 +39,11 @@ class AgentLoop:
 
     def __init__(
         self, steps: LoopSteps, budget: BudgetSettings, progress: Progress,
-        on_new_best: Callable[[Attempt], None] = lambda attempt: None,
+        on_new_best: Callable[[Attempt], None] = lambda attempt: None, loop: LoopSettings = LoopSettings(),
     ) -> None:
         self.steps = steps
         self.budget = budget
+        self.sol_target = loop.sol_target
         self.progress = progress
         self.on_new_best = on_new_best
         self.best: Attempt | None = None
@@ -84,6 +87,9 @@ class AgentLoop:
         for number in range(1, rounds + 1):
             best = self.best
             assert best is not None and best.candidate is not None
+            reached = self._at_the_limit(best)
+            if reached:
+                return reached
             summary = self._summary(best, Place("optimization", number))
             request = AnalysisRequest(number, best.view(), self.baselines, summary, tuple(history))
             recommendations = self.steps.analyze(request, Place("optimization", number))
@@ -95,6 +101,16 @@ class AgentLoop:
             if no_gain >= self.budget.patience:
                 return f"{no_gain} optimization round(s) in a row brought no gain"
         return f"all {rounds} optimization rounds done"
+
+    def _at_the_limit(self, best: Attempt) -> str:
+        """The stop reason when ``best`` reaches ``loop.sol_target`` of the speed of light; empty otherwise."""
+        outcome = best.outcome
+        assert outcome is not None
+        if not self.sol_target or outcome.sol_fraction is None or outcome.sol_fraction < self.sol_target:
+            return ""
+        return (f"{best.place.label} reaches {outcome.sol_fraction:.0%} of the speed of light "
+                f"({outcome.sol_ms:.4g} ms, {outcome.sol_binds}-bound), at or above loop.sol_target "
+                f"{self.sol_target:.0%}: little is left to gain")
 
     def _summary(self, best: Attempt, place: Place) -> ProfileSummary | None:
         assert best.candidate is not None
@@ -165,8 +181,9 @@ class AgentLoop:
             first_line = message.strip().splitlines()[:1]
             return f"{head} {outcome.verdict_text}" + (f": {first_line[0][:160]}" if first_line else "")
         speedups = ", ".join(f"{value:.2f}x vs {name}" for name, value in outcome.speedups)
+        sol = f", {percent(outcome.sol_fraction)} of the speed of light" if outcome.sol_fraction is not None else ""
         marker = "  (new best)" if attempt is self.best else ""
-        return f"{head} correct, {outcome.runtime_ms:.3f} ms, {speedups}{marker}"
+        return f"{head} correct, {outcome.runtime_ms:.3f} ms, {speedups}{sol}{marker}"
 
     def status(self, stage: str, place: Place) -> LoopStatus:
         """The live status line for ``stage`` at ``place``."""

@@ -201,7 +201,8 @@ def _work(
             analysis_client=ChatClient(ready.analysis_llm, parse_model_spec(plan.analyst_model), settings.llm),
             evaluator=evaluator, budget=budget,
         )
-        loop = AgentLoop(steps, settings.budget, progress, on_new_best=lambda a: _record_best(store, run.id, a))
+        loop = AgentLoop(steps, settings.budget, progress, on_new_best=lambda a: _record_best(store, run.id, a),
+                         loop=settings.loop)
         result = loop.run()
     progress.event(f"stopped: {result.stop_reason}")
     return result.stop_reason

@@ -11,6 +11,7 @@ from rich.text import Text
 
 from ..codec import to_json
 from ..secrets import redact
+from ..sol_words import percent
 from .outputs import BEST, PLOT, REPORT
 from .run_report import RunReport
 from .tables import Column, fitted_table
@@ -19,7 +20,7 @@ from .timing_text import sources_caption, timer_caption
 # at 80 columns the step folders go first, then the precision bits, then the figures by timer
 _ATTEMPT_COLUMNS = (Column("#"), Column("attempt"), Column("verdict", fold=True, min_width=14),
                     Column("runtime ms"), Column("by timer (ms)", fold=True, optional=True),
-                    Column("speedups", fold=True), Column("bits", optional=True),
+                    Column("speedups", fold=True), Column("of SOL", optional=True), Column("bits", optional=True),
                     Column("files", fold=True, optional=True))
 
 
@@ -35,6 +36,8 @@ def print_summary(report: RunReport, console: Console) -> None:
                       f"({escape(timer_caption(outcome.timer, outcome.figures_ms, outcome.statistic))}), {speedups} "
                       f"({escape(report.contract.caption(outcome.precision_bits))})")
         console.print(f"  {escape(sources_caption(outcome.baseline_sources))}")
+        if outcome.sol_summary:
+            console.print(f"  {escape(outcome.sol_summary)}")
     calls = sum(u.calls for u in report.usage)
     tokens = sum(u.input_tokens + u.output_tokens for u in report.usage)
     costs = [u.cost_usd for u in report.usage]
@@ -73,7 +76,8 @@ def print_run(report: RunReport, console: Console) -> None:
         if outcome is not None and outcome.runtime_ms is not None:
             runtime += f" ({outcome.timer})"
         verdict = Text.assemble(row.verdict, (" (best)", "green") if row is best else "")
-        cells.append([str(row.number), row.label, verdict, runtime, timers, speedups, bits, row.step_dir])
+        sol = percent(outcome.sol_fraction) if outcome is not None else "-"
+        cells.append([str(row.number), row.label, verdict, runtime, timers, speedups, sol, bits, row.step_dir])
     console.print(fitted_table(_ATTEMPT_COLUMNS, cells, console.width))
     for r in report.rounds:
         console.print(f"[bold]round {r.round}[/] (profile of {escape(r.profiled or 'the best')}):")
@@ -94,7 +98,7 @@ def report_json(report: RunReport) -> dict[str, Any]:
             "label": best.label, "runtime_ms": best.outcome.runtime_ms, "speedups": dict(best.outcome.speedups),
             "precision_bits": best.outcome.precision_bits, "timer": best.outcome.timer,
             "figures_ms": dict(best.outcome.figures_ms), "baselines_ms": dict(best.outcome.baselines_ms),
-            "baseline_sources": list(best.outcome.baseline_sources),
+            "baseline_sources": list(best.outcome.baseline_sources), **_sol_json(best.outcome),
         },
         "attempts": [
             {"number": a.number, "pass": a.pass_kind, "round": a.round, "attempt": a.attempt, "label": a.label,
@@ -104,7 +108,8 @@ def report_json(report: RunReport) -> dict[str, Any]:
              "timer": a.outcome.timer if a.outcome else None,
              "figures_ms": dict(a.outcome.figures_ms) if a.outcome else {},
              "baseline_sources": list(a.outcome.baseline_sources) if a.outcome else [],
-             "precision_bits": a.outcome.precision_bits if a.outcome else None, "files": a.step_dir}
+             "precision_bits": a.outcome.precision_bits if a.outcome else None, "files": a.step_dir,
+             **(_sol_json(a.outcome) if a.outcome else {})}
             for a in report.attempts
         ],
         "rounds": [{"round": r.round, "profiled": r.profiled, "recommendations": r.recommendations}
@@ -112,3 +117,9 @@ def report_json(report: RunReport) -> dict[str, Any]:
         "usage": [u.__dict__ for u in report.usage],
         "references": [r.__dict__ for r in report.references],
     }
+
+
+def _sol_json(outcome: Any) -> dict[str, Any]:
+    """An outcome's place against the speed of light, for ``--json``."""
+    return {"sol_ms": outcome.sol_ms, "sol_binds": outcome.sol_binds, "sol_fraction": outcome.sol_fraction,
+            "baseline_sol_fractions": dict(outcome.baseline_fractions), "sol_score": outcome.sol_score}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from ..sol_words import percent
 from .timing_text import sources_caption, statistic_words, timer_caption
 from .run_report import AttemptRow, RunReport
 
@@ -75,6 +76,7 @@ def _result(report: RunReport, best_file: str | None) -> list[str]:
         f"({timer_caption(outcome.timer, outcome.figures_ms)}): {speedups}{where}.", "",
         f"Its baselines, timed with the same timers: {_runtimes(outcome.baselines_ms)}; "
         f"{sources_caption(outcome.baseline_sources)}.", "",
+        *([f"Against the speed of light: {outcome.sol_summary}.", ""] if outcome.sol_summary else []),
         f"Precision: {_reached(report, best)}.", "", f"Baselines measured before the first candidate: {baselines}.",
     ]
     if report.contract.mixed:
@@ -97,8 +99,8 @@ def _reached(report: RunReport, row: AttemptRow) -> str:
 def _attempts(report: RunReport) -> list[str]:
     names = [name for name, _ in report.baselines] or ["eager", "compile"]
     head = ("| # | pass | attempt | verdict | runtime (ms) | " + " | ".join(f"vs {n}" for n in names)
-            + " | bits | flags | files |")
-    lines = [head, "|" + " --- |" * (8 + len(names))]
+            + " | of SOL | bits | flags | files |")
+    lines = [head, "|" + " --- |" * (9 + len(names))]
     best = report.best
     for row in report.attempts:
         verdict = row.verdict + (" (best)" if row is best else "")
@@ -107,8 +109,10 @@ def _attempts(report: RunReport) -> list[str]:
         where = "functional" if row.pass_kind == "functional" else f"optimization {row.round}"
         speedups = " | ".join(_speedup(row, n) for n in names)
         bits = row.outcome.precision_bits if row.outcome is not None else None
+        sol = percent(row.outcome.sol_fraction) if row.outcome is not None else "-"
         lines.append(f"| {row.number} | {where} | {row.label} | {cell(verdict)} | {ms(runtime)} | {speedups} | "
-                     f"{f'{bits:.1f}' if bits is not None else '-'} | {flags} | [{row.step_dir}]({row.step_dir}) |")
+                     f"{sol} | {f'{bits:.1f}' if bits is not None else '-'} | {flags} | "
+                     f"[{row.step_dir}]({row.step_dir}) |")
     for row in report.attempts:
         if row.outcome is not None and not row.outcome.correct and row.outcome.message:
             text = "\n".join(_without_prefix(row.outcome.message, row.outcome.failure).splitlines()[:20])

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..agents.views import CandidateView, Feedback
 from ..records import Candidate, Flag
+from ..sol_words import sol_summary
 from ..timing_findings import launch_overhead_finding
 
 
@@ -45,6 +46,10 @@ class Outcome:
     :param statistic: which figure of the timed runs ``runtime_ms`` and the speedups are: "median", or "min" (the
         fastest run, on a device that shares the host's cores).
     :param baseline_sources: where each baseline's figure came from and when it was measured, in words.
+    :param sol_ms: the problem's speed of light on the device (None: no bound); ``sol_binds`` which roof it is.
+    :param sol_fraction: ``sol_ms / runtime_ms``, at most 1; ``baseline_fractions`` the baselines' own.
+    :param sol_score: the SOL score against the faster baseline (None: undefined, ``sol_note`` says why).
+    :param sol_summary: the bound and the fractions in a sentence, for people and agents.
     """
 
     label: str
@@ -65,12 +70,19 @@ class Outcome:
     figures_ms: tuple[tuple[str, float], ...] = ()
     baseline_sources: tuple[str, ...] = ()
     statistic: str = "median"
+    sol_ms: float | None = None
+    sol_binds: str = ""
+    sol_fraction: float | None = None
+    baseline_fractions: tuple[tuple[str, float], ...] = ()
+    sol_score: float | None = None
+    sol_note: str = ""
+    sol_summary: str = ""
 
     @classmethod
     def from_verdict(cls, verdict: Any) -> Outcome:
         """Read the fields of a ``kforge_core.harness.Verdict`` the loop needs."""
         failure = verdict.failure
-        runtime = verdict.runtime
+        light = verdict.speed_of_light
         return cls(
             label=verdict.candidate,
             candidate_digest=verdict.candidate_digest,
@@ -90,6 +102,13 @@ class Outcome:
             figures_ms=tuple((timer, stats.figure) for timer, stats in verdict.figures),
             baseline_sources=tuple(source.short() for source in verdict.baseline_sources),
             statistic=verdict.statistic,
+            sol_ms=light.sol_ms if light is not None else None,
+            sol_binds=light.binds if light is not None else "",
+            sol_fraction=light.fraction if light is not None else None,
+            baseline_fractions=light.baseline_fractions if light is not None else (),
+            sol_score=light.score if light is not None else None,
+            sol_note=light.note if light is not None else "",
+            sol_summary=sol_summary(light),
         )
 
     @property
@@ -147,5 +166,6 @@ class Attempt:
         return CandidateView(
             self.candidate.label, self.candidate.files, self.candidate.entry, self.outcome.runtime_ms,
             self.outcome.speedups, self.outcome.precision_bits, self.outcome.timer, (finding,) if finding else (),
-            self.outcome.statistic,
+            self.outcome.statistic, self.outcome.sol_ms, self.outcome.sol_binds, self.outcome.sol_fraction,
+            self.outcome.baseline_fractions,
         )

@@ -62,6 +62,11 @@ def test_results_are_in_the_store_and_the_bench_directory(first_bench):
     assert "![fast_p curve](fast_p.png)" in report and (bench_dir / "fast_p.png").is_file()
     assert "**2 of 5 problems correct**" in report and (bench_dir / "speedups.png").is_file()
     assert json.loads((bench_dir / "summary.json").read_text()) == document
+    # each correct solution against the speed of light on the host CPU (its measured peaks)
+    correct = [p for p in document["problems"] if p["correct"]]
+    assert all(0 < p["sol_fraction"] <= 1 and p["sol_binds"] in ("memory", "compute") for p in correct)
+    assert document["summary"]["sol_fraction"]["solutions"]["count"] == len(correct)
+    assert "fraction of the limit" in report and (bench_dir / "sol.png").is_file()
 
 
 def test_a_second_bench_takes_its_cached_baselines_as_a_prior(first_bench, bench_env):

@@ -14,7 +14,7 @@ from kforge_core.bench.local import LocalExecutor
 from kforge_core.bench.plan import BenchPlan
 from kforge_core.bench.results import NO_SOLUTION, ProblemJob, ProblemResult, Usage
 from kforge_core.bench.report import render_bench_markdown
-from kforge_core.bench.plots import plot_fast_p, plot_speedup_histogram
+from kforge_core.bench.plots import plot_fast_p, plot_sol, plot_speedup_histogram
 from kforge_core.bench.solutions import open_solutions, require_a_match
 from kforge_core.bench.suite import discover
 from kforge_core.bench.summary import fast_p, summarize
@@ -159,6 +159,44 @@ def test_the_report_and_its_figures(tmp_path):
     plot_fast_p(RESULTS, 5, "t", tmp_path / "fast_p.png")
     plot_speedup_histogram(RESULTS, "t", tmp_path / "speedups.png")
     assert (tmp_path / "fast_p.png").stat().st_size > 1000 and (tmp_path / "speedups.png").stat().st_size > 1000
+
+
+def _placed(key, fraction, score, eager, compile_, ms=1.0):
+    """A correct result placed against a bound of ``fraction * ms``: its baselines' fractions follow from theirs."""
+    sol = fraction * ms
+    return _result(key, speedups=(("eager", eager / ms), ("compile", compile_ / ms)),
+                   baselines_ms=(("eager", eager), ("compile", compile_)), runtime_ms=ms, sol_ms=sol,
+                   sol_binds="memory", sol_fraction=fraction, sol_score=score,
+                   baseline_fractions=(("eager", sol / eager), ("compile", sol / compile_)))
+
+
+SOL_RESULTS = [_placed("a", 0.8, 0.9, 4.0, 2.0), _placed("b", 0.2, 0.6, 2.0, 1.0), _placed("c", 0.5, None, 0.4, 0.5),
+               _result("d", False, failure="numerical_mismatch")]
+
+
+def test_the_summary_gives_the_geomean_sol_score_and_the_fractions_of_the_limit():
+    summary = summarize(SOL_RESULTS)
+    assert summary["geomean_sol_score"] == pytest.approx((0.9 * 0.6) ** 0.5) and summary["sol_scored"] == 2
+    solutions = summary["sol_fraction"]["solutions"]
+    assert (solutions["count"], solutions["median"], solutions["min"], solutions["max"]) == (3, 0.5, 0.2, 0.8)
+    assert solutions["p25"] == pytest.approx(0.35) and solutions["p75"] == pytest.approx(0.65)
+    assert summary["sol_fraction"]["eager"]["median"] == pytest.approx(0.2)  # of 0.8/4, 0.2/2 and 0.5/0.4
+    assert summarize(RESULTS)["sol_fraction"]["solutions"]["count"] == 0 and summarize(RESULTS)["geomean_sol_score"] \
+        is None
+    json.dumps(summary, allow_nan=False)
+
+
+def test_the_report_places_each_problem_against_the_speed_of_light(tmp_path):
+    plan = BenchPlan(tmp_path, ("level1/*",), "cpu", tmp_path / "solutions", "model_new.py", True, Settings(),
+                     tuple((r.key, "0" * 16) for r in SOL_RESULTS))
+    info = BenchInfo("bench-1", 0.0, 0.0, "finished", "", str(tmp_path), "cpu", plan.source, tmp_path, {})
+    text = render_bench_markdown(info, plan, SOL_RESULTS, summarize(SOL_RESULTS, 4))
+    assert "geomean SOL score **0.735** over 2 problems" in text
+    assert "| the solutions | 3 | 50% | 35% | 65% | 20% | 80% |" in text
+    assert "| 80% (memory) | eager 20%, compile 40% | 0.90 |" in text
+    assert "![speedup against the fraction of the speed of light](sol.png)" in text
+    plot_sol(SOL_RESULTS, "t", tmp_path / "sol.png")
+    assert (tmp_path / "sol.png").read_bytes()[:4] == b"\x89PNG"
 
 
 def test_a_plan_reads_back_as_it_was_written(tmp_path):

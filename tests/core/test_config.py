@@ -84,6 +84,14 @@ def test_invalid_value_is_reported_with_its_source(tmp_path):
         load_settings(tmp_path, environ={})
 
 
+def test_the_speed_of_light_target_is_a_fraction(tmp_path):
+    assert load_settings(tmp_path, environ={}).loop.sol_target == 0.9
+    assert load_settings(tmp_path, environ={"KFORGE_LOOP__SOL_TARGET": "0"}).loop.sol_target == 0.0
+    write(tmp_path, "kforge.toml", "[loop]\nsol_target = 1.5\n")
+    with pytest.raises(ConfigError, match="loop.sol_target must be between 0 and 1"):
+        load_settings(tmp_path, environ={})
+
+
 def test_post_init_validation_is_a_config_error(tmp_path):
     write(tmp_path, "kforge.toml", "[harness]\ntrials = 0\n")
     with pytest.raises(ConfigError, match="harness.trials must be >= 1"):

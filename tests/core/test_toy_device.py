@@ -75,6 +75,15 @@ def test_candidates_are_evaluated_end_to_end_on_a_device_of_its_own(toy_eval):
     assert {f["code"]: f["blocking"] for f in cheat["flags"]}["stale_output"] is True  # the toy poison showed
 
 
+def test_the_speed_of_light_comes_from_the_toy_devices_stated_peaks(toy_eval):
+    _, (good, *_), _ = toy_eval
+    bound = good["speed_of_light"]["bound"]
+    assert bound["device"] == "Toy Accelerator T1" and bound["bandwidth"] == 1e12
+    assert bound["bandwidth_source"] == "the Toy Accelerator T1 datasheet"
+    assert bound["sol_ms"] == pytest.approx(bound["bytes"] / 1e12 * 1e3)  # elementwise work: memory binds
+    assert 0 < good["sol_fraction"] <= 1 and "faster_than_hardware" not in {f["code"] for f in good["flags"]}
+
+
 def test_every_device_specific_step_went_through_the_toy_device(toy_eval):
     _, (good, *_), called = toy_eval
     method = good["method"]

@@ -50,6 +50,14 @@ def test_json_document_of_a_correct_candidate(kforge_eval):
     assert document["method"]["device"] == "cpu"
 
 
+def test_rich_output_of_a_correct_candidate_places_it_against_the_speed_of_light(kforge_eval):
+    result = kforge_eval("relu_scale", "relu_scale_numpy.py")
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "speed of light " in text and "-bound (" in text  # the bound on the host CPU, and its roof
+    assert "The candidate at " in text and "eager " in text and "(wall time)" in text
+
+
 def test_rich_output_of_an_incorrect_candidate_and_its_exit_status(kforge_eval):
     result = kforge_eval("relu_scale", "mismatch.py")
     assert result.exit_code == 3

@@ -334,3 +334,47 @@ def test_the_referee_keeps_the_trials_it_compares_across_on_the_device_for_a_sma
                                 judge.session.change)
     assert kept[True][:2] == ("cuda", "cuda") and kept[False][:2] == ("cpu", "cpu")
     assert kept[True][2] == kept[False][2] > 0  # the outputs moved between trials, the same seen from either
+
+
+def test_the_gpus_peaks_come_from_its_datasheet_or_its_facts(cache_dir):
+    """The device states its peaks with their sources; a datasheet's bandwidth agrees with the driver's memory clock
+    and bus width within a fifth (both describe the same memory)."""
+    from kforge_nvidia.device import CudaDevice
+    from kforge_nvidia.driver import MEMORY_BUS_BITS, MEMORY_CLOCK_KHZ, driver_attributes
+    from kforge_nvidia.peaks import datasheet_of
+
+    device = CudaDevice(TORCH_CUDA)
+    device.start()
+    peaks = device.peaks(cache_dir)
+    assert peaks.bandwidth is not None and peaks.rate("fp32") is not None and peaks.rate("fp16 matrix") is not None
+    assert peaks.vector_units == "CUDA cores" and peaks.matrix_units == "tensor cores"
+    assert peaks.cache_bytes == torch.cuda.get_device_properties(0).L2_cache_size
+    if datasheet_of(device.hardware_name()) is not None:
+        assert "datasheet" in peaks.bandwidth.source and not peaks.bandwidth.measured
+        clock_khz, bus_bits = driver_attributes(0, (MEMORY_CLOCK_KHZ, MEMORY_BUS_BITS))
+        if clock_khz and bus_bits:
+            assert 0.8 < peaks.bandwidth.value / (2 * clock_khz * 1e3 * bus_bits / 8) < 1.25
+
+
+def test_an_honest_copy_is_placed_below_the_speed_of_light_and_never_flagged(cache_dir):
+    """wide_relu (32 MiB in, 32 MiB out) in PyTorch: a memory-bound bound on the GPU's datasheet bandwidth, the
+    candidate and its eager baseline at a fraction of it, and no figure below the physical floor."""
+    from kforge_core.harness import Harness
+
+    from .helpers import SELECTION
+
+    with Harness(backend=TORCH_CUDA, problem=problem("wide_relu"), plugins=SELECTION,
+                 settings=settings_for(cache_dir, timer="events", cheat_policy="report", baselines=("eager",),
+                                       **GPU)) as harness:
+        verdict = harness.evaluate(candidate("wide_relu_torch"))
+    assert verdict.correct, verdict.message
+    assert F.FASTER_THAN_HARDWARE not in codes(verdict)
+    light = verdict.speed_of_light
+    bound = light.bound
+    assert bound.device == torch.cuda.get_device_name(0) and bound.binds == "memory"
+    assert bound.sol_ms == pytest.approx(64 * 2**20 / bound.bandwidth * 1e3)
+    assert light.timer == "events" and 0 < light.fraction <= 1 and 0 < dict(light.baseline_fractions)["eager"] <= 1
+    # the floor: the input read, the output beyond the L2; the figure is above it
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    assert bound.floor_bytes == 32 * 2**20 + max(32 * 2**20 - l2, 0)
+    assert verdict.runtime_ms > bound.flag_threshold_ms

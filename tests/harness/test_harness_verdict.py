@@ -36,6 +36,21 @@ def test_a_correct_verdict_has_runtimes_speedups_and_the_method(relu_harness):
     assert round_trip(verdict) == verdict
 
 
+def test_an_honest_verdict_is_placed_against_the_speed_of_light_and_never_flagged(relu_harness):
+    verdict = relu_harness.evaluate(candidate("relu_scale_numpy"))
+    light = verdict.speed_of_light
+    assert verdict.correct and F.FASTER_THAN_HARDWARE not in {f.code for f in verdict.flags}
+    # the host CPU's peaks were measured by the first worker (and kept in the session's cache directory)
+    assert light.bound.bandwidth > 0 and "measured on this device" in light.bound.bandwidth_source
+    assert light.bound.binds in ("memory", "compute") and light.timer == verdict.timer == "wall"
+    assert light.figure_ms == verdict.runtime_ms and 0 < light.fraction <= 1
+    assert 0 < dict(light.baseline_fractions)["eager"] <= 1
+    document = verdict.to_json()
+    assert document["sol_ms"] == light.sol_ms and document["sol_fraction"] == light.fraction
+    assert document["sol_score"] == light.score and document["speed_of_light"]["bound"]["bytes"] > 0
+    assert round_trip(verdict) == verdict
+
+
 def test_the_verdict_says_where_its_seconds_went(relu_harness):
     start = time.perf_counter()
     verdict = relu_harness.evaluate(candidate("relu_scale_numpy"))

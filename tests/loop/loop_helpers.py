@@ -79,6 +79,7 @@ class FakeVerdict:
     timer: str = "wall"
     figures: tuple = ()
     baseline_sources: tuple = ()
+    speed_of_light: Any = None
 
     @property
     def correct(self) -> bool:
@@ -117,6 +118,7 @@ class ScriptedEvaluator:
     precision_bits: float = 21.5  # what a correct candidate reaches
     contract: str = "fp32"  # the run's, and the tolerances it resolves to, from the settings the factory gets
     tolerances: tuple = ()
+    sol_ms: float | None = None  # the problem's speed of light (memory-bound), placed in every verdict when set
 
     def baselines(self) -> dict[str, Stats]:
         return {name: _stats(ms) for name, ms in self.baselines_ms.items()}
@@ -142,7 +144,23 @@ class ScriptedEvaluator:
             profile=ProfileResult(tool="toy") if profile and ms else None,
             precision=PrecisionReached(self.contract, self.precision_bits if failure is None else None,
                                        tolerances=self.tolerances),
+            speed_of_light=self._placed(ms if failure is None else None),
         )
+
+    def _placed(self, ms: float | None) -> Any:
+        """The verdict's place against a memory-bound bound of ``sol_ms`` (a 1 TB/s device)."""
+        if self.sol_ms is None:
+            return None
+        from kforge_core.peaks import Peak, peaks_of
+        from kforge_core.precision_contract import contract_named
+        from kforge_core.speed_of_light import place, sol_bound
+        from kforge_core.work_count import WorkCount
+
+        peaks = peaks_of("Toy T1", Peak(1e12, "the T1 datasheet"), {})
+        moved = int(self.sol_ms * 1e9)
+        bound = sol_bound(moved, moved // 2, moved // 2, WorkCount(), peaks, contract_named("fp32"),
+                          flushes_caches=True)
+        return place(bound, "wall", ms, tuple(self.baselines_ms.items()))
 
     def summarize(self, profile: ProfileResult) -> ProfileSummary:
         return self.summary

@@ -24,13 +24,14 @@ LINE_KINDS = [
     ("baselines", r"baselines: eager [\d.]+ ms(, compile [\d.]+ ms)?"),  # the tests' quick settings: eager only
     ("no code", r"functional f\d: no code in the reply .*\(\S+ tokens\)"),
     ("failed", r"functional f\d: (compile_error|numerical_mismatch): .*\(\S+ tokens\)"),
-    ("correct", r"(functional f\d|optimization o\d\.\d): correct, [\d.]+ ms, [\d.]+x vs eager(, [\d.]+x vs compile)? "
-                r"( \(new best\) )? \(\S+ tokens\)"),
+    ("correct", r"(functional f\d|optimization o\d\.\d): correct, [\d.]+ ms, [\d.]+x vs eager(, [\d.]+x vs compile)?"
+                r"(, (<?[\d.]+%|-) of the speed of light)? ( \(new best\) )? \(\S+ tokens\)"),
     ("round", r"round \d: (no )?gain: \S+ runs in [\d.]+ ms against [\d.]+ ms for \S+( \([\d.]+x faster\))?"),
     ("stopped", r"stopped: .+"),
     ("best", r"Best: \S+ — [\d.]+ ms( \((wall|events|device) time[^)]*\))?, [\d.]+x vs eager(, [\d.]+x vs compile)? "
              r"\(fp32 contract, [\d.]+ bits\)"),
     ("best", r"  baselines: (eager|compile) .+"),  # where the best's baselines came from, and when
+    ("best", r"  speed of light .+"),  # the problem's bound on the host CPU (measured peaks), and the fractions
     ("index", r"kernel index: added the best kernel of run \S+ \(.+\)"),  # what later runs may be shown
     ("usage", r"LLM: \d+ calls, \S+ tokens, cost unknown \(no \[llm\] prices for these models\)"),
     ("file", r"  \S+/(best\.py|report\.md|speedup\.png)"),
@@ -68,7 +69,7 @@ EXPECTED_SHAPE = ["run", "agent", "baselines", "no code", "failed", "correct", "
                   "round", "stopped", "index", "best", "usage", "file", "details"]
 
 # which one depends on the timings: the script has replies for 4 rounds, then it runs out
-STOP_REASONS = ("2 optimization round(s) in a row brought no gain", "has no reply left")
+STOP_REASONS = ("2 optimization round(s) in a row brought no gain", "has no reply left", "of the speed of light")
 
 
 def test_the_demo_script_on_the_cpu_backend(tmp_path):
@@ -105,8 +106,12 @@ def test_the_demo_script_on_the_cpu_backend(tmp_path):
     assert len(calls) == len(report.attempts) + len(report.rounds)
     assert all(c.usage_reported and c.input_tokens > 0 and c.requests == 1 for c in calls)
 
+    best = report.best.outcome  # its place against the host CPU's measured speed of light, in the report too
+    assert best.sol_ms > 0 and 0 < best.sol_fraction <= 1 and best.sol_binds in ("memory", "compute")
+    assert "  speed of light " in done.stdout and "of the speed of light" in done.stdout
     markdown = (report.run_dir / "report.md").read_text()
     assert f"Best candidate: **{report.best.label}**" in markdown and "against eager" in markdown
+    assert "Against the speed of light: speed of light" in markdown
     assert all(f"| {a.label} |" in markdown for a in report.attempts)
     assert (report.run_dir / "speedup.png").read_bytes()[:4] == b"\x89PNG"
     assert_no_secret_stored(runs)

@@ -54,6 +54,28 @@ def test_the_fastest_correct_candidate_is_best_and_profiles_are_not_repeated(tmp
     assert last.spent.tokens == 4 * 150 + 3 * 100 and last.spent.llm_calls == 7
 
 
+def test_optimization_stops_at_the_speed_of_light_target_and_the_prompts_show_the_headroom(tmp_path, scripted):
+    scripted.sol_ms = 2.0  # eager 10 ms is at 20% of it, compile 8 ms at 25%
+    script = write_script(tmp_path / "s.jsonl", [
+        gen(code_reply("ms=8.0")),
+        analysis(expect={"contains": ["Bound: 2 ms; the memory roof binds.",
+                                      "f1 reaches 25% of it; PyTorch eager 20%; PyTorch compile 25% (wall time)"]}),
+        gen(code_reply("ms=2.1"), expect={"contains": [
+            "Headroom: at 25% of the speed of light (2 ms, memory-bound): at most 4.00x faster is possible."]}),
+        analysis(), gen(code_reply("ms=1.9")),  # never asked for: the run stops first
+    ])
+    result, progress = run_toy(tmp_path, script, scripted, optimization_rounds=3)
+    assert result.stop_reason == ("o1.1 reaches 95% of the speed of light (2 ms, memory-bound), at or above "
+                                  "loop.sol_target 90%: little is left to gain")
+    assert [a.label for a in result.outputs.report.attempts] == ["f1", "o1.1"]
+    assert any("o1.1: correct, 2.100 ms" in e and "95% of the speed of light" in e for e in progress.events)
+    best = result.outputs.report.best.outcome
+    assert (best.sol_ms, best.sol_binds, best.sol_fraction) == (2.0, "memory", pytest.approx(2.0 / 2.1))
+    report = result.outputs.report_path.read_text()
+    assert "Against the speed of light: speed of light 2 ms on the Toy T1, memory-bound" in report
+    assert "| 95% |" in report
+
+
 def test_a_failed_optimization_attempt_is_repaired_within_the_round(tmp_path, scripted):
     script = write_script(tmp_path / "s.jsonl", [
         gen(code_reply("ms=8.0")), analysis(), gen(code_reply("wrong")),

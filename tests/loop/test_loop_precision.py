@@ -89,7 +89,7 @@ def test_the_report_and_the_plot_title_say_the_contract_and_the_precision_reache
             "atol=0.02, rtol=0.02 |") in report
     assert "Precision: agrees with a float64 reference to 21.5 bits, under the bf16 precision contract." in report
     assert "compare them only with figures measured under bf16" in report
-    assert "| vs eager | vs compile | bits | flags | files |" in report
+    assert "| vs eager | vs compile | of SOL | bits | flags | files |" in report
     assert "measured under fp32" not in (tmp_path / "runs" / fp32_run / "report.md").read_text()
     with RunStore(tmp_path / "runs") as store:
         title = plot_title(RunReport.from_store(store, bf16_run))

@@ -13,6 +13,7 @@ from typing import Callable, ContextManager
 
 from ...records import Backend, Candidate, CompileResult, Failure, Problem, SourceCheck
 from ...settings import HarnessSettings
+from ...speed_of_light import SolBound
 from ...tolerances import output_tolerances
 from ..protocol import Reply
 from ..verdict import OutsideFigure, PrecisionReached, RuntimeStats, TimingMethod, Verdict
@@ -23,6 +24,7 @@ from .outside_clock import check_candidate
 from .phases import Phases
 from .process import WorkerProcess
 from .referee import Referee
+from .speed_of_light import floor_flags, with_speed_of_light
 from .static_check import check_source
 from .timed_checks import TimedCallChecks
 
@@ -41,6 +43,7 @@ class EvaluationSetup:
     :param time_beside_baselines: times the candidate through its worker's call with the baselines beside it.
     :param baselines_after_verify: the baseline worker gets ready only once the candidate is verified (a problem
         large for the device: its copy of the inputs and its compiled baselines would sit beside the trials').
+    :param bound: the problem's speed of light on the workers' device (``host/speed_of_light.py``); None: none.
     """
 
     backend: Backend
@@ -55,6 +58,7 @@ class EvaluationSetup:
     get_baselines_ready: Callable[[], None]
     time_beside_baselines: Callable[[Callable[..., Reply]], Window]
     baselines_after_verify: bool = False
+    bound: Callable[[], SolBound | None] = lambda: None
 
 
 def evaluate_candidate(setup: EvaluationSetup, worker: WorkerProcess, candidate: Candidate, workdir: Path, *,
@@ -77,6 +81,8 @@ def evaluate_candidate(setup: EvaluationSetup, worker: WorkerProcess, candidate:
                      timing_guard=setup.timing_guard, referee=setup.referee, stop_at=stop_at,
                      timing=beside.time if beside is not None else None, phases=phases)
     outside = _checked_from_outside(out, worker, beside.window if beside is not None else None, settings)
+    bound = setup.bound()
+    out.flags.extend(floor_flags(out, bound, settings))  # a figure below the physical floor: not the call's time
     flags, failure, message = decide(out, static_flags)
     with phases.phase("finish"):
         replaced = setup.release(worker, reusable=failure is None and out.clean)
@@ -88,7 +94,7 @@ def evaluate_candidate(setup: EvaluationSetup, worker: WorkerProcess, candidate:
                     for timer, samples in out.timing.figures) \
         if timed else ()
     baselines, speedups, baseline_figures = _baselines_beside(window, runtime) if window is not None else ((), (), ())
-    return Verdict(
+    return with_speed_of_light(Verdict(
         candidate=candidate.label, candidate_digest=candidate.digest, backend=setup.backend.name,
         problem=setup.problem.name,
         compile=out.compile or CompileResult(ok=False, log=message, failure=failure or Failure.HARNESS),
@@ -103,7 +109,7 @@ def evaluate_candidate(setup: EvaluationSetup, worker: WorkerProcess, candidate:
         baseline_sources=window.sources if window is not None else (),
         device_streams=out.timing.device_streams if timed else 0, phases=phases.record(),
         outside_clock=outside,
-    )
+    ), bound)
 
 
 def _checked_from_outside(out: StageOutcomes, worker: WorkerProcess, window: Window | None,

@@ -35,6 +35,7 @@ from .phases import Phases
 from ..problem_size import large_for_device
 from .process import WorkerProcess
 from .referee import Referee
+from .speed_of_light import Bounds
 
 
 class Harness:
@@ -101,6 +102,7 @@ class Harness:
         self._priors: dict[str, Prior] = {}  # baselines measured in full earlier in this session, for this problem
         self._baseline_cache = BaselineCache(settings.cache_dir)
         self._prebuild_problems: dict[str, Problem] = {}  # candidate digest -> the problem it is built for
+        self._bounds = Bounds(lambda: self._pool.facts, settings.harness.contract)
         self._closed = False
 
     # ------------------------------------------------------------------------------------------ public
@@ -339,7 +341,7 @@ class Harness:
             source_checks=self._source_checks, referee=self._referee, timing_guard=self._quiet_for_timing,
             release=self._pool.release, planned_method=self._planned_method,
             get_baselines_ready=self._get_baselines_ready, time_beside_baselines=self._time_beside_baselines,
-            baselines_after_verify=self._large(self.problem),
+            baselines_after_verify=self._large(self.problem), bound=lambda: self._bounds.of(self.problem),
         )
 
     def _large(self, problem: Problem) -> bool:

@@ -127,7 +127,8 @@ class Worker:
         return DeviceFacts(device.label, device.hardware_name(), int(device.cache_bytes), str(torch.__version__),
                            os.getpid(), flush_bytes=device.flush_bytes,
                            synchronize=device.synchronize_description, timer=device.timer_description,
-                           facts=tuple(device.facts().items()), memory_bytes=device.memory().total)
+                           facts=tuple(device.facts().items()), memory_bytes=device.memory().total,
+                           peaks=device.peaks(self.init.cache_dir))
 
     def reference(self, *, timing: bool = True):  # noqa: ANN201
         from .reference import reference_data

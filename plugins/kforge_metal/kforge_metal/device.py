@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 from kforge_core.device import FIELD_FLUSH_BYTES, Device, MemoryStats
 from kforge_core.hookspecs import hookimpl
+from kforge_core.peaks import DevicePeaks
 
 from .faults import FAULT_PATTERNS, OUT_OF_MEMORY_PATTERNS
 
@@ -30,6 +31,8 @@ class MetalDevice(Device):
     event_timer: ClassVar[str] = (
         "a pair of torch.mps.event.Event(enable_timing=True) on the process's one queue, around the call")
     flush_floor_bytes: ClassVar[int] = FIELD_FLUSH_BYTES
+    measured_units: ClassVar[tuple[str, ...]] = ("fp32", "fp16")  # Apple states no rate for the M3 and M4 GPUs
+    vector_units: ClassVar[str] = "GPU cores"
 
     def __init__(self, backend: Any, *, flush_bytes: int = 0) -> None:
         self._read_facts: Any = None  # MetalFacts, read from the OS on first use
@@ -49,6 +52,18 @@ class MetalDevice(Device):
 
     def _hardware_name(self) -> str:
         return self._device_facts().headline()
+
+    @classmethod
+    def stated_peaks(cls, name: str) -> DevicePeaks | None:
+        from .apple_specs import apple_peaks
+
+        return apple_peaks(name)
+
+    @classmethod
+    def stated_devices(cls) -> tuple[str, ...]:
+        from .apple_specs import CHIPS
+
+        return tuple(dict.fromkeys(f"Apple {spec.chip}" for spec in CHIPS))
 
     def _cache_bytes(self) -> int:
         return 0  # torch.mps reports no cache size: the flush writes FALLBACK_FLUSH_BYTES

@@ -15,6 +15,7 @@ import ctypes
 from typing import Any, ClassVar
 
 from kforge_core.device import FIELD_FLUSH_BYTES, Device, DeviceClock, MemoryStats, StateChange
+from kforge_core.peaks import DevicePeaks
 
 from .device_time import DESCRIPTION as DEVICE_TIME_DESCRIPTION
 
@@ -56,6 +57,10 @@ class CudaDevice(Device):
     # later kernel launch in the process then costs its callbacks (a one-operator forward's host time went from 10 us
     # to 17-36 us over four sessions), which lands in the wall and events figures of every later run.
     runtime_environment: ClassVar[tuple[tuple[str, str], ...]] = (("TEARDOWN_CUPTI", "1"),)
+    # a part without a datasheet here whose architecture's tensor rate differs by product: these are measured
+    measured_units: ClassVar[tuple[str, ...]] = ("fp32", "tf32 matrix", "fp16 matrix", "bf16 matrix")
+    vector_units: ClassVar[str] = "CUDA cores"
+    matrix_units: ClassVar[str] = "tensor cores"
 
     def __init__(self, backend: Any, *, flush_bytes: int = 0) -> None:
         super().__init__(backend, flush_bytes=flush_bytes)
@@ -94,6 +99,24 @@ class CudaDevice(Device):
         import torch
 
         return torch.cuda.current_device()
+
+    @classmethod
+    def stated_peaks(cls, name: str) -> DevicePeaks | None:
+        from .peaks import datasheet_peaks
+
+        return datasheet_peaks(name)
+
+    @classmethod
+    def stated_devices(cls) -> tuple[str, ...]:
+        from .peaks import datasheet_names
+
+        return datasheet_names()
+
+    def _peaks(self) -> DevicePeaks | None:
+        """The datasheet's figures scaled to this device's SMs, else figures derived from its facts."""
+        from .device_facts import read_gpu_facts
+
+        return read_gpu_facts(self.index or 0).peaks
 
     def _facts(self) -> dict[str, str]:
         import torch

@@ -1,39 +1,22 @@
 """Facts about the target GPU, read from the device, for the lowering and the roofline.
 
 Name, compute capability, SM count, memory, L2, shared-memory and register limits come from the device. NVIDIA
-devices do not report peak FLOP rates, so those are the SM count times the SM clock (read from the driver) times
-the per-SM rate of the architecture, from a table; the facts say which numbers came from where.
+devices do not report peak rates: those are the device's peaks (:mod:`.peaks`: the datasheet's for a listed part,
+else derived from the SM count, the driver's clocks and the architecture's per-SM rates); the facts say which
+numbers came from where.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .driver import CLOCK_RATE_KHZ, MEMORY_BUS_BITS, MEMORY_CLOCK_KHZ, driver_attributes
+from kforge_core.peaks import DevicePeaks
 
-# Dense FLOP (or integer op) per clock per SM, by compute capability. Tensor rates are the dense ones (no
-# sparsity) with fp32 accumulation where the part allows it. Architectures whose tensor rates differ between
-# products (8.6, 8.9, 12.0) list only their CUDA-core rates.
-PER_SM_PER_CLOCK: dict[tuple[int, int], dict[str, int]] = {
-    (7, 0): {"fp64": 64, "fp32": 128, "fp16 tensor": 1024},
-    (7, 5): {"fp64": 4, "fp32": 128, "fp16 tensor": 1024},
-    (8, 0): {"fp64": 64, "fp64 tensor": 128, "fp32": 128, "tf32 tensor": 1024, "fp16/bf16 tensor": 2048,
-             "int8 tensor": 4096},
-    (8, 6): {"fp64": 4, "fp32": 256},
-    (8, 9): {"fp64": 4, "fp32": 256},
-    (9, 0): {"fp64": 128, "fp64 tensor": 256, "fp32": 256, "tf32 tensor": 2048, "fp16/bf16 tensor": 4096,
-             "fp8 tensor": 8192, "int8 tensor": 8192},
-    (10, 0): {"fp64": 128, "fp32": 256, "tf32 tensor": 4096, "fp16/bf16 tensor": 8192, "fp8 tensor": 16384},
-    (12, 0): {"fp64": 4, "fp32": 256},
-}
-# Used only when the driver does not report clocks: (SM boost clock GHz, memory bandwidth bytes/s) by name.
-KNOWN_PARTS: dict[str, tuple[float, float]] = {
-    "H200": (1.98, 4.8e12),
-    "H100 80GB HBM3": (1.98, 3.35e12),
-    "H100 PCIe": (1.755, 2.0e12),
-    "A100-SXM4-80GB": (1.41, 2.039e12),
-    "A100-SXM4-40GB": (1.41, 1.555e12),
-}
+from .driver import CLOCK_RATE_KHZ, MEMORY_BUS_BITS, MEMORY_CLOCK_KHZ, driver_attributes
+from .peaks import PER_SM_PER_CLOCK, gpu_peaks
+
+__all__ = ["PER_SM_PER_CLOCK", "GpuFacts", "device_arch", "hardware_text", "read_gpu_facts"]
+
 
 @dataclass(frozen=True)
 class GpuFacts:
@@ -52,8 +35,9 @@ class GpuFacts:
     warp_size: int = 32
     sm_clock_ghz: float = 0.0
     memory_bandwidth: float = 0.0  # bytes/s
-    peak_flops: dict[str, float] = field(default_factory=dict)  # precision -> FLOP/s
+    peak_flops: dict[str, float] = field(default_factory=dict)  # unit (kforge_core.peaks.UNITS) -> FLOP/s
     sources: tuple[str, ...] = ()  # where the derived numbers came from
+    peaks: DevicePeaks | None = None  # the same figures, each with its source
 
     @property
     def arch(self) -> str:
@@ -87,32 +71,6 @@ class GpuFacts:
         return "\n".join(lines)
 
 
-def derive_rates(
-    capability: tuple[int, int], sm_count: int, name: str, sm_clock_khz: int, memory_clock_khz: int, bus_bits: int
-) -> tuple[float, float, dict[str, float], tuple[str, ...]]:
-    """(SM clock GHz, bandwidth B/s, peak FLOP/s by precision, where they came from) from what the driver said."""
-    sources = []
-    known = next((v for k, v in KNOWN_PARTS.items() if k in name), None)
-    clock_ghz = sm_clock_khz / 1e6
-    if not clock_ghz and known:
-        clock_ghz = known[0]
-        sources.append(f"the SM clock {clock_ghz} GHz is from a table of known parts: the driver did not report it")
-    bandwidth = 2.0 * memory_clock_khz * 1e3 * bus_bits / 8 if memory_clock_khz and bus_bits else 0.0
-    if not bandwidth and known:
-        bandwidth = known[1]
-        sources.append("memory bandwidth is from a table of known parts: the driver did not report it")
-    per_sm = PER_SM_PER_CLOCK.get(capability, {})
-    peaks = {precision: sm_count * clock_ghz * 1e9 * rate for precision, rate in per_sm.items()} if clock_ghz else {}
-    if peaks:
-        sources.append(
-            f"peak rates = {sm_count} SMs x {clock_ghz:.2f} GHz x the per-SM rate of compute capability "
-            f"{capability[0]}.{capability[1]} from a table: devices do not report them"
-        )
-    else:
-        sources.append(f"peak FLOP rates unknown for compute capability {capability[0]}.{capability[1]}")
-    return clock_ghz, bandwidth, peaks, tuple(sources)
-
-
 def read_gpu_facts(ordinal: int = 0) -> GpuFacts:
     """Facts of CUDA device ``ordinal``; the caller has checked that one exists."""
     import torch
@@ -124,9 +82,9 @@ def read_gpu_facts(ordinal: int = 0) -> GpuFacts:
     clock_khz = clock_khz or int(getattr(props, "clock_rate", 0) or 0)
     memory_khz = memory_khz or int(getattr(props, "memory_clock_rate", 0) or 0)
     bus_bits = bus_bits or int(getattr(props, "memory_bus_width", 0) or 0)
-    clock, bandwidth, peaks, sources = derive_rates(
-        capability, props.multi_processor_count, props.name, clock_khz, memory_khz, bus_bits
-    )
+    peaks = gpu_peaks(props.name, capability, props.multi_processor_count, clock_khz, memory_khz, bus_bits)
+    sources = tuple(dict.fromkeys(p.source for p in ([peaks.bandwidth] if peaks and peaks.bandwidth else [])
+                                  + [p for _, p in (peaks.compute if peaks else ())]))
     return GpuFacts(
         name=props.name,
         capability=capability,
@@ -139,10 +97,11 @@ def read_gpu_facts(ordinal: int = 0) -> GpuFacts:
         registers_per_sm=int(getattr(props, "regs_per_multiprocessor", 0)),
         max_threads_per_sm=int(getattr(props, "max_threads_per_multi_processor", 0)),
         warp_size=int(getattr(props, "warp_size", 32)),
-        sm_clock_ghz=clock,
-        memory_bandwidth=bandwidth,
-        peak_flops=peaks,
-        sources=sources,
+        sm_clock_ghz=clock_khz / 1e6,
+        memory_bandwidth=peaks.bandwidth.value if peaks is not None and peaks.bandwidth is not None else 0.0,
+        peak_flops={unit: peak.value for unit, peak in peaks.compute} if peaks is not None else {},
+        sources=sources or (f"peak rates unknown for compute capability {capability[0]}.{capability[1]}",),
+        peaks=peaks,
     )
 
 

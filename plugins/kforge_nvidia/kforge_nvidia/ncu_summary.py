@@ -234,7 +234,7 @@ def matrix_peak(kernel: KernelMetrics, dtype: str) -> tuple[float, str] | None:
     if None in (major, minor, sms, clock):
         return None
     rates = PER_SM_PER_CLOCK.get((int(major), int(minor)), {})
-    rate = next((v for k, v in rates.items() if k.startswith(("fp16", "fp16/bf16"))), None)
+    rate = rates.get("fp16 matrix")
     return (rate * sms * clock, "16-bit tensor cores") if rate else None
 
 

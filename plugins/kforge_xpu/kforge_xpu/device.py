@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 from kforge_core.device import FIELD_FLUSH_BYTES, Device, MemoryStats
 from kforge_core.hookspecs import hookimpl
+from kforge_core.peaks import DevicePeaks
 
 from .device_facts import XpuFacts, read_xpu_facts
 from .intel_errors import DEVICE_FAULT_PATTERNS, OUT_OF_MEMORY_PATTERNS
@@ -39,6 +40,9 @@ class XpuDevice(Device):
     event_timer: ClassVar[str] = (
         "a pair of torch.xpu.Event(enable_timing=True) on the current queue, around the call")
     flush_floor_bytes: ClassVar[int] = FIELD_FLUSH_BYTES
+    measured_units: ClassVar[tuple[str, ...]] = ("fp32", "fp16 matrix", "bf16 matrix")  # where Intel states none
+    vector_units: ClassVar[str] = "Xe vector engines"
+    matrix_units: ClassVar[str] = "XMX engines"
 
     def __init__(self, backend: Any, *, flush_bytes: int = 0, xpu: Any = None) -> None:
         self._xpu = xpu
@@ -65,6 +69,25 @@ class XpuDevice(Device):
 
     def _hardware_name(self) -> str:
         return self.xpu_facts().name
+
+    @classmethod
+    def stated_peaks(cls, name: str) -> DevicePeaks | None:
+        from .vendor_specs import stated_peaks
+
+        return stated_peaks(name)
+
+    @classmethod
+    def stated_devices(cls) -> tuple[str, ...]:
+        from .vendor_specs import SPECS
+
+        return tuple(spec.marker for spec in SPECS)
+
+    def _peaks(self) -> DevicePeaks | None:
+        """Intel's stated figures, one stack's share of them where this device is one stack of a card."""
+        from .vendor_specs import stated_peaks
+
+        facts = self.xpu_facts()
+        return stated_peaks(facts.name, facts.memory_bytes)
 
     def _cache_bytes(self) -> int:
         return self.xpu_facts().cache_bytes

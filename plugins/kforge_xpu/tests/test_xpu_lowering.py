@@ -5,7 +5,7 @@ from kforge_core.problem import load_problem
 from kforge_xpu.device_facts import read_xpu_facts
 from kforge_xpu.grf_option import LEGACY, MODERN, grf_option
 from kforge_xpu.lowering import lower
-from kforge_xpu.vendor_specs import stated_bandwidth
+from kforge_xpu.vendor_specs import stated_bandwidth, stated_peaks
 
 from xpu_testing import EXAMPLE, StandInXpu, b580_properties
 
@@ -36,6 +36,17 @@ def test_only_a_stated_bandwidth_is_quoted_and_one_stack_gets_its_share():
     assert stack.bytes_per_s == 3.2768e12 / 2 and "one of its 2 stacks" in stack.source
     facts = read_xpu_facts(StandInXpu(b580_properties(name="Intel(R) Arc(TM) A770 Graphics")), 0)
     assert "not stated for this device" in facts.describe()
+
+
+def test_the_stated_peaks_come_with_their_sources_and_one_stack_gets_its_share():
+    assert stated_peaks("Intel(R) Arc(TM) A770 Graphics") is None  # unlisted: its peaks are measured instead
+    card = stated_peaks("Intel(R) Data Center GPU Max 1550", 128 * 10**9)
+    stack = stated_peaks("Intel(R) Data Center GPU Max 1550", 64 * 2**30)
+    assert card.rate("bf16 matrix").value == 838.9e12 and "stated by Intel" in card.rate("bf16 matrix").source
+    assert stack.rate("bf16 matrix").value == 838.9e12 / 2 and "one of its 2 stacks" in stack.rate("fp32").source
+    b580 = stated_peaks("Intel(R) Arc(TM) B580 Graphics", 12 * 10**9)
+    assert b580.bandwidth.value == 456e9 and b580.rate("fp32") is None
+    assert "half the stated 233 INT8 TOPS" in b580.rate("fp16 matrix").source
 
 
 def test_the_grf_option_follows_the_installed_intel_backend():

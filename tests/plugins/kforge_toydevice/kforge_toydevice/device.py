@@ -11,6 +11,13 @@ import os
 import time
 
 from kforge_core.device import Device, DeviceClock, MemoryStats
+from kforge_core.peaks import Peak, peaks_of
+
+NAME = "Toy Accelerator T1"
+DATASHEET = "the Toy Accelerator T1 datasheet"
+# Its stated peaks: far above what host memory does, so that no honest candidate comes near its floor.
+BANDWIDTH = 1e12
+RATES = {"fp32": 10e12, "fp16 matrix": 100e12}
 
 _PERTURB = -6  # glibc's M_PERTURB: allocations are filled with the complement of this byte
 _POISON_BYTE = 0xA5
@@ -38,13 +45,21 @@ class ToyDevice(Device):
     timer_description = "the toy clock (time.perf_counter) from after the flush to after the toy queue drained"
     event_timer = "toy events: time.perf_counter stamps when the call starts and when it returns"
     device_timer = "the toy device's busy time: CPU time of the calling thread (time.thread_time) in each run"
+    measured_units = ()  # its peaks are stated: never measured
+    matrix_units = "toy tensor units"
+
+    @classmethod
+    def stated_peaks(cls, name):
+        if name != NAME:
+            return None
+        return peaks_of(name, Peak(BANDWIDTH, DATASHEET), {unit: Peak(rate, DATASHEET) for unit, rate in RATES.items()})
 
     @property
     def synchronize_description(self):
         return "the toy queue drained; threads the candidate started during the call are joined"
 
     def _hardware_name(self):
-        return "Toy Accelerator T1"
+        return NAME
 
     def _cache_bytes(self):
         return 1 << 20
