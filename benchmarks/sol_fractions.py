@@ -116,6 +116,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="profile the first N correct solutions with Nsight Compute (the cuda backend)")
     parser.add_argument("--kforge-args", default="", help="more kforge bench flags, in one string")
     parser.add_argument("--json", type=Path, help="write the rows (and kforge bench's summary) here")
+    parser.add_argument("--bench-json", type=Path, help="write kforge bench's whole document (every verdict) here")
     args = parser.parse_args(argv)
     if args.self_check == (args.suite is not None):
         parser.error("give SUITE with --solutions, or --self-check")
@@ -275,6 +276,8 @@ def main(argv: list[str] | None = None) -> int:
             suite, solutions = args.suite, args.solutions
             document = bench(suite, solutions, args, root / "runs")
         rows = rows_of(document)
+        if args.bench_json:
+            args.bench_json.write_text(json.dumps(document, indent=1))
         if args.ncu:
             add_ncu(rows, suite.resolve(), solution_files(document, solutions), args, args.ncu)
     print(table(rows))
