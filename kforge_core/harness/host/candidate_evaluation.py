@@ -17,7 +17,7 @@ from ...tolerances import output_tolerances
 from ..protocol import Reply
 from ..verdict import PrecisionReached, RuntimeStats, TimingMethod, Verdict
 from .deadline import StageTimeouts
-from .evaluation import StageOutcomes, captured_output, decide, message_for_agent, run_stages, runtime_of
+from .evaluation import StageOutcomes, decide, message_for_agent, run_stages, runtime_of
 from .interleave import Window
 from .phases import Phases
 from .process import WorkerProcess
@@ -39,6 +39,8 @@ class EvaluationSetup:
     :param time_beside_baselines: times the candidate through its worker's call with the baselines beside it.
     :param baselines_after_verify: the baseline worker gets ready only once the candidate is verified (a problem
         large for the device: its copy of the inputs and its compiled baselines would sit beside the trials').
+    :param kept_under: where candidates' scratch directories lie when they are kept (``kforge eval --keep``: the
+        captured output is copied into each); None: they are not kept.
     """
 
     backend: Backend
@@ -53,6 +55,7 @@ class EvaluationSetup:
     get_baselines_ready: Callable[[], None]
     time_beside_baselines: Callable[[Callable[..., Reply]], Window]
     baselines_after_verify: bool = False
+    kept_under: Path | None = None
 
 
 def evaluate_candidate(setup: EvaluationSetup, worker: WorkerProcess, candidate: Candidate, workdir: Path, *,
@@ -75,7 +78,9 @@ def evaluate_candidate(setup: EvaluationSetup, worker: WorkerProcess, candidate:
     flags, failure, message = decide(out, static_flags)
     with phases.phase("finish"):
         replaced = setup.release(worker, reusable=failure is None and out.clean)
-    stdout, stderr = captured_output(workdir, settings.output_limit_kb)
+    stdout, stderr = worker.output.candidate_output(settings.output_limit_kb)
+    if setup.kept_under is not None:
+        worker.output.keep(setup.kept_under, workdir)
     runtime, method = runtime_of(out)
     timed = failure is None and runtime is not None
     window = beside.window if timed and beside is not None else None

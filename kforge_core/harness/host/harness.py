@@ -35,6 +35,7 @@ from .phases import Phases
 from ..problem_size import large_for_device
 from .process import WorkerProcess
 from .referee import Referee
+from .scratch_layout import ScratchLayout, confined, for_referee
 
 
 class Harness:
@@ -79,25 +80,29 @@ class Harness:
             raise KForgeError(str(exc)) from None
         self._host_cpu = self._device_class.host_cpu
         self._own_root = scratch_root is None
-        self.root = Path(tempfile.mkdtemp(prefix="kforge-harness-")) if scratch_root is None else scratch_root
+        # absolute: a worker is told its candidates' directories, and its own working directory is not this one's
+        self.root = Path(tempfile.mkdtemp(prefix="kforge-harness-")) if scratch_root is None \
+            else Path(scratch_root).absolute()
         self.root.mkdir(parents=True, exist_ok=True)
-        self._sandbox = sandbox_plan(
+        self._layout = ScratchLayout(self.root).make()
+        self._sandbox = confined(sandbox_plan(
             scratch_root=self.root.resolve(), cache_dir=settings.cache_dir.resolve(),
             runs_dir=settings.runs_dir.resolve(), sys_path=self._sys_path(),
-        ) if use_sandbox(settings.harness.sandbox) else None
-        self._pool = WorkerPool(self._worker_init, self.root / "workers", settings.harness,
+        ), self._layout) if use_sandbox(settings.harness.sandbox) else None
+        self._pool = WorkerPool(self._worker_init, self._layout.workers, settings.harness,
                                 self._seen_by_workers(problem) if problem is not None else None)
         self._prebuilder = Prebuilder(
-            self._prebuild_request, self.root / "prebuilds", settings.harness, host_cpu=self._host_cpu,
+            self._prebuild_request, self._layout.prebuilds, settings.harness, host_cpu=self._host_cpu,
             cache_dir=settings.cache_dir.resolve(), enabled=self._hooks.builds_ahead,
         )
         self.builds_ahead = self._hooks.builds_ahead and settings.harness.prebuild_jobs > 0  # prebuild() builds
         self._numbers = itertools.count(1)
         self._baselines: BaselineResults | None = None  # the last window's
-        self._referee = Referee(self._pool, settings.harness)  # judges shipped outputs: never runs candidate code
-        self._baseline_worker = BaselineWorker(self._baseline_worker_init, self.root / "workers")
+        # judges shipped outputs: never runs candidate code
+        self._referee = Referee(self._pool, settings.harness, self._layout.workers, self._referee_init)
+        self._baseline_worker = BaselineWorker(self._baseline_worker_init, self._layout.workers)
         # the next problem's baselines, built while this one is evaluated (expect_problem); swapped in by use_problem
-        self._baselines_ahead = BaselineWorker(self._baseline_worker_init, self.root / "workers-ahead")
+        self._baselines_ahead = BaselineWorker(self._baseline_worker_init, self._layout.workers_ahead)
         self._priors: dict[str, Prior] = {}  # baselines measured in full earlier in this session, for this problem
         self._baseline_cache = BaselineCache(settings.cache_dir)
         self._prebuild_problems: dict[str, Problem] = {}  # candidate digest -> the problem it is built for
@@ -164,7 +169,6 @@ class Harness:
             self._baseline_worker.start()  # its start overlaps the referee's and the candidate worker's
         if not self._large(self.problem):
             self._pool.start_ahead()  # the candidate's worker starts beside the referee
-        workdir = self._scratch_dir(candidate)
         phases = Phases()
         with phases.phase("prebuild"):
             ahead = self._prebuilder.wait(candidate)  # its compile stage then finds what was built ahead
@@ -172,6 +176,7 @@ class Harness:
             setup = self._evaluation_setup()  # the stages' limits follow the reference: the referee is ready first
         with phases.phase("worker"):
             worker = self._acquire()  # the evaluation releases it
+        workdir = self._scratch_dir(candidate, worker)
         verdict = evaluate_candidate(setup, worker, candidate, workdir, profile=profile, measure=measure,
                                      stop_at=stop_at, phases=phases)
         return dataclasses.replace(verdict, built_ahead=ahead.describe()) if ahead is not None else verdict
@@ -292,6 +297,13 @@ class Harness:
         preload = () if self._host_cpu else baseline_modules(self.settings.harness.baselines)
         return dataclasses.replace(self._worker_init(), preload=preload)
 
+    def _referee_init(self) -> WorkerInit:
+        """A worker's, with the workers' homes writable in the sandbox: the referee removes the files it read."""
+        init = self._worker_init()
+        if init.sandbox is None:
+            return init
+        return dataclasses.replace(init, sandbox=for_referee(init.sandbox, self._layout))
+
     @staticmethod
     def _sys_path() -> tuple[str, ...]:
         return tuple(str(Path(p).resolve()) for p in sys.path if p and Path(p).is_dir())
@@ -302,13 +314,11 @@ class Harness:
 
     def _seen_by_workers(self, problem: Problem) -> Problem:
         """``problem`` as workers find it: in the sandbox, a file under a hidden directory (the home directory,
-        /tmp) is read from a copy of its validated source in the scratch root, which workers see."""
+        /tmp) is read from a copy of its validated source in the scratch root, which workers see and cannot
+        change (``scratch_layout``)."""
         if self._sandbox is None or not self._sandbox.hides(problem.path):
             return problem
-        copy = self.root / "problems" / problem.digest / problem.path.name
-        copy.parent.mkdir(parents=True, exist_ok=True)
-        copy.write_text(problem.source)
-        return dataclasses.replace(problem, path=copy.resolve())
+        return dataclasses.replace(problem, path=self._layout.problem_copy(problem).resolve())
 
     @property
     def _builds_beside_timing(self) -> bool:
@@ -328,9 +338,11 @@ class Harness:
             else:
                 yield
 
-    def _scratch_dir(self, candidate: Candidate) -> Path:
+    def _scratch_dir(self, candidate: Candidate, worker: WorkerProcess) -> Path:
+        """The candidate's scratch directory, in its worker's home: the only place of the scratch root that worker
+        writes (``scratch_layout``)."""
         label = re.sub(r"[^A-Za-z0-9_.-]+", "-", candidate.label)[:40] or "candidate"
-        return self.root / "candidates" / f"{next(self._numbers):04d}-{label}-{candidate.digest[:8]}"
+        return worker.home / "candidates" / f"{next(self._numbers):04d}-{label}-{candidate.digest[:8]}"
 
     def _evaluation_setup(self) -> EvaluationSetup:
         """What evaluating a candidate needs of this Harness, for the current problem."""
@@ -340,6 +352,7 @@ class Harness:
             release=self._pool.release, planned_method=self._planned_method,
             get_baselines_ready=self._get_baselines_ready, time_beside_baselines=self._time_beside_baselines,
             baselines_after_verify=self._large(self.problem),
+            kept_under=None if self._own_root else self._layout.workers,
         )
 
     def _large(self, problem: Problem) -> bool:

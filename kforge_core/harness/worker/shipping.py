@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 import torch
 
-from ..protocol import Conclude, Conclusion, Judged, Shipped
+from ..protocol import OUTPUTS_DIR, Conclude, Conclusion, Judged, Shipped
 from .call_kinds import TIMED, TRACED, TRIAL  # noqa: F401 - what a shipped call was, named here for its callers
 from .host_copies import host_copy
 from .output_files import write_outputs
@@ -34,8 +34,6 @@ if TYPE_CHECKING:
     from ...device import Device
     from ...records import Backend, Problem
     from ...settings import HarnessSettings
-
-OUTPUTS_DIR = "outputs"
 
 _urandom = os.urandom  # bound before any candidate is imported
 
