@@ -38,6 +38,27 @@ from .referee import Referee
 from .scratch_layout import ScratchLayout, confined, for_referee
 
 
+def _private_state_dir(settings: Settings, scratch_root: Path) -> Path:
+    """KForge's own state directory (the baseline cache and its key), made now so that the sandbox hides it from
+    the first worker on; a KForgeError when it lies where workers write."""
+    state_dir = settings.host_state_dir.expanduser().resolve()
+    for writable, what in ((settings.cache_dir, "the cache directory"), (scratch_root, "the scratch root")):
+        if state_dir.is_relative_to(Path(writable).expanduser().resolve()):
+            raise KForgeError(f"state_dir {state_dir} lies in {what} ({writable}), which workers write",
+                              hint="set state_dir to a directory outside it (by default it lies beside the cache "
+                                   "directory)")
+    state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return state_dir
+
+
+def _noted(notes: tuple[tuple[str, str], ...], notice: str,
+           names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """Each baseline's note with ``notice`` (why the baseline cache's entry was not used) after it."""
+    found = dict(notes)
+    return tuple((name, f"{found[name]}; {notice}" if found.get(name) else notice)
+                 for name in dict.fromkeys([*found, *names]))
+
+
 class Harness:
     """Compiles, verifies, times and profiles candidates in isolated workers; a context manager.
 
@@ -85,10 +106,11 @@ class Harness:
             else Path(scratch_root).absolute()
         self.root.mkdir(parents=True, exist_ok=True)
         self._layout = ScratchLayout(self.root).make()
+        state_dir = _private_state_dir(settings, self.root)
         self._sandbox = confined(sandbox_plan(
             scratch_root=self.root.resolve(), cache_dir=settings.cache_dir.resolve(),
             runs_dir=settings.runs_dir.resolve(), sys_path=self._sys_path(),
-        ), self._layout) if use_sandbox(settings.harness.sandbox) else None
+        ), self._layout, private=(state_dir,)) if use_sandbox(settings.harness.sandbox) else None
         self._pool = WorkerPool(self._worker_init, self._layout.workers, settings.harness,
                                 self._seen_by_workers(problem) if problem is not None else None)
         self._prebuilder = Prebuilder(
@@ -104,7 +126,7 @@ class Harness:
         # the next problem's baselines, built while this one is evaluated (expect_problem); swapped in by use_problem
         self._baselines_ahead = BaselineWorker(self._baseline_worker_init, self._layout.workers_ahead)
         self._priors: dict[str, Prior] = {}  # baselines measured in full earlier in this session, for this problem
-        self._baseline_cache = BaselineCache(settings.cache_dir)
+        self._baseline_cache = BaselineCache(state_dir / "baselines")
         self._prebuild_problems: dict[str, Problem] = {}  # candidate digest -> the problem it is built for
         self._closed = False
 
@@ -379,16 +401,21 @@ class Harness:
         self._baseline_worker.wait_ready(harness.startup_timeout_s + timeouts.build_s)
         key = BaselineKey.of(self.problem.digest, self._device_facts(), harness, host_cpu=self._host_cpu) \
             if harness.baseline_cache != "off" else None
-        priors = dict(self._priors)
+        priors, notice = dict(self._priors), ""
         if key is not None and harness.baseline_cache == "use":
-            for name, cached in self._baseline_cache.read(key).items():
-                priors.setdefault(name, Prior(cached.figures, cached.measured_at, "the baseline cache"))
+            cached = self._baseline_cache.read(key)
+            for name, baseline in cached.baselines.items():
+                priors.setdefault(name, Prior(baseline.figures, baseline.measured_at, "the baseline cache"))
+            notice = cached.notice
 
         def baseline(name: str, block: tuple[int, int]) -> Reply:
             return self._baseline_worker.time_block(name, block, timeouts.build_s + timeouts.timing_s)
 
         window = measure_window(harness.repetitions, harness.baselines, priors, candidate, baseline,
                                 count=self._device_class.timing_blocks)
+        if notice:  # the entry that was not used, and why, beside each baseline's note
+            notes = _noted(window.baselines.notes, notice, harness.baselines)
+            window.baselines = dataclasses.replace(window.baselines, notes=notes)
         method, measured_at = window.baselines.method, {s.baseline: s.measured_at for s in window.sources}
         for name, figures in window.measured.items():
             self._priors[name] = Prior(figures, measured_at[name], "an earlier measurement in this session")
