@@ -104,8 +104,9 @@ def openat2_available() -> bool:
     if fd >= 0:
         os.close(fd)
         return True
-    # "/" is absolute, so RESOLVE_BENEATH refuses it (EXDEV): the call itself exists. ENOSYS, EPERM: it does not
-    return ctypes.get_errno() in (errno.EXDEV, errno.EINVAL)
+    # "/" is absolute, so RESOLVE_BENEATH refuses it (EXDEV): the call itself exists. ENOSYS, EPERM (a seccomp
+    # filter), EINVAL (a flag this kernel does not know): it cannot serve
+    return ctypes.get_errno() == errno.EXDEV
 
 
 def _parts(relative: PurePath | str) -> list[str]:

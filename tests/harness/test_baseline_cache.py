@@ -70,3 +70,15 @@ def test_a_key_that_is_not_the_users_alone_is_replaced_when_the_cache_next_write
     cache.write(KEY, {"eager": (FIGURES, METHOD)})
     assert stat.S_IMODE(key.stat().st_mode) == 0o600 and cache.read(KEY).notice == ""
     assert os.stat(key).st_uid == os.getuid()
+
+
+def test_a_state_directory_where_workers_write_is_refused(tmp_path):
+    from kforge_core.errors import KForgeError
+    from kforge_core.harness import Harness
+
+    from .helpers import SELECTION, TORCH_CPU, problem, settings_for
+
+    settings = settings_for(tmp_path / "cache")
+    settings = type(settings)(**{**settings.__dict__, "state_dir": tmp_path / "cache" / "state"})
+    with pytest.raises(KForgeError, match="lies in the cache directory"):
+        Harness(backend=TORCH_CPU, problem=problem("relu_scale"), settings=settings, plugins=SELECTION)

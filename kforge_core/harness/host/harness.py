@@ -38,13 +38,17 @@ from .referee import Referee
 from .scratch_layout import ScratchLayout, confined, for_referee
 
 
-def _private_state_dir(settings: Settings, scratch_root: Path) -> Path:
+def _private_state_dir(settings: Settings, scratch_root: Path | None) -> Path:
     """KForge's own state directory (the baseline cache and its key), made now so that the sandbox hides it from
-    the first worker on; a KForgeError when it lies where workers write."""
+    the first worker on; a KForgeError when it lies where workers write (a new temporary scratch root cannot
+    hold it)."""
     state_dir = settings.host_state_dir.expanduser().resolve()
-    for writable, what in ((settings.cache_dir, "the cache directory"), (scratch_root, "the scratch root")):
-        if state_dir.is_relative_to(Path(writable).expanduser().resolve()):
-            raise KForgeError(f"state_dir {state_dir} lies in {what} ({writable}), which workers write",
+    writable = [(settings.cache_dir, "the cache directory")]
+    if scratch_root is not None:
+        writable.append((scratch_root, "the scratch root"))
+    for place, what in writable:
+        if state_dir.is_relative_to(Path(place).expanduser().resolve()):
+            raise KForgeError(f"state_dir {state_dir} lies in {what} ({place}), which workers write",
                               hint="set state_dir to a directory outside it (by default it lies beside the cache "
                                    "directory)")
     state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -101,12 +105,12 @@ class Harness:
             raise KForgeError(str(exc)) from None
         self._host_cpu = self._device_class.host_cpu
         self._own_root = scratch_root is None
+        state_dir = _private_state_dir(settings, scratch_root)
         # absolute: a worker is told its candidates' directories, and its own working directory is not this one's
         self.root = Path(tempfile.mkdtemp(prefix="kforge-harness-")) if scratch_root is None \
             else Path(scratch_root).absolute()
         self.root.mkdir(parents=True, exist_ok=True)
         self._layout = ScratchLayout(self.root).make()
-        state_dir = _private_state_dir(settings, self.root)
         self._sandbox = confined(sandbox_plan(
             scratch_root=self.root.resolve(), cache_dir=settings.cache_dir.resolve(),
             runs_dir=settings.runs_dir.resolve(), sys_path=self._sys_path(),

@@ -82,6 +82,8 @@ class WorkerOutput:
     def keep(self, anchor: Path, workdir: Path) -> None:
         """Copy the candidate's whole output into its scratch directory ``workdir`` (below ``anchor``, a directory no
         worker can replace) as ``stdout.txt`` and ``stderr.txt``, for a person to read."""
+        if not workdir.is_relative_to(anchor):
+            return
         relative = workdir.relative_to(anchor)
         for handle, name in ((self.stdout, STDOUT_FILE), (self.stderr, STDERR_FILE)):
             try:
