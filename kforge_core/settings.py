@@ -87,7 +87,7 @@ class HarnessSettings:
     # torch.compile's (Inductor's) compile threads in a worker: 1 compiles in the worker's own process; 0 leaves
     # PyTorch's choice (a pool of subprocesses, one per core, started by every worker that imports Inductor)
     compile_threads: int = 1
-    # baselines kept in <cache_dir>/baselines across runs: "use" reads and writes them, "refresh" measures again
+    # baselines kept in <state_dir>/baselines across runs: "use" reads and writes them, "refresh" measures again
     # and writes, "off" neither reads nor writes
     baseline_cache: Literal["use", "refresh", "off"] = "use"
     # workers in Linux namespaces (docs/trust.md): "auto" where the machine allows it, "required": refuse without
@@ -218,6 +218,9 @@ class Settings:
     backend: str = "cpu"
     runs_dir: Path = Path("kforge-runs")
     cache_dir: Path = field(default_factory=_default_cache_dir)
+    # KForge's own state, kept out of every worker's reach (the baseline cache and its key): never inside the cache
+    # directory, which workers write; None: beside it, "<cache_dir>-state"
+    state_dir: Path | None = None
     prompts_dir: Path | None = None
     harness: HarnessSettings = field(default_factory=HarnessSettings)
     llm: LLMSettings = field(default_factory=LLMSettings)
@@ -227,6 +230,13 @@ class Settings:
     retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
     backends: dict[str, dict[str, Any]] = field(default_factory=dict)
     sources: tuple[str, ...] = field(default=(), metadata={"internal": True})  # where settings came from
+
+    @property
+    def host_state_dir(self) -> Path:
+        """``state_dir``, or ``<cache_dir>-state`` beside the cache directory when it is not set."""
+        if self.state_dir is not None:
+            return self.state_dir
+        return self.cache_dir.with_name(self.cache_dir.name + "-state")
 
     def backend_options(self, backend: Any) -> Any:
         """The backend's options dataclass, built from ``[backends.<name>]`` over its defaults."""

@@ -8,4 +8,5 @@ OUT_OF_MEMORY_PATTERNS = (
     "cannot allocate memory",
     "unable to allocate",
     "std::bad_alloc",  # C++'s (PyTorch's extension initialising under a worker's memory limit)
+    "unable to instantiate pytypeobject",  # pybind11's, when torch's import cannot make a type under that limit
 )

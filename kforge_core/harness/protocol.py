@@ -43,8 +43,8 @@ class ChannelTimeout(Exception):
 # ------------------------------------------------------------------------------------------------ requests
 
 
-STACK_SIGNAL = signal.SIGUSR2  # a worker dumps its threads' stacks to STACK_FILE (in its home) on this signal
-STACK_FILE = "stacks.txt"
+STACK_SIGNAL = signal.SIGUSR2  # a worker dumps its threads' stacks on this signal (into the file --output names)
+OUTPUTS_DIR = "outputs"  # the folder of a candidate's scratch directory its worker ships outputs in
 
 @dataclass(frozen=True)
 class WorkerInit:
@@ -138,7 +138,15 @@ class Expect:
 
 @dataclass(frozen=True)
 class JudgeBegin:
-    """To the referee worker: the outputs shipped from now on are a new candidate's."""
+    """To the referee worker: the outputs shipped from now on are a new candidate's, in ``anchor / outputs``.
+
+    :param anchor: a directory no worker can replace (where the candidates' workers have their homes).
+    :param outputs: the candidate's :data:`OUTPUTS_DIR`, relative to ``anchor``: the referee reads shipped files
+        only there, reaching them with no link followed (``safe_files``).
+    """
+
+    anchor: Path | None = None
+    outputs: str = ""
 
 
 @dataclass(frozen=True)

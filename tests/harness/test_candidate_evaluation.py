@@ -4,13 +4,14 @@ asks of its harness, in which order, and what the Verdict is made of. A scripted
 from __future__ import annotations
 
 import contextlib
+import weakref
 
 from kforge_core.harness import flags as F
-from kforge_core.harness.captured import STDERR_FILE
 from kforge_core.harness.host.candidate_evaluation import EvaluationSetup, evaluate_candidate
 from kforge_core.harness.host.deadline import StageTimeouts
 from kforge_core.harness.host.interleave import Window
 from kforge_core.harness.host.outside_clock import CallLog
+from kforge_core.harness.host.worker_output import WorkerOutput
 from kforge_core.harness.protocol import BaselineResults, Conclusion, FinishReport, Reply, TimingOutcome
 from kforge_core.harness.verdict import TimingMethod
 from kforge_core.records import Candidate, CompileResult, Failure, TrialError, VerifyResult
@@ -29,11 +30,19 @@ CALLS_TORCH = Candidate.from_source("import torch\ndef forward(x):\n    return t
 class ScriptedWorker:
     """Answers each request (a stage by its name, others by their type's) from a script, and logs it."""
 
-    def __init__(self, log: list, replies: dict[str, object]) -> None:
+    def __init__(self, log: list, replies: dict[str, object], stderr: str = "") -> None:
         self.log, self.replies, self.wait_notes, self.alive, self.referee = log, replies, [], True, None
         self.calls, self.checks = CallLog(), None  # the outside clock's view: nothing marked, nothing shipped
+        self.output = WorkerOutput()  # what a worker's candidate printed: files with no name
+        weakref.finalize(self, self.output.close)
+        self.stderr = stderr
 
     def call(self, request, timeout_s, what, waits=None, hard_stop=None):  # noqa: ANN001, ANN201
+        if type(request).__name__ == "Begin":
+            self.output.stderr.write(self.stderr.encode())  # what the candidate prints, once it has begun
+        return self._answer(request)
+
+    def _answer(self, request):  # noqa: ANN001, ANN202
         name = getattr(request, "stage", None) or type(request).__name__
         self.log.append(name)
         reply = self.replies[name]
@@ -46,7 +55,7 @@ class ScriptedWorker:
 class AgreeingReferee:
     """A referee that saw every trial pass (the scripted worker ships nothing)."""
 
-    def begin(self) -> None:
+    def begin(self, workdir=None) -> None:  # noqa: ANN001
         pass
 
     def answer(self, message):  # noqa: ANN001, ANN201
@@ -92,9 +101,9 @@ def test_a_correct_candidate_is_timed_beside_the_baselines_and_its_worker_kept(t
 
 def test_a_crashed_candidate_replaces_its_worker_and_the_agent_reads_its_stderr(tmp_path):
     log: list = []
-    (tmp_path / STDERR_FILE).write_text("Fatal Python error: Segmentation fault\n\nCurrent thread:\n  forward\n")
     worker = ScriptedWorker(log, {"Begin": None, "compile": CompileResult(ok=True),
-                                  "verify": Reply(failure=Failure.CRASH, message="the worker died")})
+                                  "verify": Reply(failure=Failure.CRASH, message="the worker died")},
+                            stderr="Fatal Python error: Segmentation fault\n\nCurrent thread:\n  forward\n")
     verdict = evaluate_candidate(_setup(log), worker, CALLS_TORCH, tmp_path, profile=False, measure=True)
     assert log == ["baselines ready", "Begin", "compile", "verify", ("release", False)]
     assert verdict.failure is Failure.CRASH and verdict.worker_replaced

@@ -77,11 +77,12 @@ def test_scratch_directories_are_kept_under_a_given_root_and_removed_otherwise(c
     with Harness(backend=TORCH_CPU, problem=problem("relu_scale"), settings=settings_for(cache_dir),
                  plugins=SELECTION, scratch_root=tmp_path / "kept") as kept:
         kept.evaluate(candidate("env_report"), measure=False)
-    assert list((tmp_path / "kept" / "candidates").glob("*/written-by-candidate.txt"))
+    (scratch,) = (tmp_path / "kept" / "workers").glob("*/candidates/*/written-by-candidate.txt")
+    assert (scratch.parent / "stdout.txt").read_text().count("PID=") == 1  # its captured output, kept beside it
     with Harness(backend=TORCH_CPU, problem=problem("relu_scale"), settings=settings_for(cache_dir),
                  plugins=SELECTION) as temporary:
         root = temporary.root
-        (root / "candidates").mkdir()  # what evaluations would leave
+        (root / "workers" / "candidates").mkdir()  # what evaluations would leave
         assert root.exists()
     assert not root.exists()
 
@@ -108,7 +109,7 @@ def test_a_timeout_kills_what_the_candidate_started(make_harness):
     harness = make_harness(verify_timeout_s=5, sandbox="off")  # the pid it writes down is the host's
     verdict = harness.evaluate(candidate("child_then_hang"))
     assert verdict.failure is Failure.TIMEOUT
-    child = int(next(harness.root.glob("candidates/*/child.pid")).read_text())
+    child = int(next(harness.root.glob("workers/*/candidates/*/child.pid")).read_text())
     deadline = time.monotonic() + 10
     while _alive(child) and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -163,9 +164,9 @@ def test_workers_end_when_the_kforge_process_is_killed(cache_dir, tmp_path):
                            root=str(tmp_path / "root"))
     driver = subprocess.Popen([sys.executable, "-c", script])
     deadline = time.monotonic() + 120
-    while not list(tmp_path.glob("root/candidates/*/worker.pid")) and time.monotonic() < deadline:
+    while not list(tmp_path.glob("root/workers/*/candidates/*/worker.pid")) and time.monotonic() < deadline:
         time.sleep(0.2)
-    worker = int(next(tmp_path.glob("root/candidates/*/worker.pid")).read_text())
+    worker = int(next(tmp_path.glob("root/workers/*/candidates/*/worker.pid")).read_text())
     assert _alive(worker)
     driver.send_signal(signal.SIGKILL)  # KForge dies with a candidate stuck in a loop
     driver.wait()

@@ -173,7 +173,13 @@ class ScriptedWorker:
     """Answers each request with the next scripted value, and records what was asked."""
 
     def __init__(self, replies: dict[type, object]) -> None:
+        import weakref
+
+        from kforge_core.harness.host.worker_output import WorkerOutput
+
         self.replies, self.asked, self.wait_notes, self.alive = replies, [], [], True
+        self.output = WorkerOutput()
+        weakref.finalize(self, self.output.close)
 
     def call(self, request, timeout_s, what, waits=None, hard_stop=None):
         from kforge_core.harness.protocol import Reply
@@ -189,7 +195,7 @@ class AgreeingReferee:
     def __init__(self, seeds) -> None:  # noqa: ANN001
         self.seeds = list(seeds)
 
-    def begin(self) -> None:
+    def begin(self, workdir=None) -> None:  # noqa: ANN001
         pass
 
     def answer(self, message):  # noqa: ANN001, ANN201

@@ -47,8 +47,10 @@ def test_a_warm_worker_takes_the_next_problem_and_the_baseline_cache_is_a_prior_
     assert source.prior == "the baseline cache" and source.origin in ("confirmed", "remeasured")
     assert (third.baselines == first.baselines) == (source.origin == "confirmed")
     assert "the baseline cache" in dict(third.baseline_notes)["eager"]
-    kept = list((cache / "baselines").glob("*.json"))
-    assert len(kept) == 2 and all("eager" in json.loads(p.read_text())["baselines"] for p in kept)
+    # in KForge's own state directory, beside the cache directory (which workers write), not in it
+    kept = list((tmp_path / "cache-state" / "baselines").glob("*.json"))
+    assert len(kept) == 2 and all("eager" in json.loads(p.read_text())["payload"]["baselines"] for p in kept)
+    assert not (cache / "baselines").exists()
 
     with _harness(cache, baseline_cache="refresh") as fresh:
         verdict = fresh.evaluate(candidate("relu_scale_numpy"))

@@ -75,7 +75,7 @@ def test_a_process_a_candidate_started_ends_with_its_worker(cache_dir, tmp_path,
     try:
         verdict = harness.evaluate(candidate(name))
         assert verdict.correct, verdict.message
-        grow = next(tmp_path.glob("candidates/*/grow.txt"))
+        grow = next(tmp_path.glob("workers/*/candidates/*/grow.txt"))  # in its worker's home
         assert _grows(grow)  # the child runs while its (warm) worker is kept
     finally:
         harness.close()

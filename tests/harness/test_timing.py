@@ -152,9 +152,9 @@ def test_the_cache_key_includes_the_timer_and_keeps_every_timers_figures(tmp_pat
     cache = BaselineCache(tmp_path)
     figures = (("wall", (3.0, 4.0)), ("events", (1.0, 2.0)))
     cache.write(key_wall, {"eager": (figures, METHOD)}, at=1234.0)
-    (kept,) = cache.read(key_wall).values()
+    (kept,) = cache.read(key_wall).baselines.values()
     assert kept.figures == figures and kept.samples_ms == (3.0, 4.0) and kept.measured_at == 1234.0
-    assert cache.read(key_events) == {}  # the other timer's key finds nothing
+    assert cache.read(key_events).baselines == {}  # the other timer's key finds nothing
 
 
 def _verdict(**changes) -> Verdict:

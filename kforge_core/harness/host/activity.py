@@ -7,7 +7,8 @@ Two facts decide (:mod:`kforge_core.harness.host.deadline` says what follows fro
   idle hang (``time.sleep`` in a loop, a wait on a lock nobody holds) does not;
 * whether it is **compiling**: a compiler among its processes (``nvcc``, ``cc1plus``, ``ninja``, Inductor's
   compile workers), or compiler frames on its Python stacks (Dynamo, Inductor, TorchScript, Triton, Numba,
-  ``cpp_extension``), read from the dump Python's fault handler writes when the worker gets :data:`STACK_SIGNAL`.
+  ``cpp_extension``), read from the dump Python's fault handler writes when the worker gets :data:`STACK_SIGNAL`
+  (into a file with no name the KForge process made, ``worker_output.py``: never a file in the worker's directory).
 """
 
 from __future__ import annotations
@@ -15,8 +16,12 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..protocol import STACK_FILE, STACK_SIGNAL
+from ..protocol import STACK_SIGNAL
+
+if TYPE_CHECKING:
+    from .worker_output import WorkerOutput
 
 WINDOW_S = 1.0
 
@@ -98,11 +103,12 @@ def worker_process(pid: int, proc: Path = Path("/proc"), depth: int = 4) -> int:
 
 
 class ActivityProbe:
-    """Looks at one worker (its process ``pid``, or the launcher that started it; and its home directory)."""
+    """Looks at one worker (its process ``pid``, or the launcher that started it; and the files it writes for the
+    KForge process, ``output``)."""
 
-    def __init__(self, pid: int, home: Path, window_s: float = WINDOW_S) -> None:
+    def __init__(self, pid: int, output: WorkerOutput, window_s: float = WINDOW_S) -> None:
         self.launched = pid
-        self.home = home
+        self.output = output
         self.window_s = window_s
         self._worker: int | None = None
 
@@ -146,19 +152,10 @@ class ActivityProbe:
 
     def stacks(self) -> str:
         """The worker's Python stacks, as its fault handler dumps them (empty when it does not answer)."""
-        path = self.home / STACK_FILE
         try:
-            path.write_text("")
-            os.kill(self.pid, STACK_SIGNAL)
+            return self.output.stack_dump(lambda: os.kill(self.pid, STACK_SIGNAL))
         except OSError:
             return ""
-        deadline = time.monotonic() + 1.0
-        while time.monotonic() < deadline:
-            time.sleep(0.05)
-            if path.stat().st_size:
-                time.sleep(0.05)  # the dump is written in one go by the signal handler; let it end
-                return path.read_text(errors="replace")
-        return ""
 
 
 def runs_worker(pid: int, proc: Path = Path("/proc")) -> bool:

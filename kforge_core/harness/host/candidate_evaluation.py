@@ -18,7 +18,7 @@ from ...tolerances import output_tolerances
 from ..protocol import Reply
 from ..verdict import OutsideFigure, PrecisionReached, RuntimeStats, TimingMethod, Verdict
 from .deadline import StageTimeouts
-from .evaluation import StageOutcomes, captured_output, decide, message_for_agent, run_stages, runtime_of
+from .evaluation import StageOutcomes, decide, message_for_agent, run_stages, runtime_of
 from .interleave import Window
 from .outside_clock import check_candidate
 from .phases import Phases
@@ -44,6 +44,8 @@ class EvaluationSetup:
     :param baselines_after_verify: the baseline worker gets ready only once the candidate is verified (a problem
         large for the device: its copy of the inputs and its compiled baselines would sit beside the trials').
     :param bound: the problem's speed of light on the workers' device (``host/speed_of_light.py``); None: none.
+    :param kept_under: where candidates' scratch directories lie when they are kept (``kforge eval --keep``: the
+        captured output is copied into each); None: they are not kept.
     """
 
     backend: Backend
@@ -59,6 +61,7 @@ class EvaluationSetup:
     time_beside_baselines: Callable[[Callable[..., Reply]], Window]
     baselines_after_verify: bool = False
     bound: Callable[[], SolBound | None] = lambda: None
+    kept_under: Path | None = None
 
 
 def evaluate_candidate(setup: EvaluationSetup, worker: WorkerProcess, candidate: Candidate, workdir: Path, *,
@@ -86,7 +89,9 @@ def evaluate_candidate(setup: EvaluationSetup, worker: WorkerProcess, candidate:
     flags, failure, message = decide(out, static_flags)
     with phases.phase("finish"):
         replaced = setup.release(worker, reusable=failure is None and out.clean)
-    stdout, stderr = captured_output(workdir, settings.output_limit_kb)
+    stdout, stderr = worker.output.candidate_output(settings.output_limit_kb)
+    if setup.kept_under is not None:
+        worker.output.keep(setup.kept_under, workdir)
     runtime, method = runtime_of(out)
     timed = failure is None and runtime is not None
     window = beside.window if timed and beside is not None else None

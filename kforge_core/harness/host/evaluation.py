@@ -14,7 +14,7 @@ from typing import Any, Callable, ContextManager
 from ...records import Candidate, CompileResult, Failure, Flag, ProfileResult, VerifyResult
 from ...settings import HarnessSettings
 from .. import flags as F
-from ..captured import STDERR_FILE, STDOUT_FILE, read_truncated, tail_lines
+from ..captured import tail_lines
 from ..op_trace import compute_ops, describe_ops
 from ..protocol import Begin, Finish, FinishReport, Reply, RunStage, Time, TimingOutcome
 from ..verdict import RuntimeStats, TimingMethod
@@ -61,7 +61,8 @@ def run_stages(worker: WorkerProcess, candidate: Candidate, workdir: Path, setti
     phases = phases or Phases()
     call = functools.partial(_call, worker, stop_at)
     worker.wait_notes.clear()
-    referee.begin()
+    worker.output.begin_candidate()
+    referee.begin(workdir)
     worker.referee = referee.answer
     try:
         with phases.phase("compile"):
@@ -165,11 +166,6 @@ def decide(out: StageOutcomes, static_flags: tuple[Flag, ...]) -> tuple[tuple[Fl
     if out.verify is None:
         return flags, Failure.HARNESS, "the candidate was not verified"
     return flags, None, out.verify.message
-
-
-def captured_output(workdir: Path, limit_kb: int) -> tuple[str, str]:
-    limit = limit_kb * 1024
-    return read_truncated(workdir / STDOUT_FILE, limit), read_truncated(workdir / STDERR_FILE, limit)
 
 
 def message_for_agent(failure: Failure | None, message: str, stderr: str, flags: tuple[Flag, ...]) -> str:

@@ -36,6 +36,32 @@ from ..problem_size import large_for_device
 from .process import WorkerProcess
 from .referee import Referee
 from .speed_of_light import Bounds
+from .scratch_layout import ScratchLayout, confined, for_referee
+
+
+def _private_state_dir(settings: Settings, scratch_root: Path | None) -> Path:
+    """KForge's own state directory (the baseline cache and its key), made now so that the sandbox hides it from
+    the first worker on; a KForgeError when it lies where workers write (a new temporary scratch root cannot
+    hold it)."""
+    state_dir = settings.host_state_dir.expanduser().resolve()
+    writable = [(settings.cache_dir, "the cache directory")]
+    if scratch_root is not None:
+        writable.append((scratch_root, "the scratch root"))
+    for place, what in writable:
+        if state_dir.is_relative_to(Path(place).expanduser().resolve()):
+            raise KForgeError(f"state_dir {state_dir} lies in {what} ({place}), which workers write",
+                              hint="set state_dir to a directory outside it (by default it lies beside the cache "
+                                   "directory)")
+    state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return state_dir
+
+
+def _noted(notes: tuple[tuple[str, str], ...], notice: str,
+           names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """Each baseline's note with ``notice`` (why the baseline cache's entry was not used) after it."""
+    found = dict(notes)
+    return tuple((name, f"{found[name]}; {notice}" if found.get(name) else notice)
+                 for name in dict.fromkeys([*found, *names]))
 
 
 class Harness:
@@ -80,27 +106,32 @@ class Harness:
             raise KForgeError(str(exc)) from None
         self._host_cpu = self._device_class.host_cpu
         self._own_root = scratch_root is None
-        self.root = Path(tempfile.mkdtemp(prefix="kforge-harness-")) if scratch_root is None else scratch_root
+        state_dir = _private_state_dir(settings, scratch_root)
+        # absolute: a worker is told its candidates' directories, and its own working directory is not this one's
+        self.root = Path(tempfile.mkdtemp(prefix="kforge-harness-")) if scratch_root is None \
+            else Path(scratch_root).absolute()
         self.root.mkdir(parents=True, exist_ok=True)
-        self._sandbox = sandbox_plan(
+        self._layout = ScratchLayout(self.root).make()
+        self._sandbox = confined(sandbox_plan(
             scratch_root=self.root.resolve(), cache_dir=settings.cache_dir.resolve(),
             runs_dir=settings.runs_dir.resolve(), sys_path=self._sys_path(),
-        ) if use_sandbox(settings.harness.sandbox) else None
-        self._pool = WorkerPool(self._worker_init, self.root / "workers", settings.harness,
+        ), self._layout, private=(state_dir,)) if use_sandbox(settings.harness.sandbox) else None
+        self._pool = WorkerPool(self._worker_init, self._layout.workers, settings.harness,
                                 self._seen_by_workers(problem) if problem is not None else None)
         self._prebuilder = Prebuilder(
-            self._prebuild_request, self.root / "prebuilds", settings.harness, host_cpu=self._host_cpu,
+            self._prebuild_request, self._layout.prebuilds, settings.harness, host_cpu=self._host_cpu,
             cache_dir=settings.cache_dir.resolve(), enabled=self._hooks.builds_ahead,
         )
         self.builds_ahead = self._hooks.builds_ahead and settings.harness.prebuild_jobs > 0  # prebuild() builds
         self._numbers = itertools.count(1)
         self._baselines: BaselineResults | None = None  # the last window's
-        self._referee = Referee(self._pool, settings.harness)  # judges shipped outputs: never runs candidate code
-        self._baseline_worker = BaselineWorker(self._baseline_worker_init, self.root / "workers")
+        # judges shipped outputs: never runs candidate code
+        self._referee = Referee(self._pool, settings.harness, self._layout.workers, self._referee_init)
+        self._baseline_worker = BaselineWorker(self._baseline_worker_init, self._layout.workers)
         # the next problem's baselines, built while this one is evaluated (expect_problem); swapped in by use_problem
-        self._baselines_ahead = BaselineWorker(self._baseline_worker_init, self.root / "workers-ahead")
+        self._baselines_ahead = BaselineWorker(self._baseline_worker_init, self._layout.workers_ahead)
         self._priors: dict[str, Prior] = {}  # baselines measured in full earlier in this session, for this problem
-        self._baseline_cache = BaselineCache(settings.cache_dir)
+        self._baseline_cache = BaselineCache(state_dir / "baselines")
         self._prebuild_problems: dict[str, Problem] = {}  # candidate digest -> the problem it is built for
         self._bounds = Bounds(lambda: self._pool.facts, settings.harness.contract)
         self._closed = False
@@ -166,7 +197,6 @@ class Harness:
             self._baseline_worker.start()  # its start overlaps the referee's and the candidate worker's
         if not self._large(self.problem):
             self._pool.start_ahead()  # the candidate's worker starts beside the referee
-        workdir = self._scratch_dir(candidate)
         phases = Phases()
         with phases.phase("prebuild"):
             ahead = self._prebuilder.wait(candidate)  # its compile stage then finds what was built ahead
@@ -174,6 +204,7 @@ class Harness:
             setup = self._evaluation_setup()  # the stages' limits follow the reference: the referee is ready first
         with phases.phase("worker"):
             worker = self._acquire()  # the evaluation releases it
+        workdir = self._scratch_dir(candidate, worker)
         verdict = evaluate_candidate(setup, worker, candidate, workdir, profile=profile, measure=measure,
                                      stop_at=stop_at, phases=phases)
         return dataclasses.replace(verdict, built_ahead=ahead.describe()) if ahead is not None else verdict
@@ -294,6 +325,13 @@ class Harness:
         preload = () if self._host_cpu else baseline_modules(self.settings.harness.baselines)
         return dataclasses.replace(self._worker_init(), preload=preload)
 
+    def _referee_init(self) -> WorkerInit:
+        """A worker's, with the workers' homes writable in the sandbox: the referee removes the files it read."""
+        init = self._worker_init()
+        if init.sandbox is None:
+            return init
+        return dataclasses.replace(init, sandbox=for_referee(init.sandbox, self._layout))
+
     @staticmethod
     def _sys_path() -> tuple[str, ...]:
         return tuple(str(Path(p).resolve()) for p in sys.path if p and Path(p).is_dir())
@@ -304,13 +342,11 @@ class Harness:
 
     def _seen_by_workers(self, problem: Problem) -> Problem:
         """``problem`` as workers find it: in the sandbox, a file under a hidden directory (the home directory,
-        /tmp) is read from a copy of its validated source in the scratch root, which workers see."""
+        /tmp) is read from a copy of its validated source in the scratch root, which workers see and cannot
+        change (``scratch_layout``)."""
         if self._sandbox is None or not self._sandbox.hides(problem.path):
             return problem
-        copy = self.root / "problems" / problem.digest / problem.path.name
-        copy.parent.mkdir(parents=True, exist_ok=True)
-        copy.write_text(problem.source)
-        return dataclasses.replace(problem, path=copy.resolve())
+        return dataclasses.replace(problem, path=self._layout.problem_copy(problem).resolve())
 
     @property
     def _builds_beside_timing(self) -> bool:
@@ -330,9 +366,11 @@ class Harness:
             else:
                 yield
 
-    def _scratch_dir(self, candidate: Candidate) -> Path:
+    def _scratch_dir(self, candidate: Candidate, worker: WorkerProcess) -> Path:
+        """The candidate's scratch directory, in its worker's home: the only place of the scratch root that worker
+        writes (``scratch_layout``)."""
         label = re.sub(r"[^A-Za-z0-9_.-]+", "-", candidate.label)[:40] or "candidate"
-        return self.root / "candidates" / f"{next(self._numbers):04d}-{label}-{candidate.digest[:8]}"
+        return worker.home / "candidates" / f"{next(self._numbers):04d}-{label}-{candidate.digest[:8]}"
 
     def _evaluation_setup(self) -> EvaluationSetup:
         """What evaluating a candidate needs of this Harness, for the current problem."""
@@ -342,6 +380,7 @@ class Harness:
             release=self._pool.release, planned_method=self._planned_method,
             get_baselines_ready=self._get_baselines_ready, time_beside_baselines=self._time_beside_baselines,
             baselines_after_verify=self._large(self.problem), bound=lambda: self._bounds.of(self.problem),
+            kept_under=None if self._own_root else self._layout.workers,
         )
 
     def _large(self, problem: Problem) -> bool:
@@ -368,10 +407,12 @@ class Harness:
         self._baseline_worker.wait_ready(harness.startup_timeout_s + timeouts.build_s)
         key = BaselineKey.of(self.problem.digest, self._device_facts(), harness, host_cpu=self._host_cpu) \
             if harness.baseline_cache != "off" else None
-        priors = dict(self._priors)
+        priors, notice = dict(self._priors), ""
         if key is not None and harness.baseline_cache == "use":
-            for name, cached in self._baseline_cache.read(key).items():
-                priors.setdefault(name, Prior(cached.figures, cached.measured_at, "the baseline cache"))
+            cached = self._baseline_cache.read(key)
+            for name, baseline in cached.baselines.items():
+                priors.setdefault(name, Prior(baseline.figures, baseline.measured_at, "the baseline cache"))
+            notice = cached.notice
 
         def baseline(name: str, block: tuple[int, int]) -> Reply:
             self._baseline_worker.take_calls()  # what it marked before this block is not this block's
@@ -379,6 +420,9 @@ class Harness:
 
         window = measure_window(harness.repetitions, harness.baselines, priors, candidate, baseline,
                                 count=self._device_class.timing_blocks, baseline_calls=self._baseline_worker.take_calls)
+        if notice:  # the entry that was not used, and why, beside each baseline's note
+            notes = _noted(window.baselines.notes, notice, harness.baselines)
+            window.baselines = dataclasses.replace(window.baselines, notes=notes)
         method, measured_at = window.baselines.method, {s.baseline: s.measured_at for s in window.sources}
         for name, figures in window.measured.items():
             self._priors[name] = Prior(figures, measured_at[name], "an earlier measurement in this session")

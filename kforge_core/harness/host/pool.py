@@ -82,18 +82,19 @@ class WorkerPool:
             return
         self._idle.append(self._spawn(self.problem))
 
-    def start_own(self) -> WorkerProcess:
+    def start_own(self, make_init: Callable[[], WorkerInit] | None = None) -> WorkerProcess:
         """A new worker for the caller alone (the referee's), told the current problem if there is one; returns
-        without waiting for it (:meth:`prepare` does)."""
-        return self._spawn(self.problem)
+        without waiting for it (:meth:`prepare` does). ``make_init``: what it is told instead of the pool's."""
+        return self._spawn(self.problem, make_init)
 
-    def acquire(self, *, fresh: bool = False) -> WorkerProcess:
+    def acquire(self, *, fresh: bool = False, make_init: Callable[[], WorkerInit] | None = None) -> WorkerProcess:
         """A worker ready for the current problem: the warmest idle one (unless ``fresh``), preferring one
-        prepared for this problem already, else a new one. Raises WorkerStartError."""
+        prepared for this problem already, else a new one (told ``make_init``'s, when given). Raises
+        WorkerStartError."""
         while self._idle and not self._idle[-1].alive:  # an idle worker that died is nobody's fault: drop it
             self._forget(self._idle.pop())
         worker = self._take_idle() if not fresh else None
-        worker = worker or self._spawn(self.problem)
+        worker = worker or self._spawn(self.problem, make_init)
         self.prepare(worker)
         self._top_up()
         return worker
@@ -180,9 +181,9 @@ class WorkerPool:
         self._prepared.pop(worker.pid, None)
         self._preparing.pop(worker.pid, None)
 
-    def _spawn(self, problem: Problem | None) -> WorkerProcess:
+    def _spawn(self, problem: Problem | None, make_init: Callable[[], WorkerInit] | None = None) -> WorkerProcess:
         number = next(self._numbers)
-        worker = WorkerProcess(self._make_init(), self._root / f"worker-{number}")
+        worker = WorkerProcess((make_init or self._make_init)(), self._root / f"worker-{number}")
         if problem is not None:
             self._send_prepare(worker, problem)
         self.started += 1

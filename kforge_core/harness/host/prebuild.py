@@ -5,6 +5,9 @@ like a worker (an environment without secrets, resource limits, a session of its
 timeout) and at a lower scheduling priority. At most ``harness.prebuild_jobs`` run at once; while the harness
 holds them (a timed run they would disturb) none runs. A build only fills the backend's build cache: the candidate's
 verdict still comes from its compile stage in a worker, which then finds its builds done.
+
+A child writes its own directory: the KForge process writes the request there before the child starts and reads
+the answer back with no link followed (``safe_files``); the child's output goes to files with no name.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import pickle
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -27,11 +31,13 @@ from typing import Callable, Iterable, Iterator
 from ...codec import record_from_json
 from ...records import Candidate, CompileResult
 from ...settings import HarnessSettings
-from ..captured import tail_lines
+from ..captured import read_truncated, tail_lines
 from ..protocol import REQUEST_FILE, RESULT_FILE, PrebuildRequest
+from ..safe_files import create_beneath, read_beneath
 from .sandbox import limits_setter, worker_environment
 
 _BUILD_NICENESS = 10  # builds are background work: the timed runs and the KForge process come first
+_ANSWER_BYTES = 64 << 20  # the most of a child's answer that is read (a build log is cut far below that)
 
 
 @dataclass(frozen=True)
@@ -142,14 +148,17 @@ class Prebuilder:
     def _build(self, candidate: Candidate) -> PrebuildOutcome | None:
         if self._nothing_to_build:
             return None
-        directory = self._root / f"{next(self._numbers):04d}-{candidate.digest[:8]}"
-        directory.mkdir(parents=True)
+        name = f"{next(self._numbers):04d}-{candidate.digest[:8]}"
+        directory = self._root / name
+        self._root.mkdir(parents=True, exist_ok=True)
+        directory.mkdir()  # a new directory: nothing made beforehand is taken for it
         request = self._make_request(candidate)
-        (directory / REQUEST_FILE).write_bytes(pickle.dumps(request))
+        with create_beneath(self._root, f"{name}/{REQUEST_FILE}") as out:
+            out.write(pickle.dumps(request))
         start = time.perf_counter()
         env = worker_environment(os.environ, self._cache_dir, request.init.environment,
                                  compile_threads=request.init.settings.compile_threads)
-        with open(directory / "stdout.txt", "wb") as out, open(directory / "stderr.txt", "wb") as err:
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
             with self._changed:
                 while self._holds and not self._nothing_to_build:
                     self._changed.wait()
@@ -178,17 +187,18 @@ class Prebuilder:
                 with self._changed:
                     self._running.discard(process)
                     self._changed.notify_all()
-        outcome = self._outcome(candidate, directory, time.perf_counter() - start, error)
+            stderr = read_truncated(err.fileno(), 64 * 1024) if error else ""
+        outcome = self._outcome(candidate, name, time.perf_counter() - start, error, stderr)
         with self._lock:
             self.outcomes.append(outcome)
         return outcome
 
-    def _outcome(self, candidate: Candidate, directory: Path, seconds: float, error: str) -> PrebuildOutcome:
+    def _outcome(self, candidate: Candidate, name: str, seconds: float, error: str,
+                 stderr: str) -> PrebuildOutcome:
         if error:
-            stderr = (directory / "stderr.txt").read_text(errors="replace")
             return PrebuildOutcome(candidate.digest, seconds, error=f"{error}\n{tail_lines(stderr, 8)}".strip())
         try:
-            answer = json.loads((directory / RESULT_FILE).read_text())
+            answer = json.loads(read_beneath(self._root, f"{name}/{RESULT_FILE}", _ANSWER_BYTES))
             if not answer["answered"]:
                 self._nothing_to_build = True
                 return PrebuildOutcome(candidate.digest, seconds)

@@ -9,13 +9,13 @@ import signal
 import subprocess
 import sys
 import time
+import weakref
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 from ...records import Failure
-from ..captured import read_truncated, tail_lines
 from ..protocol import (
     Acknowledged, Channel, ChannelClosed, ChannelTimeout, CheckAsk, Conclude, DeviceFacts, Reply, Shipped, Wait, WorkerInit,
 )
@@ -25,6 +25,7 @@ from .exits import classify_exit, memory_total_kb, oom_kill_count
 from .outside_clock import CallLog
 from .timed_checks import TimedCallChecks
 from .sandbox import limits_setter, worker_environment
+from .worker_output import WorkerOutput
 
 _REAP_S = 10.0
 
@@ -41,7 +42,12 @@ class WorkerFault(Exception):
 
 
 class WorkerProcess:
-    """A started worker. Requests are answered in order; ``pending`` counts replies not yet read."""
+    """A started worker. Requests are answered in order; ``pending`` counts replies not yet read.
+
+    ``home`` is the worker's directory (its only writable one in the sandbox; its candidates' scratch directories
+    lie in it). What it prints, and what a candidate prints, goes to files with no name (``output``), never to a
+    file in ``home``: the KForge process reads nothing there.
+    """
 
     def __init__(self, init: WorkerInit, home: Path, *, environ: dict[str, str] | None = None) -> None:
         self.home = home
@@ -52,18 +58,19 @@ class WorkerProcess:
         settings = init.settings
         env = worker_environment(os.environ if environ is None else environ, init.cache_dir, init.environment,
                                  compile_threads=settings.compile_threads)
+        self.output = output = WorkerOutput()
+        weakref.finalize(self, output.close)  # read after the worker is gone (its candidate's output), then closed
         command = [sys.executable, "-m", "kforge_core.harness.worker", "--fds",
-                   f"{to_child_r},{from_child_w},{lifeline_r}"]
+                   f"{to_child_r},{from_child_w},{lifeline_r}", "--output", ",".join(map(str, output.worker_fds))]
         if init.sandbox is not None:
             command = init.sandbox.wrap(command, env, home)
-        with open(home / "worker.out", "ab") as out, open(home / "worker.err", "ab") as err:
-            self.process = subprocess.Popen(
-                command,
-                cwd=home, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                pass_fds=(to_child_r, from_child_w, lifeline_r), start_new_session=True,
-                preexec_fn=limits_setter(memory_limit_mb=settings.memory_limit_mb,
-                                         file_size_limit_mb=settings.file_size_limit_mb, host_cpu=init.host_cpu),
-            )
+        self.process = subprocess.Popen(
+            command,
+            cwd=home, env=env, stdin=subprocess.DEVNULL, stdout=output.own, stderr=output.own,
+            pass_fds=(to_child_r, from_child_w, lifeline_r, *output.worker_fds), start_new_session=True,
+            preexec_fn=limits_setter(memory_limit_mb=settings.memory_limit_mb,
+                                     file_size_limit_mb=settings.file_size_limit_mb, host_cpu=init.host_cpu),
+        )
         for fd in (to_child_r, from_child_w, lifeline_r):
             os.close(fd)
         self.channel = Channel(from_child_r, to_child_w)
@@ -75,7 +82,7 @@ class WorkerProcess:
         self.oom_kills_at_start = oom_kill_count()
         self.max_rss_kb = 0
         self.used = False  # served a candidate
-        self.probe = ActivityProbe(self.process.pid, home)
+        self.probe = ActivityProbe(self.process.pid, output)
         self.wait_notes: list[str] = []  # calls allowed past their limit while compiling, and why
         # who answers the outputs this worker ships while it serves a candidate (the referee); None: nobody
         self.referee: Callable[[Any], Any] | None = None
@@ -267,5 +274,5 @@ class WorkerProcess:
         return ""
 
     def worker_stderr_tail(self) -> str:
-        return tail_lines(read_truncated(self.home / "worker.err", 16 * 1024))
+        return self.output.own_tail()
 

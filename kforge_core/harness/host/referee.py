@@ -11,20 +11,29 @@ baselines: it is the worker that is never given candidate code, kept from one pr
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+from typing import Any, Callable
 
 from ...records import Failure, VerifyResult
 from ...settings import HarnessSettings
 from .. import flags as F
-from ..protocol import Conclude, Conclusion, Expect, JudgeBegin, Judged, Prepared, Shipped
+from ..protocol import OUTPUTS_DIR, Conclude, Conclusion, Expect, JudgeBegin, Judged, Prepared, Shipped, WorkerInit
 from .pool import WorkerPool, WorkerStartError
 from .process import WorkerFault, WorkerProcess
 
 
 class Referee:
-    def __init__(self, pool: WorkerPool, settings: HarnessSettings) -> None:
+    """:param pool: starts the referee's worker. :param settings: the harness settings.
+    :param anchor: the directory candidates' scratch directories lie in (their workers' homes): shipped outputs are
+        read only below it, with no link followed. :param make_init: what the referee's worker is told (in the
+        sandbox, it writes ``anchor``, where it removes the files it read); None: what the pool's workers are."""
+
+    def __init__(self, pool: WorkerPool, settings: HarnessSettings, anchor: Path | None = None,
+                 make_init: Callable[[], WorkerInit] | None = None) -> None:
         self._pool = pool
         self._settings = settings
+        self._anchor = anchor
+        self._make_init = make_init
         self._worker: WorkerProcess | None = None
         self._expects: str | None = None  # digest of the problem whose expected outputs the worker holds
         self.reference_s: float | None = None  # the reference's median forward time on the device
@@ -33,7 +42,7 @@ class Referee:
         """Start the referee's worker now, without waiting for it (it is told the problem and prepared when
         first needed, :meth:`ready`)."""
         if self._worker is None or not self._worker.alive:
-            self._worker, self._expects = self._pool.start_own(), None
+            self._worker, self._expects = self._pool.start_own(self._make_init), None
 
     def ready(self) -> WorkerProcess:
         """The referee worker, prepared for the current problem (started first if there is none). Raises
@@ -50,7 +59,7 @@ class Referee:
     def _ready(self) -> WorkerProcess:
         worker = self._worker
         if worker is None or not worker.alive:
-            worker = self._worker = self._pool.acquire(fresh=True)
+            worker = self._worker = self._pool.acquire(fresh=True, make_init=self._make_init)
             self._expects = None
         else:
             self._take(self._pool.prepare, worker)
@@ -67,9 +76,13 @@ class Referee:
             self.reference_s, self._expects = reply.value.reference_s, problem.digest
         return worker
 
-    def begin(self) -> None:
-        """The outputs shipped from now on are a new candidate's."""
-        self._ask(JudgeBegin(), None)
+    def begin(self, workdir: Path | None = None) -> None:
+        """The outputs shipped from now on are a new candidate's, whose scratch directory is ``workdir``."""
+        anchor = self._anchor
+        if anchor is None or workdir is None or not workdir.is_relative_to(anchor):
+            self._ask(JudgeBegin(), None)
+        else:
+            self._ask(JudgeBegin(anchor, str(workdir.relative_to(anchor) / OUTPUTS_DIR)), None)
 
     def answer(self, message: Shipped | Conclude) -> Judged | Conclusion:
         """The referee's answer to what a candidate's worker sent in the middle of a stage."""

@@ -14,6 +14,7 @@ freed). Only the first and the last trial's outputs are kept, whatever the numbe
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 import torch
@@ -25,7 +26,7 @@ from .. import flags as F
 from ..protocol import Conclusion, Judged, Shipped
 from .compare import Comparison, check_structure, compare_outputs, max_difference, same_bits
 from .expected import Expected
-from .output_files import UnreadableOutputs, read_outputs
+from .output_files import OutputsPlace, UnreadableOutputs, read_outputs
 from .precision import precision_report
 from .reference import seeded_inputs
 from .samples import sampled
@@ -69,9 +70,13 @@ class Judge:
         self.hand_back = hand_back
         self.for_device = for_device
         self.keep_on_device = keep_on_device
+        self.place: OutputsPlace | None = None  # where the candidate's shipped outputs must lie
 
-    def begin(self) -> None:
+    def begin(self, anchor: Path | None = None, outputs: str = "") -> None:
+        """A new candidate's calls from now on, shipped in ``anchor / outputs`` (read from there only, with no link
+        followed); without ``anchor``, wherever the shipped paths say (a stage hook run outside a harness)."""
         self.session = _Session()
+        self.place = OutputsPlace(anchor, outputs) if anchor is not None else None
 
     def judge(self, shipped: Shipped) -> Judged:
         session, settings = self.session, self.settings
@@ -137,10 +142,12 @@ class Judge:
         """The shipped outputs as read (on the host) and the changed inputs; or the judgement on files that are not
         what the worker wrote."""
         try:
-            outputs, changed = read_outputs(shipped.paths, shipped.digests, for_device=self.for_device)
+            outputs, changed = read_outputs(shipped.paths, shipped.digests, for_device=self.for_device,
+                                            place=self.place)
         except UnreadableOutputs as exc:
             if exc.changed:
                 self.session.flags.append(F.raise_flag(F.TAMPERING, (
+                    f"the outputs of {shipped.label}: {exc.evidence}" if exc.evidence else
                     f"the outputs of {shipped.label} were changed after the harness wrote them"), self.settings))
             return Judged(False, Failure.CHEAT, f"{shipped.label}: {exc}")
         return outputs, changed

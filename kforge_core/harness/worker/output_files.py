@@ -9,6 +9,10 @@ fill parts of at most half the limit; the first part also holds the layout that 
 part holds a small header (``torch.save``, read back with ``weights_only``) and then the pieces' bytes as they lie in
 memory: nothing is serialized twice, and the referee reads each piece straight into its place in the output it
 belongs to, where it is digested. The parts are written, read and digested in threads side by side.
+
+The files lie in the candidate's scratch directory, which its worker (and so the candidate) writes: the referee
+reads a shipped file only when it lies in that candidate's outputs folder (:class:`OutputsPlace`), reached with no
+link followed, and only a regular file with one name (``safe_files``). Anything else is tampering, named.
 """
 
 from __future__ import annotations
@@ -20,11 +24,13 @@ import os
 import resource
 import struct
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
+from dataclasses import dataclass
+from pathlib import Path, PurePath
 from typing import Any, Callable, Iterator
 
 import torch
 
+from ..safe_files import PlantedLink, take_beneath
 from .host_copies import host_empty
 
 PART_BYTES = 64 << 20  # a part's tensor data when the process may write files of any size (parts are digested side
@@ -32,15 +38,37 @@ PART_BYTES = 64 << 20  # a part's tensor data when the process may write files o
 
 
 class UnreadableOutputs(Exception):
-    """The files are not what the worker wrote: missing, changed after they were written, or not its format."""
+    """The files are not what the worker wrote: missing, changed after they were written, or not its format.
+    ``evidence``: what was found instead, naming the path (a link, a file outside the outputs folder)."""
 
-    def __init__(self, message: str, *, changed: bool = False) -> None:
+    def __init__(self, message: str, *, changed: bool = False, evidence: str = "") -> None:
         super().__init__(message)
         self.changed = changed
+        self.evidence = evidence
 
     @classmethod
     def changed_after_writing(cls) -> UnreadableOutputs:
         return cls("its outputs file was changed after it was written", changed=True)
+
+    @classmethod
+    def planted(cls, evidence: str) -> UnreadableOutputs:
+        return cls(f"its outputs file is not the harness's: {evidence}", changed=True, evidence=evidence)
+
+
+@dataclass(frozen=True)
+class OutputsPlace:
+    """Where a candidate's shipped outputs must lie: ``anchor / outputs``, ``anchor`` a directory no worker can
+    replace (the workers' homes lie in it), ``outputs`` the candidate's outputs folder relative to it."""
+
+    anchor: Path
+    outputs: str
+
+    def relative(self, path: Path) -> PurePath:
+        """``path`` relative to the anchor, when it lies directly in the outputs folder; else UnreadableOutputs."""
+        folder = self.anchor / self.outputs
+        if Path(path).parent != folder or Path(path).name in ("", ".", ".."):
+            raise UnreadableOutputs.planted(f"{path} is not in the candidate's outputs folder {folder}")
+        return PurePath(self.outputs, Path(path).name)
 
 
 def part_bytes() -> int:
@@ -74,10 +102,11 @@ def write_outputs(first: Path, outputs: list[Any], inputs: dict[str, Any],
     return tuple(paths), tuple(digests)
 
 
-def read_outputs(paths: tuple[Path, ...], digests: tuple[str, ...], *, for_device: bool = False
-                 ) -> tuple[list[Any], dict[str, Any]]:
+def read_outputs(paths: tuple[Path, ...], digests: tuple[str, ...], *, for_device: bool = False,
+                 place: OutputsPlace | None = None) -> tuple[list[Any], dict[str, Any]]:
     """The outputs and changed inputs written by :func:`write_outputs`, on the host; raises
-    :class:`UnreadableOutputs` for anything that is not exactly what was written.
+    :class:`UnreadableOutputs` for anything that is not exactly what was written. With ``place``, every path must
+    lie in it and is reached with no link followed.
 
     Each part's header is read first (``weights_only``: PyTorch's loader for files it does not trust), to know
     where its pieces go; then every piece is read straight into its place in the output it belongs to (page-locked
@@ -87,7 +116,7 @@ def read_outputs(paths: tuple[Path, ...], digests: tuple[str, ...], *, for_devic
     (the copy, then handing the pieces' memory back)."""
     if not paths or len(paths) != len(digests):
         raise UnreadableOutputs(f"{len(paths)} outputs files sent with {len(digests)} digests")
-    parts = _side_by_side(_open_part, [(path,) for path in paths], _readers())
+    parts = _side_by_side(_open_part, [(path, place) for path in paths], _readers())
     try:
         try:
             places, outputs, inputs = _places(parts, for_device)
@@ -128,9 +157,12 @@ class _Part:
     header's bytes (the digest starts with them). The file is removed once opened: what is read is what this
     process holds open."""
 
-    def __init__(self, path: Path) -> None:
-        self.file = path.open("rb", buffering=0)
-        path.unlink(missing_ok=True)
+    def __init__(self, path: Path, place: OutputsPlace | None = None) -> None:
+        if place is None:  # judged in the process that wrote it (a stage hook run outside a harness)
+            self.file = path.open("rb", buffering=0)
+            path.unlink(missing_ok=True)
+        else:
+            self.file = open(take_beneath(place.anchor, place.relative(path)), "rb", buffering=0)
         self.size = os.fstat(self.file.fileno()).st_size
         self.head = b""
         self.header: dict[str, Any] | None = None
@@ -173,9 +205,11 @@ class _Part:
         return data
 
 
-def _open_part(path: Path) -> _Part:
+def _open_part(path: Path, place: OutputsPlace | None = None) -> _Part:
     try:
-        part = _Part(path)
+        part = _Part(path, place)
+    except PlantedLink as exc:
+        raise UnreadableOutputs.planted(str(exc)) from None
     except OSError as exc:
         raise UnreadableOutputs(f"its outputs file is gone ({exc.strerror})") from None
     try:

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 import torch
 
-from ..protocol import Acknowledged, CheckAnswer, CheckAsk, Conclude, Conclusion, Judged, Shipped, Wait
 from ..call_kinds import TIMED, TRACED, TRIAL  # noqa: F401 - what a shipped call was, named here for its callers
+from ..protocol import OUTPUTS_DIR, Acknowledged, CheckAnswer, CheckAsk, Conclude, Conclusion, Judged, Shipped, Wait
 from .host_copies import host_copy
 from .output_files import write_outputs
 
@@ -35,8 +35,6 @@ if TYPE_CHECKING:
     from ...device import Device
     from ...records import Backend, Problem
     from ...settings import HarnessSettings
-
-OUTPUTS_DIR = "outputs"
 
 _urandom = os.urandom  # bound before any candidate is imported
 

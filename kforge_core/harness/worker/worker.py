@@ -1,4 +1,4 @@
-"""The worker process: ``python -m kforge_core.harness.worker --fds READ,WRITE``.
+"""The worker process: ``python -m kforge_core.harness.worker --fds READ,WRITE,LIFELINE --output OUT,ERR,STACKS``.
 
 It reads requests from the private pipe, serves one candidate at a time in that candidate's scratch directory
 (the stage hooks, timing, the check of what the candidate left behind), and answers each request with a
@@ -24,7 +24,6 @@ from typing import Any, Callable
 from ...records import Candidate, CompileResult, Failure, Problem, StageContext, VerifyResult
 from ...stage_timer import StageTimer
 from ...tracebacks import exception_line, exception_text
-from ..captured import STDERR_FILE, STDOUT_FILE
 from ..protocol import (
     Begin, Channel, ChannelClosed, Conclude, DeviceFacts, Expect, Finish, JudgeBegin, MeasureBaselines, Prepare,
     Prepared, Reply, RunStage, Shipped, Time, Wait, WorkerInit,
@@ -86,11 +85,29 @@ def preload_in_background(modules: tuple[str, ...]) -> threading.Thread | None:
     return thread
 
 
+class Streams:
+    """Where the worker's descriptors 1 and 2 point: its own output (as it started), or a candidate's while it
+    serves one (``candidate``: two descriptors the KForge process gave it, files with no name that only it reads;
+    None: a candidate's output goes where the worker's own goes)."""
+
+    def __init__(self, candidate: tuple[int, int] | None = None) -> None:
+        self.own = (os.dup(1), os.dup(2))  # not inherited by what a candidate starts (os.dup's default)
+        self.candidate = candidate
+
+    def to_candidate(self) -> None:
+        if self.candidate is not None:
+            _redirect_output(*self.candidate)
+
+    def to_own(self) -> None:
+        if self.candidate is not None:
+            _redirect_output(*self.own)
+
+
 class Worker:
     """The worker's state: plugins, device, the problem it is prepared for (its reference), and the candidate
     being served."""
 
-    def __init__(self, init: WorkerInit, timer: StageTimer | None = None) -> None:
+    def __init__(self, init: WorkerInit, timer: StageTimer | None = None, streams: Streams | None = None) -> None:
         for entry in init.sys_path:
             if entry not in sys.path:
                 sys.path.append(entry)
@@ -103,6 +120,7 @@ class Worker:
 
         self.init = init
         self.timer = timer or StageTimer()
+        self.streams = streams or Streams()
         self.plugins = build_plugin_manager(init.selection)
         registry = BackendRegistry(self.plugins)
         self.backend = registry.get(init.backend).backend
@@ -212,7 +230,7 @@ class Worker:
         if self.judge is None:
             raise RuntimeError("the referee was asked to judge before it was told the problem")
         if isinstance(request, JudgeBegin):
-            return self.judge.begin()
+            return self.judge.begin(request.anchor, request.outputs)
         if isinstance(request, Shipped):
             return self.judge.judge(request)
         return self.judge.conclude(request.kind)
@@ -233,7 +251,7 @@ class Worker:
         workdir.mkdir(parents=True, exist_ok=True)
         request.candidate.write_to(workdir)
         os.chdir(workdir)
-        _redirect_output(workdir / STDOUT_FILE, workdir / STDERR_FILE)
+        self.streams.to_candidate()
         self.candidate = request.candidate
         self.context = StageContext(problem=self.problem, workdir=workdir, options=self.init.options,
                                     cache_dir=self.init.cache_dir, settings=self.init.settings,
@@ -273,7 +291,7 @@ class Worker:
         from .memory import released
 
         report = finish_report(self.snapshot, self.init.settings)
-        _redirect_output(self.home / "worker.out", self.home / "worker.err")
+        self.streams.to_own()
         os.chdir(self.home)
         self.candidate = self.context = self.snapshot = None
         forget_instances()  # the candidate's model and what it holds on the device
@@ -300,8 +318,8 @@ class Worker:
         return Reply(failure=failure, message=message, detail=detail)
 
 
-def _redirect_output(stdout_path: Path, stderr_path: Path) -> None:
-    """Point file descriptors 1 and 2 (Python's and C's output alike) at these files."""
+def _redirect_output(stdout_fd: int, stderr_fd: int) -> None:
+    """Point file descriptors 1 and 2 (Python's and C's output alike) where these two point."""
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
@@ -311,10 +329,8 @@ def _redirect_output(stdout_path: Path, stderr_path: Path) -> None:
         ctypes.CDLL(None).fflush(None)  # C stdio buffers of extensions
     except Exception:
         pass
-    for fd, path in ((1, stdout_path), (2, stderr_path)):
-        target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        os.dup2(target, fd)
-        os.close(target)
+    os.dup2(stdout_fd, 1)
+    os.dup2(stderr_fd, 2)
 
 
 def _exit_at_once() -> None:
@@ -338,15 +354,14 @@ def _watch_lifeline(fd: int) -> None:
     threading.Thread(target=watch, name="kforge-lifeline", daemon=True).start()
 
 
-def _dump_stacks_on_request() -> None:
-    """Write every thread's stack to the stack file when the KForge process asks (it tells compiling from hanging
-    when a call runs past its limit: ``harness.host.activity``)."""
+def _dump_stacks_on_request(stacks_fd: int) -> None:
+    """Write every thread's stack to the stack file (``stacks_fd``) when the KForge process asks (it tells compiling
+    from hanging when a call runs past its limit: ``harness.host.activity``)."""
     import faulthandler
 
-    from ..protocol import STACK_FILE, STACK_SIGNAL
+    from ..protocol import STACK_SIGNAL
 
-    stacks = open(Path.cwd() / STACK_FILE, "a")  # noqa: SIM115 - open for the life of the worker
-    faulthandler.register(STACK_SIGNAL, file=stacks, all_threads=True)
+    faulthandler.register(STACK_SIGNAL, file=stacks_fd, all_threads=True)
 
 
 def _start_failure(exc: BaseException) -> Reply:
@@ -365,15 +380,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="kforge_core.harness.worker")
     parser.add_argument("--fds", required=True,
                         help="READ,WRITE,LIFELINE: the private pipe's ends and the end that closes with KForge")
+    parser.add_argument("--output", required=True,
+                        help="OUT,ERR,STACKS: a candidate's stdout and stderr, and where stacks are dumped")
     args = parser.parse_args(argv)
     read_fd, write_fd, lifeline_fd = (int(part) for part in args.fds.split(","))
+    out_fd, err_fd, stacks_fd = (int(part) for part in args.output.split(","))
+    for fd in (out_fd, err_fd, stacks_fd):
+        os.set_inheritable(fd, False)  # what a candidate starts gets its output through 1 and 2, as they point then
     _watch_lifeline(lifeline_fd)
-    _dump_stacks_on_request()
+    _dump_stacks_on_request(stacks_fd)
     channel = Channel(read_fd, write_fd)
     init_id, init = channel.receive(trusted=True)
     timer = ChannelTimer(channel)
     try:
-        worker = Worker(init, timer)
+        worker = Worker(init, timer, Streams((out_fd, err_fd)))
     except BaseException as exc:  # noqa: BLE001 - the KForge process needs to know why we could not start
         channel.send((init_id, _start_failure(exc)))
         return 1

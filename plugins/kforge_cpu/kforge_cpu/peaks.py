@@ -11,6 +11,8 @@ import hashlib
 import json
 import os
 import platform
+import stat
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -182,19 +184,31 @@ def machine_peaks(cache_dir: Path | None) -> MachinePeaks:
     """The peaks from ``cache_dir`` when this machine was measured before, else measured now (and stored)."""
     facts = read_machine_facts()
     path = peaks_cache_file(cache_dir, facts) if cache_dir is not None else None
-    if path is not None and path.is_file():
+    if path is not None:
         try:
-            return record_from_json(MachinePeaks, json.loads(path.read_text()))
-        except (ValueError, TypeError, KeyError):
-            pass  # an unreadable or old file is measured again and replaced
+            return record_from_json(MachinePeaks, json.loads(_read_no_link(path)))
+        except (OSError, ValueError, TypeError, KeyError):
+            pass  # a missing, unreadable or old file is measured again and replaced
     peaks = measure_peaks(facts)
     if path is not None:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            partial = path.with_suffix(f".{os.getpid()}.tmp")
-            partial.write_text(json.dumps(to_json(peaks), indent=2))
-            partial.replace(path)  # atomic: a concurrent reader sees the old file or the whole new one
+            # a new file of a random name (never one a worker, which writes the cache too, may have put a link at)
+            handle, partial = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+            with os.fdopen(handle, "w") as out:
+                out.write(json.dumps(to_json(peaks), indent=2))
+            os.replace(partial, path)  # atomic: a concurrent reader sees the old file or the whole new one
         except OSError:
             pass  # a cache that cannot be written only means measuring again next time
     return peaks
+
+
+def _read_no_link(path: Path) -> str:
+    """The text of ``path``, a regular file: KForge's process reads it (``kforge_lower``), and workers write the
+    cache directory, so a link there is not followed."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd) as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError(f"{path} is not a regular file")
+        return handle.read()
 

@@ -78,6 +78,22 @@ def test_an_unreadable_peaks_file_is_measured_again(tmp_path: Path):
     assert json.loads(path.read_text())["bandwidth_gbs"] == peaks.bandwidth_gbs > 0
 
 
+def test_a_link_in_the_peaks_cache_is_not_followed(peaks_cache: Path, tmp_path: Path):
+    """Workers write the cache directory; KForge's process reads the peaks (``kforge_lower``) and writes them."""
+    path = peaks_cache_file(peaks_cache, read_machine_facts())
+    real = json.loads(path.read_text()) if path.exists() else dataclasses.asdict(machine_peaks(peaks_cache))
+    planted = tmp_path / "planted.json"  # figures a candidate chose, where KForge's process would read them
+    planted.write_text(json.dumps({**real, "bandwidth_gbs": 12345.0}))
+    path.unlink()
+    path.symlink_to(planted)
+    try:
+        assert machine_peaks(peaks_cache).bandwidth_gbs != 12345.0  # measured again, and kept in a file of its own
+        assert not path.is_symlink() and json.loads(planted.read_text())["bandwidth_gbs"] == 12345.0
+    finally:
+        path.unlink()
+        path.write_text(json.dumps(real))
+
+
 @pytest.mark.parametrize("flags, arch, name, bits", [
     ({"sse2", "avx", "avx2", "fma", "avx512f"}, "x86_64", "AVX-512", 512),
     ({"sse2", "avx", "avx2", "fma"}, "x86_64", "AVX2", 256),
