@@ -9,6 +9,8 @@ In the worker, inside a stage hook (``kforge_compile``, ``kforge_verify``, ``kfo
 
 * :func:`candidate_traceback`: the failure as the generation agent should read it (the candidate's frames only);
 * :func:`classify_exception`: the :class:`~kforge_core.records.Failure` an exception of candidate code is;
+* :func:`limit_reached`: the sentence naming the worker's limit an exception met (its scratch space full, no
+  process or thread left), or "": a stage that classifies failures itself gives those ``Failure.RESOURCE_LIMIT``;
 * :func:`stage_device`: the worker's device for the backend;
 * :func:`first_trial_inputs`: fresh copies of the problem's first verification inputs, on the device;
 * :func:`verified_model`: the candidate's model as verification built it (same instance, same parameters).
@@ -34,13 +36,14 @@ from typing import TYPE_CHECKING, Any
 from .harness.flags import BUILD_ERROR_CAUGHT
 from .harness.op_trace import compute_ops, describe_ops
 from .harness.worker.faults import candidate_traceback, classify_exception
+from .harness.worker.limit_hits import limit_reached
 
 if TYPE_CHECKING:
     from .device import Device
     from .records import Backend, Candidate, StageContext
 
 __all__ = ["BUILD_ERROR_CAUGHT", "candidate_traceback", "classify_exception", "compute_ops", "describe_ops", "first_trial_inputs",
-           "stage_device", "verified_model"]
+           "limit_reached", "stage_device", "verified_model"]
 
 
 def stage_device(backend: Backend, context: StageContext) -> Device:

@@ -7,7 +7,7 @@ Verdict back. Nothing a candidate does raises here: every fault is a Verdict wit
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, ContextManager
 
@@ -16,6 +16,8 @@ from ...settings import HarnessSettings
 from ...tolerances import output_tolerances
 from ..protocol import Reply
 from ..verdict import PrecisionReached, RuntimeStats, TimingMethod, Verdict
+from .cache_quota import Added, CacheWatch, Removed, Snapshot
+from .cgroups import LimitCounts
 from .deadline import StageTimeouts
 from .evaluation import StageOutcomes, captured_output, decide, message_for_agent, run_stages, runtime_of
 from .interleave import Window
@@ -39,6 +41,7 @@ class EvaluationSetup:
     :param time_beside_baselines: times the candidate through its worker's call with the baselines beside it.
     :param baselines_after_verify: the baseline worker gets ready only once the candidate is verified (a problem
         large for the device: its copy of the inputs and its compiled baselines would sit beside the trials').
+    :param caches: what the candidate adds to the build caches is measured and cleared (None: not watched).
     """
 
     backend: Backend
@@ -53,6 +56,7 @@ class EvaluationSetup:
     get_baselines_ready: Callable[[], None]
     time_beside_baselines: Callable[[Callable[..., Reply]], Window]
     baselines_after_verify: bool = False
+    caches: CacheWatch | None = None
 
 
 def evaluate_candidate(setup: EvaluationSetup, worker: WorkerProcess, candidate: Candidate, workdir: Path, *,
@@ -69,12 +73,20 @@ def evaluate_candidate(setup: EvaluationSetup, worker: WorkerProcess, candidate:
         if measure and settings.baselines else None
     if beside is not None and not after_verify:  # the baseline worker gets ready while the candidate is verified
         setup.get_baselines_ready()
+    with phases.phase("compile"):  # what the build caches hold now, and the worker's cgroup's counts
+        before, counts = setup.caches.snapshot() if setup.caches is not None else None, worker.limit_counts()
     out = run_stages(worker, candidate, workdir, settings, setup.timeouts, measure=measure, profile=profile,
                      timing_guard=setup.timing_guard, referee=setup.referee, stop_at=stop_at,
                      timing=beside.time if beside is not None else None, phases=phases)
+    with phases.phase("finish"):
+        reached, added = _limits_reached(out, worker, counts, setup.caches, before)
     flags, failure, message = decide(out, static_flags)
+    if reached:
+        failure, message = Failure.RESOURCE_LIMIT, _limit_message(reached, failure, message)
     with phases.phase("finish"):
         replaced = setup.release(worker, reusable=failure is None and out.clean)
+        if added is not None and setup.caches is not None:  # the worker is idle or gone: nothing writes now
+            _note_removed(out, setup.caches.remove(added, everything=bool(setup.caches.over_quota(added))))
     stdout, stderr = captured_output(workdir, settings.output_limit_kb)
     runtime, method = runtime_of(out)
     timed = failure is None and runtime is not None
@@ -98,6 +110,35 @@ def evaluate_candidate(setup: EvaluationSetup, worker: WorkerProcess, candidate:
         baseline_sources=window.sources if window is not None else (),
         device_streams=out.timing.device_streams if timed else 0, phases=phases.record(),
     )
+
+
+def _limits_reached(out: StageOutcomes, worker: WorkerProcess, counts: LimitCounts, caches: CacheWatch | None,
+                    before: Snapshot | None) -> tuple[str, Added | None]:
+    """The limits the candidate reached, named in a sentence ("" for none): its worker's cgroup refused a fork or
+    killed at its memory limit, the worker found a scratch tmpfs left full, the candidate added more than the cache
+    quota; and what it added to the build caches. A worker that reached one is not reused."""
+    reached = [worker.limits_hit_since(counts), out.finish.limit if out.finish is not None else ""]
+    added = caches.added_since(before) if caches is not None and before is not None else None
+    if added is not None and caches is not None:
+        reached.append(caches.over_quota(added))
+    sentence = "; ".join(part for part in reached if part)
+    if sentence:
+        out.clean = False
+    return sentence, added
+
+
+def _limit_message(reached: str, failure: Failure | None, message: str) -> str:
+    """The verdict's message for a candidate that reached a limit: the limit first, then what it failed with."""
+    if failure is Failure.RESOURCE_LIMIT:
+        return message if reached in message else f"{reached}\n{message}"
+    return f"{reached}\n(and: {message})" if failure is not None and message else reached
+
+
+def _note_removed(out: StageOutcomes, removed: Removed) -> None:
+    if removed.files and out.verify is not None:
+        note = (f"removed {removed.files} file(s) ({removed.bytes / (1 << 20):.1f} MiB) the candidate left in the "
+                f"build caches that are no build: {', '.join(removed.examples)}")
+        out.verify = replace(out.verify, notes=(*out.verify.notes, note))
 
 
 class _BesideBaselines:

@@ -19,6 +19,7 @@ from ..captured import read_truncated, tail_lines
 from ..protocol import Channel, ChannelClosed, ChannelTimeout, Conclude, DeviceFacts, Reply, Shipped, Wait, WorkerInit
 from .activity import ActivityProbe
 from .deadline import StageDeadline, WaitLimits
+from .cgroups import LimitCounts, worker_cgroup
 from .exits import classify_exit, memory_total_kb, oom_kill_count
 from .sandbox import limits_setter, worker_environment
 
@@ -52,14 +53,24 @@ class WorkerProcess:
                    f"{to_child_r},{from_child_w},{lifeline_r}"]
         if init.sandbox is not None:
             command = init.sandbox.wrap(command, env, home)
-        with open(home / "worker.out", "ab") as out, open(home / "worker.err", "ab") as err:
-            self.process = subprocess.Popen(
-                command,
-                cwd=home, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                pass_fds=(to_child_r, from_child_w, lifeline_r), start_new_session=True,
-                preexec_fn=limits_setter(memory_limit_mb=settings.memory_limit_mb,
-                                         file_size_limit_mb=settings.file_size_limit_mb, host_cpu=init.host_cpu),
-            )
+        # the worker and all it starts, in a cgroup of their own where the machine allows (memory.max, pids.max)
+        self.cgroup = worker_cgroup(cgroups=settings.cgroups, memory_limit_mb=settings.memory_limit_mb,
+                                    max_processes=settings.max_processes)
+        try:
+            with open(home / "worker.out", "ab") as out, open(home / "worker.err", "ab") as err:
+                self.process = subprocess.Popen(
+                    command,
+                    cwd=home, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                    pass_fds=(to_child_r, from_child_w, lifeline_r), start_new_session=True,
+                    preexec_fn=limits_setter(
+                        memory_limit_mb=settings.memory_limit_mb, file_size_limit_mb=settings.file_size_limit_mb,
+                        host_cpu=init.host_cpu, then=self.cgroup.join if self.cgroup is not None else None,
+                        max_processes=settings.max_processes if init.sandbox is None else 0),  # the launcher's
+                )
+        except BaseException:
+            if self.cgroup is not None:
+                self.cgroup.end()
+            raise
         for fd in (to_child_r, from_child_w, lifeline_r):
             os.close(fd)
         self.channel = Channel(from_child_r, to_child_w)
@@ -69,6 +80,7 @@ class WorkerProcess:
         self.facts: DeviceFacts | None = None
         self.killed_by_harness = False
         self.oom_kills_at_start = oom_kill_count()
+        self._cgroup_at_start = self.limit_counts()
         self.max_rss_kb = 0
         self.used = False  # served a candidate
         self.probe = ActivityProbe(self.process.pid, home)
@@ -84,6 +96,14 @@ class WorkerProcess:
     @property
     def pid(self) -> int:
         return self.process.pid
+
+    def limit_counts(self) -> LimitCounts:
+        """The kernel's counts of the limits hit in the worker's cgroup so far (none without a cgroup)."""
+        return self.cgroup.counts() if self.cgroup is not None else LimitCounts()
+
+    def limits_hit_since(self, before: LimitCounts) -> str:
+        """A sentence naming the cgroup limits the worker hit since ``before`` ("" for none)."""
+        return self.cgroup.hit_since(before) if self.cgroup is not None else ""
 
     @property
     def alive(self) -> bool:
@@ -201,6 +221,8 @@ class WorkerProcess:
         self._reap(_REAP_S)
         self.channel.close()
         self._close_lifeline()
+        if self.cgroup is not None:  # what left the session (setsid) dies with the cgroup; its counts stay
+            self.cgroup.end()
 
     def _close_lifeline(self) -> None:
         if self._lifeline is not None:
@@ -241,6 +263,8 @@ class WorkerProcess:
         return WorkerFault(failure, message)
 
     def _oom_evidence(self) -> str:
+        if self.cgroup is not None and self.limit_counts().oom_kills > self._cgroup_at_start.oom_kills:
+            return f"the kernel's out-of-memory killer ended it at {self.cgroup.describe_memory()}"
         count = oom_kill_count()
         if count is not None and self.oom_kills_at_start is not None and count > self.oom_kills_at_start:
             return "the kernel's out-of-memory killer ended a process of this memory cgroup"
