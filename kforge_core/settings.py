@@ -42,8 +42,8 @@ SPARES_FROM_CORES = 8  # from this many cores up, two spare workers by default
 
 def default_max_processes() -> int:
     """Processes and threads one worker may have at once by default: 1024, or 16 a core on larger machines. A
-    worker on the cpu backend ran 7 at its peak on 2 cores (Python, torch's and Numba's thread pools, one a core,
-    the lifeline and the compile threads); a build runs a compiler's few processes a core."""
+    worker's session held 51 at its peak on an H200's 16-core host (8 on 2 cores): about 3 a core (Python, torch's
+    and Numba's thread pools, the lifeline, the compile threads); a build runs a compiler's few processes a core."""
     return max(1024, 16 * (os.cpu_count() or 1))
 
 
@@ -135,8 +135,8 @@ class HarnessSettings:
         if self.scratch_limit_mb < 16 or self.cache_quota_mb < 1:
             raise ValueError("harness.scratch_limit_mb must be >= 16 and harness.cache_quota_mb >= 1")
         if self.max_processes < MIN_PROCESSES:
-            raise ValueError(f"harness.max_processes must be >= {MIN_PROCESSES} (a worker runs about 10 threads a "
-                             "core: Python, torch's and Numba's pools)")
+            raise ValueError(f"harness.max_processes must be >= {MIN_PROCESSES} (a worker runs about 3 threads a "
+                             "core: torch's and Numba's pools)")
         if self.cgroups not in ("auto", "off"):
             raise ValueError(f"harness.cgroups {self.cgroups!r}: use auto or off")
         contract_named(self.precision)  # an unknown contract is a ValueError that lists the known ones

@@ -137,7 +137,7 @@ def _fake_cgroup(tmp_path: Path, *, controllers: str, subtree: str, procs: str) 
 def test_cgroup_v2_is_used_where_the_children_of_kforges_cgroup_have_the_controllers(tmp_path):
     directory = _fake_cgroup(tmp_path, controllers="cpu memory pids", subtree="memory pids", procs="1\n2\n")
     found = _version_2(directory, "/")
-    assert found.version == 2 and found.bases == (("", str(directory)),)
+    assert found.version == 2 and found.bases == (("memory", str(directory)), ("pids", str(directory)))
 
 
 def test_cgroup_v2_kforge_alone_in_a_delegated_cgroup_moves_into_a_leaf(tmp_path):
@@ -154,7 +154,12 @@ def test_cgroup_v2_says_why_not_where_kforge_shares_its_cgroup_or_has_no_control
     bare = tmp_path / "bare"
     bare.mkdir()
     (bare / "cgroup.controllers").write_text("cpu")
-    assert "no memory and pids controllers" in _version_2(bare, "/").why
+    assert "no memory and no pids controller" in _version_2(bare, "/").why
+    (bare / "cgroup.controllers").write_text("cpu memory")
+    (bare / "cgroup.subtree_control").write_text("memory")
+    (bare / "cgroup.procs").write_text("")
+    memory_only = _version_2(bare, "/")  # as a container's parent may give: the memory controller only
+    assert memory_only.controllers == ("memory",) and "no pids controller there" in memory_only.why
 
 
 needs_cgroup = pytest.mark.skipif(not cgroup_support().available, reason=cgroup_support().why)

@@ -35,7 +35,7 @@ _lock = threading.Lock()
 @dataclass(frozen=True)
 class CgroupSupport:
     """Whether workers get cgroups here. ``version``: 2, 1 or 0 (none); ``bases``: (controller, the directory the
-    workers' cgroups are made in) — one ``("", directory)`` for cgroup v2; ``why``: a sentence."""
+    workers' cgroups are made in; one directory for all with cgroup v2); ``why``: a sentence."""
 
     version: int
     why: str
@@ -47,7 +47,7 @@ class CgroupSupport:
 
     @property
     def controllers(self) -> tuple[str, ...]:
-        return CONTROLLERS if self.version == 2 else tuple(c for c, _ in self.bases)
+        return tuple(c for c, _ in self.bases)
 
 
 @dataclass(frozen=True)
@@ -93,15 +93,18 @@ def _support_from(mounts: dict[str, str], own: dict[str, str]) -> CgroupSupport:
 
 
 def _version_2(directory: Path, path: str) -> CgroupSupport:
-    def listed(name: str) -> set[str]:
-        return set((directory / name).read_text().split())
+    def listed(name: str) -> list[str]:
+        found = set((directory / name).read_text().split())
+        return [c for c in CONTROLLERS if c in found]
 
     try:
-        if not set(CONTROLLERS) <= listed("cgroup.controllers"):
-            return CgroupSupport(0, f"cgroup v2 gives KForge's cgroup ({path}) no memory and pids controllers")
-        if set(CONTROLLERS) <= listed("cgroup.subtree_control") and _writable(directory):
-            return CgroupSupport(2, f"cgroup v2: workers' cgroups are made in KForge's cgroup {path}",
-                                 (("", str(directory)),))
+        controllers = listed("cgroup.controllers")
+        if not controllers:
+            return CgroupSupport(0, f"cgroup v2 gives KForge's cgroup ({path}) no memory and no pids controller")
+        missing = "".join(f" (no {c} controller there)" for c in CONTROLLERS if c not in controllers)
+        if listed("cgroup.subtree_control") == controllers and _writable(directory):
+            return CgroupSupport(2, f"cgroup v2: workers' cgroups are made in KForge's cgroup {path}{missing}",
+                                 tuple((c, str(directory)) for c in controllers))
         if not (_writable(directory) and os.access(directory / "cgroup.subtree_control", os.W_OK)):
             return CgroupSupport(0, f"KForge's cgroup v2 cgroup ({path}) is not delegated to this user, who may not "
                                     "make cgroups in it")
@@ -113,11 +116,12 @@ def _version_2(directory: Path, path: str) -> CgroupSupport:
         leaf = directory / LEAF
         leaf.mkdir(exist_ok=True)
         (leaf / "cgroup.procs").write_text(str(os.getpid()))
-        (directory / "cgroup.subtree_control").write_text(" ".join(f"+{c}" for c in CONTROLLERS))
+        (directory / "cgroup.subtree_control").write_text(" ".join(f"+{c}" for c in controllers))
     except (OSError, ValueError) as exc:
         return CgroupSupport(0, f"cgroup v2: KForge's cgroup ({path}) cannot hold workers' cgroups ({exc})")
     return CgroupSupport(2, f"cgroup v2: KForge moved itself into {path}/{LEAF} and makes workers' cgroups beside it "
-                            "(it was alone in a delegated cgroup)", (("", str(directory)),))
+                            f"(it was alone in a delegated cgroup){missing}",
+                         tuple((c, str(directory)) for c in controllers))
 
 
 def _version_1(mounts: dict[str, str], own: dict[str, str]) -> CgroupSupport:
@@ -196,7 +200,7 @@ class WorkerCgroup:
 
     def __init__(self, version: int, directories: dict[str, Path], memory_bytes: int, max_pids: int) -> None:
         self.version = version
-        self.directories = directories  # controller ("" for v2) -> directory
+        self.directories = directories  # controller -> directory (the same one for each with cgroup v2)
         self.memory_bytes = memory_bytes
         self.max_pids = max_pids
         # what join writes, made here: the child between fork and exec runs as little Python as it can
@@ -212,7 +216,8 @@ class WorkerCgroup:
         try:
             for controller, base in support.bases:
                 directory = Path(base) / name
-                directory.mkdir()
+                if directory not in directories.values():  # cgroup v2: one for all controllers
+                    directory.mkdir()
                 directories[controller] = directory
             made = cls(support.version, directories, memory_bytes, max_pids)
             made._set_limits()
@@ -224,16 +229,13 @@ class WorkerCgroup:
             return None
 
     def _set_limits(self) -> None:
-        if self.version == 2:
-            directory = self.directories[""]
-            (directory / "memory.max").write_text(str(self.memory_bytes))
-            (directory / "memory.oom.group").write_text("1")  # the whole worker ends, not one of its children
-            (directory / "pids.max").write_text(str(self.max_pids))
-            return
-        if "memory" in self.directories:
-            (self.directories["memory"] / "memory.limit_in_bytes").write_text(str(self.memory_bytes))
-        if "pids" in self.directories:
-            (self.directories["pids"] / "pids.max").write_text(str(self.max_pids))
+        memory, pids = self.directories.get("memory"), self.directories.get("pids")
+        if memory is not None:
+            (memory / self.memory_file).write_text(str(self.memory_bytes))
+            if self.version == 2:
+                (memory / "memory.oom.group").write_text("1")  # the whole worker ends, not one of its children
+        if pids is not None:
+            (pids / "pids.max").write_text(str(self.max_pids))
 
     def join(self) -> None:
         """Move the calling process into the cgroup (``preexec_fn``: in the child, before it execs). A failure
@@ -252,11 +254,9 @@ class WorkerCgroup:
         """The kernel's counts so far (0 where a file cannot be read); once ended, those it ended with."""
         if self._ended is not None:
             return self._ended
-        if self.version == 2:
-            directory = self.directories[""]
-            return LimitCounts(_field(directory / "memory.events", "oom_kill"), _field(directory / "pids.events", "max"))
         memory, pids = self.directories.get("memory"), self.directories.get("pids")
-        return LimitCounts(_field(memory / "memory.oom_control", "oom_kill") if memory else 0,
+        events = "memory.events" if self.version == 2 else "memory.oom_control"
+        return LimitCounts(_field(memory / events, "oom_kill") if memory else 0,
                            _field(pids / "pids.events", "max") if pids else 0)
 
     @property

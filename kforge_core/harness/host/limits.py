@@ -16,6 +16,7 @@ from ...records import Problem
 from ...settings import HarnessSettings
 from .cgroups import cgroup_support, worker_memory_bytes
 from .namespaces import LAUNCHER, SandboxPlan
+from .sandbox import user_tasks
 
 SCRATCH_FLOOR = 256 << 20  # compilers' temporary files (nvcc's of a CUTLASS kernel: tens of MB) need this much
 SCRATCH_PER_CALL = 4  # a worker's tmpfs mounts hold up to 4 calls' inputs and outputs (tensors in shared memory)
@@ -63,17 +64,18 @@ def describe_limits(settings: HarnessSettings, sandboxed: bool) -> list[LimitLin
         (by if probed.pid_max else not_by).append(
             f"pid_max of its PID namespace ({max(301, tasks + 1)})" if probed.pid_max
             else f"pid_max of its PID namespace ({probed.why})")
-    if os.geteuid() != 0:
+    if os.geteuid() != 0 and (sandboxed or user_tasks() is not None):
         by.append(f"RLIMIT_NPROC ({tasks}, counted in its user namespace)" if sandboxed
                   else f"RLIMIT_NPROC (this user's processes and threads now + {tasks})")
     else:
-        not_by.append("RLIMIT_NPROC (the kernel does not apply it to root)")
+        not_by.append("RLIMIT_NPROC (the kernel does not apply it to root)" if os.geteuid() == 0
+                      else "RLIMIT_NPROC (no /proc to count this user's processes by)")
     if cgroups.available and "pids" in cgroups.controllers:
         by.append(f"its cgroup's pids.max ({tasks})")
     else:
         not_by.append("a cgroup's pids.max (no cgroup, below)")
-    applies = f"{tasks} per worker (harness.max_processes), bound by {', '.join(by)}" if by \
-        else f"NOT bound here ({tasks} per worker is harness.max_processes)"
+    applies = f"{tasks} per worker (harness.max_processes), " + (f"bound by {', '.join(by)}" if by
+                                                                  else "NOT bound here")
     lines.append(LimitLine("processes and threads", applies + (f"; not by {', '.join(not_by)}" if not_by else "")))
     if cgroups.available:
         memory = worker_memory_bytes(settings.memory_limit_mb) >> 20

@@ -62,7 +62,8 @@ def limits_setter(*, memory_limit_mb: int, file_size_limit_mb: int, host_cpu: bo
     limit of ``max_processes`` alone could stop a worker of a user who runs more already. Root is exempt from it.
     """
     limit_address_space = memory_limit_mb > 0 and host_cpu
-    processes = max_processes + user_tasks() if max_processes and os.geteuid() != 0 else 0
+    running = user_tasks() if max_processes and os.geteuid() != 0 else None
+    processes = max_processes + running if running is not None else 0
 
     def set_limits() -> None:
         _lower(resource.RLIMIT_CORE, 0)
@@ -77,13 +78,14 @@ def limits_setter(*, memory_limit_mb: int, file_size_limit_mb: int, host_cpu: bo
     return set_limits
 
 
-def user_tasks() -> int:
-    """The processes and threads this user runs now (what ``RLIMIT_NPROC`` counts), from /proc; 0 without it."""
+def user_tasks() -> int | None:
+    """The processes and threads this user runs now (what ``RLIMIT_NPROC`` counts on Linux), from /proc; None
+    without it (macOS): no limit is set then, which could stop a worker of a user who runs many processes."""
     uid, count = os.getuid(), 0
     try:
         entries = os.listdir("/proc")
     except OSError:
-        return 0
+        return None
     for entry in entries:
         if not entry.isdigit():
             continue
