@@ -79,10 +79,10 @@ def evaluate_candidate(setup: EvaluationSetup, worker: WorkerProcess, candidate:
                      timing_guard=setup.timing_guard, referee=setup.referee, stop_at=stop_at,
                      timing=beside.time if beside is not None else None, phases=phases)
     with phases.phase("finish"):
-        reached, added = _limits_reached(out, worker, counts, setup.caches, before)
+        limit, reached, added = _limits_reached(out, worker, counts, setup.caches, before)
     flags, failure, message = decide(out, static_flags)
-    if reached:
-        failure, message = Failure.RESOURCE_LIMIT, _limit_message(reached, failure, message)
+    if limit is not None:
+        failure, message = limit, _limit_message(limit, reached, failure, message)
     with phases.phase("finish"):
         replaced = setup.release(worker, reusable=failure is None and out.clean)
         if added is not None and setup.caches is not None:  # the worker is idle or gone: nothing writes now
@@ -113,24 +113,31 @@ def evaluate_candidate(setup: EvaluationSetup, worker: WorkerProcess, candidate:
 
 
 def _limits_reached(out: StageOutcomes, worker: WorkerProcess, counts: LimitCounts, caches: CacheWatch | None,
-                    before: Snapshot | None) -> tuple[str, Added | None]:
-    """The limits the candidate reached, named in a sentence ("" for none): its worker's cgroup refused a fork or
-    killed at its memory limit, the worker found a scratch tmpfs left full, the candidate added more than the cache
-    quota; and what it added to the build caches. A worker that reached one is not reused."""
-    reached = [worker.limits_hit_since(counts), out.finish.limit if out.finish is not None else ""]
+                    before: Snapshot | None) -> tuple[Failure | None, str, Added | None]:
+    """The limit the candidate reached, as its failure and a sentence naming it (None and "" for none), and what
+    it added to the build caches. ``resource_limit``: its worker's cgroup refused a fork, the worker found a
+    scratch tmpfs left full, the candidate added more than the cache quota; ``out_of_memory``: the cgroup's memory
+    limit killed a process (the worker's exit says so too when it was the worker). A worker that reached one is
+    not reused."""
+    pids, memory = worker.limits_hit_since(counts)
+    reached = [pids, out.finish.limit if out.finish is not None else ""]
     added = caches.added_since(before) if caches is not None and before is not None else None
     if added is not None and caches is not None:
         reached.append(caches.over_quota(added))
     sentence = "; ".join(part for part in reached if part)
-    if sentence:
+    if sentence or memory:
         out.clean = False
-    return sentence, added
+    if sentence:
+        return Failure.RESOURCE_LIMIT, sentence, added
+    return (Failure.OUT_OF_MEMORY, memory, added) if memory else (None, "", added)
 
 
-def _limit_message(reached: str, failure: Failure | None, message: str) -> str:
+def _limit_message(limit: Failure, reached: str, failure: Failure | None, message: str) -> str:
     """The verdict's message for a candidate that reached a limit: the limit first, then what it failed with."""
-    if failure is Failure.RESOURCE_LIMIT:
+    if failure is limit:
         return message if reached in message else f"{reached}\n{message}"
+    if limit is Failure.OUT_OF_MEMORY and failure in (Failure.EXIT, Failure.CRASH):
+        return reached  # how the worker died, with the sandbox's init among the killed, says no more
     return f"{reached}\n(and: {message})" if failure is not None and message else reached
 
 

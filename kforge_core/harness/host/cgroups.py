@@ -269,14 +269,14 @@ class WorkerCgroup:
     def describe_pids(self) -> str:
         return f"its cgroup's pids.max ({self.max_pids}, harness.max_processes)"
 
-    def hit_since(self, before: LimitCounts) -> str:
-        """A sentence naming the limits hit since ``before`` ("" for none)."""
-        now, hits = self.counts(), []
-        if now.pids_refused > before.pids_refused:
-            hits.append(f"the kernel refused to start a process or thread at {self.describe_pids()}")
-        if now.oom_kills > before.oom_kills:
-            hits.append(f"the kernel's out-of-memory killer ended a process at {self.describe_memory()}")
-        return "; ".join(hits)
+    def hits_since(self, before: LimitCounts) -> tuple[str, str]:
+        """Sentences naming what was hit since ``before`` ("" for none): the process limit, the memory limit."""
+        now = self.counts()
+        pids = f"the kernel refused to start a process or thread at {self.describe_pids()}" \
+            if now.pids_refused > before.pids_refused else ""
+        memory = f"the kernel's out-of-memory killer ended a process at {self.describe_memory()}" \
+            if now.oom_kills > before.oom_kills else ""
+        return pids, memory
 
     def end(self) -> None:
         """Kill whatever is still in the cgroup (a process that left the worker's session), and remove it."""

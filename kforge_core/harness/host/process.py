@@ -101,9 +101,9 @@ class WorkerProcess:
         """The kernel's counts of the limits hit in the worker's cgroup so far (none without a cgroup)."""
         return self.cgroup.counts() if self.cgroup is not None else LimitCounts()
 
-    def limits_hit_since(self, before: LimitCounts) -> str:
-        """A sentence naming the cgroup limits the worker hit since ``before`` ("" for none)."""
-        return self.cgroup.hit_since(before) if self.cgroup is not None else ""
+    def limits_hit_since(self, before: LimitCounts) -> tuple[str, str]:
+        """Sentences naming the cgroup's process and memory limits if the worker hit them since ``before``."""
+        return self.cgroup.hits_since(before) if self.cgroup is not None else ("", "")
 
     @property
     def alive(self) -> bool:
@@ -263,8 +263,9 @@ class WorkerProcess:
         return WorkerFault(failure, message)
 
     def _oom_evidence(self) -> str:
-        if self.cgroup is not None and self.limit_counts().oom_kills > self._cgroup_at_start.oom_kills:
-            return f"the kernel's out-of-memory killer ended it at {self.cgroup.describe_memory()}"
+        _, memory = self.limits_hit_since(self._cgroup_at_start)
+        if memory:
+            return memory
         count = oom_kill_count()
         if count is not None and self.oom_kills_at_start is not None and count > self.oom_kills_at_start:
             return "the kernel's out-of-memory killer ended a process of this memory cgroup"
