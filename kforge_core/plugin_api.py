@@ -19,6 +19,8 @@ In the worker, inside a stage hook (``kforge_compile``, ``kforge_verify``, ``kfo
 
 * :func:`candidate_traceback`: the failure as the generation agent should read it (the candidate's frames only);
 * :func:`classify_exception`: the :class:`~kforge_core.records.Failure` an exception of candidate code is;
+* :func:`limit_reached`: the sentence naming the worker's limit an exception met (its scratch space full, no
+  process or thread left), or "": a stage that classifies failures itself gives those ``Failure.RESOURCE_LIMIT``;
 * :func:`stage_device`: the worker's device for the backend;
 * :func:`first_trial_inputs`: fresh copies of the problem's first verification inputs, on the device;
 * :func:`verified_model`: the candidate's model as verification built it (same instance, same parameters);
@@ -69,6 +71,7 @@ from .problem import import_problem_module
 from .stage_timer import StageTimer
 from .tracebacks import CandidateLine, candidate_lines, exception_line, innermost_candidate_line
 from .workload import ProblemFloor, floor_bytes, problem_floor
+from .harness.worker.limit_hits import limit_reached
 
 if TYPE_CHECKING:
     from .device import Device
@@ -77,8 +80,8 @@ if TYPE_CHECKING:
 __all__ = [
     "BUILD_ERROR_CAUGHT", "CandidateLine", "ProblemFloor", "StageTimer", "candidate_lines", "candidate_traceback",
     "classify_exception", "compute_ops", "describe_ops", "exception_line", "first_trial_inputs", "floor_bytes",
-    "import_problem_module", "innermost_candidate_line", "parsed_python_files", "problem_floor", "profile_with_torch",
-    "record_from_json", "stage_device", "to_json", "verified_model",
+    "import_problem_module", "innermost_candidate_line", "limit_reached", "parsed_python_files", "problem_floor",
+    "profile_with_torch", "record_from_json", "stage_device", "to_json", "verified_model",
 ]
 
 

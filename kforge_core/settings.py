@@ -36,7 +36,15 @@ def default_build_jobs() -> int:
     return max(1, min(16, (os.cpu_count() or 2) - 1))
 
 
+MIN_PROCESSES = 64  # harness.max_processes below this would stop an honest worker's thread pools
 SPARES_FROM_CORES = 8  # from this many cores up, two spare workers by default
+
+
+def default_max_processes() -> int:
+    """Processes and threads one worker may have at once by default: 1024, or 16 a core on larger machines. A
+    worker's session held 51 at its peak on an H200's 16-core host (8 on 2 cores): about 3 a core (Python, torch's
+    and Numba's thread pools, the lifeline, the compile threads); a build runs a compiler's few processes a core."""
+    return max(1024, 16 * (os.cpu_count() or 1))
 
 
 def default_spare_workers() -> int:
@@ -69,6 +77,15 @@ class HarnessSettings:
     problem_budget_s: float = 900.0  # kforge bench: one problem's whole evaluation; past it, budget_exceeded; 0: none
     memory_limit_mb: int = 0  # 0: the worker's address space is not limited (only applied on the CPU device)
     file_size_limit_mb: int = 1024  # the largest file a worker may write (a flood of output stops here)
+    # the memory a worker's hidden directories (/tmp, /dev/shm, home, runs directory) may hold in all, as tmpfs
+    # mounts in the sandbox; each worker's share follows its problem's size, up to this
+    scratch_limit_mb: int = 1024
+    # what one candidate may add to the build caches; builds are kept, anything else it added is removed at the end
+    cache_quota_mb: int = 2048
+    # processes and threads a worker (or a build ahead) may have at once (16 a core, at least 1024, by default)
+    max_processes: int = field(default_factory=default_max_processes)
+    # a cgroup per worker (memory.max, pids.max) where this machine lets KForge make one: "auto" or "off"
+    cgroups: Literal["auto", "off"] = "auto"
     output_limit_kb: int = 64
     cheat_policy: Literal["strict", "report"] = "strict"
     precision_policy: Literal["strict", "report"] = "strict"
@@ -117,6 +134,13 @@ class HarnessSettings:
             raise ValueError(f"harness.candidate_class {self.candidate_class!r} is not a Python class name")
         if self.output_limit_kb < 1 or self.file_size_limit_mb < 1 or self.input_pool_mb < 1:
             raise ValueError("harness.output_limit_kb, file_size_limit_mb and input_pool_mb must be >= 1")
+        if self.scratch_limit_mb < 16 or self.cache_quota_mb < 1:
+            raise ValueError("harness.scratch_limit_mb must be >= 16 and harness.cache_quota_mb >= 1")
+        if self.max_processes < MIN_PROCESSES:
+            raise ValueError(f"harness.max_processes must be >= {MIN_PROCESSES} (a worker runs about 3 threads a "
+                             "core: torch's and Numba's pools)")
+        if self.cgroups not in ("auto", "off"):
+            raise ValueError(f"harness.cgroups {self.cgroups!r}: use auto or off")
         contract_named(self.precision)  # an unknown contract is a ValueError that lists the known ones
         if self.timer not in ("wall", "events", "device"):
             raise ValueError(f"harness.timer {self.timer!r}: use wall, events or device")

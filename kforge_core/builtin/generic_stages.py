@@ -14,6 +14,7 @@ from ..hookspecs import hookimpl
 from ..records import (
     Backend, Candidate, CompileResult, Failure, Problem, ProfileResult, ProfileSummary, StageContext, VerifyResult,
 )
+from ..harness.worker.limit_hits import limit_reached
 from .build_log import trim_build_log
 
 # Bound at import, before any candidate is imported: a candidate that replaces time.perf_counter cannot
@@ -42,9 +43,13 @@ def kforge_compile(backend: Backend, candidate: Candidate, context: StageContext
 
 
 def _import_failure(exc: Exception) -> NotBuilt:
+    reached = limit_reached(exc)  # a build or an import that met the worker's limits is neither's fault
     if _is_build_failure(exc):
-        return NotBuilt(Failure.COMPILE, trim_build_log(str(exc)))
-    return NotBuilt(Failure.IMPORT, "".join(traceback.format_exception_only(type(exc), exc)).strip())
+        return NotBuilt(Failure.RESOURCE_LIMIT if reached else Failure.COMPILE,
+                        trim_build_log(str(exc)) + (f"\nresource_limit: {reached}" if reached else ""))
+    text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    return NotBuilt(Failure.RESOURCE_LIMIT, f"{text}\nresource_limit: {reached}") if reached \
+        else NotBuilt(Failure.IMPORT, text)
 
 
 @hookimpl(trylast=True)

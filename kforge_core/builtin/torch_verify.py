@@ -92,7 +92,8 @@ def verify_with_torch(backend: Backend, candidate: Candidate, context: StageCont
                     break
         else:
             _run_judged_ahead(chosen.model, reference.trials[1:], reference, device, settings, context, run)
-    if run.failure not in (Failure.RUNTIME, Failure.OUT_OF_MEMORY, Failure.DEVICE_FAULT, Failure.OUTPUT_TYPE):
+    if run.failure not in (Failure.RUNTIME, Failure.OUT_OF_MEMORY, Failure.DEVICE_FAULT, Failure.OUTPUT_TYPE,
+                           Failure.RESOURCE_LIMIT):
         _conclude(run)
     if run.failure is None:  # the operator check decides nothing for a candidate that failed already
         _check_operators(chosen.model, reference, settings, context, run)

@@ -11,6 +11,7 @@ from rich.text import Text
 
 from ..app import App
 from ..errors import KForgeError
+from ..harness.host.limits import describe_limits
 from ..harness.host.namespaces import sandbox_status
 from ..precision_contract import contract_named
 from ..problem import load_problem, time_reference_forward
@@ -19,6 +20,7 @@ from ..report.tables import Column, fitted_table
 from ..speed_of_light import SolBound, problem_bound
 from .device_peaks import device_peaks
 from .precision_flag import precision_flag
+from ..settings import HarnessSettings
 
 _COLUMNS = (Column(""), Column("value", fold=True))
 
@@ -49,6 +51,7 @@ def check(app: App, problem_path: Path | None, as_json: bool, show_sandbox: bool
         raise KForgeError("--gpu names a device of the type --device gives", hint="add --device cuda (or xpu, mps)")
     if show_sandbox:
         _report_sandbox(settings.harness.sandbox)
+        _report_limits(settings.harness)
     if problem_path is None:
         if not show_sandbox:
             raise KForgeError("kforge check needs a PROBLEM file (or --sandbox)")
@@ -105,3 +108,10 @@ def _report_sandbox(mode: str) -> None:
     else:
         click.echo(f"sandbox: unavailable, workers run without it: {status.why}; candidates get an environment "
                    "without secrets, resource limits and their own process group only (docs/trust.md)")
+
+
+def _report_limits(settings: HarnessSettings) -> None:
+    """What bounds a worker here: one line a limit (docs/trust.md, "Resource limits")."""
+    sandboxed = settings.sandbox != "off" and sandbox_status().available
+    for line in describe_limits(settings, sandboxed):
+        click.echo(f"limit: {line.name}: {line.applies}")

@@ -316,6 +316,7 @@ class FinishReport:
     clean: bool = True
     notes: tuple[str, ...] = field(default=())
     switches: tuple[str, ...] = ()  # precision switches changed within the precision contract
+    limit: str = ""  # a limit of the worker the candidate reached (its scratch space left full), named
 
 
 @dataclass(frozen=True)

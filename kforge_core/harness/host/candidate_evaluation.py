@@ -7,7 +7,7 @@ Verdict back. Nothing a candidate does raises here: every fault is a Verdict wit
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, ContextManager
 
@@ -17,6 +17,8 @@ from ...speed_of_light import SolBound
 from ...tolerances import output_tolerances
 from ..protocol import Reply
 from ..verdict import OutsideFigure, PrecisionReached, RuntimeStats, TimingMethod, Verdict
+from .cache_quota import Added, CacheWatch, Removed, Snapshot
+from .cgroups import LimitCounts
 from .deadline import StageTimeouts
 from .evaluation import StageOutcomes, decide, message_for_agent, run_stages, runtime_of
 from .interleave import Window
@@ -46,6 +48,7 @@ class EvaluationSetup:
     :param bound: the problem's speed of light on the workers' device (``host/speed_of_light.py``); None: none.
     :param kept_under: where candidates' scratch directories lie when they are kept (``kforge eval --keep``: the
         captured output is copied into each); None: they are not kept.
+    :param caches: what the candidate adds to the build caches is measured and cleared (None: not watched).
     """
 
     backend: Backend
@@ -62,6 +65,7 @@ class EvaluationSetup:
     baselines_after_verify: bool = False
     bound: Callable[[], SolBound | None] = lambda: None
     kept_under: Path | None = None
+    caches: CacheWatch | None = None
 
 
 def evaluate_candidate(setup: EvaluationSetup, worker: WorkerProcess, candidate: Candidate, workdir: Path, *,
@@ -78,6 +82,8 @@ def evaluate_candidate(setup: EvaluationSetup, worker: WorkerProcess, candidate:
         if measure and settings.baselines else None
     if beside is not None and not after_verify:  # the baseline worker gets ready while the candidate is verified
         setup.get_baselines_ready()
+    with phases.phase("compile"):  # what the build caches hold now, and the worker's cgroup's counts
+        before, counts = setup.caches.snapshot() if setup.caches is not None else None, worker.limit_counts()
     worker.calls.take()  # the calls it marked before this candidate are not this candidate's
     worker.checks = TimedCallChecks(settings) if measure else None
     out = run_stages(worker, candidate, workdir, settings, setup.timeouts, measure=measure, profile=profile,
@@ -86,9 +92,15 @@ def evaluate_candidate(setup: EvaluationSetup, worker: WorkerProcess, candidate:
     outside = _checked_from_outside(out, worker, beside.window if beside is not None else None, settings)
     bound = setup.bound()
     out.flags.extend(floor_flags(out, bound, settings))  # a figure below the physical floor: not the call's time
+    with phases.phase("finish"):
+        limit, reached, added = _limits_reached(out, worker, counts, setup.caches, before)
     flags, failure, message = decide(out, static_flags)
+    if limit is not None:
+        failure, message = limit, _limit_message(limit, reached, failure, message)
     with phases.phase("finish"):
         replaced = setup.release(worker, reusable=failure is None and out.clean)
+        if added is not None and setup.caches is not None:  # the worker is idle or gone: nothing writes now
+            _note_removed(out, setup.caches.remove(added, everything=bool(setup.caches.over_quota(added))))
     stdout, stderr = worker.output.candidate_output(settings.output_limit_kb)
     if setup.kept_under is not None:
         worker.output.keep(setup.kept_under, workdir)
@@ -130,6 +142,42 @@ def _checked_from_outside(out: StageOutcomes, worker: WorkerProcess, window: Win
                                      settings)
     out.flags.extend(flags)
     return figures
+
+
+def _limits_reached(out: StageOutcomes, worker: WorkerProcess, counts: LimitCounts, caches: CacheWatch | None,
+                    before: Snapshot | None) -> tuple[Failure | None, str, Added | None]:
+    """The limit the candidate reached, as its failure and a sentence naming it (None and "" for none), and what
+    it added to the build caches. ``resource_limit``: its worker's cgroup refused a fork, the worker found a
+    scratch tmpfs left full, the candidate added more than the cache quota; ``out_of_memory``: the cgroup's memory
+    limit killed a process (the worker's exit says so too when it was the worker). A worker that reached one is
+    not reused."""
+    pids, memory = worker.limits_hit_since(counts)
+    reached = [pids, out.finish.limit if out.finish is not None else ""]
+    added = caches.added_since(before) if caches is not None and before is not None else None
+    if added is not None and caches is not None:
+        reached.append(caches.over_quota(added))
+    sentence = "; ".join(part for part in reached if part)
+    if sentence or memory:
+        out.clean = False
+    if sentence:
+        return Failure.RESOURCE_LIMIT, sentence, added
+    return (Failure.OUT_OF_MEMORY, memory, added) if memory else (None, "", added)
+
+
+def _limit_message(limit: Failure, reached: str, failure: Failure | None, message: str) -> str:
+    """The verdict's message for a candidate that reached a limit: the limit first, then what it failed with."""
+    if failure is limit:
+        return message if reached in message else f"{reached}\n{message}"
+    if limit is Failure.OUT_OF_MEMORY and failure in (Failure.EXIT, Failure.CRASH):
+        return reached  # how the worker died, with the sandbox's init among the killed, says no more
+    return f"{reached}\n(and: {message})" if failure is not None and message else reached
+
+
+def _note_removed(out: StageOutcomes, removed: Removed) -> None:
+    if removed.files and out.verify is not None:
+        note = (f"removed {removed.files} file(s) ({removed.bytes / (1 << 20):.1f} MiB) the candidate left in the "
+                f"build caches that are no build: {', '.join(removed.examples)}")
+        out.verify = replace(out.verify, notes=(*out.verify.notes, note))
 
 
 class _BesideBaselines:

@@ -171,7 +171,8 @@ def decide(out: StageOutcomes, static_flags: tuple[Flag, ...]) -> tuple[tuple[Fl
 def message_for_agent(failure: Failure | None, message: str, stderr: str, flags: tuple[Flag, ...]) -> str:
     """One paragraph: what went wrong (or right), the last words on stderr for crashes, the flags."""
     parts = [message.strip()]
-    if failure in (Failure.CRASH, Failure.EXIT, Failure.TIMEOUT, Failure.OUT_OF_MEMORY, Failure.DEVICE_FAULT) \
+    if failure in (Failure.CRASH, Failure.EXIT, Failure.TIMEOUT, Failure.OUT_OF_MEMORY, Failure.DEVICE_FAULT,
+                   Failure.RESOURCE_LIMIT) \
             and stderr.strip():
         parts.append(_stderr_excerpt(_without_profiler_noise(stderr)))
     others = [f for f in flags if f.code not in message]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import itertools
+import os
 import re
 import shutil
 import sys
@@ -27,9 +28,11 @@ from .candidate_evaluation import EvaluationSetup, evaluate_candidate
 from .pool import WorkerPool, WorkerStartError
 from .prebuild import PrebuildOutcome, Prebuilder
 from .baseline_cache import BaselineCache, BaselineKey
+from .cache_quota import cache_watch
 from .baseline_worker import BaselineWorker, baseline_modules
 from .device_binding import device_environment
 from .interleave import Prior, Window, measure_window
+from .limits import limited_plan
 from .namespaces import sandbox_plan, use_sandbox
 from .phases import Phases
 from ..problem_size import large_for_device
@@ -116,6 +119,7 @@ class Harness:
             scratch_root=self.root.resolve(), cache_dir=settings.cache_dir.resolve(),
             runs_dir=settings.runs_dir.resolve(), sys_path=self._sys_path(),
         ), self._layout, private=(state_dir,)) if use_sandbox(settings.harness.sandbox) else None
+        self._caches = cache_watch(settings.cache_dir, dict(os.environ), settings.harness.cache_quota_mb)
         self._pool = WorkerPool(self._worker_init, self._layout.workers, settings.harness,
                                 self._seen_by_workers(problem) if problem is not None else None)
         self._prebuilder = Prebuilder(
@@ -309,13 +313,16 @@ class Harness:
             self._pool.close()
         return self._pool.acquire()
 
-    def _worker_init(self) -> WorkerInit:
+    def _worker_init(self, problem: Problem | None = None) -> WorkerInit:
         # the workers import what this process can import: the selected plugin modules must be found there too
+        sandbox = self._sandbox
+        if sandbox is not None:  # its scratch space follows the problem (the current one, by default)
+            sandbox = limited_plan(sandbox, self.settings.harness, problem or self._problem)
         return WorkerInit(
             sys_path=self._sys_path(),
             selection=self.plugins, backend=self.backend.name, host_cpu=self._host_cpu, options=self.options,
             settings=self.settings.harness, cache_dir=self.settings.cache_dir.resolve(),
-            environment=self._environment, sandbox=self._sandbox,
+            environment=self._environment, sandbox=sandbox,
         )
 
     def _baseline_worker_init(self) -> WorkerInit:
@@ -338,7 +345,7 @@ class Harness:
 
     def _prebuild_request(self, candidate: Candidate) -> PrebuildRequest:
         problem = self._prebuild_problems.get(candidate.digest) or self.problem
-        return PrebuildRequest(self._worker_init(), self._seen_by_workers(problem), candidate)
+        return PrebuildRequest(self._worker_init(problem), self._seen_by_workers(problem), candidate)
 
     def _seen_by_workers(self, problem: Problem) -> Problem:
         """``problem`` as workers find it: in the sandbox, a file under a hidden directory (the home directory,
@@ -380,7 +387,7 @@ class Harness:
             release=self._pool.release, planned_method=self._planned_method,
             get_baselines_ready=self._get_baselines_ready, time_beside_baselines=self._time_beside_baselines,
             baselines_after_verify=self._large(self.problem), bound=lambda: self._bounds.of(self.problem),
-            kept_under=None if self._own_root else self._layout.workers,
+            kept_under=None if self._own_root else self._layout.workers, caches=self._caches,
         )
 
     def _large(self, problem: Problem) -> bool:

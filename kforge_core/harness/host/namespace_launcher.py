@@ -16,6 +16,7 @@ did, so KForge classifies crashes as it does without the sandbox. ``--probe`` ch
 import ctypes
 import json
 import os
+import resource
 import signal
 import sys
 import warnings  # noqa: F401 - os.execvp imports it, after the mounts may have hidden the standard library
@@ -30,6 +31,7 @@ PR_SET_PDEATHSIG = 1
 _INSIDE_ID = 1000  # the user and group the command runs as inside: never 0, so it holds no capability there
 _NOT_REMOUNTED = ("/proc", "/dev")  # a fresh /proc; device nodes stay usable (GPUs)
 SETUP_FAILED = 125
+_PID_MAX_FLOOR = 301  # the kernel's least pid_max (RESERVED_PIDS + 1)
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -88,7 +90,7 @@ def set_up_mounts(plan):
             print(f"kforge sandbox: {point} stays as it is: {exc}", file=sys.stderr)
     for directory in hidden + ["/dev/shm"]:
         mode = "1777" if directory in ("/tmp", "/dev/shm") else "0755"
-        _mount("tmpfs", directory, "tmpfs", MS_NOSUID | MS_NODEV, f"mode={mode},size=4g")
+        _mount("tmpfs", directory, "tmpfs", MS_NOSUID | MS_NODEV, _tmpfs_options(plan, directory, mode))
     kept = [(p, True) for p in plan["writable"]] + [(p, False) for p in plan["readable"]]
     bound = []
     for path, writable in sorted(kept, key=lambda item: len(item[0])):  # parents before what lies in them
@@ -112,6 +114,38 @@ def set_up_mounts(plan):
         os.close(fd)
 
 
+def _tmpfs_options(plan, directory, mode):
+    """A covering tmpfs's options: its size from the plan (``SandboxPlan.tmpfs_sizes``), else 4 GiB."""
+    size = plan.get("tmpfs", {}).get(directory)
+    return f"mode={mode},size={size or '4g'}"
+
+
+def _limit_tasks(plan):
+    """Init, once /proc is the namespace's: at most ``max_processes`` processes and threads in the PID namespace,
+    through its own ``pid_max`` (Linux 6.14 and later; at least 301 there). Binds root too, with no cgroup. An
+    older kernel keeps one pid_max for the machine, which this namespace may not change: nothing is done then."""
+    if plan.get("max_processes"):
+        try:
+            _write("/proc/sys/kernel/pid_max", str(max(_PID_MAX_FLOOR, plan["max_processes"] + 1)))
+        except OSError:
+            pass
+
+
+def _limit_processes(plan):
+    """The command, before it execs: ``RLIMIT_NPROC`` at ``max_processes``, set inside the user namespace, where it
+    counts only this namespace's processes and threads (set outside, it would count all of the user's). The kernel
+    does not apply it to a user that is root outside."""
+    if plan.get("max_processes"):
+        limit = plan["max_processes"]
+        _, hard = resource.getrlimit(resource.RLIMIT_NPROC)
+        if hard != resource.RLIM_INFINITY:
+            limit = min(limit, hard)
+        try:
+            resource.setrlimit(resource.RLIMIT_NPROC, (limit, limit))
+        except (OSError, ValueError):
+            pass
+
+
 def _write(path, text):
     with open(path, "w") as f:
         f.write(text)
@@ -122,6 +156,7 @@ def _init(plan, command, report_fd, cwd):
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     try:
         set_up_mounts(plan)
+        _limit_tasks(plan)
         os.chdir(cwd)  # the same path, now seen through the new mounts
     except OSError as exc:
         os.write(report_fd, f"error {exc}".encode())
@@ -129,6 +164,7 @@ def _init(plan, command, report_fd, cwd):
     child = os.fork()
     if child == 0:
         os.setsid()  # the command leads its session, as a worker without the sandbox does
+        _limit_processes(plan)
         try:
             os.execvp(command[0], command)
         except OSError as exc:

@@ -51,6 +51,10 @@ class SandboxPlan:
     hide: tuple[str, ...]
     writable: tuple[str, ...]
     readable: tuple[str, ...]
+    # what the worker may take (tmpfs_sizes, limits_for_launcher): its tmpfs mounts' bytes in all (0: 4 GiB each),
+    # its processes and threads at once (0: no limit)
+    tmpfs_bytes: int = 0
+    max_processes: int = 0
 
     def hides(self, path: Path) -> bool:
         """Whether ``path`` is out of a sandboxed worker's sight (under a hidden directory, not bound back)."""
@@ -68,8 +72,27 @@ class SandboxPlan:
                 if not path.exists():  # a file stays one: the tool that expects a directory says so
                     path.mkdir(parents=True, exist_ok=True)  # a process started beside this one may make it first
                 caches.append(str(path))
-        plan = {"hide": list(self.hide), "writable": [*self.writable, *caches], "readable": list(self.readable)}
+        plan = {"hide": list(self.hide), "writable": [*self.writable, *caches], "readable": list(self.readable),
+                **self.limits_for_launcher()}
         return [sys.executable, "-I", "-S", str(LAUNCHER), json.dumps(plan), "--", *command]
+
+    def tmpfs_sizes(self) -> dict[str, int]:
+        """The size of each tmpfs the launcher mounts (the hidden directories and /dev/shm), sharing
+        ``tmpfs_bytes``: the temporary directory (compilers' files) four shares, /dev/shm two, the others one."""
+        if not self.tmpfs_bytes:
+            return {}
+        weights = {d: 4 if d in _TEMPORARY else 1 for d in self.hide}
+        weights[DEV_SHM] = 2
+        total = sum(weights.values())
+        return {d: self.tmpfs_bytes * w // total for d, w in weights.items()}
+
+    def limits_for_launcher(self) -> dict[str, object]:
+        """What the launcher limits (``namespace_launcher._tmpfs_options`` and ``_limit_processes``)."""
+        return {"tmpfs": self.tmpfs_sizes(), "max_processes": self.max_processes}
+
+
+DEV_SHM = "/dev/shm"
+_TEMPORARY = {"/tmp", str(Path(tempfile.gettempdir()).resolve())}
 
 
 def sandbox_plan(*, scratch_root: Path, cache_dir: Path, runs_dir: Path, sys_path: Iterable[str],

@@ -34,6 +34,7 @@ from ...settings import HarnessSettings
 from ..captured import read_truncated, tail_lines
 from ..protocol import REQUEST_FILE, RESULT_FILE, PrebuildRequest
 from ..safe_files import create_beneath, read_beneath
+from .cgroups import WorkerCgroup, worker_cgroup
 from .sandbox import limits_setter, worker_environment
 
 _BUILD_NICENESS = 10  # builds are background work: the timed runs and the KForge process come first
@@ -167,14 +168,17 @@ class Prebuilder:
                 command = [sys.executable, "-m", "kforge_core.harness.worker.prebuild_child", str(directory)]
                 if request.init.sandbox is not None:
                     command = request.init.sandbox.wrap(command, env, directory)
-                process = subprocess.Popen(
-                    command,
-                    cwd=directory, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                    start_new_session=True,
-                    preexec_fn=_background(limits_setter(memory_limit_mb=self._settings.memory_limit_mb,
-                                                         file_size_limit_mb=self._settings.file_size_limit_mb,
-                                                         host_cpu=self._host_cpu)),
-                )
+                cgroup = self._cgroup()
+                try:
+                    process = subprocess.Popen(
+                        command,
+                        cwd=directory, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                        start_new_session=True, preexec_fn=_background(self._limits(request, cgroup)),
+                    )
+                except BaseException:
+                    if cgroup is not None:
+                        cgroup.end()
+                    raise
                 self._running.add(process)
             try:
                 process.wait(timeout=self._settings.compile_timeout_s)
@@ -184,6 +188,8 @@ class Prebuilder:
                 process.wait()
                 error = f"the build process ran past the compile timeout ({self._settings.compile_timeout_s:g} s)"
             finally:
+                if cgroup is not None:
+                    cgroup.end()
                 with self._changed:
                     self._running.discard(process)
                     self._changed.notify_all()
@@ -192,6 +198,18 @@ class Prebuilder:
         with self._lock:
             self.outcomes.append(outcome)
         return outcome
+
+    def _cgroup(self) -> WorkerCgroup | None:
+        settings = self._settings
+        return worker_cgroup(cgroups=settings.cgroups, memory_limit_mb=settings.memory_limit_mb,
+                             max_processes=settings.max_processes)
+
+    def _limits(self, request: PrebuildRequest, cgroup: WorkerCgroup | None) -> Callable[[], None]:
+        """A worker's limits (in the sandbox the launcher limits its processes inside the namespace)."""
+        settings = self._settings
+        return limits_setter(memory_limit_mb=settings.memory_limit_mb, file_size_limit_mb=settings.file_size_limit_mb,
+                             host_cpu=self._host_cpu, then=cgroup.join if cgroup is not None else None,
+                             max_processes=settings.max_processes if request.init.sandbox is None else 0)
 
     def _outcome(self, candidate: Candidate, name: str, seconds: float, error: str,
                  stderr: str) -> PrebuildOutcome:

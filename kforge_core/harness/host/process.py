@@ -21,6 +21,7 @@ from ..protocol import (
 )
 from .activity import ActivityProbe
 from .deadline import StageDeadline, WaitLimits
+from .cgroups import LimitCounts, worker_cgroup
 from .exits import classify_exit, memory_total_kb, oom_kill_count
 from .outside_clock import CallLog
 from .timed_checks import TimedCallChecks
@@ -64,13 +65,23 @@ class WorkerProcess:
                    f"{to_child_r},{from_child_w},{lifeline_r}", "--output", ",".join(map(str, output.worker_fds))]
         if init.sandbox is not None:
             command = init.sandbox.wrap(command, env, home)
-        self.process = subprocess.Popen(
-            command,
-            cwd=home, env=env, stdin=subprocess.DEVNULL, stdout=output.own, stderr=output.own,
-            pass_fds=(to_child_r, from_child_w, lifeline_r, *output.worker_fds), start_new_session=True,
-            preexec_fn=limits_setter(memory_limit_mb=settings.memory_limit_mb,
-                                     file_size_limit_mb=settings.file_size_limit_mb, host_cpu=init.host_cpu),
-        )
+        # the worker and all it starts, in a cgroup of their own where the machine allows (memory.max, pids.max)
+        self.cgroup = worker_cgroup(cgroups=settings.cgroups, memory_limit_mb=settings.memory_limit_mb,
+                                    max_processes=settings.max_processes)
+        try:
+            self.process = subprocess.Popen(
+                command,
+                cwd=home, env=env, stdin=subprocess.DEVNULL, stdout=output.own, stderr=output.own,
+                pass_fds=(to_child_r, from_child_w, lifeline_r, *output.worker_fds), start_new_session=True,
+                preexec_fn=limits_setter(
+                    memory_limit_mb=settings.memory_limit_mb, file_size_limit_mb=settings.file_size_limit_mb,
+                    host_cpu=init.host_cpu, then=self.cgroup.join if self.cgroup is not None else None,
+                    max_processes=settings.max_processes if init.sandbox is None else 0),  # the launcher's
+            )
+        except BaseException:
+            if self.cgroup is not None:
+                self.cgroup.end()
+            raise
         for fd in (to_child_r, from_child_w, lifeline_r):
             os.close(fd)
         self.channel = Channel(from_child_r, to_child_w)
@@ -80,6 +91,7 @@ class WorkerProcess:
         self.facts: DeviceFacts | None = None
         self.killed_by_harness = False
         self.oom_kills_at_start = oom_kill_count()
+        self._cgroup_at_start = self.limit_counts()
         self.max_rss_kb = 0
         self.used = False  # served a candidate
         self.probe = ActivityProbe(self.process.pid, output)
@@ -97,6 +109,14 @@ class WorkerProcess:
     @property
     def pid(self) -> int:
         return self.process.pid
+
+    def limit_counts(self) -> LimitCounts:
+        """The kernel's counts of the limits hit in the worker's cgroup so far (none without a cgroup)."""
+        return self.cgroup.counts() if self.cgroup is not None else LimitCounts()
+
+    def limits_hit_since(self, before: LimitCounts) -> tuple[str, str]:
+        """Sentences naming the cgroup's process and memory limits if the worker hit them since ``before``."""
+        return self.cgroup.hits_since(before) if self.cgroup is not None else ("", "")
 
     @property
     def alive(self) -> bool:
@@ -225,6 +245,8 @@ class WorkerProcess:
         self._reap(_REAP_S)
         self.channel.close()
         self._close_lifeline()
+        if self.cgroup is not None:  # what left the session (setsid) dies with the cgroup; its counts stay
+            self.cgroup.end()
 
     def _close_lifeline(self) -> None:
         if self._lifeline is not None:
@@ -265,6 +287,9 @@ class WorkerProcess:
         return WorkerFault(failure, message)
 
     def _oom_evidence(self) -> str:
+        _, memory = self.limits_hit_since(self._cgroup_at_start)
+        if memory:
+            return memory
         count = oom_kill_count()
         if count is not None and self.oom_kills_at_start is not None and count > self.oom_kills_at_start:
             return "the kernel's out-of-memory killer ended a process of this memory cgroup"

@@ -6,6 +6,7 @@ environment by accident), not a security sandbox against deliberate attack: the 
 
 from __future__ import annotations
 
+import os
 import resource
 import sys
 from pathlib import Path
@@ -49,22 +50,53 @@ def written_by_torch(name: str, value: str) -> bool:
     return default is not None and value == default()
 
 
-def limits_setter(*, memory_limit_mb: int, file_size_limit_mb: int, host_cpu: bool) -> Callable[[], None]:
-    """A ``preexec_fn`` that sets the worker's resource limits (it runs in the child, before exec).
+def limits_setter(*, memory_limit_mb: int, file_size_limit_mb: int, host_cpu: bool, max_processes: int = 0,
+                  then: Callable[[], None] | None = None) -> Callable[[], None]:
+    """A ``preexec_fn`` that sets the worker's resource limits (it runs in the child, before exec), then calls
+    ``then`` (joining the worker's cgroup).
 
     No core files. The address space is limited only on a host-CPU device (``Device.host_cpu``): CUDA and other
     GPU runtimes reserve far more virtual address space than they use, so a limit there would break them, not
-    contain them.
+    contain them. With ``max_processes`` (a worker outside the sandbox; inside, the launcher sets its own), the
+    user's processes and threads may grow by that many from now: ``RLIMIT_NPROC`` counts all of the user's, so a
+    limit of ``max_processes`` alone could stop a worker of a user who runs more already. Root is exempt from it.
     """
     limit_address_space = memory_limit_mb > 0 and host_cpu
+    running = user_tasks() if max_processes and os.geteuid() != 0 else None
+    processes = max_processes + running if running is not None else 0
 
     def set_limits() -> None:
         _lower(resource.RLIMIT_CORE, 0)
         _lower(resource.RLIMIT_FSIZE, file_size_limit_mb * 1024 * 1024)
         if limit_address_space:
             _lower(resource.RLIMIT_AS, memory_limit_mb * 1024 * 1024)
+        if processes:
+            _lower(resource.RLIMIT_NPROC, processes)
+        if then is not None:
+            then()
 
     return set_limits
+
+
+def user_tasks() -> int | None:
+    """The processes and threads this user runs now (what ``RLIMIT_NPROC`` counts on Linux), from /proc; None
+    without it (macOS): no limit is set then, which could stop a worker of a user who runs many processes."""
+    uid, count = os.getuid(), 0
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return None
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/status") as f:
+                fields = dict(line.split(":", 1) for line in f if ":" in line)
+            if int(fields["Uid"].split()[0]) == uid:
+                count += int(fields["Threads"])
+        except (OSError, KeyError, ValueError):
+            continue
+    return count
 
 
 def _lower(which: int, value: int) -> None:

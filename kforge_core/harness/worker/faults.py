@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from ...records import Failure
 from ...tracebacks import candidate_lines, exception_text
 from ..memory_words import OUT_OF_MEMORY_PATTERNS
+from .limit_hits import limit_reached
 
 if TYPE_CHECKING:
     from ...device import Device
@@ -17,11 +18,14 @@ if TYPE_CHECKING:
 
 
 def classify_exception(exc: BaseException, device: Device | None = None) -> Failure:
-    """The failure class of an exception raised by candidate code (RUNTIME unless it says otherwise)."""
+    """The failure class of an exception raised by candidate code (RUNTIME unless it says otherwise):
+    RESOURCE_LIMIT when it, or what caused it, met one of the worker's limits (``limit_hits``)."""
     if isinstance(exc, SystemExit):
         return Failure.EXIT
     if isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError":
         return Failure.OUT_OF_MEMORY
+    if limit_reached(exc):
+        return Failure.RESOURCE_LIMIT
     return classify_text(str(exc), device) or Failure.RUNTIME
 
 
@@ -44,4 +48,5 @@ def candidate_traceback(exc: BaseException, workdir: Path, limit: int = 6) -> st
     """
     lines = [f'  File "{c.file}", line {c.line}, in {c.function}\n    {c.text}'.rstrip()
              for c in candidate_lines(exc, workdir)[-limit:]]
-    return "\n".join([*lines, exception_text(exc)])
+    reached = limit_reached(exc)
+    return "\n".join([*lines, exception_text(exc), *([f"resource_limit: {reached}"] if reached else [])])

@@ -17,12 +17,14 @@ from typing import Any
 
 from ...codec import to_json
 from ..protocol import FILES_DIR, REQUEST_FILE, RESULT_FILE, PrebuildRequest
+from .limit_hits import know_limits
 
 
 def run(directory: Path) -> dict[str, Any]:
     """Build the request in ``directory``; the answer as plain data (``{"answered": False}`` for None)."""
     request: PrebuildRequest = pickle.loads((directory / REQUEST_FILE).read_bytes())
     init = request.init
+    know_limits(init.settings.max_processes, init.sandbox.tmpfs_sizes() if init.sandbox is not None else {})
     for entry in init.sys_path:
         if entry not in sys.path:
             sys.path.append(entry)

@@ -29,6 +29,7 @@ from ..protocol import (
     Prepared, Reply, RunStage, Shipped, Time, Wait, WorkerInit,
 )
 from .faults import classify_exception, classify_text
+from .limit_hits import know_limits, scratch_checked
 from .memory import hand_back_idle_cache
 from .threads import build_began, build_ended
 
@@ -117,6 +118,7 @@ class Worker:
         from ...registry import BackendRegistry
 
         configure_host_allocator()
+        know_limits(init.settings.max_processes, init.sandbox.tmpfs_sizes() if init.sandbox is not None else {})
 
         self.init = init
         self.timer = timer or StageTimer()
@@ -295,7 +297,7 @@ class Worker:
         os.chdir(self.home)
         self.candidate = self.context = self.snapshot = None
         forget_instances()  # the candidate's model and what it holds on the device
-        return released(report, self.device)
+        return scratch_checked(released(report, self.device))
 
     def _fault_reply(self, exc: BaseException) -> Reply:
         """A reply for an exception that escaped a stage: the candidate's when its code is in the traceback,

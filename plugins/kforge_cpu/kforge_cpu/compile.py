@@ -9,8 +9,9 @@ there is classified as follows:
   at import (eager signatures), in the constructor or in the first forward: ``Failure.COMPILE``, with Numba's
   message trimmed to the error kind, the candidate's lines and the types;
 * any other exception in the constructor or the first forward is the candidate's own runtime error:
-  ``Failure.RUNTIME`` (``Failure.OUT_OF_MEMORY`` for a ``MemoryError``) with the candidate's line, reported here
-  so that verification does not run a candidate that cannot run once.
+  ``Failure.RUNTIME`` (``Failure.OUT_OF_MEMORY`` for a ``MemoryError``, ``Failure.RESOURCE_LIMIT`` for one of the
+  worker's limits reached) with the candidate's line, reported here so that verification does not run a candidate
+  that cannot run once.
 
 ``seconds`` is the wall time of all of it, JIT included; the harness times the candidate afterwards, when every
 kernel is compiled. The log of a success lists each JIT compilation and its time.
@@ -28,6 +29,7 @@ from kforge_core.candidate_module import (
     CandidateClass, NotBuilt, candidate_class, candidate_class_name, import_for_compile,
 )
 from kforge_core.hookspecs import hookimpl
+from kforge_core.plugin_api import limit_reached
 from kforge_core.records import Backend, Candidate, CompileResult, Failure, StageContext
 
 from .backend import CpuOptions, cpu_options
@@ -67,8 +69,11 @@ def _classify(exc: Exception, workdir: Path, jit: Any, during: str, otherwise: F
     if is_compile_error(exc):
         compiling = jit.last.describe() if jit.last is not None else None
         return NotBuilt(Failure.COMPILE, describe_compile_error(exc, workdir, compiling))
-    failure = Failure.OUT_OF_MEMORY if isinstance(exc, MemoryError) else otherwise
-    return NotBuilt(failure, describe_exception(exc, workdir, during))
+    reached = limit_reached(exc)  # its scratch space full, no process or thread left: the worker's limits
+    failure = Failure.OUT_OF_MEMORY if isinstance(exc, MemoryError) else Failure.RESOURCE_LIMIT if reached \
+        else otherwise
+    described = describe_exception(exc, workdir, during)
+    return NotBuilt(failure, f"{described}\nresource_limit: {reached}" if reached else described)
 
 
 def _import(candidate: Candidate, context: StageContext, jit: Any) -> tuple[ModuleType, CandidateClass]:

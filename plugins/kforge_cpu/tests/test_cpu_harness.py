@@ -14,6 +14,7 @@ and ``tests/harness/test_harness_cheats.py`` alone (named below).
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 from pathlib import Path
 
@@ -132,3 +133,20 @@ def test_an_honest_numpy_candidate_passes_through_the_cpu_backend(harnesses):
     verdict = harnesses("relu_scale").evaluate(harness_candidate("relu_scale_numpy"))
     assert verdict.correct and verdict.flags == (), verdict.message
     assert verdict.runtime is not None
+
+
+def test_a_thread_bomb_in_the_first_forward_reaches_the_process_limit(harnesses):
+    """The cpu backend's compile hook runs the first forward: a limit reached there is the worker's
+    (``resource_limit``, named), not the candidate's runtime error (tests/harness/test_harness_limits.py has the
+    other limits)."""
+    from kforge_core.harness.host.cgroups import cgroup_support
+    from kforge_core.harness.host.limits import process_limit_probe
+    from kforge_core.harness.host.namespaces import sandbox_status
+
+    if os.geteuid() == 0 and "pids" not in cgroup_support().controllers and not (
+            sandbox_status().available and process_limit_probe().pid_max):
+        pytest.skip("nothing bounds a worker's processes here (root, no pid_max of its own, no pids cgroup)")
+    verdict = harnesses("relu_scale", max_processes=300).evaluate(harness_candidate("thread_bomb"))
+    assert verdict.failure is Failure.RESOURCE_LIMIT, verdict.message
+    assert "limit on processes and threads (harness.max_processes = 300)" in verdict.message
+    assert verdict.worker_replaced
