@@ -8,6 +8,7 @@ phase of the machine falls on both. Prints each side's median evaluation and tim
 
     python benchmarks/outside_checks_cost.py --against REV                   # CPU
     python benchmarks/outside_checks_cost.py --against REV --device cuda     # GPU
+    python benchmarks/outside_checks_cost.py --against DIR                   # an earlier tree laid out in DIR
 """
 
 from __future__ import annotations
@@ -74,11 +75,14 @@ def main() -> None:
         child(args)
         return
     if not args.against:
-        parser.error("--against REV is needed")
+        parser.error("--against REV (or a directory holding an earlier tree) is needed")
     with tempfile.TemporaryDirectory(prefix="kforge-against-") as place:
-        earlier = Path(place) / "tree"
-        subprocess.run(["git", "-C", str(TREE), "worktree", "add", "--detach", str(earlier), args.against],
-                       check=True, capture_output=True)
+        earlier = Path(args.against).resolve()
+        made = not earlier.is_dir()  # a revision: checked out for the comparison, removed after
+        if made:
+            earlier = Path(place) / "tree"
+            subprocess.run(["git", "-C", str(TREE), "worktree", "add", "--detach", str(earlier), args.against],
+                           check=True, capture_output=True)
         try:
             rows: dict[str, list[dict[str, float]]] = {"this tree": [], args.against: []}
             for turn in range(args.turns):
@@ -86,8 +90,9 @@ def main() -> None:
                     rows[name].extend(run_side(tree, args))
                     print(f"turn {turn + 1}: {name} done", file=sys.stderr)
         finally:
-            subprocess.run(["git", "-C", str(TREE), "worktree", "remove", "--force", str(earlier)],
-                           capture_output=True)
+            if made:
+                subprocess.run(["git", "-C", str(TREE), "worktree", "remove", "--force", str(earlier)],
+                               capture_output=True)
     report(rows, args)
 
 

@@ -178,6 +178,14 @@ class Shipped:
 
 
 @dataclass(frozen=True)
+class ShippedBatch:
+    """A block's timed calls, shipped together once its last call was timed: one message each way instead of one per
+    call (each message wakes three processes in turn). Answered with :class:`JudgedBatch`, in the same order."""
+
+    items: tuple[Shipped, ...]
+
+
+@dataclass(frozen=True)
 class CheckAsk:
     """Sent by a candidate's worker in the middle of its timing, once a timed call returned and a copy of its
     outputs was taken (inside the call's outside-clocked interval): which of their elements go to the referee.
@@ -206,6 +214,13 @@ class Judged:
     message: str = ""
     max_abs_error: float = 0.0
     max_rel_error: float = 0.0
+
+
+@dataclass(frozen=True)
+class JudgedBatch:
+    """The referee's answers to a :class:`ShippedBatch`, in its order."""
+
+    items: tuple[Judged, ...]
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,8 @@ from typing import Any, Callable
 
 from ...records import Failure
 from ..protocol import (
-    Acknowledged, Channel, ChannelClosed, ChannelTimeout, CheckAsk, Conclude, DeviceFacts, Reply, Shipped, Wait, WorkerInit,
+    Acknowledged, Channel, ChannelClosed, ChannelTimeout, CheckAsk, Conclude, DeviceFacts, Reply, Shipped,
+    ShippedBatch, Wait, WorkerInit,
 )
 from .activity import ActivityProbe
 from .deadline import StageDeadline, WaitLimits
@@ -181,11 +182,13 @@ class WorkerProcess:
                     raise self._forged(what, "it asked for a check of a timed call while none is timed")
                 self._answer(expected, self.checks.answer(message[1]))
                 continue
-            if isinstance(message[1], (Shipped, Conclude)):
+            if isinstance(message[1], (Shipped, ShippedBatch, Conclude)):
                 if self.referee is None:
                     raise self._forged(what, "it shipped outputs while nobody judges them")
-                if isinstance(message[1], Shipped) and self.checks is not None:
-                    self.checks.shipped(message[1])
+                if self.checks is not None:
+                    for shipped in (message[1].items if isinstance(message[1], ShippedBatch) else (message[1],)):
+                        if isinstance(shipped, Shipped):
+                            self.checks.shipped(shipped)
                 judging = time.monotonic()
                 self._answer(expected, self.referee(message[1]))
                 deadline.start += time.monotonic() - judging  # the referee's time is not the candidate's

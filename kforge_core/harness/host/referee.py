@@ -17,7 +17,10 @@ from typing import Any, Callable
 from ...records import Failure, VerifyResult
 from ...settings import HarnessSettings
 from .. import flags as F
-from ..protocol import OUTPUTS_DIR, Conclude, Conclusion, Expect, JudgeBegin, Judged, Prepared, Shipped, WorkerInit
+from ..protocol import (
+    OUTPUTS_DIR, Conclude, Conclusion, Expect, JudgeBegin, Judged, JudgedBatch, Prepared, Shipped, ShippedBatch,
+    WorkerInit,
+)
 from .pool import WorkerPool, WorkerStartError
 from .process import WorkerFault, WorkerProcess
 
@@ -84,10 +87,13 @@ class Referee:
         else:
             self._ask(JudgeBegin(anchor, str(workdir.relative_to(anchor) / OUTPUTS_DIR)), None)
 
-    def answer(self, message: Shipped | Conclude) -> Judged | Conclusion:
+    def answer(self, message: Shipped | ShippedBatch | Conclude) -> Judged | JudgedBatch | Conclusion:
         """The referee's answer to what a candidate's worker sent in the middle of a stage."""
         if isinstance(message, Shipped):
             return self._ask(message, Judged(False, Failure.HARNESS, f"{message.label} could not be judged"))
+        if isinstance(message, ShippedBatch):
+            return self._ask(message, JudgedBatch(tuple(
+                Judged(False, Failure.HARNESS, f"{item.label} could not be judged") for item in message.items)))
         return self._ask(message, Conclusion(failure=Failure.HARNESS, message="the referee could not conclude"))
 
     def conclude(self, kind: str) -> Conclusion:
@@ -158,6 +164,8 @@ def trusted_verify(verify: VerifyResult, conclusion: Conclusion, settings: Harne
 def _with_message(failed: Any, message: str) -> Any:
     if isinstance(failed, Judged):
         return Judged(False, Failure.HARNESS, message)
+    if isinstance(failed, JudgedBatch):
+        return JudgedBatch(tuple(Judged(False, Failure.HARNESS, message) for _ in failed.items))
     if isinstance(failed, Conclusion):
         return Conclusion(failure=Failure.HARNESS, message=message)
     return None

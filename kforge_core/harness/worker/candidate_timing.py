@@ -17,7 +17,7 @@ from .integrity import ProcessSnapshot, changes_since, put_back_environment
 from ..precision_switches import switch_computes_in
 from .reference import ProblemData
 from .samples import sampled
-from .shipping import TIMED, ask_check, call_candidate, ship
+from .shipping import TIMED, ask_check, call_candidate, pack, send_all
 from .timing import Kept, TimedRuns, time_runs, timing_method
 
 if TYPE_CHECKING:
@@ -45,10 +45,12 @@ def time_candidate(backend: Backend, candidate: Candidate, context: StageContext
 
     timed = time_runs(lambda *args: call_candidate(model, list(args)), reference, device, settings,
                       timer=context.timer, runs=block, returned=returned)
-    while drawn:
+    packed = []
+    while drawn:  # each call's drawn elements written, and freed, before the next's
         label, seed, sample_seed, leaves, structure = drawn.pop(0)
-        ship(label, TIMED, seed, leaves, structure, {}, context.workdir, sample_seed=sample_seed)
+        packed.append(pack(label, TIMED, seed, leaves, structure, {}, context.workdir, sample_seed))
         del leaves
+    send_all(packed)  # one message each way for the block; the referee's conclusion says what it found
     flags = [*timed.flags, *hidden_work_flags(timed, settings)]
     method = timing_method(device, settings, reference)
     return TimingOutcome(tuple(timed.samples_ms[method.headline]), method, tuple(flags), figures=timed.figures(),

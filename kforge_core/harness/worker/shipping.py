@@ -27,7 +27,10 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol
 import torch
 
 from ..call_kinds import TIMED, TRACED, TRIAL  # noqa: F401 - what a shipped call was, named here for its callers
-from ..protocol import OUTPUTS_DIR, Acknowledged, CheckAnswer, CheckAsk, Conclude, Conclusion, Judged, Shipped, Wait
+from ..protocol import (
+    OUTPUTS_DIR, Acknowledged, CheckAnswer, CheckAsk, Conclude, Conclusion, Judged, JudgedBatch, Shipped, ShippedBatch,
+    Wait,
+)
 from .host_copies import host_copy
 from .output_files import write_outputs
 
@@ -49,6 +52,8 @@ class Referee(Protocol):
     def conclude(self, kind: str) -> Conclusion: ...
 
     def ask_check(self, ask: CheckAsk) -> CheckAnswer: ...
+
+    def judge_batch(self, batch: ShippedBatch) -> JudgedBatch: ...
 
 
 _referee: Referee | None = None
@@ -102,6 +107,13 @@ def send_ahead(shipped: Shipped, referee: Referee | None = None) -> Callable[[],
     return _the_referee(referee).judge_later(shipped)
 
 
+def send_all(shipped: list[Shipped], referee: Referee | None = None) -> list[Judged]:
+    """Send what :func:`pack` wrote for several calls to be judged in one message, and wait for the judgements."""
+    if not shipped:
+        return []
+    return list(_the_referee(referee).judge_batch(ShippedBatch(tuple(shipped))).items)
+
+
 def ask_check(label: str, seed: int, referee: Referee | None = None) -> int:
     """The KForge process's draw for the timed call ``label`` that just returned: the seed of the elements of its
     outputs that are shipped (``samples.sampled``)."""
@@ -142,6 +154,9 @@ class LocalReferee:
     def ask_check(self, ask: CheckAsk) -> CheckAnswer:
         return CheckAnswer(int.from_bytes(_urandom(8), "big"))  # no KForge process here: this one draws
 
+    def judge_batch(self, batch: ShippedBatch) -> JudgedBatch:
+        return JudgedBatch(tuple(self._judge.judge(item) for item in batch.items))
+
 
 class ChannelReferee:
     """The worker's link: each message goes to the KForge process as part of the request being served, which has
@@ -167,6 +182,9 @@ class ChannelReferee:
 
     def ask_check(self, ask: CheckAsk) -> CheckAnswer:
         return self._answer(self._ask(ask, CheckAnswer))
+
+    def judge_batch(self, batch: ShippedBatch) -> JudgedBatch:
+        return self._answer(self._ask(batch, JudgedBatch))
 
     def acknowledged(self, wait: Wait) -> None:
         """Send a mark and wait until the KForge process has noted it (``StageTimer.timed``)."""

@@ -26,7 +26,7 @@ from ...stage_timer import StageTimer
 from ...tracebacks import exception_line, exception_text
 from ..protocol import (
     Begin, Channel, ChannelClosed, Conclude, DeviceFacts, Expect, Finish, JudgeBegin, MeasureBaselines, Prepare,
-    Prepared, Reply, RunStage, Shipped, Time, Wait, WorkerInit,
+    JudgedBatch, Prepared, Reply, RunStage, Shipped, ShippedBatch, Time, Wait, WorkerInit,
 )
 from .faults import classify_exception, classify_text
 from .limit_hits import know_limits, scratch_checked
@@ -65,7 +65,7 @@ class ChannelTimer(StageTimer):
 # Requests after which the worker waits while another process uses the device: the referee after computing the
 # expected outputs and after each judged call, the candidate's worker and the baseline worker after each block of
 # timed runs (they take turns). A large unused cache is handed back then (``hand_back_idle_cache``).
-_WAITS_AFTER = (Expect, Shipped, Time, MeasureBaselines)
+_WAITS_AFTER = (Expect, Shipped, ShippedBatch, Time, MeasureBaselines)
 
 
 def preload_in_background(modules: tuple[str, ...]) -> threading.Thread | None:
@@ -188,7 +188,7 @@ class Worker:
             # worker, times nothing, and for a large problem one set is as large as a call's inputs
             reference = self.reference(timing=False)
             return Prepared(f"{len(reference.trials)} trials prepared", 0.0)
-        if isinstance(request, (Expect, JudgeBegin, Shipped, Conclude)):
+        if isinstance(request, (Expect, JudgeBegin, Shipped, ShippedBatch, Conclude)):
             return self._referee(request)
         if isinstance(request, Begin):
             return self._begin(request)
@@ -235,6 +235,8 @@ class Worker:
             return self.judge.begin(request.anchor, request.outputs)
         if isinstance(request, Shipped):
             return self.judge.judge(request)
+        if isinstance(request, ShippedBatch):
+            return JudgedBatch(tuple(self.judge.judge(item) for item in request.items))
         return self.judge.conclude(request.kind)
 
     def _begin(self, request: Begin) -> None:
