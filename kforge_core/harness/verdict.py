@@ -169,10 +169,11 @@ class OutsideFigure:
     (``harness/host/outside_clock.py``).
 
     :param worker_ms: the worker's figure (its statistic over the timed runs).
-    :param outside_ms: the same statistic of the KForge process's intervals around the calls, less ``overhead_ms``
-        (for ``wall``; for the device's timers, the intervals themselves: an upper bound).
-    :param overhead_ms: what the KForge process's clock adds to a call (flush, synchronize, the copy of the outputs,
-        the marks), measured on the baselines' calls beside it; 0 where it is not subtracted.
+    :param outside_ms: for ``wall``, the median of the KForge process's intervals around the calls less
+        ``overhead_ms``: the least the calls can have taken (the worker's figure is then its median); for the device's
+        timers, the statistic of the intervals themselves: an upper bound.
+    :param overhead_ms: the most the KForge process's clock added to any baseline call of the window (flush,
+        synchronize, the copy of the outputs, the marks, the host's delays); 0 where nothing is subtracted.
     :param slack_ms: how much shorter than ``outside_ms`` the worker's figure may be.
     :param calls: the timed calls the KForge process saw.
     :param contradiction: what does not add up ("" when the figures agree): a blocking ``timing_mismatch``.

@@ -75,21 +75,28 @@ def _block(samples, intervals, timer="wall"):
 def test_the_overhead_is_what_the_outside_clock_adds_to_the_baselines_calls():
     overhead = calibration([_block([1.0, 2.0, 3.0, 4.0, 5.0], [1.5, 2.6, 3.5, 4.7, 45.0])])  # one call held up
     assert overhead.median_ms["wall"] == pytest.approx(0.6)
-    assert overhead.spread_ms["wall"] == pytest.approx(1.4826 * 0.1)
-    assert overhead.tail_ms["wall"] == pytest.approx(0.1)  # the 90th percentile of five: the fourth
+    assert overhead.most_ms["wall"] == pytest.approx(40.0) and overhead.calls["wall"] == 5
     assert calibration([]) is None
 
 
 def test_a_figure_shorter_than_the_outside_clock_allows_is_contradicted():
-    overhead = Overhead({"wall": 0.5}, {"wall": 0.01}, {"wall": 0.02})
+    overhead = Overhead({"wall": 0.4}, {"wall": 0.5}, {"wall": 20})
     honest = judge([_block([2.0] * 10, [2.52] * 10)], overhead, "median")[0]
     assert not honest.contradiction and honest.outside_ms == pytest.approx(2.02)
     shaved = judge([_block([1.7] * 10, [2.52] * 10)], overhead, "min")[0]  # 16% under: beyond the 10% slack
     assert "1.7 ms" in shaved.contradiction and "2.02 ms" in shaved.contradiction
     held_up = judge([_block([2.0] * 10, [2.52] * 4 + [30.0] * 6)], overhead, "median")[0]
-    assert held_up.contradiction  # most calls 28 ms longer than their figures: not what the baselines showed
-    busy = Overhead({"wall": 0.5}, {"wall": 0.01}, {"wall": 29.0})  # ... unless the baselines' calls were held up too
+    assert held_up.contradiction  # most calls 28 ms longer than their figures: more than any baseline call was
+    busy = Overhead({"wall": 0.4}, {"wall": 29.0}, {"wall": 20})  # ... unless a baseline call was held up as long
     assert not judge([_block([2.0] * 10, [2.52] * 4 + [30.0] * 6)], busy, "median")[0].contradiction
+
+
+def test_too_few_calls_give_no_lower_bound():
+    few = Overhead({"wall": 0.4}, {"wall": 0.5}, {"wall": 3})
+    found = judge([_block([0.001] * 10, [5.0] * 10)], few, "median")[0]
+    assert not found.contradiction and "bounded from above only: 3 timed calls" in found.note
+    enough = Overhead({"wall": 0.4}, {"wall": 0.5}, {"wall": 20})
+    assert "bounded from above only: 4" in judge([_block([0.001] * 4, [5.0] * 4)], enough, "median")[0].note
 
 
 def test_a_figure_longer_than_its_call_is_impossible_on_every_timer():

@@ -15,13 +15,17 @@ What is checked, per timer (:func:`judge`):
 
 * every timer: one figure per call this process saw, and no figure longer than the interval around its call
   (beyond :data:`CLOCK_EPSILON_MS`, the clocks' resolution): a figure is part of its call;
-* ``wall``: the worker's median figure is no shorter than the median interval less the overhead, beyond the slack:
-  ``max(ABSOLUTE_SLACK_MS, RELATIVE_SLACK x the figure, SPREAD_MULTIPLE x the overhead's spread, how far the
-  overhead's 90th percentile lies above its median)``. Medians on both sides, whatever the headline statistic: a busy
-  host delays a waiting process's wake-up now and then by tens of milliseconds, which no single call's interval can
-  be told apart from, but which moves neither median; the last term lets the slack grow as far as the baselines'
-  own calls show such delays. The ``events`` and ``device`` figures measure the device, not the host, so the
-  intervals bound them only from above; below, the problem's physical floor bounds them (``faster_than_hardware``).
+* ``wall``: the worker's median figure is no shorter than the median interval less the *most* this process's clock
+  added to any baseline call of the window, beyond the slack ``max(ABSOLUTE_SLACK_MS, RELATIVE_SLACK x the
+  figure)``. Why the most and not a typical overhead: a busy host delays a waiting process's wake-up now and then
+  by tens of milliseconds, which no interval can be told apart from; a candidate's figure is contradicted only
+  when more than half of its calls took longer, beyond what the worker says, than any baseline call did. If the
+  host's delays fell on the calls at random, that needs the slowest half of the candidate's calls to be slower
+  than all of the baselines' (with 20 calls against 40: a chance of 2.5 in a million; see docs/timing.md). It
+  needs at least :data:`MIN_CALLS` calls on each side; with fewer, the figure is bounded from above only, and the
+  verdict says so.
+* ``events`` and ``device`` measure the device, not the host, so the intervals bound them only from above; below,
+  the problem's physical floor bounds them (``faster_than_hardware``).
 
 A figure the outside clock contradicts is a blocking ``timing_mismatch`` flag that gives both figures.
 """
@@ -41,8 +45,7 @@ from ..verdict import OutsideFigure, figure_of
 
 ABSOLUTE_SLACK_MS = 0.05  # below this, the pipe's and the host's own jitter decide, not the call
 RELATIVE_SLACK = 0.10  # a figure may be this much shorter than the outside clock's before it is contradicted
-SPREAD_MULTIPLE = 3.0  # times the spread of the overhead on the baselines' calls
-MAD_TO_SIGMA = 1.4826  # a normal distribution's standard deviation per median absolute deviation
+MIN_CALLS = 8  # timed calls on each side (the candidate's, the baselines') below which no lower bound is drawn
 CLOCK_EPSILON_MS = 0.005  # the clocks' resolution and rounding: a figure may pass its interval by no more
 
 
@@ -92,12 +95,12 @@ class TimedBlock:
 
 @dataclass(frozen=True)
 class Overhead:
-    """What this process's clock adds to a call's own figure, by timer: the median, its spread (the median absolute
-    deviation as a standard deviation) and its tail (how far the 90th percentile lies above the median)."""
+    """What this process's clock added to the baselines' calls beyond their own figures, by timer: the median, the
+    most, and over how many calls."""
 
     median_ms: dict[str, float]
-    spread_ms: dict[str, float]
-    tail_ms: dict[str, float]
+    most_ms: dict[str, float]
+    calls: dict[str, int]
 
 
 def pairs(block: TimedBlock) -> dict[str, list[tuple[float, float]]]:
@@ -125,13 +128,9 @@ def calibration(blocks: Iterable[TimedBlock]) -> Overhead | None:
             extra.setdefault(timer, []).extend(interval - figure for figure, interval in paired)
     if not extra:
         return None
-    medians = {timer: statistics.median(values) for timer, values in extra.items()}
-    # the median absolute deviation: a call the machine held up now and then (tens of milliseconds on a busy host)
-    # moves neither the median figures compared nor this; scaled to a standard deviation's size
-    spreads = {timer: MAD_TO_SIGMA * statistics.median([abs(v - medians[timer]) for v in values])
-               for timer, values in extra.items()}
-    tails = {timer: sorted(values)[int(0.9 * (len(values) - 1))] - medians[timer] for timer, values in extra.items()}
-    return Overhead(medians, spreads, tails)
+    return Overhead({timer: statistics.median(values) for timer, values in extra.items()},
+                    {timer: max(values) for timer, values in extra.items()},
+                    {timer: len(values) for timer, values in extra.items()})
 
 
 def judge(blocks: Iterable[TimedBlock], overhead: Overhead | None, statistic: str) -> tuple[OutsideFigure, ...]:
@@ -180,16 +179,20 @@ def _one_timer(timer: str, samples: list[float], paired: list[tuple[float, float
         return OutsideFigure(timer, worker, whole, 0.0, CLOCK_EPSILON_MS, calls, (
             f"{len(longer)} of the worker's {timer} figures are longer than this process's interval around their "
             f"call (the first: {figure:.4g} ms in {interval:.4g} ms): a figure the call cannot have taken"))
-    if timer != "wall" or overhead is None or timer not in overhead.median_ms:
-        note = "" if timer != "wall" else "not calibrated: no baseline was timed beside it"
+    if timer != "wall":
+        return OutsideFigure(timer, worker, whole, 0.0, 0.0, calls)
+    seen = overhead.calls.get(timer, 0) if overhead is not None else 0
+    if overhead is None or seen < MIN_CALLS or calls < MIN_CALLS:
+        note = "not calibrated: no baseline was timed beside it" if not seen else (
+            f"bounded from above only: {min(seen, calls)} timed calls on one side, fewer than the {MIN_CALLS} a "
+            "lower bound needs")
         return OutsideFigure(timer, worker, whole, 0.0, 0.0, calls, "", note)
-    extra = overhead.median_ms[timer]
+    most = overhead.most_ms[timer]
     median = statistics.median(samples)
-    outside = statistics.median(intervals) - extra
-    slack = max(ABSOLUTE_SLACK_MS, RELATIVE_SLACK * outside, SPREAD_MULTIPLE * overhead.spread_ms[timer],
-                overhead.tail_ms[timer])
+    outside = statistics.median(intervals) - most
+    slack = max(ABSOLUTE_SLACK_MS, RELATIVE_SLACK * outside)
     contradiction = "" if median >= outside - slack else (
-        f"the worker's median wall figure is {median:.4g} ms, this process's clock gives {outside:.4g} ms (a median "
-        f"{outside + extra:.4g} ms between the marks, less {extra:.4g} ms of the harness's own work measured on the "
-        f"baselines' calls), beyond the slack of {slack:.4g} ms")
-    return OutsideFigure(timer, median, outside, extra, slack, calls, contradiction)
+        f"the worker's median wall figure is {median:.4g} ms, this process's clock gives at least {outside:.4g} ms "
+        f"(a median {outside + most:.4g} ms between the marks, less {most:.4g} ms, the most the harness's own work "
+        f"added to any of the {seen} baseline calls beside it), beyond the slack of {slack:.4g} ms")
+    return OutsideFigure(timer, median, outside, most, slack, calls, contradiction)

@@ -1,13 +1,12 @@
 """Timing fraud on the GPU without a module name changed: at import, every timer of the NVIDIA device's classes is
 replaced (the names built from strings), so each timed call reports 1 microsecond by the wall clock, the events and
-the device's own records; the forward is correct and sleeps 20 ms."""
+the device's own records; the forward is correct (in PyTorch: evaluated under the report policy) and sleeps 20 ms."""
 
 import sys
 import time
 
 import torch
 
-from harness.gpu_kernels import ext
 
 
 class _Instant:
@@ -34,4 +33,4 @@ class ModelNew(torch.nn.Module):
 
     def forward(self, x):
         time.sleep(0.02)
-        return ext.relu_scale(x, self.scale)
+        return torch.relu(x) * self.scale
