@@ -79,6 +79,12 @@ def write_bench_outputs(info: BenchInfo, plan: BenchPlan, results: list[ProblemR
     return BenchReport(info, plan, results, document, path)
 
 
+def read_bench_outputs(info: BenchInfo, plan: BenchPlan, results: list[ProblemResult]) -> BenchReport:
+    """A finished bench's report as the store holds it, with nothing evaluated now and nothing written."""
+    run = {"executor": None, "wall_seconds": 0.0, "evaluated_now": 0, "seconds_per_problem": None}
+    return BenchReport(info, plan, results, document_of(info, plan, results, run), info.bench_dir / REPORT)
+
+
 # ------------------------------------------------------------------------------------------------- markdown
 
 
