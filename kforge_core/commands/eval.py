@@ -20,6 +20,7 @@ from ..report.tables import Column, fitted_table
 from ..report.timing_text import sources_of, statistic_words
 from ..tolerances import describe_tolerances
 from .backend_flags import backend_option_flags, settings_with_backend_options
+from .eval_progress import EvalProgress
 from .evaluation_flags import evaluation_flags, evaluation_settings
 from .exit_codes import EXIT_INCORRECT
 from .harness_flags import harness_option_flags, harness_settings
@@ -59,8 +60,11 @@ def eval_command(app: App, problem_path: Path, candidate_paths: tuple[Path, ...]
     backend = app.backend(settings.backend).backend
     documents, console, all_correct = [], Console(soft_wrap=True), True
     with Harness(backend=backend, problem=problem, settings=settings, plugins=app.plugin_selection,
-                 scratch_root=keep_dir) as harness:
-        for verdict in harness.evaluate_all(candidates, profile=profile, measure=not no_timing):
+                 scratch_root=keep_dir) as harness, EvalProgress() as progress:
+        verdicts = harness.evaluate_all(candidates, profile=profile, measure=not no_timing,
+                                        observer=lambda candidate: progress.observer(candidate.label))
+        for verdict in verdicts:
+            progress.pause()
             summary = harness.summarize(verdict.profile).text if verdict.profile is not None else None
             all_correct = all_correct and verdict.correct
             if as_json:

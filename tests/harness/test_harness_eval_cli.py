@@ -40,7 +40,7 @@ def test_json_document_of_a_correct_candidate(kforge_eval):
     result = kforge_eval("relu_scale", "relu_scale_numpy.py", "--json", "--atol", "0.001", "--candidate-class",
                          "ModelNew")
     assert result.exit_code == 0, result.output
-    document = json.loads(result.output)
+    document = json.loads(result.stdout)
     assert "tolerance for float32 outputs: atol=0.001, rtol=0.0001 (--atol/--rtol; rtol the harness's default)" \
         in document["verify"]["notes"]
     assert document["correct"] is True and document["failure"] is None and document["flags"] == []
@@ -69,7 +69,7 @@ def test_a_candidate_that_did_not_compile_shows_its_error_once_and_no_timing_pla
 def test_report_policy_and_profile(kforge_eval):
     result = kforge_eval("relu_scale", "relu_scale_torch.py", "--json", "--policy", "report", "--profile")
     assert result.exit_code == 0, result.output
-    document = json.loads(result.output)
+    document = json.loads(result.stdout)
     assert [(f["code"], f["blocking"]) for f in document["flags"]] == [("reference_call", False)]
     assert document["profile"]["tool"] == "torch.profiler"
     assert "ModelNew.forward" in document["profile_summary"]
@@ -114,3 +114,13 @@ def test_credentials_a_candidate_reads_from_proc_appear_nowhere(cache_dir, tmp_p
     assert "stolen" in shown  # the candidate ran and raised what it found
     for value in STOLEN.values():
         assert not {f for f in encoded_forms(value) if f in shown}, sandbox
+
+
+def test_each_stage_is_told_on_stderr_as_it_happens_and_stdout_holds_the_json_alone(kforge_eval):
+    result = kforge_eval("relu_scale", "relu_scale_numpy.py", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["correct"] is True
+    told = [line.removeprefix("relu_scale_numpy: ") for line in result.stderr.splitlines()]
+    assert told == ["getting the reference's outputs", "getting a worker ready", "compiling", "verifying",
+                    "trial 1/2 passed", "trial 2/2 passed", "timing", "baselines: eager",
+                    "timing block 1/3", "timing block 2/3", "timing block 3/3"], result.stderr

@@ -19,7 +19,7 @@ from ...plugins import PluginSelection, build_plugin_manager
 from ...records import Backend, Candidate, Failure, Problem, ProfileResult, ProfileSummary
 from ...registry import BackendRegistry
 from ...settings import Settings
-from ..protocol import BaselineResults, DeviceFacts, PrebuildRequest, Reply, Time, WorkerInit
+from ..protocol import BaselineResults, DeviceFacts, Judged, PrebuildRequest, Reply, Shipped, Time, WorkerInit
 from ..timed_runs import checked_timed_runs
 from ..verdict import RuntimeStats, TimingMethod, Verdict
 from .deadline import StageTimeouts
@@ -29,9 +29,9 @@ from .prebuild import PrebuildOutcome, Prebuilder
 from .baseline_cache import BaselineCache, BaselineKey
 from .baseline_worker import BaselineWorker, baseline_modules
 from .device_binding import device_environment
-from .interleave import Prior, Window, measure_window
+from .interleave import Prior, Window, blocks, measure_window
 from .namespaces import sandbox_plan, use_sandbox
-from .phases import Phases
+from .phases import EvaluationStep, Observer, Phases
 from ..problem_size import large_for_device
 from .process import WorkerProcess
 from .referee import Referee
@@ -101,6 +101,7 @@ class Harness:
         self._priors: dict[str, Prior] = {}  # baselines measured in full earlier in this session, for this problem
         self._baseline_cache = BaselineCache(settings.cache_dir)
         self._prebuild_problems: dict[str, Problem] = {}  # candidate digest -> the problem it is built for
+        self._phases = Phases()  # the evaluation under way's: its trials and timing blocks are told to its observer
         self._closed = False
 
     # ------------------------------------------------------------------------------------------ public
@@ -152,20 +153,29 @@ class Harness:
             self._baselines_ahead.get_ready(seen, harness.baselines)
 
     def evaluate(self, candidate: Candidate, *, profile: bool = False, measure: bool = True,
-                 stop_at: float | None = None) -> Verdict:
+                 stop_at: float | None = None, observer: Observer | None = None) -> Verdict:
         """Compile, verify and (with ``measure``) time ``candidate``; profile it when asked and it is correct.
         With ``stop_at`` (a ``time.monotonic()`` time: a problem's budget), a stage still running then is ended
-        as a timeout.
+        as a timeout. ``observer`` is told each phase as it begins, each trial as it is judged and each block of
+        timed runs as it begins (:class:`EvaluationStep`), in this thread.
 
         Never raises for anything the candidate does: every fault is a Verdict with a Failure.
         """
         self._check_open()
+        self._phases = Phases(observer)
+        self._referee.on_judged = self._trial_judged
+        try:
+            return self._evaluate(candidate, profile=profile, measure=measure, stop_at=stop_at)
+        finally:
+            self._phases, self._referee.on_judged = Phases(), None
+
+    def _evaluate(self, candidate: Candidate, *, profile: bool, measure: bool, stop_at: float | None) -> Verdict:
         if measure and self.settings.harness.baselines:
             self._baseline_worker.start()  # its start overlaps the referee's and the candidate worker's
         if not self._large(self.problem):
             self._pool.start_ahead()  # the candidate's worker starts beside the referee
         workdir = self._scratch_dir(candidate)
-        phases = Phases()
+        phases = self._phases
         with phases.phase("prebuild"):
             ahead = self._prebuilder.wait(candidate)  # its compile stage then finds what was built ahead
         with phases.phase("reference"):
@@ -176,13 +186,14 @@ class Harness:
                                      stop_at=stop_at, phases=phases)
         return dataclasses.replace(verdict, built_ahead=ahead.describe()) if ahead is not None else verdict
 
-    def evaluate_all(self, candidates: Iterable[Candidate], *, profile: bool = False,
-                     measure: bool = True) -> Iterator[Verdict]:
-        """Evaluate ``candidates`` in order, building the later ones ahead while the earlier ones are timed."""
+    def evaluate_all(self, candidates: Iterable[Candidate], *, profile: bool = False, measure: bool = True,
+                     observer: Callable[[Candidate], Observer | None] = lambda candidate: None) -> Iterator[Verdict]:
+        """Evaluate ``candidates`` in order, building the later ones ahead while the earlier ones are timed;
+        ``observer(candidate)`` gives each evaluation's observer (see :meth:`evaluate`)."""
         queue = list(candidates)
         self.prebuild(queue[1:])  # the first one's worker builds it at once
         for candidate in queue:
-            yield self.evaluate(candidate, profile=profile, measure=measure)
+            yield self.evaluate(candidate, profile=profile, measure=measure, observer=observer(candidate))
 
     def prebuild(self, candidates: Iterable[Candidate], problem: Problem | None = None) -> None:
         """Start building ``candidates`` (for ``problem``, by default the current one) ahead, in child processes,
@@ -355,6 +366,7 @@ class Harness:
         timeouts = self.timeouts
 
         def candidate(block: tuple[int, int]) -> Reply:
+            self._block_begins(block, "the candidate")
             return call(Time(block), timeouts.timing_s, "timing", timeouts.waits)
 
         return self._window_of(candidate)
@@ -363,6 +375,7 @@ class Harness:
         """Measure the baselines (beside ``candidate``'s timing, when given) and keep what was measured in full as
         the prior of the next window, here and in the baseline cache."""
         harness, timeouts = self.settings.harness, self.timeouts
+        self._phases.step(EvaluationStep("baselines", what=", ".join(harness.baselines)))
         self._baseline_worker.wait_ready(harness.startup_timeout_s + timeouts.build_s)
         key = BaselineKey.of(self.problem.digest, self._device_facts(), harness, host_cpu=self._host_cpu) \
             if harness.baseline_cache != "off" else None
@@ -372,6 +385,7 @@ class Harness:
                 priors.setdefault(name, Prior(cached.figures, cached.measured_at, "the baseline cache"))
 
         def baseline(name: str, block: tuple[int, int]) -> Reply:
+            self._block_begins(block, name)
             return self._baseline_worker.time_block(name, block, timeouts.build_s + timeouts.timing_s)
 
         window = measure_window(harness.repetitions, harness.baselines, priors, candidate, baseline,
@@ -385,6 +399,17 @@ class Harness:
         if window.failure is None:
             self._baselines = window.baselines
         return window
+
+    def _trial_judged(self, shipped: Shipped, judged: Judged) -> None:
+        if shipped.kind == "trial":  # not a timed run's check, nor the operator trace's extra call
+            trials = self.settings.harness.trials
+            self._phases.step(EvaluationStep("verify", shipped.seed - self.settings.harness.seed + 1, trials,
+                                             "passed" if judged.passed else "failed"))
+
+    def _block_begins(self, block: tuple[int, int], who: str) -> None:
+        every = blocks(self.settings.harness.repetitions, self._device_class.timing_blocks)
+        if block in every:
+            self._phases.step(EvaluationStep("timing", every.index(block) + 1, len(every), who))
 
     def _device_facts(self) -> DeviceFacts:
         """What the workers' device is (a worker is started for it, and kept warm, if none has been yet)."""

@@ -11,7 +11,7 @@ baselines: it is the worker that is never given candidate code, kept from one pr
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from ...records import Failure, VerifyResult
 from ...settings import HarnessSettings
@@ -28,6 +28,7 @@ class Referee:
         self._worker: WorkerProcess | None = None
         self._expects: str | None = None  # digest of the problem whose expected outputs the worker holds
         self.reference_s: float | None = None  # the reference's median forward time on the device
+        self.on_judged: Callable[[Shipped, Judged], None] | None = None  # told each shipment's judgement
 
     def start(self) -> None:
         """Start the referee's worker now, without waiting for it (it is told the problem and prepared when
@@ -74,7 +75,10 @@ class Referee:
     def answer(self, message: Shipped | Conclude) -> Judged | Conclusion:
         """The referee's answer to what a candidate's worker sent in the middle of a stage."""
         if isinstance(message, Shipped):
-            return self._ask(message, Judged(False, Failure.HARNESS, f"{message.label} could not be judged"))
+            judged = self._ask(message, Judged(False, Failure.HARNESS, f"{message.label} could not be judged"))
+            if self.on_judged is not None:
+                self.on_judged(message, judged)
+            return judged
         return self._ask(message, Conclusion(failure=Failure.HARNESS, message="the referee could not conclude"))
 
     def conclude(self, kind: str) -> Conclusion:
