@@ -103,9 +103,10 @@ def read_candidate(path: Path, entry: str) -> Candidate:
 _FLAG_COLUMNS = (Column("flag"), Column("blocks"), Column("evidence", fold=True, min_width=30))
 _TRIAL_COLUMNS = (Column("seed"), Column("passed"), Column("max abs error"), Column("max rel error", optional=True),
                   Column("where they differ", fold=True, min_width=24))
-_RUNTIME_COLUMNS = (Column(""), Column("timer"), Column("median"), Column("mean", optional=True), Column("std", optional=True),
-                    Column("min", optional=True), Column("count", optional=True),
+_RUNTIME_COLUMNS = (Column(""), Column("timer"), Column("median"), Column("fastest"), Column("mean", optional=True),
+                    Column("std", optional=True), Column("count", optional=True),
                     Column("speedup of the candidate", fold=True))
+_STATISTIC_COLUMN = {"median": "median", "min": "fastest"}  # the column of the figure speedups are taken from
 
 
 def print_verdict(console: Console, verdict: Verdict, summary: str | None) -> None:
@@ -183,11 +184,14 @@ def _print_runtimes(console: Console, verdict: Verdict) -> None:
     for name, timer, stats in rows:
         speedup = by_timer.get(timer, {}).get(name) if by_timer else verdict.speedup(name)
         cells.append([name, timer + (" *" if timer == verdict.timer else ""), f"{stats.median:.4f}",
-                      f"{stats.mean:.4f}", f"{stats.std:.4f}", f"{stats.min:.4f}", str(stats.count),
+                      f"{stats.min:.4f}", f"{stats.mean:.4f}", f"{stats.std:.4f}", str(stats.count),
                       f"{speedup:.2f}x" if speedup is not None else ""])
-    console.print(fitted_table(_RUNTIME_COLUMNS, cells, console.width,
-                               title=f"runtime (ms); the headline timer is {verdict.timer}, its figure the "
-                                     f"{statistic_words(verdict.statistic)}"))
+    marked = _STATISTIC_COLUMN[verdict.statistic]
+    columns = [Column(f"{c.header} *", c.fold, c.optional, c.min_width) if c.header == marked else c
+               for c in _RUNTIME_COLUMNS]
+    console.print(fitted_table(columns, cells, console.width,
+                               title=f"runtime (ms); the speedups are ratios of the {verdict.timer} timer's "
+                                     f"{statistic_words(verdict.statistic)} (marked *)"))
     for name, error in verdict.baseline_errors:
         console.print(f"[yellow]{escape(name)}[/]: {escape(error)}")
     for source in verdict.baseline_sources:

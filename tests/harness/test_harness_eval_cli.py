@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -124,3 +125,18 @@ def test_each_stage_is_told_on_stderr_as_it_happens_and_stdout_holds_the_json_al
     assert told == ["getting the reference's outputs", "getting a worker ready", "compiling", "verifying",
                     "trial 1/2 passed", "trial 2/2 passed", "timing", "baselines: eager",
                     "timing block 1/3", "timing block 2/3", "timing block 3/3"], result.stderr
+
+
+@pytest.mark.parametrize("columns", ["200", "80"])
+def test_the_runtime_table_shows_the_figure_the_speedups_are_taken_from(kforge_eval, monkeypatch, columns):
+    monkeypatch.setenv("COLUMNS", columns)
+    result = kforge_eval("relu_scale", "relu_scale_numpy.py")
+    assert result.exit_code == 0, result.output
+    # on the host CPU the headline is the fastest run: its column is there, marked, at any width
+    assert "the speedups are ratios of the wall timer's fastest run (marked *)" in result.stdout
+    fastest = re.findall(r"fastest \*\s+│?\s*([\d.]+)", result.stdout) if columns == "80" else [
+        row.split("│")[4].strip() for row in result.stdout.splitlines() if row.startswith(("│ candidate", "│ eager"))]
+    assert "fastest *" in result.stdout and len(fastest) == 2, result.stdout
+    candidate, eager = map(float, fastest)
+    speedup = float(re.search(r"CORRECT, ([\d.]+)x against the faster baseline", result.stdout).group(1))
+    assert speedup == pytest.approx(eager / candidate, rel=0.02, abs=0.01)  # derived from the table's own figures
