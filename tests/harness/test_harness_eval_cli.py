@@ -140,3 +140,27 @@ def test_the_runtime_table_shows_the_figure_the_speedups_are_taken_from(kforge_e
     candidate, eager = map(float, fastest)
     speedup = float(re.search(r"CORRECT, ([\d.]+)x against the faster baseline", result.stdout).group(1))
     assert speedup == pytest.approx(eager / candidate, rel=0.02, abs=0.01)  # derived from the table's own figures
+
+
+@pytest.fixture
+def problem_never_loaded(monkeypatch):
+    """kforge eval's problem loading (torch's import, the problem's description) fails the test if reached."""
+    from kforge_core.commands import eval as eval_command
+
+    def load_problem(path):
+        raise AssertionError(f"{path} was loaded")
+
+    monkeypatch.setattr(eval_command, "load_problem", load_problem)
+
+
+def test_a_candidate_that_does_not_parse_is_answered_before_the_problem_loads(kforge_eval, problem_never_loaded):
+    result = kforge_eval("relu_scale", "syntax_error.py", "--json")
+    assert result.exit_code == 3, result.output
+    document = json.loads(result.stdout)
+    assert document["failure"] == "syntax_error" and "syntax_error.py:5: SyntaxError" in document["compile"]["log"]
+    assert result.stderr == ""  # nothing ran: no stage to tell
+
+
+def test_an_unknown_backend_is_said_before_the_problem_loads(kforge_eval, problem_never_loaded):
+    result = kforge_eval("relu_scale", "relu_scale_numpy.py", "--backend", "torch-cpuu")
+    assert result.exit_code == 1 and result.stderr.startswith("Error: unknown backend 'torch-cpuu'"), result.output

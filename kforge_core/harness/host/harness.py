@@ -16,12 +16,14 @@ from typing import Any, Callable, Iterable, Iterator
 from ...devices import device_class_of
 from ...errors import KForgeError
 from ...plugins import PluginSelection, build_plugin_manager
-from ...records import Backend, Candidate, Failure, Problem, ProfileResult, ProfileSummary
+from ...candidate_module import syntax_error
+from ...records import Backend, Candidate, CompileResult, Failure, Problem, ProfileResult, ProfileSummary
 from ...registry import BackendRegistry
 from ...settings import Settings
 from ..protocol import BaselineResults, DeviceFacts, Judged, PrebuildRequest, Reply, Shipped, Time, WorkerInit
 from ..timed_runs import checked_timed_runs
-from ..verdict import RuntimeStats, TimingMethod, Verdict
+from ...tolerances import output_tolerances
+from ..verdict import PrecisionReached, RuntimeStats, TimingMethod, Verdict
 from .deadline import StageTimeouts
 from .candidate_evaluation import EvaluationSetup, evaluate_candidate
 from .pool import WorkerPool, WorkerStartError
@@ -162,6 +164,9 @@ class Harness:
         Never raises for anything the candidate does: every fault is a Verdict with a Failure.
         """
         self._check_open()
+        unparsed = syntax_error(candidate)
+        if unparsed is not None:  # said at once: no worker, reference or baseline is needed to read the source
+            return self._not_parsed(candidate, unparsed, measure)
         self._phases = Phases(observer)
         self._referee.on_judged = self._trial_judged
         try:
@@ -400,6 +405,14 @@ class Harness:
             self._baselines = window.baselines
         return window
 
+    def _not_parsed(self, candidate: Candidate, error: str, measure: bool) -> Verdict:
+        tolerances = output_tolerances(self.settings.harness,
+                                        (t.dtype for o in self.problem.outputs for t in o.tensors()),
+                                        self.backend.default_tolerance)
+        return unparsed_verdict(candidate, error, backend=self.backend, problem=self.problem.name,
+                                contract=self.settings.harness.precision, tolerances=tolerances,
+                                method=self._planned_method() if measure else None)
+
     def _trial_judged(self, shipped: Shipped, judged: Judged) -> None:
         if shipped.kind == "trial":  # not a timed run's check, nor the operator trace's extra call
             trials = self.settings.harness.trials
@@ -434,3 +447,18 @@ class Harness:
     def _check_open(self) -> None:
         if self._closed:
             raise KForgeError("this Harness is closed")
+
+
+def unparsed_verdict(candidate: Candidate, error: str, *, backend: Backend, problem: str, contract: str,
+                     tolerances: tuple[tuple[str, float, float], ...] = (), method: TimingMethod | None = None
+                     ) -> Verdict:
+    """The verdict of a candidate whose source does not parse (``error``, from ``syntax_error``), as its compile
+    stage would give it; nothing was run for it."""
+    failure = Failure.SYNTAX
+    return Verdict(
+        candidate=candidate.label, candidate_digest=candidate.digest, backend=backend.name, problem=problem,
+        compile=CompileResult(ok=False, log=error, failure=failure), verify=None, runtime=None, baselines=(),
+        speedups=(), flags=(), failure=failure, message=f"{failure.value}: {error}", method=method, profile=None,
+        stdout="", stderr="", worker_replaced=False, precision=PrecisionReached(contract=contract,
+                                                                               tolerances=tolerances),
+    )
