@@ -382,8 +382,9 @@ class Harness:
         harness, timeouts = self.settings.harness, self.timeouts
         self._phases.step(EvaluationStep("baselines", what=", ".join(harness.baselines)))
         self._baseline_worker.wait_ready(harness.startup_timeout_s + timeouts.build_s)
+        band = self._device_class.prior_band  # None: no figure measured before stands on this device
         key = BaselineKey.of(self.problem.digest, self._device_facts(), harness, host_cpu=self._host_cpu) \
-            if harness.baseline_cache != "off" else None
+            if harness.baseline_cache != "off" and band is not None else None
         priors = dict(self._priors)
         if key is not None and harness.baseline_cache == "use":
             for name, cached in self._baseline_cache.read(key).items():
@@ -394,10 +395,12 @@ class Harness:
             return self._baseline_worker.time_block(name, block, timeouts.build_s + timeouts.timing_s)
 
         window = measure_window(harness.repetitions, harness.baselines, priors, candidate, baseline,
-                                count=self._device_class.timing_blocks)
+                                count=self._device_class.timing_blocks, band=band or 0.0)
         method, measured_at = window.baselines.method, {s.baseline: s.measured_at for s in window.sources}
-        for name, figures in window.measured.items():
-            self._priors[name] = Prior(figures, measured_at[name], "an earlier measurement in this session")
+        if band is not None:  # what was measured in full is the next window's prior
+            for name, figures in window.measured.items():
+                self._priors[name] = Prior(figures, measured_at[name],
+                                           "the timing of an earlier candidate in this command")
         if key is not None and method is not None and window.measured:
             self._baseline_cache.write(key, {name: (figures, method) for name, figures in window.measured.items()},
                                        at=max(measured_at[name] for name in window.measured))
