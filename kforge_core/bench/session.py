@@ -35,6 +35,7 @@ from .report import VERDICT, BenchReport, problem_dir, read_bench_outputs, write
 from .slot import DeviceSlot, ProblemLoader
 from .solutions import open_solutions, require_a_match
 from .suite import SuiteProblem, discover
+from ..plural import counted
 
 Report = Callable[[str], None]  # where a line about the bench's progress goes
 
@@ -107,7 +108,7 @@ def resume_bench(app: App, runs_dir: Path, bench_id: str, choice: ExecutorChoice
                 raise KForgeError(f"bench {bench_id} is still running (process {info.pid})")
             plan = BenchPlan.from_json(info.config, source=f"bench {bench_id}")
             if info.status == "finished":  # every problem has its result: shown, nothing written
-                report(f"bench {bench_id} is finished ({len(plan.keys)} problems); nothing is resumed")
+                report(f"bench {bench_id} is finished ({counted(len(plan.keys), 'problem')}); nothing is resumed")
                 return read_bench_outputs(info, plan, _results(benches, info, plan))
             _get_ready(app, plan, choice)
             benches.claim_bench(bench_id)
@@ -137,7 +138,7 @@ def _execute(app: App, benches: BenchStore, info: BenchInfo, plan: BenchPlan, ch
     problems = _problems(plan, done)
     jobs = _jobs(plan, problems, done, rows)
     where = choice.describe(app.backend(plan.backend).backend)
-    report(f"bench {info.id}: {len(problems)} problems of {plan.suite} on {plan.backend}, {plan.source}; "
+    report(f"bench {info.id}: {counted(len(problems), 'problem')} of {plan.suite} on {plan.backend}, {plan.source}; "
            f"{where}; artifacts in {info.bench_dir}")
     if done:
         report(f"resuming: {len(done)} finished problems are kept, not evaluated again")

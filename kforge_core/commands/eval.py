@@ -183,7 +183,11 @@ def _print_compile(console: Console, verdict: Verdict) -> None:
         if result.log.strip():
             console.print(result.log, markup=False, highlight=False)
     else:
-        console.print(f"[red]did not compile[/] ({result.failure.value if result.failure else '?'}):")
+        failure = result.failure
+        if failure is None or failure.builds:
+            console.print(f"[red]did not compile[/] ({failure.value if failure else '?'}):")
+        else:  # not a build that failed: the stage imports the candidate and may run it once (a forward that hung)
+            console.print(f"[red]the compile stage ended[/] ({failure.value}):")
         console.print(result.log, markup=False, highlight=False)
 
 

@@ -12,6 +12,7 @@ from ..app import App
 from ..errors import KForgeError
 from ..export import accepted_kernels, prepare, write_package
 from ..export.package import describe_refusals
+from ..plural import counted
 
 
 @click.command("export")
@@ -46,7 +47,7 @@ def export(app: App, reference: str, out: Path, name: str | None, runs_dir: Path
             "refused": [{"problem": r.problem, "reason": r.reason} for r in result.refused],
         }, indent=2))
         return
-    click.echo(f"Exported {len(result.kernels)} kernel(s) to {result.path} (build/{result.variant}/{result.package})")
+    click.echo(f"Exported {counted(len(result.kernels), 'kernel')} to {result.path} (build/{result.variant}/{result.package})")
     for k in result.kernels:
         speedup = f"{k.accepted.best_speedup:.2f}x" if k.accepted.best_speedup is not None else "untimed"
         click.echo(f"  {k.layer:<24} {k.accepted.problem}  {k.kind.kind}, {speedup}, {k.accepted.precision}")

@@ -19,6 +19,7 @@ from .. import flags as F
 from ..protocol import Conclude, Conclusion, Expect, JudgeBegin, Judged, Prepared, Shipped
 from .pool import WorkerPool, WorkerStartError
 from .process import WorkerFault, WorkerProcess
+from ...plural import counted
 
 
 class Referee:
@@ -140,7 +141,7 @@ def trusted_verify(verify: VerifyResult, conclusion: Conclusion, settings: Harne
     if failure is None and not trials:
         failure, message = Failure.HARNESS, "no trial reached the referee"
     if failure is None:
-        message = f"all {sum(t.passed for t in trials)} trials passed"
+        message = f"all {counted(sum(t.passed for t in trials), 'trial')} passed"
     notes = tuple(dict.fromkeys([*verify.notes, *conclusion.notes]))
     return VerifyResult(correct=failure is None, trials=trials, failure=failure, message=message, flags=flags,
                         notes=notes, precision_bits=conclusion.precision_bits)
