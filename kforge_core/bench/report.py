@@ -72,7 +72,7 @@ def write_bench_outputs(info: BenchInfo, plan: BenchPlan, results: list[ProblemR
     timers = ", ".join(sorted({r.timer for r in results if r.runtime_ms is not None})) or plan.settings.harness.timer
     title = (f"{Path(plan.suite).name} on {plan.backend} ({info.id}), {plan.settings.harness.contract.caption()}, "
              f"{timers} time")
-    plot_fast_p(results, len(results), title, directory / FAST_P_PLOT)  # over the problems finished
+    plot_fast_p(results, len(results) or len(plan.keys), title, directory / FAST_P_PLOT)  # over those finished
     plot_speedup_histogram(results, title, directory / HISTOGRAM)
     (directory / SUMMARY).write_text(redact(json.dumps(document, indent=2, allow_nan=False)))
     path = directory / REPORT
