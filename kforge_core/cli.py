@@ -10,21 +10,26 @@ import click
 
 from .app import App, configure_logging
 from .errors import KForgeError
-from .redacting_stream import RedactingStream
+from .commands.exit_codes import EXIT_OUTPUT_CLOSED
+from .redacting_stream import OutputClosed, RedactingStream
 
 
 class KForgeGroup(click.Group):
-    """Turns a :class:`KForgeError` from any command into ``Error: ...`` and its exit code."""
+    """Turns a :class:`KForgeError` from any command into ``Error: ...`` and its exit code, and a closed output
+    (:class:`OutputClosed`) into a quiet end."""
 
     def invoke(self, ctx: click.Context):  # type: ignore[override]
         try:
-            return super().invoke(ctx)
-        except KForgeError as exc:
-            app = ctx.obj if isinstance(ctx.obj, App) else None
-            if app is not None and app.debug:
-                traceback.print_exc()
-            click.echo(f"Error: {exc}", err=True)
-            ctx.exit(exc.exit_code)
+            try:
+                return super().invoke(ctx)
+            except KForgeError as exc:
+                app = ctx.obj if isinstance(ctx.obj, App) else None
+                if app is not None and app.debug:
+                    traceback.print_exc()
+                click.echo(f"Error: {exc}", err=True)
+                ctx.exit(exc.exit_code)
+        except OutputClosed:
+            ctx.exit(EXIT_OUTPUT_CLOSED)  # nobody reads on: nothing to say, and the work left the store as it was
 
 
 @click.group(cls=KForgeGroup)
@@ -50,8 +55,11 @@ def _redact_output(ctx: click.Context) -> None:
     sys.stdout, sys.stderr = RedactingStream(sys.stdout), RedactingStream(sys.stderr)  # type: ignore[assignment]
 
     def restore() -> None:
-        sys.stdout.flush()
-        sys.stderr.flush()
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except OutputClosed:  # found only now: the command's work is done either way
+                pass
         sys.stdout, sys.stderr = streams
 
     ctx.call_on_close(restore)

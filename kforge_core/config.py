@@ -169,6 +169,10 @@ def load_settings(
         layers.append((file_table, file_name))
     env_table = read_environment(environ)
     if env_table:
+        for name in sorted(n for n in environ if n.startswith(ENV_PREFIX)):  # a bad value names its variable
+            alone = read_environment({name: environ[name]})
+            if alone:
+                parse_table(Settings, alone, where="", source=f"environment variable {name}")
         layers.append((env_table, "environment"))
     flag_table = _nest(flags or {})
     if flag_table:

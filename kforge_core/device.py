@@ -164,6 +164,10 @@ class Device:
     #: and shorter blocks where the machine's load changes within a second, so that a quiet stretch falls on the
     #: candidate's runs and the baselines' alike.
     timing_blocks: ClassVar[int] = 4
+    #: How near a baseline's fresh first block must come to a figure measured before (the baseline cache, an
+    #: earlier candidate's window) for that figure to stand (``interleave.py``); None: never, the device's timings
+    #: drift past any band that keeps a speedup honest, so baselines are measured in full beside every candidate.
+    prior_band: ClassVar[float | None] = 0.10
     #: The ``torch.profiler.ProfilerActivity`` that traces this device's kernels ("CUDA", "XPU"); empty: none.
     profiler_activity: ClassVar[str] = ""
     #: What the ``events`` timer is on this device ("torch.cuda.Event pairs on the current stream"); empty: none

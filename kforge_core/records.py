@@ -332,6 +332,13 @@ class Failure(str, enum.Enum):
     CHEAT = "cheat"
     HARNESS = "harness_error"
 
+    @property
+    def builds(self) -> bool:
+        """Whether this is a failure to build the candidate (its source, its import, a compiler). Anything else in
+        the compile stage is not a build that failed: a forward that never returned in the run that builds a Numba
+        candidate's kernels is a timeout."""
+        return self in (Failure.SYNTAX, Failure.IMPORT, Failure.NO_MODEL_NEW, Failure.COMPILE)
+
 
 @dataclass(frozen=True)
 class CompileResult:

@@ -32,12 +32,12 @@ SCRIPT = [
     ("generation", "06_fast.py", "Following the analysis: parallel rows, a unit-stride inner loop, float32 "
      "throughout and a vectorisable erf:", (5200, 610), ["Run on every core", "Current best implementation (f4"]),
     ("analysis", "07_analysis.md", None, (3300, 240), ["Earlier rounds"]),
-    ("generation", "08_float64.py", "The same kernel with the polynomial evaluated in float64:", (5600, 630),
-     ["evaluate it in float64"]),
+    ("generation", "08_float64.py", "The same kernel with the approximation evaluated in float64:", (5600, 630),
+     ["evaluate them in float64"]),
     ("analysis", "09_analysis.md", None, (3500, 190), ["Round 2:"]),
     ("generation", "10_exact_erf.py", "Back to float32, with the library erf:", (5500, 520), ["Try the library"]),
     ("analysis", "11_analysis.md", None, (3600, 200), ["Round 3:"]),
-    ("generation", "12_serial.py", "The float32 polynomial kernel on one thread:", (5500, 560), ["parallel=False"]),
+    ("generation", "12_serial.py", "The float32 kernel on one thread:", (5500, 560), ["parallel=False"]),
 ]
 
 

@@ -20,6 +20,7 @@ from ..sol_words import percent
 from .plots import plot_fast_p, plot_sol, plot_speedup_histogram
 from .results import ProblemResult
 from .summary import THRESHOLDS, baselines_of, summarize, threshold_key
+from ..plural import counted
 
 REPORT = "report.md"
 SUMMARY = "summary.json"
@@ -74,13 +75,19 @@ def write_bench_outputs(info: BenchInfo, plan: BenchPlan, results: list[ProblemR
     timers = ", ".join(sorted({r.timer for r in results if r.runtime_ms is not None})) or plan.settings.harness.timer
     title = (f"{Path(plan.suite).name} on {plan.backend} ({info.id}), {plan.settings.harness.contract.caption()}, "
              f"{timers} time")
-    plot_fast_p(results, len(plan.keys), title, directory / FAST_P_PLOT)
+    plot_fast_p(results, len(results) or len(plan.keys), title, directory / FAST_P_PLOT)  # over those finished
     plot_speedup_histogram(results, title, directory / HISTOGRAM)
     plot_sol(results, title, directory / SOL_PLOT)
     (directory / SUMMARY).write_text(redact(json.dumps(document, indent=2, allow_nan=False)))
     path = directory / REPORT
     path.write_text(redact(render_bench_markdown(info, plan, results, document["summary"])))
     return BenchReport(info, plan, results, document, path)
+
+
+def read_bench_outputs(info: BenchInfo, plan: BenchPlan, results: list[ProblemResult]) -> BenchReport:
+    """A finished bench's report as the store holds it, with nothing evaluated now and nothing written."""
+    run = {"executor": None, "wall_seconds": 0.0, "evaluated_now": 0, "seconds_per_problem": None}
+    return BenchReport(info, plan, results, document_of(info, plan, results, run), info.bench_dir / REPORT)
 
 
 # ------------------------------------------------------------------------------------------------- markdown
@@ -100,7 +107,7 @@ def render_bench_markdown(info: BenchInfo, plan: BenchPlan, results: list[Proble
         f"| where | {cell(summary.get('executor', ''))} |",
         f"| status | {info.status}{': ' + cell(info.stop_reason) if info.stop_reason else ''} |",
         f"| started | {started} |",
-        f"| harness | {harness.trials} trials; {harness.warmup} warm-up + {harness.repetitions} timed runs; "
+        f"| harness | {counted(harness.trials, 'trial')}; {harness.warmup} warm-up + {counted(harness.repetitions, 'timed run')}; "
         f"baselines {', '.join(harness.baselines) or 'none'}, measured beside each solution; cheat policy "
         f"{harness.cheat_policy}, precision policy {harness.precision_policy} |",
         f"| timer | {cell(', '.join(summary.get('timers') or [harness.timer]))} (the headline figures; "
@@ -130,11 +137,12 @@ def _times(value: float | None) -> str:
 def _summary(summary: dict[str, Any]) -> list[str]:
     total, finished = summary["total"], summary["finished"]
     failures = ", ".join(f"{name} {count}" for name, count in summary["failures"].items()) or "none"
+    which = "all problems" if finished == total else f"the {finished} problems finished"
     lines = [
-        f"**{summary['correct']} of {total} problems correct**"
-        + (f" ({total - finished} not finished)" if finished < total else "")
+        f"**{summary['correct']} of {finished} problems correct**"
+        + (f" ({total - finished} of the {total} not run yet)" if finished < total else "")
         + f"; failures: {failures}; {summary['flagged']} correct with non-blocking flags.", "",
-        "fast_p, the fraction of all problems correct and faster than p x the baseline (KernelBench's "
+        f"fast_p, the fraction of {which} correct and faster than p x the baseline (KernelBench's "
         "definition):", "",
         "| against | " + " | ".join(f"p = {threshold_key(p)}" for p in THRESHOLDS) + " | geomean speedup |",
         "| --- |" + " --- |" * (len(THRESHOLDS) + 1),
@@ -147,7 +155,7 @@ def _summary(summary: dict[str, Any]) -> list[str]:
     lines += ["", f"Geomean speedups are over the {summary['timed']} correct, timed problems. "
               f"{summary['seconds']:.1f} s were spent on the problems in all"
               + (f"; this invocation took {summary['wall_seconds']:.1f} s of wall time for "
-                 f"{summary['evaluated_now']} problems ({summary['seconds_per_problem']:.2f} s per problem)."
+                 f"{counted(summary['evaluated_now'], 'problem')} ({summary['seconds_per_problem']:.2f} s per problem)."
                  if summary.get("evaluated_now") else ".")]
     lines += _sol_summary(summary)
     llm = summary.get("llm")
@@ -155,7 +163,7 @@ def _summary(summary: dict[str, Any]) -> list[str]:
         cost = f"${llm['cost_usd']:.4f}" if llm["cost_usd"] is not None else "cost unknown"
         if llm["cost_usd"] is not None and not llm["cost_complete"]:
             cost += " (some models have no price)"
-        lines += ["", f"LLM: {llm['calls']} calls, {llm['input_tokens'] + llm['output_tokens']:,} tokens, {cost}."]
+        lines += ["", f"LLM: {counted(llm['calls'], 'call')}, {llm['input_tokens'] + llm['output_tokens']:,} tokens, {cost}."]
     return lines
 
 

@@ -20,6 +20,7 @@ from ..errors import KForgeError
 from ..llm import build_agent_llms, parse_model_spec
 from ..loop.plan import absolute_model_spec
 from ..records import Backend
+from ..redacting_stream import OutputClosed
 from ..settings import Settings
 from ..store import BenchInfo, BenchStore, RunDirectory
 from ..store.locks import held
@@ -30,10 +31,11 @@ from .local import LocalExecutor
 from .plan import BenchPlan, absolute_settings
 from .ray_executor import RayExecutor, SlotSpec
 from .results import NO_SOLUTION, ProblemJob, ProblemResult
-from .report import VERDICT, BenchReport, problem_dir, write_bench_outputs
+from .report import VERDICT, BenchReport, problem_dir, read_bench_outputs, write_bench_outputs
 from .slot import DeviceSlot, ProblemLoader
 from .solutions import open_solutions, require_a_match
 from .suite import SuiteProblem, discover
+from ..plural import counted
 
 Report = Callable[[str], None]  # where a line about the bench's progress goes
 
@@ -105,6 +107,9 @@ def resume_bench(app: App, runs_dir: Path, bench_id: str, choice: ExecutorChoice
             if info.alive:
                 raise KForgeError(f"bench {bench_id} is still running (process {info.pid})")
             plan = BenchPlan.from_json(info.config, source=f"bench {bench_id}")
+            if info.status == "finished":  # every problem has its result: shown, nothing written
+                report(f"bench {bench_id} is finished ({counted(len(plan.keys), 'problem')}); nothing is resumed")
+                return read_bench_outputs(info, plan, _results(benches, info, plan))
             _get_ready(app, plan, choice)
             benches.claim_bench(bench_id)
             outcome = _execute(app, benches, benches.get_bench(bench_id), plan, choice, report, halt)
@@ -133,7 +138,7 @@ def _execute(app: App, benches: BenchStore, info: BenchInfo, plan: BenchPlan, ch
     problems = _problems(plan, done)
     jobs = _jobs(plan, problems, done, rows)
     where = choice.describe(app.backend(plan.backend).backend)
-    report(f"bench {info.id}: {len(problems)} problems of {plan.suite} on {plan.backend}, {plan.source}; "
+    report(f"bench {info.id}: {counted(len(problems), 'problem')} of {plan.suite} on {plan.backend}, {plan.source}; "
            f"{where}; artifacts in {info.bench_dir}")
     if done:
         report(f"resuming: {len(done)} finished problems are kept, not evaluated again")
@@ -144,6 +149,8 @@ def _execute(app: App, benches: BenchStore, info: BenchInfo, plan: BenchPlan, ch
         for job in unsolved:
             keeper.keep(ProblemResult(job.key, False, NO_SOLUTION, "no solution was found for this problem"))
         _run(app, plan, info, choice, [job for job in jobs if job not in unsolved], keeper.keep, halt)
+    except OutputClosed:  # nobody reads the output any more: not a failure, and the store stays as it is
+        raise
     except BaseException as exc:
         status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
         benches.finish_bench(info.id, status, "interrupted by the user" if status == "interrupted" else str(exc))
@@ -241,10 +248,15 @@ def describe(result: ProblemResult) -> str:
 
 def _outputs(benches: BenchStore, info: BenchInfo, plan: BenchPlan, where: str, keeper: _Keeper,
              wall_s: float) -> BenchReport:
-    rows = benches.problems(info.id)
-    results = [record_from_json(ProblemResult, rows[key].result) for key in plan.keys
-               if key in rows and rows[key].status == "done" and rows[key].result is not None]
+    results = _results(benches, info, plan)
     evaluated = keeper.now
     run = {"executor": where, "wall_seconds": wall_s, "evaluated_now": evaluated,
            "seconds_per_problem": wall_s / evaluated if evaluated else None}
     return write_bench_outputs(benches.get_bench(info.id), plan, results, run)
+
+
+def _results(benches: BenchStore, info: BenchInfo, plan: BenchPlan) -> list[ProblemResult]:
+    """The results kept in the store, in the suite's order."""
+    rows = benches.problems(info.id)
+    return [record_from_json(ProblemResult, rows[key].result) for key in plan.keys
+            if key in rows and rows[key].status == "done" and rows[key].result is not None]

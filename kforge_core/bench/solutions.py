@@ -12,6 +12,7 @@ from typing import Protocol
 from ..errors import KForgeError
 from ..records import Candidate, SourceFile
 from .suite import SuiteProblem
+from ..plural import counted
 
 
 class Solutions(Protocol):
@@ -47,7 +48,7 @@ def require_a_match(path: Path, problems: list[SuiteProblem], *, entry: str = "m
         how = (f"a problem's solution is {example.key}.py (mirroring the suite's folders) or {example.path.name} "
                f"(flat), or a directory of that name holding {entry}")
     shown = ", ".join(found[:8]) + (f" and {len(found) - 8} more" if len(found) > 8 else "") if found else "nothing"
-    raise KForgeError(f"no solution in {path} matches any of the {len(problems)} problems (found: {shown})",
+    raise KForgeError(f"no solution in {path} matches any of the {counted(len(problems), 'problem')} (found: {shown})",
                       hint=how)
 
 

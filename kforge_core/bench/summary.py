@@ -1,7 +1,8 @@
 """A suite's figures: correctness, failures by class, KernelBench's fast_p and the geomean speedups.
 
 fast_p (KernelBench): the fraction of all problems whose solution is correct AND faster than ``p`` times the
-baseline, ``sum(correct_i and speedup_i > p) / total``. fast_0 is the correctness rate. ``fast_p`` is taken against
+baseline, ``sum(correct_i and speedup_i > p) / total``, over the problems finished (all of them, once the bench
+is). fast_0 is the correctness rate. ``fast_p`` is taken against
 the faster baseline of each problem (KForge's headline speedup, the harder one to beat) and, in
 ``fast_p_by_baseline``, against each baseline. Speedups are by the headline timer (``harness.timer``; ``timers``
 says which); ``figures_geomean_ms`` gives every timer's geomean runtime, and ``baseline_origins`` where the
@@ -56,18 +57,22 @@ def baselines_of(results: list[ProblemResult]) -> list[str]:
 
 
 def summarize(results: list[ProblemResult], total: int | None = None) -> dict[str, Any]:
-    """The ``summary`` of ``kforge bench --json``; ``total`` counts problems not finished yet too."""
+    """The ``summary`` of ``kforge bench --json``; ``total`` counts problems not finished yet too. fast_p is over
+    the finished problems: one not run yet (an interrupted bench) is no failure, and for a finished bench the two
+    are the same."""
     total = len(results) if total is None else total
+    finished = len(results)
     baselines = baselines_of(results)
     correct = [r for r in results if r.correct]
     return {
         "total": total,
-        "finished": len(results),
+        "finished": finished,
+        "not_run": total - finished,
         "correct": len(correct),
         "failures": dict(sorted(Counter(r.failure for r in results if r.failure is not None).items())),
         "flagged": sum(1 for r in correct if r.flags),
-        "fast_p": {threshold_key(p): fast_p(results, total, p) for p in THRESHOLDS},
-        "fast_p_by_baseline": {name: {threshold_key(p): fast_p(results, total, p, name) for p in THRESHOLDS}
+        "fast_p": {threshold_key(p): fast_p(results, finished, p) for p in THRESHOLDS},
+        "fast_p_by_baseline": {name: {threshold_key(p): fast_p(results, finished, p, name) for p in THRESHOLDS}
                                for name in baselines},
         "geomean_speedup": {name: geomean(s for r in correct if (s := r.speedup(name)) is not None)
                             for name in baselines},

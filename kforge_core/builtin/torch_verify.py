@@ -41,6 +41,7 @@ from ..harness.worker.threads import wait_for_threads
 from ..records import Backend, Candidate, Failure, Flag, StageContext, TrialError, VerifyResult
 from ..settings import HarnessSettings
 from ..values import flatten_output, tensor_leaves
+from ..plural import counted
 
 THREAD_JOIN_S = 30.0
 
@@ -322,7 +323,7 @@ def _result(run: _Run) -> VerifyResult:
         failure, message = Failure.HARNESS, "no trial ran"
     passed = sum(t.passed for t in run.trials)
     if failure is None:
-        message = f"all {passed} trials passed"
+        message = f"all {counted(passed, 'trial')} passed"
     return VerifyResult(correct=failure is None, trials=tuple(run.trials), failure=failure, message=message,
                         flags=flags, notes=tuple(run.notes), precision_bits=run.precision_bits)
 

@@ -13,8 +13,8 @@ from ..app import App
 from ..report.tables import Column, fitted_table
 
 # the name and whether it runs here matter most; at 80 columns the programming model and then the device go
-_COLUMNS = (Column("backend"), Column("provided by"), Column("programming model", fold=True, optional=True),
-            Column("device", optional=True), Column("available", fold=True, min_width=36))
+_COLUMNS = (Column("backend"), Column("provided by"), Column("programming model", fold=True), Column("device"),
+            Column("available", fold=True, min_width=36))
 
 
 @click.command()

@@ -20,6 +20,7 @@ from .backend_flags import backend_option_flags, settings_with_backend_options
 from .evaluation_flags import evaluation_flags, evaluation_settings
 from .harness_flags import harness_option_flags, harness_settings
 from .run import BUDGET_FLAGS, budget_option_flags
+from ..plural import counted
 
 
 @click.command()
@@ -133,7 +134,9 @@ def _print_summary(console: Console, summary: dict[str, Any]) -> None:
     failures = ", ".join(f"{name} {count}" for name, count in summary["failures"].items()) or "none"
     fast = ", ".join(f"fast_{p} {v:.3f}" if v is not None else f"fast_{p} -" for p, v in summary["fast_p"].items())
     geomeans = ", ".join(f"{v:.2f}x vs {name}" for name, v in summary["geomean_speedup"].items() if v is not None)
-    console.print(f"{summary['correct']} of {summary['total']} correct (failures: {failures}); {fast} "
+    finished, total = summary["finished"], summary["total"]
+    not_run = f"; {total - finished} of the {total} not run yet" if finished < total else ""
+    console.print(f"{summary['correct']} of {finished} correct (failures: {failures}{not_run}); {fast} "
                   f"(against the faster baseline; {summary['precision']} precision contract)", markup=False)
     if geomeans:
         timers = ", ".join(summary.get("timers") or []) or "wall"
@@ -147,5 +150,5 @@ def _print_summary(console: Console, summary: dict[str, Any]) -> None:
                       + f"; the solutions at a median {percent(solutions['median'])} of the limit "
                         f"({solutions['count']} problems with a bound)", markup=False)
     if summary.get("evaluated_now"):
-        console.print(f"{summary['evaluated_now']} problems in {summary['wall_seconds']:.1f} s: "
+        console.print(f"{counted(summary['evaluated_now'], 'problem')} in {summary['wall_seconds']:.1f} s: "
                       f"{summary['seconds_per_problem']:.2f} s per problem", markup=False)

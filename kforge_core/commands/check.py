@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
@@ -17,19 +18,20 @@ from ..precision_contract import contract_named
 from ..problem import load_problem, time_reference_forward
 from ..records import Problem
 from ..report.tables import Column, fitted_table
+from ..settings import HarnessSettings
 from ..speed_of_light import SolBound, problem_bound
 from .device_peaks import device_peaks
 from .precision_flag import precision_flag
-from ..settings import HarnessSettings
 
 _COLUMNS = (Column(""), Column("value", fold=True))
 
 
 @click.command()
-@click.argument("problem_path", metavar="PROBLEM", type=click.Path(path_type=Path), required=False)
-@click.option("--json", "as_json", is_flag=True, help="Print the description as JSON.")
+@click.argument("problem_path", metavar="[PROBLEM]", type=click.Path(path_type=Path), required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print the description (and the sandbox's status) as JSON.")
 @click.option("--sandbox", "show_sandbox", is_flag=True,
-              help="Say whether candidates run in the worker sandbox here, and why (docs/trust.md).")
+              help="Say whether candidates run in the worker sandbox here, and why, and which limits bound a "
+                   "worker (docs/trust.md); PROBLEM may then be left out.")
 @click.option("--device", "device_type", metavar="TYPE",
               help="Also give PROBLEM's speed-of-light bound on a device of this type (cpu, cuda, xpu, mps): its "
                    "bytes, its FLOPs by unit, the device's peaks with their sources, both roofs and which binds. "
@@ -44,17 +46,27 @@ _COLUMNS = (Column(""), Column("value", fold=True))
 @click.pass_obj
 def check(app: App, problem_path: Path | None, as_json: bool, show_sandbox: bool, device_type: str | None,
           device_name: str | None, remeasure: bool, precision: str | None) -> None:
-    """Validate PROBLEM (a KernelBench-format file) and print its inputs, outputs and reference time, and with
-    --device its speed-of-light bound on that device."""
+    """Validate PROBLEM (a KernelBench-format file) and print its inputs, outputs and reference time, with --device
+    its speed-of-light bound on that device; with --sandbox, also (or only) whether candidates run in the worker
+    sandbox here and what limits them."""
     settings = app.settings()  # a broken --config, kforge.toml or KFORGE_* setting is reported here too
+    if problem_path is None and not show_sandbox:
+        raise KForgeError("kforge check needs a PROBLEM file (or --sandbox)")
     if device_name is not None and device_type is None:
         raise KForgeError("--gpu names a device of the type --device gives", hint="add --device cuda (or xpu, mps)")
+    document: dict[str, Any] = {}
     if show_sandbox:
-        _report_sandbox(settings.harness.sandbox)
-        _report_limits(settings.harness)
+        sandbox = _sandbox(settings.harness.sandbox)
+        limits = _limits(settings.harness)
+        if as_json:
+            document["sandbox"] = {**sandbox, "limits": limits}
+        else:
+            click.echo(sandbox["summary"])
+            for line in limits:
+                click.echo(f"limit: {line['name']}: {line['applies']}")
     if problem_path is None:
-        if not show_sandbox:
-            raise KForgeError("kforge check needs a PROBLEM file (or --sandbox)")
+        if as_json:
+            click.echo(json.dumps(document, indent=2))
         return
     problem = load_problem(problem_path)
     bound = _bound(app, problem, device_type, device_name, precision or settings.harness.precision,
@@ -71,6 +83,7 @@ def check(app: App, problem_path: Path | None, as_json: bool, show_sandbox: bool
             "parameter_count": problem.parameter_count,
             "reference_forward_cpu_ms": seconds * 1e3,
             **bound_json,
+            **document,
         }, indent=2, allow_nan=False))
         return
     rows = [*([f"init input {i}", spec.describe()] for i, spec in enumerate(problem.init_inputs)),
@@ -94,24 +107,28 @@ def _bound(app: App, problem: Problem, device_type: str, device_name: str | None
     return problem_bound(problem, peaks, contract_named(contract), flushes_caches=flushes)
 
 
-def _report_sandbox(mode: str) -> None:
+def _sandbox(mode: str) -> dict[str, Any]:
+    """Whether candidates run in the sandbox here under ``harness.sandbox = mode``: ``mode``, ``on``,
+    ``available`` (whether this machine allows it), ``why`` and the one-line ``summary``. Raises when it is
+    required but unavailable."""
     status = sandbox_status()
+    on = status.available and mode != "off"
     if mode == "off":
         would = "available" if status.available else "unavailable"
-        click.echo(f"sandbox: off (harness.sandbox = \"off\"); it would be {would} here: {status.why}")
+        summary = f"sandbox: off (harness.sandbox = \"off\"); it would be {would} here: {status.why}"
     elif status.available:
-        click.echo(f"sandbox: on (harness.sandbox = \"{mode}\"): {status.why}; a candidate sees no other process, "
-                   "no network, neither the runs directory nor the home directory, and writes only to its scratch "
-                   "directory and the build caches")
+        summary = (f"sandbox: on (harness.sandbox = \"{mode}\"): {status.why}; a candidate sees no other process, "
+                   "no network, neither the runs directory nor the home directory, and writes only to its own "
+                   "worker's directory and the build caches")
     elif mode == "required":
         raise KForgeError(f"sandbox: required but unavailable: {status.why}")
     else:
-        click.echo(f"sandbox: unavailable, workers run without it: {status.why}; candidates get an environment "
+        summary = (f"sandbox: unavailable, workers run without it: {status.why}; candidates get an environment "
                    "without secrets, resource limits and their own process group only (docs/trust.md)")
+    return {"mode": mode, "on": on, "available": status.available, "why": status.why, "summary": summary}
 
 
-def _report_limits(settings: HarnessSettings) -> None:
-    """What bounds a worker here: one line a limit (docs/trust.md, "Resource limits")."""
+def _limits(settings: HarnessSettings) -> list[dict[str, str]]:
+    """What bounds a worker here, one record a limit (docs/trust.md, "Resource limits")."""
     sandboxed = settings.sandbox != "off" and sandbox_status().available
-    for line in describe_limits(settings, sandboxed):
-        click.echo(f"limit: {line.name}: {line.applies}")
+    return [{"name": line.name, "applies": line.applies} for line in describe_limits(settings, sandboxed)]

@@ -13,7 +13,9 @@ from rich.text import Text
 
 from ..app import App
 from ..errors import KForgeError
+from ..candidate_module import syntax_error
 from ..harness import Harness, Verdict
+from ..harness.host.harness import unparsed_verdict
 from ..problem import load_problem
 from ..records import Candidate, SourceFile
 from ..sol_words import bound_words, fractions_words
@@ -21,6 +23,7 @@ from ..report.tables import Column, fitted_table
 from ..report.timing_text import sources_of, statistic_words
 from ..tolerances import describe_tolerances
 from .backend_flags import backend_option_flags, settings_with_backend_options
+from .eval_progress import EvalProgress
 from .evaluation_flags import evaluation_flags, evaluation_settings
 from .exit_codes import EXIT_INCORRECT
 from .harness_flags import harness_option_flags, harness_settings
@@ -55,28 +58,51 @@ def eval_command(app: App, problem_path: Path, candidate_paths: tuple[Path, ...]
     settings = settings_with_backend_options(app, {
         "backend": backend_name, **harness_settings(flags), **evaluation_settings(atol, rtol, candidate_class),
     }, backend_options, sanitize)
-    problem = load_problem(problem_path)
+    backend = app.backend(settings.backend).backend  # a mistyped name is said before the problem loads torch
     candidates = [read_candidate(path, entry) for path in candidate_paths]
-    backend = app.backend(settings.backend).backend
-    documents, console, all_correct = [], Console(soft_wrap=True), True
+    shown = _Shown(Console(soft_wrap=True), as_json, several=len(candidates) > 1)
+    unparsed = [syntax_error(candidate) for candidate in candidates]
+    if all(unparsed) and problem_path.is_file():  # nothing to run: said before torch loads or a worker starts
+        for candidate, error in zip(candidates, unparsed):
+            shown.verdict(unparsed_verdict(candidate, error, backend=backend, problem=problem_path.stem,
+                                           contract=settings.harness.precision), None)
+        shown.end()
+    problem = load_problem(problem_path)
     with Harness(backend=backend, problem=problem, settings=settings, plugins=app.plugin_selection,
-                 scratch_root=keep_dir) as harness:
-        for verdict in harness.evaluate_all(candidates, profile=profile, measure=not no_timing):
-            summary = harness.summarize(verdict.profile).text if verdict.profile is not None else None
-            all_correct = all_correct and verdict.correct
-            if as_json:
-                document = verdict.to_json()
-                if summary is not None:
-                    document["profile_summary"] = summary
-                documents.append(document)
-            else:
-                if len(candidates) > 1:
-                    console.rule(escape(verdict.candidate))
-                print_verdict(console, verdict, summary)
-    if as_json:
-        click.echo(json.dumps(documents[0] if len(documents) == 1 else documents, indent=2, allow_nan=False))
-    if not all_correct:
-        click.get_current_context().exit(EXIT_INCORRECT)
+                 scratch_root=keep_dir) as harness, EvalProgress() as progress:
+        verdicts = harness.evaluate_all(candidates, profile=profile, measure=not no_timing,
+                                        observer=lambda candidate: progress.observer(candidate.label))
+        for verdict in verdicts:
+            progress.pause()
+            shown.verdict(verdict, harness.summarize(verdict.profile).text if verdict.profile is not None else None)
+    shown.end()
+
+
+class _Shown:
+    """The verdicts as they come (rich text, or JSON documents printed together at the end), and the exit status."""
+
+    def __init__(self, console: Console, as_json: bool, *, several: bool) -> None:
+        self.console, self.as_json, self.several = console, as_json, several
+        self.documents: list[dict[str, Any]] = []
+        self.all_correct = True
+
+    def verdict(self, verdict: Verdict, summary: str | None) -> None:
+        self.all_correct = self.all_correct and verdict.correct
+        if self.as_json:
+            document = verdict.to_json()
+            if summary is not None:
+                document["profile_summary"] = summary
+            self.documents.append(document)
+            return
+        if self.several:
+            self.console.rule(escape(verdict.candidate))
+        print_verdict(self.console, verdict, summary)
+
+    def end(self) -> None:
+        if self.as_json:
+            click.echo(json.dumps(self.documents[0] if len(self.documents) == 1 else self.documents, indent=2,
+                                  allow_nan=False))
+        click.get_current_context().exit(0 if self.all_correct else EXIT_INCORRECT)
 
 
 def read_candidate(path: Path, entry: str) -> Candidate:
@@ -100,9 +126,10 @@ def read_candidate(path: Path, entry: str) -> Candidate:
 _FLAG_COLUMNS = (Column("flag"), Column("blocks"), Column("evidence", fold=True, min_width=30))
 _TRIAL_COLUMNS = (Column("seed"), Column("passed"), Column("max abs error"), Column("max rel error", optional=True),
                   Column("where they differ", fold=True, min_width=24))
-_RUNTIME_COLUMNS = (Column(""), Column("timer"), Column("median"), Column("mean", optional=True), Column("std", optional=True),
-                    Column("min", optional=True), Column("count", optional=True),
+_RUNTIME_COLUMNS = (Column(""), Column("timer"), Column("median"), Column("fastest"), Column("mean", optional=True),
+                    Column("std", optional=True), Column("count", optional=True),
                     Column("speedup of the candidate", fold=True))
+_STATISTIC_COLUMN = {"median": "median", "min": "fastest"}  # the column of the figure speedups are taken from
 
 
 def print_verdict(console: Console, verdict: Verdict, summary: str | None) -> None:
@@ -145,8 +172,9 @@ def print_verdict(console: Console, verdict: Verdict, summary: str | None) -> No
 def _print_precision(console: Console, verdict: Verdict) -> None:
     """The contract the verdict was reached under, and what it allowed."""
     reached, terms = verdict.precision, verdict.precision.terms
-    console.print(f"precision contract: [bold]{reached.contract}[/] (may compute in {terms.computes_in}; "
-                  f"{describe_tolerances(reached.tolerances)})", highlight=False)
+    within = f"; {describe_tolerances(reached.tolerances)}" if reached.tolerances else ""
+    console.print(f"precision contract: [bold]{reached.contract}[/] (may compute in {terms.computes_in}{within})",
+                  highlight=False)
     for switch in reached.switches:
         console.print(f"[dim]precision switch within the contract: {escape(switch)}[/]")
 
@@ -158,7 +186,11 @@ def _print_compile(console: Console, verdict: Verdict) -> None:
         if result.log.strip():
             console.print(result.log, markup=False, highlight=False)
     else:
-        console.print(f"[red]did not compile[/] ({result.failure.value if result.failure else '?'}):")
+        failure = result.failure
+        if failure is None or failure.builds:
+            console.print(f"[red]did not compile[/] ({failure.value if failure else '?'}):")
+        else:  # not a build that failed: the stage imports the candidate and may run it once (a forward that hung)
+            console.print(f"[red]the compile stage ended[/] ({failure.value}):")
         console.print(result.log, markup=False, highlight=False)
 
 
@@ -182,11 +214,14 @@ def _print_runtimes(console: Console, verdict: Verdict) -> None:
     for name, timer, stats in rows:
         speedup = by_timer.get(timer, {}).get(name) if by_timer else verdict.speedup(name)
         cells.append([name, timer + (" *" if timer == verdict.timer else ""), f"{stats.median:.4f}",
-                      f"{stats.mean:.4f}", f"{stats.std:.4f}", f"{stats.min:.4f}", str(stats.count),
+                      f"{stats.min:.4f}", f"{stats.mean:.4f}", f"{stats.std:.4f}", str(stats.count),
                       f"{speedup:.2f}x" if speedup is not None else ""])
-    console.print(fitted_table(_RUNTIME_COLUMNS, cells, console.width,
-                               title=f"runtime (ms); the headline timer is {verdict.timer}, its figure the "
-                                     f"{statistic_words(verdict.statistic)}"))
+    marked = _STATISTIC_COLUMN[verdict.statistic]
+    columns = [Column(f"{c.header} *", c.fold, c.optional, c.min_width) if c.header == marked else c
+               for c in _RUNTIME_COLUMNS]
+    console.print(fitted_table(columns, cells, console.width,
+                               title=f"runtime (ms); the speedups are ratios of the {verdict.timer} timer's "
+                                     f"{statistic_words(verdict.statistic)} (marked *)"))
     for name, error in verdict.baseline_errors:
         console.print(f"[yellow]{escape(name)}[/]: {escape(error)}")
     for source in verdict.baseline_sources:

@@ -11,6 +11,8 @@ import click
 from ..app import App
 from ..errors import KForgeError
 from ..export import accepted_kernels, prepare, write_package
+from ..export.package import describe_refusals
+from ..plural import counted
 
 
 @click.command("export")
@@ -33,6 +35,9 @@ def export(app: App, reference: str, out: Path, name: str | None, runs_dir: Path
     accepted = accepted_kernels(settings.runs_dir, reference)
     kernels, refused = prepare(accepted, lambda backend: app.backend(backend).backend.device)
     package = name or default_name(accepted[0].problem if len(accepted) == 1 else accepted[0].bench_id or "kernels")
+    if not kernels and as_json:  # what was refused, as asked; the error says it once more, on stderr
+        click.echo(json.dumps({"path": None, "package": package, "variant": None, "kernels": [],
+                               "refused": [{"problem": r.problem, "reason": r.reason} for r in refused]}, indent=2))
     result = write_package(out, package, kernels, refused)
     if as_json:
         click.echo(json.dumps({
@@ -42,12 +47,12 @@ def export(app: App, reference: str, out: Path, name: str | None, runs_dir: Path
             "refused": [{"problem": r.problem, "reason": r.reason} for r in result.refused],
         }, indent=2))
         return
-    click.echo(f"Exported {len(result.kernels)} kernel(s) to {result.path} (build/{result.variant}/{result.package})")
+    click.echo(f"Exported {counted(len(result.kernels), 'kernel')} to {result.path} (build/{result.variant}/{result.package})")
     for k in result.kernels:
         speedup = f"{k.accepted.best_speedup:.2f}x" if k.accepted.best_speedup is not None else "untimed"
         click.echo(f"  {k.layer:<24} {k.accepted.problem}  {k.kind.kind}, {speedup}, {k.accepted.precision}")
-    for r in result.refused:
-        click.echo(f"  refused {r.problem}: {r.reason}")
+    if result.refused:
+        click.echo(f"  refused: {describe_refusals(list(result.refused))}")
 
 
 def default_name(problem: str) -> str:

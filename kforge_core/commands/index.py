@@ -10,6 +10,7 @@ from ..app import App
 from ..errors import KForgeError
 from ..retrieval import KernelIndexStore, add_folder, rebuild_runs
 from ..store import RunStore
+from ..plural import counted
 
 
 @click.command("index")
@@ -31,14 +32,14 @@ def index(app: App, runs_dir: Path | None, extras: tuple[Path, ...], extra_backe
     settings = app.settings(runs_dir=runs_dir)
     with RunStore(settings.runs_dir) as store:
         gathered = rebuild_runs(store)
-    click.echo(f"runs: {len(gathered.kernels)} kernels indexed")
+    click.echo(f"runs: {counted(len(gathered.kernels), 'kernel')} indexed")
     for why in gathered.skipped:
         click.echo(f"  skipped {why}")
     for folder in extras:
         assert extra_backend is not None and problems_dir is not None
         from_folder = add_folder(settings.runs_dir, folder, extra_backend, problems_dir)
-        click.echo(f"{folder}: {len(from_folder.kernels)} {extra_backend} kernels indexed, "
-                   f"{len(from_folder.skipped)} files without a problem")
+        click.echo(f"{folder}: {counted(len(from_folder.kernels), extra_backend + ' kernel')} indexed, "
+                   f"{counted(len(from_folder.skipped), 'file')} without a problem")
     with KernelIndexStore(settings.runs_dir) as kernels:
         total = len(kernels.kernels())
-    click.echo(f"the index {kernels.path} holds {total} kernels")
+    click.echo(f"the index {kernels.path} holds {counted(total, 'kernel')}")

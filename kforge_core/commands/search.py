@@ -13,6 +13,7 @@ from ..app import App
 from ..errors import KForgeError
 from ..retrieval import KernelIndexStore, index_path, search as search_index
 from ..retrieval.embedding import embedding_model
+from ..plural import counted
 
 
 @click.command("search")
@@ -43,7 +44,7 @@ def search(app: App, query: str, backend: str | None, runs_dir: Path | None, lim
     if not rows:
         click.echo(f"no kernel of the {len(kernels)} in the index matches {query!r}")
         return
-    table = Table(title=f"{len(kernels)} kernels in {index_path(settings.runs_dir)}")
+    table = Table(title=f"{counted(len(kernels), 'kernel')} in {index_path(settings.runs_dir)}")
     for column in ("score", "problem", "backend", "speedup", "operators", "from"):
         table.add_column(column, overflow="fold")
     for row in rows:

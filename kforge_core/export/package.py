@@ -64,12 +64,23 @@ def prepare(accepted: list[AcceptedKernel], device_of: Callable[[str], str], *,
     return exported, refused
 
 
+def describe_refusals(refused: list[Refusal], shown: int = 8) -> str:
+    """Each reason once, then the problems refused for it (the first ``shown`` of them, and how many more)."""
+    by_reason: dict[str, list[str]] = {}
+    for refusal in refused:
+        by_reason.setdefault(refusal.reason, []).append(refusal.problem)
+    parts = []
+    for reason, problems in by_reason.items():
+        named = ", ".join(problems[:shown]) + (f" and {len(problems) - shown} more" if len(problems) > shown else "")
+        parts.append(f"{reason} ({named})" if len(problems) > 1 else f"{problems[0]}: {reason}")
+    return "; ".join(parts)
+
+
 def write_package(out: Path, package: str, kernels: list[ExportedKernel], refused: list[Refusal],
                   variant: str | None = None) -> ExportResult:
     """Write ``kernels`` as package ``package`` under ``out`` (replacing a package there)."""
     if not kernels:
-        reasons = "; ".join(f"{r.problem}: {r.reason}" for r in refused)
-        raise KForgeError(f"nothing to export: {reasons}")
+        raise KForgeError(f"nothing to export: {describe_refusals(refused)}")
     python_name = re.sub(r"[^0-9A-Za-z_]", "_", package)
     if variant is None:
         try:

@@ -121,10 +121,11 @@ class BaselineSource:
         short measurement in the same window confirmed within ``band``), or "remeasured" (a prior that the fresh
         measurement did not confirm: measured again in full, interleaved).
     :param measured_at: when the figure used was measured (seconds since the epoch).
-    :param prior: where the prior came from ("the baseline cache", "an earlier measurement in this session"); empty
-        when there was none.
-    :param detail: the fresh and prior medians, for "confirmed" and "remeasured".
+    :param prior: where the prior came from, in words ("the baseline cache", "the timing of an earlier candidate
+        in this command"); empty when there was none.
+    :param detail: the fresh and prior figures, for "confirmed" and "remeasured".
     :param band: the relative band a fresh measurement must fall within to confirm a prior.
+    :param checked_at: when the fresh measurement that confirmed or refuted the prior was taken (0: none was).
     """
 
     baseline: str
@@ -133,6 +134,7 @@ class BaselineSource:
     prior: str = ""
     detail: str = ""
     band: float = 0.0
+    checked_at: float = 0.0
 
     def __post_init__(self) -> None:
         if self.origin not in ("measured", "confirmed", "remeasured"):
@@ -142,14 +144,27 @@ class BaselineSource:
     def when(self) -> str:
         return dt.datetime.fromtimestamp(self.measured_at).strftime("%Y-%m-%d %H:%M:%S")
 
+    @property
+    def age(self) -> str:
+        """How long before the check the figure used was measured: ", 31 min earlier"; empty when not known."""
+        if self.checked_at <= 0 or self.checked_at < self.measured_at:
+            return ""
+        seconds = self.checked_at - self.measured_at
+        for unit, size in (("day", 86400), ("h", 3600), ("min", 60)):
+            if seconds >= size:
+                count = round(seconds / size)
+                return f", {count} {unit}{'s' if unit == 'day' and count > 1 else ''} earlier"
+        return f", {seconds:.0f} s earlier"
+
     def short(self) -> str:
-        """``"eager measured now (2026-11-25 14:16)"``, ``"compile from the baseline cache (2026-11-25 14:02),
-        confirmed now"``, ``"eager re-measured now (2026-11-25 14:16; the baseline cache disagreed)"``."""
+        """``"eager measured now (2026-11-25 14:16)"``, ``"compile from the baseline cache (2026-11-25 14:02, 14
+        min earlier), confirmed now"``, ``"eager re-measured now (2026-11-25 14:16; the baseline cache
+        disagreed)"``."""
         when = self.when[:-3]
         if self.origin == "measured":
             return f"{self.baseline} measured now ({when})"
         if self.origin == "confirmed":
-            return f"{self.baseline} from {self.prior} ({when}), confirmed now"
+            return f"{self.baseline} from {self.prior} ({when}{self.age}), confirmed now"
         return f"{self.baseline} re-measured now ({when}; {self.prior} disagreed)"
 
     def describe(self) -> str:
@@ -157,8 +172,8 @@ class BaselineSource:
             return (f"{self.baseline}: measured {self.when}, beside the candidate (timed runs interleaved, the same "
                     "seeded input sets)")
         if self.origin == "confirmed":
-            return (f"{self.baseline}: from {self.prior}, measured {self.when}; confirmed now by a short measurement "
-                    f"beside the candidate within ±{self.band:.0%} ({self.detail})")
+            return (f"{self.baseline}: from {self.prior}, measured {self.when}{self.age}; confirmed now by a short "
+                    f"measurement beside the candidate within ±{self.band:.0%} ({self.detail})")
         return (f"{self.baseline}: {self.prior} did not hold ({self.detail}, outside ±{self.band:.0%}): measured "
                 f"again in full {self.when}, beside the candidate")
 

@@ -20,7 +20,8 @@ StepWork = Callable[[str], "tuple[dict[str, Any], LLMCall | None]"]
 
 
 class Journal:
-    def __init__(self, store: RunStore, run_id: str, run_dir: RunDirectory, clock: RunClock) -> None:
+    def __init__(self, store: RunStore, run_id: str, run_dir: RunDirectory, clock: RunClock,
+                 before_new_step: Callable[[], None] = lambda: None) -> None:
         self.store = store
         self.run_id = run_id
         self.run_dir = run_dir
@@ -28,6 +29,7 @@ class Journal:
         self._recorded = store.steps(run_id)
         self._position = 0
         self.last_step_replayed = False
+        self._before_new_step = before_new_step  # called before each step that is not a replay
 
     @property
     def replaying(self) -> bool:
@@ -43,6 +45,7 @@ class Journal:
         self.last_step_replayed = self.replaying
         if self.replaying:
             return self._replay(kind, key)
+        self._before_new_step()
         seq = self._position
         artifact_dir = self.run_dir.step_dir(seq, kind, label)
         data, call = work(artifact_dir)

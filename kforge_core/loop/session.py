@@ -20,19 +20,20 @@ from ..problem import load_problem
 from ..prompts import PromptTemplates
 from ..records import Lowering, Problem
 from ..registry import RegisteredBackend
-from ..report import RunOutputs, write_outputs
+from ..report import RunOutputs, read_outputs, write_outputs
 from ..retrieval import remember_run
 from ..settings import Settings
 from ..tolerances import output_tolerances
 from ..store import RunDirectory, RunInfo, RunStore
 from ..store.locks import held
-from ..store.attempts import Attempt, Place
+from ..store.attempts import Place
 from .agent_loop import AgentLoop
 from .budget import Budget, RunClock
 from .evaluator import EvaluatorFactory, open_harness
 from .journal import Journal
 from .plan import RunPlan, plan_run
 from .progress import Progress
+from .run_record import RunRecord
 from .steps import LoopSteps
 from .user_images import user_images
 
@@ -98,7 +99,7 @@ def start_run(
         config=plan.to_json(), precision=plan.settings.harness.precision,
     )
     with held(store.runs_dir, "run", run.id):
-        result = _execute(app, store, run, plan, ready, progress, evaluator_factory)
+        result = _execute(app, store, run, plan, ready, progress, evaluator_factory, resumed=False)
     store.check_integrity()  # a candidate may have damaged it: never a success then
     return result
 
@@ -108,8 +109,16 @@ def resume_run(
     precision: str | None = None, evaluator_factory: EvaluatorFactory = open_harness,
 ) -> RunResult:
     """Continue run ``run_id`` as it was started. ``precision``: a contract the caller asks for (``--precision``);
-    a run continues only under the contract it was started with, so another one is refused."""
-    store.get_run(run_id)  # an unknown id is said before any lock is taken
+    a run continues only under the contract it was started with, so another one is refused.
+
+    A finished run resumed without a ``budget`` is only shown: there is nothing left to do in it. Otherwise the
+    recorded steps are replayed and the run's record changes only once a new step begins (:class:`RunRecord`)."""
+    run = store.get_run(run_id)  # an unknown id is said before any lock is taken
+    if run.status == "finished" and not budget:
+        _check_precision(run, precision)
+        progress.event(f"run {run_id} is finished ({run.stop_reason}); nothing is resumed unless a budget is raised "
+                       "(--optimization-rounds, --max-llm-calls, ...)")
+        return RunResult(run_id, run.stop_reason, read_outputs(store, run_id))
     with held(store.runs_dir, "run", run_id):
         result = _resume(app, store, run_id, progress, budget, precision, evaluator_factory)
     store.check_integrity()
@@ -121,35 +130,44 @@ def _resume(app: App, store: RunStore, run_id: str, progress: Progress, budget: 
     run = store.get_run(run_id)
     if run.alive:
         raise KForgeError(f"run {run_id} is still running (process {run.pid})")
-    if precision is not None and precision != run.precision:
-        raise KForgeError(
-            f"run {run_id} was started under the {run.precision} precision contract; --resume continues it under "
-            f"that contract, not {precision}",
-            hint=f"start a new run with --precision {precision}: its speedups are not comparable with this run's")
+    _check_precision(run, precision)
     plan = RunPlan.from_json(run.config, source=f"run {run_id}", budget=budget or {})
     ready = _get_ready(app, plan, store.replies_received(run_id))
     if ready.problem.digest != run.problem_digest:
         raise KForgeError(f"the problem file {plan.problem_path} changed since run {run_id} started")
-    store.claim(run_id)
-    return _execute(app, store, store.get_run(run_id), plan, ready, progress, evaluator_factory)
+    return _execute(app, store, run, plan, ready, progress, evaluator_factory, resumed=True)
+
+
+def _check_precision(run: RunInfo, precision: str | None) -> None:
+    if precision is not None and precision != run.precision:
+        raise KForgeError(
+            f"run {run.id} was started under the {run.precision} precision contract; --resume continues it under "
+            f"that contract, not {precision}",
+            hint=f"start a new run with --precision {precision}: its speedups are not comparable with this run's")
 
 
 def _execute(
     app: App, store: RunStore, run: RunInfo, plan: RunPlan, ready: _Ready, progress: Progress,
-    evaluator_factory: EvaluatorFactory,
+    evaluator_factory: EvaluatorFactory, *, resumed: bool,
 ) -> RunResult:
-    journal = Journal(store, run.id, RunDirectory(run.run_dir), RunClock())
+    record = RunRecord(store, run, resumed=resumed)
+    journal = Journal(store, run.id, RunDirectory(run.run_dir), RunClock(), before_new_step=record.before_new_step)
     _announce(run, plan, journal, progress)
     try:
-        stop_reason = _work(app, store, run, plan, ready, journal, progress, evaluator_factory)
+        stop_reason = _work(app, plan, ready, journal, progress, evaluator_factory, record)
     except KeyboardInterrupt:
-        store.finish(run.id, "interrupted", "interrupted by the user")
-        write_outputs(store, run.id)
+        if record.changed:  # a stop during the replay leaves the run as it was
+            store.finish(run.id, "interrupted", "interrupted by the user")
+            write_outputs(store, run.id)
         raise
     except Exception as exc:
-        store.finish(run.id, "failed", str(exc) if isinstance(exc, KForgeError) else f"{type(exc).__name__}: {exc}")
-        write_outputs(store, run.id)
+        if record.changed:
+            store.finish(run.id, "failed",
+                         str(exc) if isinstance(exc, KForgeError) else f"{type(exc).__name__}: {exc}")
+            write_outputs(store, run.id)
         raise
+    if record.unchanged_finish:  # a finished run whose replay reached its end again: nothing new to keep
+        return RunResult(run.id, run.stop_reason, read_outputs(store, run.id))
     store.finish(run.id, "finished", stop_reason)
     _remember(store, run.id, progress)
     return RunResult(run.id, stop_reason, write_outputs(store, run.id))
@@ -179,8 +197,8 @@ def _announce(run: RunInfo, plan: RunPlan, journal: Journal, progress: Progress)
 
 
 def _work(
-    app: App, store: RunStore, run: RunInfo, plan: RunPlan, ready: _Ready, journal: Journal, progress: Progress,
-    evaluator_factory: EvaluatorFactory,
+    app: App, plan: RunPlan, ready: _Ready, journal: Journal, progress: Progress, evaluator_factory: EvaluatorFactory,
+    record: RunRecord,
 ) -> str:
     settings, problem = plan.settings, ready.problem
     lowering = _lowering(app, journal, ready.backend, problem, ready.options, settings.cache_dir)
@@ -201,8 +219,7 @@ def _work(
             analysis_client=ChatClient(ready.analysis_llm, parse_model_spec(plan.analyst_model), settings.llm),
             evaluator=evaluator, budget=budget,
         )
-        loop = AgentLoop(steps, settings.budget, progress, on_new_best=lambda a: _record_best(store, run.id, a),
-                         loop=settings.loop)
+        loop = AgentLoop(steps, settings.budget, progress, on_new_best=record.new_best, loop=settings.loop)
         result = loop.run()
     progress.event(f"stopped: {result.stop_reason}")
     return result.stop_reason
@@ -245,8 +262,3 @@ def _record_references(journal: Journal, plan: RunPlan, progress: Progress) -> N
         kind = "warm start" if ref.warm_start else "reference"
         progress.event(f"{kind}: {ref.label} ({ref.figures}), score {ref.score:.2f}")
 
-
-def _record_best(store: RunStore, run_id: str, attempt: Attempt) -> None:
-    outcome = attempt.outcome
-    assert outcome is not None and outcome.runtime_ms is not None
-    store.set_best(run_id, attempt.place.label, outcome.runtime_ms, outcome.best_speedup)

@@ -1,6 +1,6 @@
 """What a finished (or stopped) run leaves behind: best.py, report.md, the speedup plot; and `kforge show`."""
 
-from .outputs import RunOutputs, write_outputs
+from .outputs import RunOutputs, read_outputs, write_outputs
 from .run_report import AttemptRow, RoundRow, RunReport, UsageRow
 
-__all__ = ["AttemptRow", "RoundRow", "RunOutputs", "RunReport", "UsageRow", "write_outputs"]
+__all__ = ["AttemptRow", "RoundRow", "RunOutputs", "RunReport", "UsageRow", "read_outputs", "write_outputs"]

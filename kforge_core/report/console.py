@@ -16,6 +16,7 @@ from .outputs import BEST, PLOT, REPORT
 from .run_report import RunReport
 from .tables import Column, fitted_table
 from .timing_text import sources_caption, timer_caption
+from ..plural import counted
 
 # at 80 columns the step folders go first, then the precision bits, then the figures by timer
 _ATTEMPT_COLUMNS = (Column("#"), Column("attempt"), Column("verdict", fold=True, min_width=14),
@@ -46,7 +47,7 @@ def print_summary(report: RunReport, console: Console) -> None:
         cost = "cost unknown (no [llm] prices for these models)" if costs else "no cost"
     else:
         cost = f"${sum(priced):.4f}" + ("" if len(priced) == len(costs) else " (some models have no price)")
-    console.print(f"LLM: {calls} calls, {tokens:,} tokens, {cost}", markup=False)
+    console.print(f"LLM: {counted(calls, 'call')}, {tokens:,} tokens, {cost}", markup=False)
     for name in (BEST, REPORT, PLOT):
         if (report.run_dir / name).exists():
             console.print(f"  {report.run_dir / name}", markup=False)

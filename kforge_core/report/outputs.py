@@ -39,6 +39,14 @@ def write_outputs(store: RunStore, run_id: str) -> RunOutputs:
     return RunOutputs(report, report_path, best_path, plot_path)
 
 
+def read_outputs(store: RunStore, run_id: str) -> RunOutputs:
+    """What the run left, as it is: its report from the store and its files' paths; nothing is written."""
+    report = RunReport.from_store(store, run_id)
+    best_path = report.run_dir / BEST
+    return RunOutputs(report, report.run_dir / REPORT, best_path if best_path.exists() else None,
+                      report.run_dir / PLOT)
+
+
 def _write_best(report: RunReport, run_dir: Path) -> Path | None:
     """The best candidate's entry module as ``best.py``, its other files next to it (under their own names)."""
     best = report.best

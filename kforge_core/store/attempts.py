@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..agents.views import CandidateView, Feedback
-from ..records import Candidate, Flag
+from ..records import Candidate, Failure, Flag
 from ..sol_words import sol_summary
 from ..timing_findings import launch_overhead_finding
 
@@ -126,8 +126,11 @@ class Outcome:
 
     def feedback(self, candidate: Candidate) -> Feedback:
         """What the generation agent hears about this outcome next time."""
-        if not self.compiled:
+        if not self.compiled and _is_build_failure(self.failure):
             kind, headline = "compile", f"It did not compile ({self.failure})."
+        elif not self.compiled:
+            kind, headline = "compile", (f"The compile stage, which imports it and may run it once, ended in "
+                                         f"{self.failure} (see the log: it is not a build that failed).")
         elif self.failure == "cheat" or any(f.blocking for f in self.flags):
             kind, headline = "verify", "It was rejected: " + "; ".join(f"{f.code}: {f.message}" for f in self.flags)
         elif self.correct:
@@ -169,3 +172,10 @@ class Attempt:
             self.outcome.statistic, self.outcome.sol_ms, self.outcome.sol_binds, self.outcome.sol_fraction,
             self.outcome.baseline_fractions,
         )
+
+
+def _is_build_failure(failure: str | None) -> bool:
+    try:
+        return failure is None or Failure(failure).builds
+    except ValueError:  # a failure class this version does not know
+        return True

@@ -136,7 +136,9 @@ def test_the_summary_counts_failures_by_class_and_takes_geomeans_over_correct_ti
     summary = summarize(RESULTS + [_result("f", usage=Usage(2, 100, 50, None))], total=7)
     assert summary["total"] == 7 and summary["finished"] == 6 and summary["correct"] == 4
     assert summary["failures"] == {"no_solution": 1, "numerical_mismatch": 1}
-    assert set(summary["fast_p"]) == {"0", "1", "1.5", "2"} and summary["fast_p"]["0"] == pytest.approx(4 / 7)
+    # the problem not run yet (an interrupted bench) is no failure: fast_p is over the finished ones
+    assert summary["not_run"] == 1 and summary["fast_p"]["0"] == pytest.approx(4 / 6)
+    assert set(summary["fast_p"]) == {"0", "1", "1.5", "2"}
     assert summary["geomean_speedup"]["eager"] == pytest.approx((4.0 * 2.0 * 1.0 * 2.0) ** 0.25)
     assert summary["geomean_speedup"]["compile"] == pytest.approx((1.6 * 0.5 * 1.0 * 1.2) ** 0.25)
     assert summary["geomean_best_speedup"] == pytest.approx((1.6 * 0.5 * 1.0 * 1.2) ** 0.25)
@@ -149,13 +151,17 @@ def test_the_report_and_its_figures(tmp_path):
     plan = BenchPlan(tmp_path, ("level1/*",), "cpu", tmp_path / "solutions", "model_new.py", True, Settings(),
                      tuple((r.key, "0" * 16) for r in RESULTS))
     info = BenchInfo("bench-1", 0.0, 0.0, "finished", "", str(tmp_path), "cpu", plan.source, tmp_path, {})
-    summary = summarize(RESULTS, 5) | {"executor": "local, cpu", "wall_seconds": 2.0, "evaluated_now": 4,
-                                       "seconds_per_problem": 0.5}
+    summary_run = {"executor": "local, cpu", "wall_seconds": 2.0, "evaluated_now": 4, "seconds_per_problem": 0.5}
+    summary = summarize(RESULTS, 5) | summary_run
     text = render_bench_markdown(info, plan, RESULTS, summary)
     assert "**3 of 5 problems correct**; failures: no_solution 1, numerical_mismatch 1" in text
     assert "| the faster baseline | 0.600 | 0.200 | 0.200 | 0.000 |" in text
     assert "![fast_p curve](fast_p.png)" in text and "| 4 | d | numerical_mismatch |" in text
     assert "| precision contract | fp32: may compute in float32 |" in text
+    unfinished = render_bench_markdown(info, plan, RESULTS, summarize(RESULTS, 32) | summary_run)
+    assert "**3 of 5 problems correct** (27 of the 32 not run yet)" in unfinished
+    assert "fast_p, the fraction of the 5 problems finished correct" in unfinished
+    assert "| the faster baseline | 0.600 | 0.200 | 0.200 | 0.000 |" in unfinished
     plot_fast_p(RESULTS, 5, "t", tmp_path / "fast_p.png")
     plot_speedup_histogram(RESULTS, "t", tmp_path / "speedups.png")
     assert (tmp_path / "fast_p.png").stat().st_size > 1000 and (tmp_path / "speedups.png").stat().st_size > 1000
@@ -309,3 +315,29 @@ def test_a_ray_bench_hands_out_one_job_per_free_actor_until_all_are_done():
     pool, results = _FakeActorPool(), []
     feed(pool, ["a", "b", "c"], 2, results.append, threading.Event())
     assert results == ["a", "b", "c"]
+
+
+def test_an_interrupted_benchs_line_counts_what_was_finished():
+    from rich.console import Console
+
+    from kforge_core.commands.bench import _print_summary
+
+    console = Console(record=True, width=300)
+    _print_summary(console, summarize(RESULTS, 32) | {"precision": "fp32"})
+    line = console.export_text().splitlines()[0]
+    assert line.startswith("3 of 5 correct (failures: no_solution 1, numerical_mismatch 1; 27 of the 32 not run "
+                           "yet); fast_0 0.600, fast_1 0.200"), line
+
+
+def test_one_of_a_thing_is_not_said_in_the_plural():
+    from rich.console import Console
+
+    from kforge_core.commands.bench import _print_summary
+    from kforge_core.plural import counted
+
+    assert (counted(1, "kernel"), counted(0, "kernel"), counted(2, "timed run")) == ("1 kernel", "0 kernels",
+                                                                                    "2 timed runs")
+    console = Console(record=True, width=300)
+    _print_summary(console, summarize(RESULTS[:1]) | {"precision": "fp32", "evaluated_now": 1, "wall_seconds": 2.0,
+                                                      "seconds_per_problem": 2.0})
+    assert "\n1 problem in 2.0 s: 2.00 s per problem" in console.export_text()

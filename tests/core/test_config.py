@@ -112,9 +112,12 @@ def test_an_unknown_environment_variable_is_named_in_a_warning_and_ignored(tmp_p
     assert any("KFORGE_CUDA_CACHE" in w for w in warnings) and any("KFORGE_BACKENDS__CPU" in w for w in warnings)
 
 
-def test_wrong_type_in_environment_names_the_source(tmp_path):
-    with pytest.raises(ConfigError, match="^environment: harness.trials must be an integer"):
+def test_a_bad_value_in_the_environment_names_its_variable(tmp_path):
+    with pytest.raises(ConfigError, match="^environment variable KFORGE_HARNESS__TRIALS: harness.trials must be an "
+                                          "integer"):
         load_settings(tmp_path, environ={"KFORGE_HARNESS__TRIALS": "lots"})
+    with pytest.raises(ConfigError, match="^environment variable KFORGE_HARNESS__TRIALS: harness.trials must be >= 1"):
+        load_settings(tmp_path, environ={"KFORGE_LLM__MODEL": "ollama:m", "KFORGE_HARNESS__TRIALS": "-3"})
 
 
 def test_environment_lists_and_plugins_variable(tmp_path):

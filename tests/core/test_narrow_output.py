@@ -23,7 +23,7 @@ def _render(table, width: int) -> list[str]:
     return console.export_text().splitlines()
 
 
-def test_a_narrow_table_drops_the_optional_columns_last_named_first_and_keeps_the_identifying_ones():
+def test_a_table_too_wide_for_the_terminal_keeps_every_column_in_a_plain_layout():
     columns = (Column("run"), Column("problem", fold=True), Column("model", fold=True, optional=True),
                Column("precision", optional=True), Column("speedup"))
     rows = [["20261125-140841-fecf", "level1/19_ReLU_with_a_long_name", "openai-like:qwen2.5-coder-32b-instruct",
@@ -31,9 +31,18 @@ def test_a_narrow_table_drops_the_optional_columns_last_named_first_and_keeps_th
     wide = _render(fitted_table(columns, rows, 200), 200)
     assert all(header in wide[1] for header in ("run", "problem", "model", "precision", "speedup"))
     narrow = _render(fitted_table(columns, rows, 70), 70)
-    assert all(len(line) <= 70 for line in narrow)
-    assert "model" in narrow[1] and "precision" not in narrow[1]  # precision was named last: it went first
-    assert "20261125-140841-fecf" in "\n".join(narrow) and "level1/19" in "\n".join(narrow)
+    assert narrow == ["run        20261125-140841-fecf", "problem    level1/19_ReLU_with_a_long_name",
+                      "speedup    1.84x", "model      openai-like:qwen2.5-coder-32b-instruct", "precision  fp32"]
+
+
+def test_a_folding_column_wraps_at_spaces_and_never_splits_a_word():
+    columns = (Column("run"), Column("problem", fold=True), Column("note", fold=True))
+    rows = [["20261125-140841-fecf", "elementwise_gelu_scale", "a note long enough to be folded onto several lines"]]
+    for width in (50, 70, 90):
+        lines = _render(fitted_table(columns, rows, width), width)
+        assert any("elementwise_gelu_scale" in line for line in lines), lines  # whole, on one line
+        assert "several" in " ".join(line.strip("│┃ ") for line in lines).split()
+        assert all(len(line) <= width for line in lines)
 
 
 def test_table_cells_are_text_not_markup():
@@ -48,17 +57,18 @@ def test_backends_shows_the_cute_install_hint_with_its_extra():
     assert "pip install 'kforge-cute[dsl]'" in result.output
 
 
-def test_backends_at_80_columns_keeps_every_name_and_availability():
+def test_backends_at_80_columns_keeps_every_column():
     app = App()
     result = CliRunner().invoke(cli, ["backends"], obj=app, env=NARROW)
     assert result.exit_code == 0, result.output
     assert all(len(line) <= 80 for line in result.output.splitlines())
-    assert "backend" in result.output and "available" in result.output
     for entry in app.registry.all():
-        assert f"│ {entry.name} " in result.output
+        block = result.output.split(f"backend            {entry.name}\n", 1)[1].split("\n\n", 1)[0]
+        assert f"programming model  {entry.backend.programming_model}" in block, block
+        assert f"device             {entry.backend.device}" in block and "available" in block
 
 
-def test_runs_at_80_columns_shows_the_problem_and_its_header(tmp_path):
+def test_runs_at_80_columns_keeps_every_column_and_whole_names(tmp_path):
     with RunStore(tmp_path) as store:
         store.create_run("20261125-140841-fecf", problem_name="elementwise_gelu_scale", problem_path="/p.py",
                          problem_digest="d", backend="cpu", model="openai-like:qwen2.5-coder-32b-instruct",
@@ -70,9 +80,9 @@ def test_runs_at_80_columns_shows_the_problem_and_its_header(tmp_path):
     title, *lines = result.output.splitlines()
     assert title == f"KForge runs in {tmp_path}"  # whole, however long: a path is copied from here
     assert all(len(line) <= 80 for line in lines)
-    header = next(line for line in lines if "run" in line and "status" in line)
-    assert "problem" in header and "best" in header and "speedup" in header
-    assert "elementwise_gel" in result.output and "1.84x" in result.output
+    for shown in ("run        20261125-140841-fecf", "problem    elementwise_gelu_scale", "precision  fp32",
+                  "model      openai-like:qwen2.5-coder-32b-instruct", "speedup    1.84x", "best       o1.1"):
+        assert shown in lines, result.output
 
 
 def test_lines_longer_than_the_terminal_are_not_broken_when_piped(monkeypatch, capsys):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -40,7 +41,7 @@ def test_json_document_of_a_correct_candidate(kforge_eval):
     result = kforge_eval("relu_scale", "relu_scale_numpy.py", "--json", "--atol", "0.001", "--candidate-class",
                          "ModelNew")
     assert result.exit_code == 0, result.output
-    document = json.loads(result.output)
+    document = json.loads(result.stdout)
     assert "tolerance for float32 outputs: atol=0.001, rtol=0.0001 (--atol/--rtol; rtol the harness's default)" \
         in document["verify"]["notes"]
     assert document["correct"] is True and document["failure"] is None and document["flags"] == []
@@ -77,7 +78,7 @@ def test_a_candidate_that_did_not_compile_shows_its_error_once_and_no_timing_pla
 def test_report_policy_and_profile(kforge_eval):
     result = kforge_eval("relu_scale", "relu_scale_torch.py", "--json", "--policy", "report", "--profile")
     assert result.exit_code == 0, result.output
-    document = json.loads(result.output)
+    document = json.loads(result.stdout)
     assert [(f["code"], f["blocking"]) for f in document["flags"]] == [("reference_call", False)]
     assert document["profile"]["tool"] == "torch.profiler"
     assert "ModelNew.forward" in document["profile_summary"]
@@ -122,3 +123,52 @@ def test_credentials_a_candidate_reads_from_proc_appear_nowhere(cache_dir, tmp_p
     assert "stolen" in shown  # the candidate ran and raised what it found
     for value in STOLEN.values():
         assert not {f for f in encoded_forms(value) if f in shown}, sandbox
+
+
+def test_each_stage_is_told_on_stderr_as_it_happens_and_stdout_holds_the_json_alone(kforge_eval):
+    result = kforge_eval("relu_scale", "relu_scale_numpy.py", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["correct"] is True
+    told = [line.removeprefix("relu_scale_numpy: ") for line in result.stderr.splitlines()]
+    assert told == ["getting the reference's outputs", "getting a worker ready", "compiling", "verifying",
+                    "trial 1/2 passed", "trial 2/2 passed", "timing", "baselines: eager",
+                    "timing block 1/3", "timing block 2/3", "timing block 3/3"], result.stderr
+
+
+@pytest.mark.parametrize("columns", ["200", "80"])
+def test_the_runtime_table_shows_the_figure_the_speedups_are_taken_from(kforge_eval, monkeypatch, columns):
+    monkeypatch.setenv("COLUMNS", columns)
+    result = kforge_eval("relu_scale", "relu_scale_numpy.py")
+    assert result.exit_code == 0, result.output
+    # on the host CPU the headline is the fastest run: its column is there, marked, at any width
+    assert "the speedups are ratios of the wall timer's fastest run (marked *)" in result.stdout
+    fastest = re.findall(r"fastest \*\s+│?\s*([\d.]+)", result.stdout) if columns == "80" else [
+        row.split("│")[4].strip() for row in result.stdout.splitlines() if row.startswith(("│ candidate", "│ eager"))]
+    assert "fastest *" in result.stdout and len(fastest) == 2, result.stdout
+    candidate, eager = map(float, fastest)
+    speedup = float(re.search(r"CORRECT, ([\d.]+)x against the faster baseline", result.stdout).group(1))
+    assert speedup == pytest.approx(eager / candidate, rel=0.02, abs=0.01)  # derived from the table's own figures
+
+
+@pytest.fixture
+def problem_never_loaded(monkeypatch):
+    """kforge eval's problem loading (torch's import, the problem's description) fails the test if reached."""
+    from kforge_core.commands import eval as eval_command
+
+    def load_problem(path):
+        raise AssertionError(f"{path} was loaded")
+
+    monkeypatch.setattr(eval_command, "load_problem", load_problem)
+
+
+def test_a_candidate_that_does_not_parse_is_answered_before_the_problem_loads(kforge_eval, problem_never_loaded):
+    result = kforge_eval("relu_scale", "syntax_error.py", "--json")
+    assert result.exit_code == 3, result.output
+    document = json.loads(result.stdout)
+    assert document["failure"] == "syntax_error" and "syntax_error.py:5: SyntaxError" in document["compile"]["log"]
+    assert result.stderr == ""  # nothing ran: no stage to tell
+
+
+def test_an_unknown_backend_is_said_before_the_problem_loads(kforge_eval, problem_never_loaded):
+    result = kforge_eval("relu_scale", "relu_scale_numpy.py", "--backend", "torch-cpuu")
+    assert result.exit_code == 1 and result.stderr.startswith("Error: unknown backend 'torch-cpuu'"), result.output

@@ -39,7 +39,15 @@ def test_each_fault_is_classified_and_the_worker_replaced(relu_harness, name, fa
     assert not verdict.correct
     assert fragment in verdict.message
     assert verdict.runtime is None and verdict.speedups == ()
-    assert verdict.worker_replaced  # a worker that saw a fault is never used again
+    # a worker that saw a fault is never used again; a source that does not parse is answered without one
+    assert verdict.worker_replaced or failure is Failure.SYNTAX
+
+
+def test_a_source_that_does_not_parse_is_answered_before_any_worker_starts(make_harness):
+    harness = make_harness(baselines=("eager",))
+    verdict = harness.evaluate(candidate("syntax_error"))
+    assert verdict.failure is Failure.SYNTAX and "syntax_error.py:5: SyntaxError" in verdict.compile.log
+    assert harness.workers_started == 0 and verdict.message.startswith("syntax_error: syntax_error.py:5")
 
 
 def test_a_crash_message_shows_the_candidates_line(relu_harness):

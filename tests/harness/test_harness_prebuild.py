@@ -160,7 +160,7 @@ def test_kforge_eval_takes_several_candidates(tmp_path, monkeypatch):
             "--no-timing"]
     result = CliRunner().invoke(cli, args, obj=app, catch_exceptions=False)
     assert result.exit_code == 3, result.output  # one of them is not correct
-    documents = json.loads(result.output)
+    documents = json.loads(result.stdout)
     assert [d["candidate"] for d in documents] == ["variant-0", "variant-1", "mismatch"]
     assert [d["correct"] for d in documents] == [True, True, False]
     assert documents[1]["compile"]["cached"] is True

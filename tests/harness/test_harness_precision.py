@@ -163,7 +163,7 @@ def kforge_eval(cache_dir, monkeypatch, tmp_path):
 def test_under_bf16_a_bfloat16_candidate_within_tolerance_passes_and_one_beyond_it_fails(kforge_eval):
     result = kforge_eval("linear_relu", ["linear_relu_bf16", "linear_relu_fp8"], "--precision", "bf16", "--json")
     assert result.exit_code == 3, result.output  # the second is incorrect
-    bf16, fp8 = json.loads(result.output)
+    bf16, fp8 = json.loads(result.stdout)
     assert bf16["correct"] is True and bf16["flags"] == [], bf16["message"]
     assert bf16["speedups"]["eager"] > 0  # timed, and compared with the baseline (under the bf16 contract)
     assert bf16["precision"]["contract"] == "bf16" and 7 < bf16["precision"]["bits"] < 10

@@ -180,3 +180,22 @@ def test_the_sandbox_plan_reads_the_imported_packages_while_another_thread_impor
 
     monkeypatch.setattr(sys, "modules", ImportingMeanwhile(sys.modules))
     assert Path(__file__).resolve().parents[2] / "kforge_core" in _imported_package_roots()
+
+
+def test_kforge_check_sandbox_says_so_in_json_and_its_help_says_problem_may_be_left_out(monkeypatch):
+    import json
+
+    from click.testing import CliRunner
+
+    from kforge_core.app import App
+    from kforge_core.cli import cli
+
+    monkeypatch.setenv("KFORGE_HARNESS__SANDBOX", "off")
+    done = CliRunner().invoke(cli, ["check", "--sandbox", "--json"], obj=App(load_plugins=False))
+    assert done.exit_code == 0, done.output
+    sandbox = json.loads(done.stdout)["sandbox"]
+    status = sandbox_status()
+    assert (sandbox["mode"], sandbox["on"], sandbox["available"], sandbox["why"]) == \
+        ("off", False, status.available, status.why)
+    usage = CliRunner().invoke(cli, ["check", "--help"], obj=App(load_plugins=False)).stdout
+    assert "Usage: kforge check [OPTIONS] [PROBLEM]" in usage.replace("cli check", "kforge check")

@@ -169,3 +169,28 @@ def test_runtime_stats_from_samples():
     assert (stats.median, stats.min, stats.count) == (2.5, 1.0, 4)
     assert stats.mean == 4.0 and stats.std == pytest.approx(4.0825, rel=1e-4)
     assert dataclasses.replace(stats, std=0.4).cv == pytest.approx(0.1)
+
+
+def test_a_forward_that_never_returned_in_the_compile_stage_is_not_a_build_that_failed():
+    from rich.console import Console
+
+    from kforge_core.commands.eval import print_verdict
+    from kforge_core.records import Candidate
+    from kforge_core.store.attempts import Outcome
+
+    hung = "the first forward (Numba compiles its kernels) did not return within 15 s (the call timeout)"
+    verdict = Verdict(
+        candidate="hang", candidate_digest="d", backend="cpu", problem="p",
+        compile=CompileResult(ok=False, log=hung, failure=Failure.TIMEOUT), verify=None, runtime=None, baselines=(),
+        speedups=(), flags=(), failure=Failure.TIMEOUT, message=hung, method=None, profile=None, stdout="",
+        stderr="", worker_replaced=True)
+    console = Console(record=True, width=200)
+    print_verdict(console, verdict, None)
+    text = console.export_text()
+    assert "did not compile" not in text and f"the compile stage ended (timeout):\n{hung}" in text
+    feedback = Outcome.from_verdict(verdict).feedback(Candidate.from_source("x = 1"))
+    assert "did not compile" not in feedback.headline and "ended in timeout" in feedback.headline
+    built = dataclasses.replace(verdict, compile=CompileResult(ok=False, log="TypingError", failure=Failure.COMPILE),
+                                failure=Failure.COMPILE)
+    assert Outcome.from_verdict(built).feedback(Candidate.from_source("x = 1")).headline == \
+        "It did not compile (compile_error)."

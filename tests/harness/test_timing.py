@@ -126,6 +126,19 @@ def test_a_prior_the_fresh_measurement_does_not_confirm_is_measured_again_in_ful
     assert "eager" in window.measured
 
 
+def test_a_prior_says_in_words_where_and_how_long_before_it_was_measured():
+    workers = FakeWorkers({"candidate": 1.0, "eager": 4.0})
+    prior = Prior((("wall", (4.0,) * 8),), 1000.0, "the timing of an earlier candidate in this command")
+    window = measure_window(8, ("eager",), {"eager": prior}, workers.candidate, workers.baseline,
+                            now=lambda: 1000.0 + 31 * 60, band=0.25)
+    (source,) = window.sources
+    assert (source.origin, source.band, source.checked_at) == ("confirmed", 0.25, 1000.0 + 31 * 60)
+    assert source.short().startswith("eager from the timing of an earlier candidate in this command (")
+    assert source.short().endswith(", 31 min earlier), confirmed now")
+    assert ", 31 min earlier; confirmed now by a short measurement beside the candidate within ±25%" in \
+        source.describe()
+
+
 def test_confirms_compares_medians_within_the_band():
     assert confirms((1.05, 1.0, 0.5), (1.0,), 0.1) and not confirms((1.2,), (1.0,), 0.1)
     assert not confirms((), (1.0,)) and not confirms((1.0,), ())
@@ -206,7 +219,7 @@ def test_every_report_names_the_timer_and_the_baselines_source(tmp_path):
     console = Console(record=True, width=200)
     print_verdict(console, verdict, None)
     text = console.export_text()
-    assert "headline timer is events" in text and "events *" in text
+    assert "the speedups are ratios of the events timer's median (marked *)" in text and "events *" in text
     assert "baseline eager: from the baseline cache" in text and "(events time; baselines: eager from" in text
 
 

@@ -35,9 +35,11 @@ TORCH_CPU_UNITS = Backend(name="torch-cpu-units", programming_model="PyTorch", d
 
 class CpuAsAcceleratorDevice(CpuDevice):
     """The host CPU treated as an accelerator's would be: builds, spare workers and the next problem's baseline
-    worker may work beside timed runs (what ``host_cpu`` forbids on the host's own cores)."""
+    worker may work beside timed runs (what ``host_cpu`` forbids on the host's own cores), and a baseline measured
+    before is a prior that a fresh block may confirm."""
 
     host_cpu = False
+    prior_band = 0.10
 
 
 TORCH_CPU_ACCELERATOR = Backend(name="torch-cpu-accelerator", programming_model="PyTorch", device="cpu",

@@ -92,6 +92,62 @@ def test_numba_alone_is_refused(tmp_path: Path) -> None:
         write_package(tmp_path, "x", exported, refused)
 
 
+def test_many_refused_kernels_give_their_reason_once_then_the_problems(tmp_path: Path) -> None:
+    problems = ["elementwise/2_gelu", "elementwise/6_softplus", "norm/2_rmsnorm", "reduction/1_row_sum"] * 8
+    exported, refused = prepare([accepted(p, "numba") for p in problems], device_of)
+    with pytest.raises(KForgeError) as raised:
+        write_package(tmp_path, "x", exported, refused)
+    message = str(raised.value)
+    assert message.count("which a kernels package cannot depend on") == 1 and len(message) < 400, message
+    assert message.startswith("nothing to export: a numba kernel: imports numba")
+    assert message.endswith("(elementwise/2_gelu, elementwise/6_softplus, norm/2_rmsnorm, reduction/1_row_sum, "
+                            "elementwise/2_gelu, elementwise/6_softplus, norm/2_rmsnorm, reduction/1_row_sum "
+                            "and 24 more)")
+
+
+def test_a_refusal_is_json_when_asked(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from kforge_core.app import App
+    from kforge_core.cli import cli
+
+    runs = _numba_bench(tmp_path / "runs")
+    result = CliRunner().invoke(cli, ["export", BENCH_ID, "--out", str(tmp_path / "out"), "--runs-dir", str(runs),
+                                      "--json"], obj=App())
+    assert result.exit_code == 1
+    assert result.stderr.startswith("Error: nothing to export: a numba kernel: imports numba"), result.stderr
+    document = json.loads(result.stdout)
+    assert document["kernels"] == [] and [r["problem"] for r in document["refused"]] == ["elementwise/2_gelu",
+                                                                                        "norm/2_rmsnorm"]
+    assert all("numba" in r["reason"] for r in document["refused"])
+
+
+def _numba_bench(runs: Path) -> Path:
+    """A finished bench of two basics problems whose Numba solutions were correct and timed."""
+    from kforge_core.bench.plan import BenchPlan
+    from kforge_core.bench.results import ProblemResult
+    from kforge_core.codec import to_json
+    from kforge_core.records import Candidate
+    from kforge_core.settings import Settings
+    from kforge_core.store.bench_store import BenchStore
+
+    from .conftest import BASICS
+
+    solutions = BASICS / "solutions" / "numba"
+    plan = BenchPlan(BASICS / "problems", ("*2_gelu", "*2_rmsnorm"), "cpu", solutions, "model_new.py", True,
+                     Settings(), ())
+    with BenchStore(runs) as store:
+        store.create_bench(BENCH_ID, suite_path=str(plan.suite), backend="cpu", source=plan.source,
+                           config=plan.to_json())
+        for key in ("elementwise/2_gelu", "norm/2_rmsnorm"):
+            digest = Candidate.from_path(solutions / f"{key}.py").digest
+            store.problem_done(BENCH_ID, key, to_json(ProblemResult(key, True, None, runtime_ms=1.0,
+                                                                    speedups=(("eager", 1.1),),
+                                                                    candidate_digest=digest)))
+        store.finish_bench(BENCH_ID, "finished")
+    return runs
+
+
 def test_triton_kernel_gets_the_noarch_variant_of_its_device() -> None:
     shape = read_model_new(TRITON_SOURCE, "t")
     assert (shape.parameters, shape.arguments, shape.arity) == ("x, y=None, *, scale=1.0", "x, y, scale=scale", 4)

@@ -180,7 +180,7 @@ def test_kforge_index_rebuilds_from_the_runs_and_adds_a_folder_and_search_lists_
     built = runner.invoke(cli, ["index", "--runs-dir", str(runs), "--extra", str(tmp_path / "published"),
                                 "--extra-backend", "metal", "--problems", str(PROBLEMS)])
     assert built.exit_code == 0, built.output
-    assert "runs: 2 kernels indexed" in built.output and "1 metal kernels indexed" in built.output
+    assert "runs: 2 kernels indexed" in built.output and "1 metal kernel indexed" in built.output
     found = runner.invoke(cli, ["search", "layer_norm", "--runs-dir", str(runs), "--json"])
     rows = json.loads(found.output)
     assert [(r["problem"], r["backend"], r["verdict"]) for r in rows] == [("layernorm", "metal", "published")]

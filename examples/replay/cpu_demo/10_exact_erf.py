@@ -6,11 +6,6 @@ import torch.nn as nn
 from numba import njit, prange
 
 INV_SQRT2 = np.float32(1.0 / math.sqrt(2.0))
-# erf by Abramowitz & Stegun 7.1.26 (absolute error < 1.5e-7): a division, an exp and a polynomial, which all
-# vectorise, where math.erf is a scalar library call on machines without SVML
-P = np.float32(0.3275911)
-A1, A2, A3 = np.float32(0.254829592), np.float32(-0.284496736), np.float32(1.421413741)
-A4, A5 = np.float32(-1.453152027), np.float32(1.061405429)
 
 
 @njit(parallel=True, fastmath=True)

@@ -17,12 +17,14 @@ from typing import Any, Callable, Iterable, Iterator
 from ...devices import device_class_of
 from ...errors import KForgeError
 from ...plugins import PluginSelection, build_plugin_manager
-from ...records import Backend, Candidate, Failure, Problem, ProfileResult, ProfileSummary
+from ...candidate_module import syntax_error
+from ...records import Backend, Candidate, CompileResult, Failure, Problem, ProfileResult, ProfileSummary
 from ...registry import BackendRegistry
 from ...settings import Settings
-from ..protocol import BaselineResults, DeviceFacts, PrebuildRequest, Reply, Time, WorkerInit
+from ..protocol import BaselineResults, DeviceFacts, Judged, PrebuildRequest, Reply, Shipped, Time, WorkerInit
 from ..timed_runs import CHECKS_NOTE
-from ..verdict import RuntimeStats, TimingMethod, Verdict
+from ...tolerances import output_tolerances
+from ..verdict import PrecisionReached, RuntimeStats, TimingMethod, Verdict
 from .deadline import StageTimeouts
 from .candidate_evaluation import EvaluationSetup, evaluate_candidate
 from .pool import WorkerPool, WorkerStartError
@@ -31,10 +33,10 @@ from .baseline_cache import BaselineCache, BaselineKey
 from .cache_quota import cache_watch
 from .baseline_worker import BaselineWorker, baseline_modules
 from .device_binding import device_environment
-from .interleave import Prior, Window, measure_window
+from .interleave import Prior, Window, blocks, measure_window
 from .limits import limited_plan
 from .namespaces import sandbox_plan, use_sandbox
-from .phases import Phases
+from .phases import EvaluationStep, Observer, Phases
 from ..problem_size import large_for_device
 from .process import WorkerProcess
 from .referee import Referee
@@ -138,6 +140,7 @@ class Harness:
         self._baseline_cache = BaselineCache(state_dir / "baselines")
         self._prebuild_problems: dict[str, Problem] = {}  # candidate digest -> the problem it is built for
         self._bounds = Bounds(lambda: self._pool.facts, settings.harness.contract)
+        self._phases = Phases()  # the evaluation under way's: its trials and timing blocks are told to its observer
         self._closed = False
 
     # ------------------------------------------------------------------------------------------ public
@@ -189,19 +192,31 @@ class Harness:
             self._baselines_ahead.get_ready(seen, harness.baselines)
 
     def evaluate(self, candidate: Candidate, *, profile: bool = False, measure: bool = True,
-                 stop_at: float | None = None) -> Verdict:
+                 stop_at: float | None = None, observer: Observer | None = None) -> Verdict:
         """Compile, verify and (with ``measure``) time ``candidate``; profile it when asked and it is correct.
         With ``stop_at`` (a ``time.monotonic()`` time: a problem's budget), a stage still running then is ended
-        as a timeout.
+        as a timeout. ``observer`` is told each phase as it begins, each trial as it is judged and each block of
+        timed runs as it begins (:class:`EvaluationStep`), in this thread.
 
         Never raises for anything the candidate does: every fault is a Verdict with a Failure.
         """
         self._check_open()
+        unparsed = syntax_error(candidate)
+        if unparsed is not None:  # said at once: no worker, reference or baseline is needed to read the source
+            return self._not_parsed(candidate, unparsed, measure)
+        self._phases = Phases(observer)
+        self._referee.on_judged = self._trial_judged
+        try:
+            return self._evaluate(candidate, profile=profile, measure=measure, stop_at=stop_at)
+        finally:
+            self._phases, self._referee.on_judged = Phases(), None
+
+    def _evaluate(self, candidate: Candidate, *, profile: bool, measure: bool, stop_at: float | None) -> Verdict:
         if measure and self.settings.harness.baselines:
             self._baseline_worker.start()  # its start overlaps the referee's and the candidate worker's
         if not self._large(self.problem):
             self._pool.start_ahead()  # the candidate's worker starts beside the referee
-        phases = Phases()
+        phases = self._phases
         with phases.phase("prebuild"):
             ahead = self._prebuilder.wait(candidate)  # its compile stage then finds what was built ahead
         with phases.phase("reference"):
@@ -213,13 +228,14 @@ class Harness:
                                      stop_at=stop_at, phases=phases)
         return dataclasses.replace(verdict, built_ahead=ahead.describe()) if ahead is not None else verdict
 
-    def evaluate_all(self, candidates: Iterable[Candidate], *, profile: bool = False,
-                     measure: bool = True) -> Iterator[Verdict]:
-        """Evaluate ``candidates`` in order, building the later ones ahead while the earlier ones are timed."""
+    def evaluate_all(self, candidates: Iterable[Candidate], *, profile: bool = False, measure: bool = True,
+                     observer: Callable[[Candidate], Observer | None] = lambda candidate: None) -> Iterator[Verdict]:
+        """Evaluate ``candidates`` in order, building the later ones ahead while the earlier ones are timed;
+        ``observer(candidate)`` gives each evaluation's observer (see :meth:`evaluate`)."""
         queue = list(candidates)
         self.prebuild(queue[1:])  # the first one's worker builds it at once
         for candidate in queue:
-            yield self.evaluate(candidate, profile=profile, measure=measure)
+            yield self.evaluate(candidate, profile=profile, measure=measure, observer=observer(candidate))
 
     def prebuild(self, candidates: Iterable[Candidate], problem: Problem | None = None) -> None:
         """Start building ``candidates`` (for ``problem``, by default the current one) ahead, in child processes,
@@ -403,6 +419,7 @@ class Harness:
         timeouts = self.timeouts
 
         def candidate(block: tuple[int, int]) -> Reply:
+            self._block_begins(block, "the candidate")
             return call(Time(block), timeouts.timing_s, "timing", timeouts.waits)
 
         return self._window_of(candidate)
@@ -411,9 +428,11 @@ class Harness:
         """Measure the baselines (beside ``candidate``'s timing, when given) and keep what was measured in full as
         the prior of the next window, here and in the baseline cache."""
         harness, timeouts = self.settings.harness, self.timeouts
+        self._phases.step(EvaluationStep("baselines", what=", ".join(harness.baselines)))
         self._baseline_worker.wait_ready(harness.startup_timeout_s + timeouts.build_s)
+        band = self._device_class.prior_band  # None: no figure measured before stands on this device
         key = BaselineKey.of(self.problem.digest, self._device_facts(), harness, host_cpu=self._host_cpu) \
-            if harness.baseline_cache != "off" else None
+            if harness.baseline_cache != "off" and band is not None else None
         priors, notice = dict(self._priors), ""
         if key is not None and harness.baseline_cache == "use":
             cached = self._baseline_cache.read(key)
@@ -423,22 +442,45 @@ class Harness:
 
         def baseline(name: str, block: tuple[int, int]) -> Reply:
             self._baseline_worker.take_calls()  # what it marked before this block is not this block's
+            self._block_begins(block, name)
             return self._baseline_worker.time_block(name, block, timeouts.build_s + timeouts.timing_s)
 
         window = measure_window(harness.repetitions, harness.baselines, priors, candidate, baseline,
-                                count=self._device_class.timing_blocks, baseline_calls=self._baseline_worker.take_calls)
+                                count=self._device_class.timing_blocks, band=band or 0.0,
+                                baseline_calls=self._baseline_worker.take_calls)
         if notice:  # the entry that was not used, and why, beside each baseline's note
             notes = _noted(window.baselines.notes, notice, harness.baselines)
             window.baselines = dataclasses.replace(window.baselines, notes=notes)
         method, measured_at = window.baselines.method, {s.baseline: s.measured_at for s in window.sources}
-        for name, figures in window.measured.items():
-            self._priors[name] = Prior(figures, measured_at[name], "an earlier measurement in this session")
+        if band is not None:  # what was measured in full is the next window's prior
+            for name, figures in window.measured.items():
+                self._priors[name] = Prior(figures, measured_at[name],
+                                           "the timing of an earlier candidate in this command")
         if key is not None and method is not None and window.measured:
             self._baseline_cache.write(key, {name: (figures, method) for name, figures in window.measured.items()},
                                        at=max(measured_at[name] for name in window.measured))
         if window.failure is None:
             self._baselines = window.baselines
         return window
+
+    def _not_parsed(self, candidate: Candidate, error: str, measure: bool) -> Verdict:
+        tolerances = output_tolerances(self.settings.harness,
+                                        (t.dtype for o in self.problem.outputs for t in o.tensors()),
+                                        self.backend.default_tolerance)
+        return unparsed_verdict(candidate, error, backend=self.backend, problem=self.problem.name,
+                                contract=self.settings.harness.precision, tolerances=tolerances,
+                                method=self._planned_method() if measure else None)
+
+    def _trial_judged(self, shipped: Shipped, judged: Judged) -> None:
+        if shipped.kind == "trial":  # not a timed run's check, nor the operator trace's extra call
+            trials = self.settings.harness.trials
+            self._phases.step(EvaluationStep("verify", shipped.seed - self.settings.harness.seed + 1, trials,
+                                             "passed" if judged.passed else "failed"))
+
+    def _block_begins(self, block: tuple[int, int], who: str) -> None:
+        every = blocks(self.settings.harness.repetitions, self._device_class.timing_blocks)
+        if block in every:
+            self._phases.step(EvaluationStep("timing", every.index(block) + 1, len(every), who))
 
     def _device_facts(self) -> DeviceFacts:
         """What the workers' device is (a worker is started for it, and kept warm, if none has been yet)."""
@@ -463,3 +505,18 @@ class Harness:
     def _check_open(self) -> None:
         if self._closed:
             raise KForgeError("this Harness is closed")
+
+
+def unparsed_verdict(candidate: Candidate, error: str, *, backend: Backend, problem: str, contract: str,
+                     tolerances: tuple[tuple[str, float, float], ...] = (), method: TimingMethod | None = None
+                     ) -> Verdict:
+    """The verdict of a candidate whose source does not parse (``error``, from ``syntax_error``), as its compile
+    stage would give it; nothing was run for it."""
+    failure = Failure.SYNTAX
+    return Verdict(
+        candidate=candidate.label, candidate_digest=candidate.digest, backend=backend.name, problem=problem,
+        compile=CompileResult(ok=False, log=error, failure=failure), verify=None, runtime=None, baselines=(),
+        speedups=(), flags=(), failure=failure, message=f"{failure.value}: {error}", method=method, profile=None,
+        stdout="", stderr="", worker_replaced=False, precision=PrecisionReached(contract=contract,
+                                                                               tolerances=tolerances),
+    )

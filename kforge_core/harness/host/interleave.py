@@ -33,7 +33,7 @@ class Prior:
 
     figures: Figures
     measured_at: float
-    origin: str  # "the baseline cache", "an earlier measurement in this session"
+    origin: str  # where it was measured, in words: "the baseline cache", "an earlier candidate's timing"
 
     def samples(self, timer: str) -> tuple[float, ...]:
         return dict(self.figures).get(timer, ())
@@ -74,10 +74,11 @@ def confirms(fresh: tuple[float, ...], prior: tuple[float, ...], band: float = P
 def measure_window(repetitions: int, names: tuple[str, ...], priors: dict[str, Prior],
                    time_candidate: Callable[[tuple[int, int]], Reply] | None,
                    time_baseline: Callable[[str, tuple[int, int]], Reply],
-                   now: Callable[[], float] = time.time, count: int = BLOCKS,
+                   now: Callable[[], float] = time.time, count: int = BLOCKS, band: float = PRIOR_BAND,
                    baseline_calls: Callable[[], list[Interval]] = list) -> Window:
     """Time the candidate (when ``time_candidate`` is given) and the baselines ``names`` in ``count`` interleaved
-    blocks (``Device.timing_blocks``).
+    blocks (``Device.timing_blocks``); a prior stands when the first block comes within ``band`` of it
+    (``Device.prior_band``).
 
     :param time_candidate: times the candidate's runs ``(start, stop)``; its reply's value is a TimingOutcome.
     :param time_baseline: times one baseline's runs; its reply's value is a BaselineResults.
@@ -120,7 +121,7 @@ def measure_window(repetitions: int, names: tuple[str, ...], priors: dict[str, P
                 detail = (f"fresh {statistic_words(method.statistic)} {figure_of(fresh, method.statistic):.4g} ms "
                           f"over {len(fresh)} runs vs {figure_of(prior, method.statistic):.4g} ms" if fresh and prior
                           else "no prior figure for this timer")
-                if confirms(fresh, prior, statistic=method.statistic):
+                if confirms(fresh, prior, band, statistic=method.statistic):
                     confirmed[name] = detail
                     active.remove(name)
                 else:
@@ -128,13 +129,13 @@ def measure_window(repetitions: int, names: tuple[str, ...], priors: dict[str, P
     if parts:
         window.candidate = _merged(parts)
     window.baselines, window.sources, window.measured = _baselines(
-        names, priors, measured, confirmed, refuted, errors, method, now())
+        names, priors, measured, confirmed, refuted, errors, method, now(), band)
     return window
 
 
 def _baselines(names: tuple[str, ...], priors: dict[str, Prior], measured: dict[str, list[Figures]],
                confirmed: dict[str, str], refuted: dict[str, str], errors: list[tuple[str, str]], method,
-               at: float) -> tuple[BaselineResults, tuple[BaselineSource, ...], dict[str, Figures]]:
+               at: float, band: float) -> tuple[BaselineResults, tuple[BaselineSource, ...], dict[str, Figures]]:
     failed = {name for name, _ in errors}
     samples, figures, sources, full = [], [], [], {}
     for name in names:
@@ -144,11 +145,11 @@ def _baselines(names: tuple[str, ...], priors: dict[str, Prior], measured: dict[
             prior = priors[name]
             chosen = prior.figures
             sources.append(BaselineSource(name, "confirmed", prior.measured_at, prior.origin, confirmed[name],
-                                          PRIOR_BAND))
+                                          band, checked_at=at))
         else:
             chosen = full[name] = _joined(measured[name])
             origin, prior = ("remeasured", priors[name].origin) if name in refuted else ("measured", "")
-            sources.append(BaselineSource(name, origin, at, prior, refuted.get(name, ""), PRIOR_BAND))
+            sources.append(BaselineSource(name, origin, at, prior, refuted.get(name, ""), band, checked_at=at))
         samples.append((name, dict(chosen)[method.headline]))
         figures.append((name, chosen))
     notes = tuple((source.baseline, source.describe()) for source in sources)

@@ -1,4 +1,5 @@
-"""Where an evaluation's seconds go on the host, phase by phase: the record behind a verdict's ``phases``.
+"""Where an evaluation's seconds go on the host, phase by phase: the record behind a verdict's ``phases``; and, for
+whoever shows an evaluation as it happens (``kforge eval``), each phase and step as it begins.
 
 The phases, in the order they can happen: ``prebuild`` (waiting for a build started ahead), ``reference`` (the
 referee's reference outputs for the problem, once per problem), ``worker`` (a worker ready for the problem: warm, a
@@ -11,22 +12,47 @@ from __future__ import annotations
 
 import contextlib
 import time
-from typing import Iterator
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+
+@dataclass(frozen=True)
+class EvaluationStep:
+    """A step of an evaluation as it happens: a phase beginning (``number`` 0), or within one, step ``number`` of
+    ``of`` (a correctness trial judged, a block of timed runs begun), ``what`` saying which."""
+
+    phase: str
+    number: int = 0
+    of: int = 0
+    what: str = ""
+
+
+Observer = Callable[[EvaluationStep], None]
 
 
 class Phases:
-    """Seconds per phase, summed where a phase happens twice, in the order the phases began."""
+    """Seconds per phase, summed where a phase happens twice, in the order the phases began; each phase's first
+    beginning, and each step reported with :meth:`step`, is told to ``observer``."""
 
-    def __init__(self) -> None:
+    def __init__(self, observer: Observer | None = None) -> None:
         self._spent: dict[str, float] = {}
+        self._observer = observer
+        self._begun: set[str] = set()
 
     @contextlib.contextmanager
     def phase(self, name: str) -> Iterator[None]:
+        if name not in self._begun:  # a phase that goes on in a second part is told once
+            self._begun.add(name)
+            self.step(EvaluationStep(name))
         start = time.perf_counter()
         try:
             yield
         finally:
             self._spent[name] = self._spent.get(name, 0.0) + time.perf_counter() - start
+
+    def step(self, step: EvaluationStep) -> None:
+        if self._observer is not None:
+            self._observer(step)
 
     def record(self) -> tuple[tuple[str, float], ...]:
         return tuple(self._spent.items())

@@ -23,6 +23,7 @@ from ..protocol import (
 )
 from .pool import WorkerPool, WorkerStartError
 from .process import WorkerFault, WorkerProcess
+from ...plural import counted
 
 
 class Referee:
@@ -40,6 +41,7 @@ class Referee:
         self._worker: WorkerProcess | None = None
         self._expects: str | None = None  # digest of the problem whose expected outputs the worker holds
         self.reference_s: float | None = None  # the reference's median forward time on the device
+        self.on_judged: Callable[[Shipped, Judged], None] | None = None  # told each shipment's judgement
 
     def start(self) -> None:
         """Start the referee's worker now, without waiting for it (it is told the problem and prepared when
@@ -90,10 +92,17 @@ class Referee:
     def answer(self, message: Shipped | ShippedBatch | Conclude) -> Judged | JudgedBatch | Conclusion:
         """The referee's answer to what a candidate's worker sent in the middle of a stage."""
         if isinstance(message, Shipped):
-            return self._ask(message, Judged(False, Failure.HARNESS, f"{message.label} could not be judged"))
+            judged = self._ask(message, Judged(False, Failure.HARNESS, f"{message.label} could not be judged"))
+            if self.on_judged is not None:
+                self.on_judged(message, judged)
+            return judged
         if isinstance(message, ShippedBatch):
-            return self._ask(message, JudgedBatch(tuple(
+            batch = self._ask(message, JudgedBatch(tuple(
                 Judged(False, Failure.HARNESS, f"{item.label} could not be judged") for item in message.items)))
+            if self.on_judged is not None:
+                for item, judged in zip(message.items, batch.items):
+                    self.on_judged(item, judged)
+            return batch
         return self._ask(message, Conclusion(failure=Failure.HARNESS, message="the referee could not conclude"))
 
     def conclude(self, kind: str) -> Conclusion:
@@ -155,7 +164,7 @@ def trusted_verify(verify: VerifyResult, conclusion: Conclusion, settings: Harne
     if failure is None and not trials:
         failure, message = Failure.HARNESS, "no trial reached the referee"
     if failure is None:
-        message = f"all {sum(t.passed for t in trials)} trials passed"
+        message = f"all {counted(sum(t.passed for t in trials), 'trial')} passed"
     notes = tuple(dict.fromkeys([*verify.notes, *conclusion.notes]))
     return VerifyResult(correct=failure is None, trials=trials, failure=failure, message=message, flags=flags,
                         notes=notes, precision_bits=conclusion.precision_bits)

@@ -103,7 +103,8 @@ def test_each_fault_is_classified_through_the_cpu_backend(harnesses, name, failu
     verdict = harness.evaluate(harness_candidate(name))
     assert verdict.failure is failure, verdict.message
     assert fragment in verdict.message
-    assert verdict.runtime is None and verdict.worker_replaced
+    # a worker that saw a fault is never used again; a source that does not parse is answered without one
+    assert verdict.runtime is None and (verdict.worker_replaced or failure is Failure.SYNTAX)
 
 
 def test_a_forward_that_never_returns_is_a_timeout_well_within_a_minute(harnesses):

@@ -1,26 +1,29 @@
-"""The sum of each column: each thread takes a block of columns and walks down the rows, so its partial sums
-stay in a small buffer and every row is read at unit stride."""
+"""The sum of each column: the rows are split into bands, each thread sums its bands' rows into a partial row (read
+and written at unit stride, whole rows streamed in order), then the partial rows are added up."""
 
 import numpy as np
 import torch
 import torch.nn as nn
 from numba import njit, prange
 
-BLOCK = 256
+BANDS = 16  # partial rows: enough for the threads to share out evenly, few enough to add up at once
 
 
 @njit(parallel=True, fastmath=True)
-def column_sum(x, out):
+def column_sum(x, partial, out):
     rows, cols = x.shape
-    for block in prange((cols + BLOCK - 1) // BLOCK):
-        start = block * BLOCK
-        stop = min(start + BLOCK, cols)
-        partial = np.zeros(stop - start, dtype=np.float32)
-        for i in range(rows):
-            for j in range(start, stop):
-                partial[j - start] += x[i, j]
-        for j in range(start, stop):
-            out[j] = partial[j - start]
+    for band in prange(BANDS):
+        acc = partial[band]
+        for j in range(cols):
+            acc[j] = np.float32(0.0)
+        for i in range(band * rows // BANDS, (band + 1) * rows // BANDS):
+            for j in range(cols):
+                acc[j] += x[i, j]
+    for j in prange(cols):
+        total = np.float32(0.0)
+        for band in range(BANDS):
+            total += partial[band, j]
+        out[j] = total
 
 
 class ModelNew(nn.Module):
@@ -28,6 +31,7 @@ class ModelNew(nn.Module):
         super().__init__()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        partial = np.empty((BANDS, x.shape[1]), dtype=np.float32)
         out = np.empty(x.shape[1], dtype=np.float32)
-        column_sum(x.contiguous().numpy(), out)
+        column_sum(x.contiguous().numpy(), partial, out)
         return torch.from_numpy(out)
