@@ -58,8 +58,10 @@ def test_on_an_accelerator_the_baseline_cache_is_a_prior_next_time(tmp_path):
     assert (again.baselines == first.baselines) == (source.origin == "confirmed")
     assert source.checked_at >= source.measured_at if source.origin == "confirmed" else source.checked_at > 0
     assert "the baseline cache" in dict(again.baseline_notes)["eager"]
-    kept = list((cache / "baselines").glob("*.json"))
-    assert len(kept) == 1 and "eager" in json.loads(kept[0].read_text())["baselines"]
+    # in KForge's own state directory, beside the cache directory (which workers write), not in it
+    assert not (cache / "baselines").exists()
+    kept = list((tmp_path / "cache-state" / "baselines").glob("*.json"))
+    assert len(kept) == 1 and "eager" in json.loads(kept[0].read_text())["payload"]["baselines"]
 
     with _harness(cache, backend=TORCH_CPU_ACCELERATOR, baseline_cache="refresh") as fresh:
         verdict = fresh.evaluate(candidate("relu_scale_numpy"))
