@@ -98,8 +98,10 @@ def _best_seconds(device: Device, operation: Callable[[], Any], burst: int) -> f
 
 
 def _copy_sizes(device: Device) -> Iterator[int]:
-    """Array sizes to try, largest first (a worker under ``harness.memory_limit_mb`` may not fit the first)."""
-    if device.host_cpu:
+    """Array sizes to try, largest first (a worker under ``harness.memory_limit_mb`` may not fit the first). Host
+    memory (a device whose tensors live on the host, the host CPU's or not) by STREAM's rule, at most 128 MiB an
+    array: a worker held to its cgroup's memory by the kernel is killed, not refused, past it."""
+    if device.host_cpu or device.torch_device.type == "cpu":
         size = min(max(4 * device.last_level_cache_bytes(), HOST_COPY_BYTES[0]), HOST_COPY_BYTES[1])
     else:
         total = device.memory().total

@@ -5,7 +5,8 @@ A plugin's own code (``plugins/kforge_*/kforge_*/``) imports from the core only
 * :mod:`kforge_core` (``hookimpl``, ``KForgeError``) and the contract: :mod:`kforge_core.hookspecs` and the
   records (:mod:`kforge_core.records`);
 * the device base class it subclasses (:mod:`kforge_core.device`: ``Device``, ``DeviceClock``, ``MemoryStats``,
-  ...), part of the contract as the records are;
+  ...) and the record of the peaks a device states (:mod:`kforge_core.peaks`: ``DevicePeaks``, ...), part of the
+  contract as the records are;
 * the candidate's module (:mod:`kforge_core.candidate_module`: ``import_for_compile``, ``candidate_class``,
   ``candidate_class_name``, ``NotBuilt``, ...);
 * a language's shared package (``kforge_core.languages.*``), which every backend speaking that language shares;

@@ -154,10 +154,10 @@ def test_records_runs_and_backends_are_each_one_file():
 
 
 # What a plugin's own code may import of the core (kforge_core/plugin_api.py's docstring says why each): the package
-# itself (hookimpl, KForgeError, the records), the contract, the device base class, the candidate's module, a
-# language's shared package, and plugin_api for everything else.
+# itself (hookimpl, KForgeError, the records), the contract, the device base class and its peaks record, the
+# candidate's module, a language's shared package, and plugin_api for everything else.
 PLUGIN_MAY_IMPORT = ("kforge_core", "kforge_core.hookspecs", "kforge_core.records", "kforge_core.device",
-                     "kforge_core.candidate_module", "kforge_core.plugin_api")
+                     "kforge_core.peaks", "kforge_core.candidate_module", "kforge_core.plugin_api")
 PLUGIN_MAY_IMPORT_UNDER = ("kforge_core.languages",)
 
 

@@ -9,6 +9,7 @@ import weakref
 from kforge_core.harness import flags as F
 from kforge_core.harness.host.candidate_evaluation import EvaluationSetup, evaluate_candidate
 from kforge_core.harness.host.deadline import StageTimeouts
+from kforge_core.harness.host.cgroups import LimitCounts
 from kforge_core.harness.host.interleave import Window
 from kforge_core.harness.host.outside_clock import CallLog
 from kforge_core.harness.host.worker_output import WorkerOutput
@@ -36,6 +37,12 @@ class ScriptedWorker:
         self.output = WorkerOutput()  # what a worker's candidate printed: files with no name
         weakref.finalize(self, self.output.close)
         self.stderr = stderr
+
+    def limit_counts(self) -> LimitCounts:  # no cgroup: nothing counted, no limit reached
+        return LimitCounts()
+
+    def limits_hit_since(self, before: LimitCounts) -> tuple[str, str]:
+        return "", ""
 
     def call(self, request, timeout_s, what, waits=None, hard_stop=None):  # noqa: ANN001, ANN201
         if type(request).__name__ == "Begin":

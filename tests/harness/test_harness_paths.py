@@ -17,15 +17,16 @@ from kforge_core.problem import load_problem
 from kforge_core.records import Failure
 
 from .helpers import PROBLEMS, SELECTION, TORCH_CPU, candidate, problem, settings_for
+from .torch_backend_plugin import TORCH_CPU_ACCELERATOR
 from .test_harness_isolation import reported
 from .test_harness_sandbox import needs_sandbox
 
 SANDBOX_ON_AND_OFF = [pytest.param("required", marks=needs_sandbox), "off"]
 
 
-def _harness(cache_dir: Path, sandbox: str, **changes) -> Harness:
+def _harness(cache_dir: Path, sandbox: str, backend=TORCH_CPU, **changes) -> Harness:
     settings = settings_for(cache_dir, **{"spare_workers": 0, "baselines": (), "sandbox": sandbox, **changes})
-    return Harness(backend=TORCH_CPU, problem=problem("relu_scale"), settings=settings, plugins=SELECTION)
+    return Harness(backend=backend, problem=problem("relu_scale"), settings=settings, plugins=SELECTION)
 
 
 def _host_environment_entry() -> str:
@@ -113,7 +114,8 @@ def _again(harness: Harness) -> None:
 
 
 def test_a_malformed_or_forged_baseline_cache_entry_is_measured_afresh_with_a_one_line_notice(tmp_path):
-    with _harness(tmp_path / "cache", "off", baselines=("eager",)) as harness:
+    # the test backend that stands for an accelerator: the host CPU keeps no priors (Device.prior_band)
+    with _harness(tmp_path / "cache", "off", backend=TORCH_CPU_ACCELERATOR, baselines=("eager",)) as harness:
         harness.baselines()  # measured, and kept in the baseline cache
         (entry,) = [p for p in tmp_path.rglob("*.json") if "baselines" in p.parts]
         kept = json.loads(entry.read_text())

@@ -37,11 +37,11 @@ def test_the_tmpfs_mounts_share_the_scratch_limit_and_the_temporary_directory_ge
 def test_the_scratch_space_follows_the_problem_between_a_floor_and_the_setting(monkeypatch):
     from kforge_core.harness import problem_size
 
-    sizes = {"small": 4096, "middle": 100 * MIB, "large": 4 << 30}  # one call's inputs and outputs
+    sizes = {"small": 4096, "middle": 300 * MIB, "large": 4 << 30}  # one call's inputs and outputs
     monkeypatch.setattr(problem_size, "call_bytes", sizes.get)
-    assert scratch_bytes(HarnessSettings(), "small") == SCRATCH_FLOOR
-    assert scratch_bytes(HarnessSettings(), "middle") == 400 * MIB
-    assert scratch_bytes(HarnessSettings(), "large") == 1024 * MIB
+    assert scratch_bytes(HarnessSettings(), "small") == SCRATCH_FLOOR == 1024 * MIB  # Inductor's header fits
+    assert scratch_bytes(HarnessSettings(scratch_limit_mb=4096), "middle") == 1200 * MIB
+    assert scratch_bytes(HarnessSettings(scratch_limit_mb=4096), "large") == 4096 * MIB
     assert scratch_bytes(HarnessSettings(scratch_limit_mb=64), "small") == 64 * MIB  # the setting caps the floor
     assert scratch_bytes(HarnessSettings(), None) == 1024 * MIB  # a worker started before its problem is known
 

@@ -18,7 +18,9 @@ from .cgroups import cgroup_support, worker_memory_bytes
 from .namespaces import LAUNCHER, SandboxPlan
 from .sandbox import user_tasks
 
-SCRATCH_FLOOR = 256 << 20  # compilers' temporary files (nvcc's of a CUTLASS kernel: tens of MB) need this much
+# compilers' temporary files need this much: Inductor writes its C++ precompiled header (156 MB on x86-64 with
+# torch 2.13) into the temporary directory, whatever its cache directory, and /tmp gets half of it
+SCRATCH_FLOOR = 1024 << 20
 SCRATCH_PER_CALL = 4  # a worker's tmpfs mounts hold up to 4 calls' inputs and outputs (tensors in shared memory)
 
 

@@ -55,6 +55,9 @@ class SandboxPlan:
     # its processes and threads at once (0: no limit)
     tmpfs_bytes: int = 0
     max_processes: int = 0
+    # hidden directories of KForge's own (the scratch root, its state directory) that no worker writes into: a
+    # tmpfs of SEALED_BYTES each, holding only the mount points of what is bound back, none of tmpfs_bytes' shares
+    sealed: tuple[str, ...] = ()
 
     def hides(self, path: Path) -> bool:
         """Whether ``path`` is out of a sandboxed worker's sight (under a hidden directory, not bound back)."""
@@ -78,13 +81,15 @@ class SandboxPlan:
 
     def tmpfs_sizes(self) -> dict[str, int]:
         """The size of each tmpfs the launcher mounts (the hidden directories and /dev/shm), sharing
-        ``tmpfs_bytes``: the temporary directory (compilers' files) four shares, /dev/shm two, the others one."""
+        ``tmpfs_bytes``: the temporary directory (compilers' files) four shares, /dev/shm two, the others one; a
+        sealed directory gets :data:`SEALED_BYTES`, outside the shares."""
         if not self.tmpfs_bytes:
             return {}
-        weights = {d: 4 if d in _TEMPORARY else 1 for d in self.hide}
+        weights = {d: 4 if d in _TEMPORARY else 1 for d in self.hide if d not in self.sealed}
         weights[DEV_SHM] = 2
         total = sum(weights.values())
-        return {d: self.tmpfs_bytes * w // total for d, w in weights.items()}
+        return {**{d: self.tmpfs_bytes * w // total for d, w in weights.items()},
+                **{d: SEALED_BYTES for d in self.hide if d in self.sealed}}
 
     def limits_for_launcher(self) -> dict[str, object]:
         """What the launcher limits (``namespace_launcher._tmpfs_options`` and ``_limit_processes``)."""
@@ -92,6 +97,7 @@ class SandboxPlan:
 
 
 DEV_SHM = "/dev/shm"
+SEALED_BYTES = 1 << 20  # mount points only
 _TEMPORARY = {"/tmp", str(Path(tempfile.gettempdir()).resolve())}
 
 

@@ -84,10 +84,12 @@ def confined(plan: SandboxPlan, layout: ScratchLayout, private: Iterable[Path] =
     """``plan`` for the workers of ``layout``: the scratch root no longer writable but hidden, the problem copies
     read-only, ``private`` (KForge's own state) hidden; each worker's home is made writable when it starts."""
     root = str(layout.root.resolve())
-    hide = {*plan.hide, root, *(str(Path(p).resolve()) for p in private)}
+    own = {root, *(str(Path(p).resolve()) for p in private)}
+    hide = {*plan.hide, *own}
     writable = tuple(p for p in plan.writable if p != root)
     readable = tuple(sorted({*plan.readable, str(layout.problems.resolve())}))
-    return dataclasses.replace(plan, hide=tuple(sorted(hide)), writable=writable, readable=readable)
+    return dataclasses.replace(plan, hide=tuple(sorted(hide)), writable=writable, readable=readable,
+                               sealed=tuple(sorted({*plan.sealed, *own})))
 
 
 def for_referee(plan: SandboxPlan, layout: ScratchLayout) -> SandboxPlan:
