@@ -17,7 +17,7 @@ from .timing import end_to_end, paired_medians, timing_method
 def integrate(request: IntegrateRequest) -> dict[str, Any]:
     import torch
 
-    device = _device(request)
+    device = backend_device(request)
     device.start()
     torch.manual_seed(0)
     loaded = load_model(request.model, str(device.torch_device), request.dtype, request.prompt_tokens,
@@ -51,7 +51,9 @@ def integrate(request: IntegrateRequest) -> dict[str, Any]:
     }
 
 
-def _device(request: IntegrateRequest) -> Any:
+def backend_device(request: Any) -> Any:
+    """The backend's Device for a request naming ``backend``, ``programming_model``, ``device`` and
+    ``device_class``."""
     from ...device import Device
     from ...records import Backend
 

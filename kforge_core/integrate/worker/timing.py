@@ -69,9 +69,14 @@ def end_to_end(model: Any, inputs: tuple[Any, ...], causal_lm: bool, switches: t
     return figures
 
 
+def cache_argument(model: Any) -> str:
+    """The name a causal LM's forward takes its key-value cache by: transformers 5 calls it ``cache``, earlier
+    versions ``past_key_values``."""
+    return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+
+
 def _decoder(model: Any, input_ids: Any, decode_tokens: int) -> Callable[[], None]:
-    # transformers 5 calls the key-value cache ``cache``; earlier versions ``past_key_values``
-    cache_name = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+    cache_name = cache_argument(model)
 
     def decode() -> None:
         out = model(input_ids=input_ids, use_cache=True)
