@@ -23,8 +23,8 @@ def model_document(report: dict[str, Any]) -> dict[str, Any]:
                 "file": row["file"], "phase": row["phase"], "class": row["group"], "kind": row["kind"],
                 "modules": row["modules"], "shapes": row["shapes"], "calls_per_step": row["calls_per_step"],
                 "device_ms_per_step": row["device_ms_per_step"], "share": row["share"], "weight": row["model_share"]}
-    phases = {phase: {k: figures[k] for k in ("weight", "measured_step_ms", "measured_spread", "profiled_device_ms",
-                                              "steps_per_request")}
+    phases = {phase: {k: figures[k] for k in ("weight", "measured_step_ms", "measured_spread", "profiled_step_ms",
+                                              "profiled_device_ms", "device_busy", "steps_per_request")}
               for phase, figures in report["phases"].items()}
     return {"format": FORMAT, "model": report["model"], "backend": report["backend"], "device": report["device"],
             "dtype": report["dtype"], "batch": report["batch"], "prompt_tokens": report["prompt_tokens"],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ def plot_shares(report: dict[str, Any], title: str, target: Path) -> None:
     fig, axes = plt.subplots(len(phases), 1, figsize=(8, 0.35 * BARS * len(phases) + 1.2), dpi=110, squeeze=False)
     for ax, phase in zip(axes[:, 0], phases):
         rows = [r for r in report["rows"] if r["phase"] == phase][:BARS][::-1]
-        labels = [f"{r['group']}  {r['shapes'].split(',')[0][:40]}" for r in rows]
+        labels = [f"{r['group']}  {_first_shape(r['shapes'])}" for r in rows]
         colors = ["tab:blue" if r.get("problem") else ("tab:gray" if r["kind"] == "aten" else "tab:orange")
                   for r in rows]
         ax.barh(range(len(rows)), [100 * r["share"] for r in rows], color=colors)
@@ -25,9 +26,15 @@ def plot_shares(report: dict[str, Any], title: str, target: Path) -> None:
         ax.set_xlabel(f"share of the {phase} phase's device time (%)", fontsize=8)
         ax.set_title(f"{phase}: {report['phases'][phase]['measured_step_ms']:.4g} ms a step", fontsize=9)
     handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in ("tab:blue", "tab:orange", "tab:gray")]
-    fig.legend(handles, ["extracted as a problem", "module, not extracted", "ATen operator outside the modules"],
-               fontsize=7, loc="lower right")
     fig.suptitle(title, fontsize=9)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    fig.legend(handles, ["extracted as a problem", "module, not extracted", "ATen operator outside the modules"],
+               fontsize=7, loc="lower center", ncol=3)
     fig.savefig(target)
     plt.close(fig)
+
+
+def _first_shape(shapes: str) -> str:
+    """The first tensor of a row's shapes (``bfloat16[1, 128, 4096]``)."""
+    found = re.search(r"[a-z0-9]+\[[0-9, ]*\]|\[[0-9, ]*\]", shapes)
+    return found.group(0) if found else ""

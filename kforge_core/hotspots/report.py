@@ -25,10 +25,11 @@ def header_lines(report: dict[str, Any]) -> list[str]:
 
 def phase_line(report: dict[str, Any], phase: str) -> str:
     figures = report["phases"][phase]
-    ratio = figures["profiler_vs_measured"]
-    line = (f"{phase}: {figures['measured_step_ms']:.4g} ms a step measured (spread {figures['measured_spread']:.0%}); "
-            f"device time in the profile {figures['profiled_device_ms']:.4g} ms"
-            + (f" ({ratio:.0%} of the step)" if ratio is not None else "")
+    ratio, busy = figures["profiler_vs_measured"], figures["device_busy"]
+    line = (f"{phase}: {figures['measured_step_ms']:.4g} ms a step measured (spread {figures['measured_spread']:.0%}),"
+            f" {figures['profiled_step_ms']:.4g} ms profiled" + (f" ({ratio:.0%} of it)" if ratio is not None else "")
+            + f"; device time {figures['profiled_device_ms']:.4g} ms"
+            + (f" (busy {busy:.0%} of the profiled step)" if busy is not None else "")
             + f"; {figures['weight']:.0%} of a request's time")
     if report.get("extracted"):
         line += f"; extracted problems cover {coverage(report, phase):.1%} of its device time"
@@ -76,5 +77,7 @@ def markdown(report: dict[str, Any], plot_name: str) -> str:
                          f"{_ceiling(row['ceiling'])} | {cell(_outcome(row))} |")
         lines.append("")
     lines += [f"![shares of device time]({plot_name})", "",
-              "The ceiling is the whole phase's gain if that row took no device time at all: 1 / (1 - share)."]
+              "The ceiling is the whole phase's gain if that row took no device time at all: 1 / (1 - share). Where "
+              "the device is busy for less than the whole step (it waits for the host to launch work), the step "
+              "gains less than that: no kernel removes the waiting."]
     return "\n".join(lines) + "\n"

@@ -17,7 +17,8 @@ KINDS = ("moe", "attention", "norm", "mlp", "rotary", "embedding", "activation",
 """The kinds, in the order a class is tested against them (a MoE block called ``...MLP`` is a MoE block)."""
 
 _NAMES = (
-    ("moe", re.compile(r"moe|mixtureofexperts|sparse.*block|experts?$|router", re.I)),
+    # a MoE block or its parts, not every class of a MoE model (Qwen3MoeModel, Qwen3MoeDecoderLayer)
+    ("moe", re.compile(r"sparse\w*(block|moe)|moe(block|layer)?$|mixtureofexperts|experts?$|router$", re.I)),
     ("attention", re.compile(r"attention|attn", re.I)),
     ("norm", re.compile(r"norm", re.I)),
     ("mlp", re.compile(r"mlp|ffn|feedforward|feed_forward", re.I)),

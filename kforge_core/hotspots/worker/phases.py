@@ -31,12 +31,14 @@ class Driver:
     def phases(self) -> tuple[str, ...]:
         return ("prefill", "decode") if self.causal_lm else ("forward",)
 
-    def run(self, phase: str, steps: int, around: Around = _nothing) -> None:
+    def run(self, phase: str, steps: int, around: Around = _nothing, device: Any = None) -> None:
+        """``steps`` steps of ``phase``; with ``device``, the decode steps start after the device has finished
+        the prefill that built their cache (so that a profile of the steps holds none of its work)."""
         import torch
 
         with torch.no_grad():
             if phase == "decode":
-                self._decode(steps, around)
+                self._decode(steps, around, device.synchronize if device is not None else lambda: None)
                 return
             for index in range(steps):
                 with around(phase, index):

@@ -31,6 +31,7 @@ class PhaseProfile:
     phase: str
     steps: int
     device_us: float = 0.0  # everything attributed to the phase's steps
+    span_us: float = 0.0  # from the first step's start to the end of the phase's last kernel (or range)
     groups: dict[GroupKey, Share] = field(default_factory=dict)
     rest: dict[tuple[str, str], Share] = field(default_factory=dict)  # (operator, input shapes) -> share
 
@@ -50,7 +51,7 @@ def profile_phases(driver: Driver, tracker: Tracker, device: Any, steps: int) ->
     try:
         with profile(activities=activities, record_shapes=True) as prof:
             for phase in driver.phases:
-                driver.run(phase, steps, lambda name, index: tracker.step(name, index, profiling=True))
+                driver.run(phase, steps, lambda name, index: tracker.step(name, index, profiling=True), device)
                 device.synchronize()
     finally:
         tracker.profiling = False
@@ -89,7 +90,27 @@ def attribute(events: Any, tracker: Tracker, *, on_device: bool, steps: dict[str
             share.device_us += cost
     for profile in profiles.values():
         _count_rest_calls(events, profile)
+    _spans(events, profiles)
     return profiles
+
+
+def _spans(events: Any, profiles: dict[str, PhaseProfile]) -> None:
+    """Each phase's wall time in the profile: from its first step's range to the end of the last thing it ran,
+    a range on the host or a kernel on the device, before the next phase began."""
+    ranges: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    ends: list[tuple[float, float]] = []
+    for event in events:
+        if event.name.startswith(PHASE_PREFIX):
+            phase = event.name[len(PHASE_PREFIX):].rsplit(".", 1)[0]
+            ranges[phase].append((event.time_range.start, event.time_range.end))
+        elif str(event.device_type) != "DeviceType.CPU":
+            ends.append((event.time_range.start, event.time_range.end))
+    starts = sorted((min(s for s, _ in spans), phase) for phase, spans in ranges.items())
+    for index, (start, phase) in enumerate(starts):
+        window_end = starts[index + 1][0] if index + 1 < len(starts) else float("inf")
+        last = max([e for _, e in ranges[phase]] + [e for s, e in ends if start <= s < window_end])
+        if phase in profiles:
+            profiles[phase].span_us = last - start
 
 
 def _cost_us(event: Any, on_device: bool) -> float:

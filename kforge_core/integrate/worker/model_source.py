@@ -21,7 +21,7 @@ class LoadedModel:
 def load_model(spec: str, device: str, dtype: str, prompt_tokens: int, workdir: str) -> LoadedModel:
     import torch
 
-    if ":" in spec and not spec.startswith(("/", ".")):
+    if is_factory(spec):
         loaded = _from_factory(spec, workdir)
     else:
         loaded = _from_hugging_face(spec, prompt_tokens)
@@ -29,6 +29,11 @@ def load_model(spec: str, device: str, dtype: str, prompt_tokens: int, workdir: 
     loaded.model = loaded.model.to(device=device, dtype=torch_dtype).eval()
     loaded.inputs = tuple(_to(x, device, torch_dtype) for x in loaded.inputs)
     return loaded
+
+
+def is_factory(spec: str) -> bool:
+    """``package.module:function``, not a path or a model id."""
+    return ":" in spec and not spec.startswith(("/", "."))
 
 
 def _to(value: Any, device: str, dtype: Any) -> Any:
@@ -62,5 +67,5 @@ def _from_hugging_face(spec: str, prompt_tokens: int) -> LoadedModel:
     config = AutoConfig.from_pretrained(spec)
     model = AutoModelForCausalLM.from_config(config)
     generator = torch.Generator().manual_seed(0)
-    input_ids = torch.randint(0, config.vocab_size, (1, prompt_tokens), generator=generator)
+    input_ids = torch.randint(0, config.vocab_size, (1, prompt_tokens), generator=generator, device="cpu")
     return LoadedModel(model, (input_ids,), True, f"{spec} ({type(model).__name__}, random weights)")
