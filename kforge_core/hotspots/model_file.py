@@ -1,7 +1,8 @@
 """``model.json``, beside the problems ``kforge hotspots --extract`` writes: each problem mapped back to the model's
 modules, with its phase, its share of the phase's device time and its weight in the model's time (share x the
 phase's weight: the phase's share of one request's time, a prefill and ``decode_tokens`` decode steps).
-``kforge integrate --hotspots`` projects gains from it, and ``kforge bench`` weighs fast_p by it."""
+``groups`` lists every module group profiled, extracted or not, with its share. ``kforge integrate --hotspots``
+projects gains from it, and ``kforge bench`` weighs fast_p by it."""
 
 from __future__ import annotations
 
@@ -26,9 +27,12 @@ def model_document(report: dict[str, Any]) -> dict[str, Any]:
     phases = {phase: {k: figures[k] for k in ("weight", "measured_step_ms", "measured_spread", "profiled_step_ms",
                                               "profiled_device_ms", "device_busy", "steps_per_request")}
               for phase, figures in report["phases"].items()}
+    groups = [{"phase": row["phase"], "class": row["group"], "kind": row["kind"], "share": row["share"],
+               "modules": row["modules"], "shapes": row["shapes"], "problem": row.get("problem")}
+              for row in report["rows"] if row["kind"] != "aten"]
     return {"format": FORMAT, "model": report["model"], "backend": report["backend"], "device": report["device"],
             "dtype": report["dtype"], "batch": report["batch"], "prompt_tokens": report["prompt_tokens"],
-            "decode_tokens": report["decode_tokens"], "phases": phases, "problems": problems}
+            "decode_tokens": report["decode_tokens"], "phases": phases, "problems": problems, "groups": groups}
 
 
 def write_model_file(folder: Path, report: dict[str, Any]) -> Path:

@@ -13,6 +13,7 @@ from typing import Any
 
 from ...integrate.worker.model_source import is_factory, load_model
 from ...integrate.worker.run import backend_device
+from ...integrate.worker.timing import spread
 from ..request import HotspotsRequest
 from .constructors import Constructors, recording_constructors
 from .extract import write_problem
@@ -79,16 +80,10 @@ def _load(request: HotspotsRequest, device: Any) -> tuple[Driver, Constructors, 
     try:
         with recording_constructors() as built, where:
             loaded = load_model(request.model, str(device.torch_device), request.dtype, request.prompt_tokens,
-                                request.workdir)
+                                request.workdir, request.batch)
     except Exception as exc:  # the user's model: whatever it raises is the reason it does not load
         raise HotspotsFailure(f"the model {request.model} did not load: {_one_line(exc)}") from None
-    inputs = loaded.inputs
-    if loaded.causal_lm:
-        vocab = int(getattr(loaded.model.config, "vocab_size", 0) or 0) or int(inputs[0].max()) + 1
-        generator = torch.Generator().manual_seed(0)
-        inputs = (torch.randint(0, vocab, (request.batch, request.prompt_tokens), generator=generator)
-                  .to(device.torch_device),)
-    return Driver(loaded.model, inputs, loaded.causal_lm), built, loaded.description
+    return Driver(loaded.model, loaded.inputs, loaded.causal_lm), built, loaded.description
 
 
 def _one_line(exc: BaseException) -> str:
@@ -105,10 +100,9 @@ def _phases(profiles: dict[str, PhaseProfile], measured: dict[str, list[float]],
     for phase, profile in profiles.items():
         step = statistics.median(measured[phase])
         device_ms, span_ms = profile.per_step_ms(profile.device_us), profile.per_step_ms(profile.span_us)
-        quartiles = statistics.quantiles(measured[phase], n=4) if len(measured[phase]) > 1 else [step, step, step]
         phases[phase] = {
             "steps_profiled": profile.steps, "steps_per_request": steps[phase],
-            "measured_step_ms": step, "measured_spread": (quartiles[2] - quartiles[0]) / step if step else 0.0,
+            "measured_step_ms": step, "measured_spread": spread(measured[phase]),
             "profiled_device_ms": device_ms, "profiled_step_ms": span_ms,
             "device_busy": device_ms / span_ms if span_ms else None,
             "profiler_vs_measured": span_ms / step if step else None,
