@@ -98,6 +98,104 @@ def hotspots(name: str, folder: Path, args: argparse.Namespace) -> dict | None:
     return report
 
 
+def integrate(name: str, folder: Path, args: argparse.Namespace) -> None:
+    """The llm suite's Triton solutions, accepted by a bench, swapped into the model with the projection."""
+    runs = folder / "runs"
+    done = kforge("bench", str(REPO / "examples/suites/llm/problems"), "--solutions",
+                  str(REPO / "examples/suites/llm/solutions/triton"), "--backend", args.backend, "--policy", "report",
+                  "--precision", "bf16", "--runs-dir", str(runs), "--json")
+    if done.returncode != 0:
+        print(f"[{name}] the bench of the shipped Triton kernels failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+        return
+    bench = json.loads(done.stdout)
+    for problem in bench["problems"]:
+        print(f"[{name}] bench: {problem['problem']}: correct {problem['correct']}, speedups {problem['speedups']}")
+    done = kforge("integrate", str(folder / f"{name}-config"), "--kernels", bench["bench"], "--runs-dir", str(runs),
+                  "--backend", args.backend, "--dtype", "bfloat16", "--precision", "bf16", "--hotspots",
+                  str(folder / f"{name}-problems"))
+    print(f"\n=== {name}: kforge integrate --hotspots\n{done.stdout}{done.stderr[-3000:]}")
+
+
+def compiled(name: str, folder: Path, report: dict, args: argparse.Namespace) -> None:
+    """torch.compile: each extracted problem's speedup at its served shape, projected over the phase's shares,
+    beside the whole model compiled."""
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    from kforge_core.hotspots.worker.phases import Driver
+    from kforge_core.problem import import_problem_module
+
+    document = json.loads((folder / f"{name}-problems" / "model.json").read_text())
+    speedups: dict[str, float] = {}
+    for problem, entry in document["problems"].items():
+        module = import_problem_module(folder / f"{name}-problems" / entry["file"], f"compiled_{problem}")
+        torch.manual_seed(0)
+        model = module.Model(*module.get_init_inputs()).cuda().eval()
+        inputs = [_cuda(v) for v in module.get_inputs()]
+        eager = _median_ms(lambda: model(*inputs))
+        fast = torch.compile(model)
+        speedups[problem] = eager / _median_ms(lambda: fast(*inputs))
+        print(f"[{name}] torch.compile of {problem}: {speedups[problem]:.2f}x at its served shape")
+        torch._dynamo.reset()
+    torch.manual_seed(0)
+    with torch.device("cuda"):
+        model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(folder / f"{name}-config"),
+                                                 dtype=torch.bfloat16).eval()
+    ids = torch.randint(0, model.config.vocab_size, (args.batch, args.prompt_tokens), device="cuda")
+    from kforge_nvidia.device import CudaDevice
+    from kforge_core.records import Backend
+
+    device = CudaDevice(Backend(name=args.backend, programming_model="Triton", device="cuda"))
+    driver = Driver(model, (ids,), True)
+    eager = {phase: _steps(driver, phase, device, args) for phase in driver.phases}
+    model.compile()
+    for phase in driver.phases:
+        driver.run(phase, 3)  # compiles, and recompiles for the decode's growing cache
+    fast = {phase: _steps(driver, phase, device, args) for phase in driver.phases}
+    for phase in driver.phases:
+        saved = sum(e["share"] * (1 - 1 / speedups[p]) for p, e in document["problems"].items()
+                    if e["phase"] == phase)
+        print(f"[{name}] torch.compile, {phase}: projected {1 / (1 - saved):.3f}x from the problems compiled alone; "
+              f"measured {eager[phase] / fast[phase]:.3f}x for the whole model compiled "
+              f"({eager[phase]:.3f} -> {fast[phase]:.3f} ms a step)")
+
+
+def _steps(driver: object, phase: str, device: object, args: argparse.Namespace) -> float:
+    import statistics
+
+    return statistics.median(driver.step_ms(phase, device, args.decode_tokens, 10))
+
+
+def _cuda(value: object) -> object:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return value.cuda()
+    if isinstance(value, (tuple, list)):
+        return type(value)(_cuda(v) for v in value)
+    return value
+
+
+def _median_ms(call: object, repetitions: int = 20) -> float:
+    import statistics
+
+    import torch
+
+    with torch.no_grad():
+        for _ in range(3):
+            call()
+        torch.cuda.synchronize()
+        samples = []
+        for _ in range(repetitions):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            call()
+            end.record()
+            torch.cuda.synchronize()
+            samples.append(start.elapsed_time(end))
+    return statistics.median(samples)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", default="llama,qwen3moe")
@@ -107,6 +205,7 @@ def main() -> int:
     parser.add_argument("--batch", type=int, default=1)
     parser.add_argument("--out", default=None, help="keep the reports, problems and model.json files here")
     parser.add_argument("--stages", default="hotspots,integrate,compile")
+    parser.add_argument("--compile-models", default="llama", help="models the compile stage runs on")
     args = parser.parse_args()
     missing = _missing_requirements()
     if missing:
@@ -114,7 +213,14 @@ def main() -> int:
         return 2
     folder = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="kforge-model-hotspots-"))
     folder.mkdir(parents=True, exist_ok=True)
+    stages = set(args.stages.split(","))
     reports = {name: hotspots(name, folder, args) for name in args.models.split(",") if name}
+    if "integrate" in stages and reports.get("llama"):
+        integrate("llama", folder, args)  # the shipped kernels are Llama's RMSNorm and MLP
+    if "compile" in stages:
+        for name in args.compile_models.split(","):
+            if reports.get(name):
+                compiled(name, folder, reports[name], args)
     return 0 if all(reports.values()) else 1
 
 

@@ -18,6 +18,7 @@ from kforge_core.problem import import_problem_module, load_problem
 
 REPO = Path(__file__).resolve().parents[2]
 
+pytestmark = pytest.mark.slow
 transformers = pytest.importorskip("transformers")
 FAST = ("--backend", "cpu", "--profile-steps", "1", "--warmup", "1", "--repetitions", "1")
 

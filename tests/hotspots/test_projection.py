@@ -60,3 +60,9 @@ def test_no_cause_found_is_said_and_no_gap_within_the_spread() -> None:
         "for) accounts for it"]
     wide = project(document(), report({"prefill": 1.10, "decode": 1.0526}, alone, alone, spread=0.5))
     assert wide["prefill"]["explained_by"] == []
+
+
+def test_a_gain_above_the_projection_on_a_host_bound_model_names_host_time() -> None:
+    alone = {"prefill": {"RMSNorm": 2.0, "MLP": 1.25}, "decode": {"RMSNorm": 2.0}}
+    projection = project(document(busy=0.3), report({"prefill": 1.4, "decode": 1.2}, alone, alone))
+    assert projection["decode"]["explained_by"][0].startswith("host time: the device was busy 30% of the decode step")
