@@ -91,7 +91,8 @@ def hotspots(name: str, folder: Path, args: argparse.Namespace) -> dict | None:
               f"({'ok' if covered >= COVERAGE_WANTED else 'UNDER'} {COVERAGE_WANTED:.0%}); the profiled step "
               f"{figures['profiled_step_ms']:.4g} ms vs measured {figures['measured_step_ms']:.4g} ms "
               f"({ratio:.1%}; {'within' if abs(ratio - 1) <= 0.10 else 'NOT within'} 10%); kernels "
-              f"{figures['profiled_device_ms']:.4g} ms, the device busy {figures['device_busy']:.0%} of the step")
+              f"{figures['profiled_device_ms']:.4g} ms, the device busy {figures['device_busy']:.0%} of the measured "
+              "step")
     for row in report["rows"]:
         if row["kind"] != "aten" and not row.get("problem"):
             print(f"[{name}] not extracted: {row['phase']} {row['group']}: {row.get('why_not')}")

@@ -76,13 +76,13 @@ def _explain(entry: dict[str, Any], phase: str, accepted: dict[str, Any]) -> lis
     busy = entry["device_busy"]
     if entry["gap"] < 0 and busy is not None and busy < BUSY_ENOUGH:
         saved = 1 - 1 / entry["projected"]
-        reasons.append(f"launch gaps: the device was busy {busy:.0%} of the {phase} step in the profile (the rest it "
-                       "waited for the host); the projection shortens device time, not the waiting: counting it, "
-                       f"{1 / (1 - busy * saved):.3f}x")
+        reasons.append(f"launch gaps: the kernels kept the device busy {busy:.0%} of the measured {phase} step (the "
+                       "rest it waited for the host); the projection shortens device time, not the waiting: "
+                       f"counting it, {1 / (1 - busy * saved):.3f}x")
     if entry["gap"] > 0 and busy is not None and busy < BUSY_ENOUGH:
-        reasons.append(f"host time: the device was busy {busy:.0%} of the {phase} step in the profile, so the step "
-                       "is mostly the host launching work; a kernel that launches once where the module launched "
-                       "several saves host time, which the projection over device time does not count")
+        reasons.append(f"host time: the kernels kept the device busy {busy:.0%} of the measured {phase} step, so the "
+                       "step is mostly the host launching work; a kernel that launches once where the module "
+                       "launched several saves host time, which the projection over device time does not count")
     for name, c in entry["classes"].items():
         if c["alone"] and c["in_model"] and c["in_model"] < SLOWER_INSIDE * c["alone"]:
             reasons.append(f"{c['kernel']} is slower inside the model: {c['alone']:.2f}x alone at the {phase} "

@@ -29,7 +29,7 @@ def phase_line(report: dict[str, Any], phase: str) -> str:
     line = (f"{phase}: {figures['measured_step_ms']:.4g} ms a step measured (spread {figures['measured_spread']:.0%}),"
             f" {figures['profiled_step_ms']:.4g} ms profiled" + (f" ({ratio:.0%} of it)" if ratio is not None else "")
             + f"; device time {figures['profiled_device_ms']:.4g} ms"
-            + (f" (busy {busy:.0%} of the profiled step)" if busy is not None else "")
+            + (f" (the device busy {busy:.0%} of the measured step)" if busy is not None else "")
             + f"; {figures['weight']:.0%} of a request's time")
     if report.get("extracted"):
         line += f"; extracted problems cover {coverage(report, phase):.1%} of its device time"

@@ -45,7 +45,7 @@ def test_a_gap_is_explained_by_what_was_measured() -> None:
     inside = {"prefill": {"RMSNorm": 1.1, "MLP": 1.25}, "decode": {"RMSNorm": 1.2}}
     projection = project(document(busy=0.5), report({"prefill": 1.05, "decode": 1.0}, alone, inside))
     reasons = "\n".join(projection["prefill"]["explained_by"])
-    assert "launch gaps: the device was busy 50% of the prefill step" in reasons
+    assert "launch gaps: the kernels kept the device busy 50% of the measured prefill step" in reasons
     assert "rmsnorm is slower inside the model: 2.00x alone at the prefill shape, 1.10x" in reasons
     decode = "\n".join(projection["decode"]["explained_by"])
     assert "rmsnorm at a shape it was not tuned for: 2.00x on its problem when accepted, 1.20x at the decode shape" \
@@ -65,4 +65,5 @@ def test_no_cause_found_is_said_and_no_gap_within_the_spread() -> None:
 def test_a_gain_above_the_projection_on_a_host_bound_model_names_host_time() -> None:
     alone = {"prefill": {"RMSNorm": 2.0, "MLP": 1.25}, "decode": {"RMSNorm": 2.0}}
     projection = project(document(busy=0.3), report({"prefill": 1.4, "decode": 1.2}, alone, alone))
-    assert projection["decode"]["explained_by"][0].startswith("host time: the device was busy 30% of the decode step")
+    assert projection["decode"]["explained_by"][0].startswith(
+        "host time: the kernels kept the device busy 30% of the measured decode step")

@@ -104,7 +104,8 @@ def _phases(profiles: dict[str, PhaseProfile], measured: dict[str, list[float]],
             "steps_profiled": profile.steps, "steps_per_request": steps[phase],
             "measured_step_ms": step, "measured_spread": spread(measured[phase]),
             "profiled_device_ms": device_ms, "profiled_step_ms": span_ms,
-            "device_busy": device_ms / span_ms if span_ms else None,
+            # how much of a real (unprofiled) step the kernels kept the device busy
+            "device_busy": min(device_ms / step, 1.0) if step else None,
             "profiler_vs_measured": span_ms / step if step else None,
             "weight": per_request[phase] / total if total else 1.0,
         }

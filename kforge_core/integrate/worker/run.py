@@ -48,7 +48,8 @@ def integrate(request: IntegrateRequest) -> dict[str, Any]:
                     for name, k in kernels.items()},
         "layers": layers, "not_matched": misses,
         "outputs": outputs,
-        "end_to_end": figures, "phases": phases, "timing_method": timing_method(device, request.warmup, request.repetitions),
+        "end_to_end": figures, "phases": phases,
+        "timing_method": timing_method(device, request.warmup, request.repetitions),
     }
 
 
