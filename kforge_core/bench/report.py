@@ -19,7 +19,7 @@ from .plan import BenchPlan
 from ..sol_words import percent
 from .plots import plot_fast_p, plot_sol, plot_speedup_histogram
 from .results import ProblemResult
-from ..hotspots.model_file import problem_weights
+from .model_weights import problem_weights
 from .summary import THRESHOLDS, baselines_of, summarize, threshold_key
 
 REPORT = "report.md"

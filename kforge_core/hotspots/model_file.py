@@ -51,14 +51,3 @@ def read_model_file(path: Path) -> dict[str, Any]:
     if not isinstance(document, dict) or document.get("format") != FORMAT or "problems" not in document:
         raise KForgeError(f"{path} is not a model.json written by kforge hotspots --extract")
     return document
-
-
-def problem_weights(suite: Path) -> dict[str, float] | None:
-    """The weight of each problem of a suite (keyed as a bench keys problems: the file's path without ``.py``)
-    when the suite holds a ``model.json``; None when it holds none."""
-    path = suite / MODEL_FILE
-    if not path.is_file():
-        return None
-    document = read_model_file(path)
-    return {Path(entry["file"]).with_suffix("").as_posix(): float(entry["weight"])
-            for entry in document["problems"].values()}

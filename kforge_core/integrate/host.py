@@ -13,7 +13,7 @@ from typing import Any, Callable
 from ..errors import KForgeError
 from ..export import accepted_kernels, prepare, write_package
 from ..harness.host.sandbox import worker_environment
-from .request import IntegrateRequest, KernelPackage
+from .request import KernelPackage
 
 
 def kernel_packages(sources: list[str], runs_dir: Path, home: Path,

@@ -11,7 +11,7 @@ import pytest
 from kforge_core.bench.report import _summary
 from kforge_core.bench.results import ProblemResult
 from kforge_core.bench.summary import summarize
-from kforge_core.hotspots.model_file import problem_weights
+from kforge_core.bench.model_weights import problem_weights
 
 
 def test_weighted_beside_unweighted(tmp_path: Path) -> None:

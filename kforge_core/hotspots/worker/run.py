@@ -11,9 +11,9 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
-from ...integrate.worker.model_source import is_factory, load_model
-from ...integrate.worker.run import backend_device
-from ...integrate.worker.timing import spread
+from ...model_worker.model_source import is_factory, load_model
+from ...model_worker.device import backend_device
+from ...model_worker.timing import spread
 from ..request import HotspotsRequest
 from .constructors import Constructors, recording_constructors
 from .extract import write_problem

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from .kinds import GroupModule
-from .values import CacheSnapshot, clone_value, first_tensor, tensor_leaves, is_cache
+from .values import clone_value, first_tensor, tensor_leaves
 
 RANGE_PREFIX = "kforge.call."
 PHASE_PREFIX = "kforge.phase."
@@ -119,5 +119,3 @@ def _fixed_signature(module: Any) -> str:
                      and isinstance(value, (bool, int, float, str, type(None))))
     return f"{parameters}|{plain}"
 
-
-__all__ = ["CacheSnapshot", "Captured", "GroupKey", "Tracker", "is_cache"]

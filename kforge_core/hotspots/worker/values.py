@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ...integrate.worker.compare import leaves as tensor_leaves
+from ...model_worker.outputs import leaves as tensor_leaves
 
 
 @dataclass(frozen=True)

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 from ..request import IntegrateRequest
 from .compare import compare, leaves
 from .fidelity import judge, reference_run
-from .model_source import load_model
+from ...model_worker.device import backend_device
+from ...model_worker.model_source import load_model
 from .packages import load_kernels
 from .swap import Captured, Match, capture_calls, swap, try_kernel
-from .timing import end_to_end, paired_medians, timing_method
+from ...model_worker.timing import end_to_end, paired_medians, timing_method
 
 
 def integrate(request: IntegrateRequest) -> dict[str, Any]:
@@ -51,20 +51,6 @@ def integrate(request: IntegrateRequest) -> dict[str, Any]:
         "end_to_end": figures, "phases": phases,
         "timing_method": timing_method(device, request.warmup, request.repetitions),
     }
-
-
-def backend_device(request: Any) -> Any:
-    """The backend's Device for a request naming ``backend``, ``programming_model``, ``device`` and
-    ``device_class``."""
-    from ...device import Device
-    from ...records import Backend
-
-    device_class = Device
-    if request.device_class:
-        module_name, _, name = request.device_class.partition(":")
-        device_class = getattr(importlib.import_module(module_name), name)
-    return device_class(Backend(name=request.backend, programming_model=request.programming_model,
-                                device=request.device))
 
 
 def _match(request: IntegrateRequest, kernels: dict, captured: dict[str, Captured],
