@@ -72,6 +72,7 @@ def _add_commands() -> None:
     from .commands import eval as eval_cmd
     from .commands import export as export_cmd
     from .commands import integrate as integrate_cmd
+    from .commands import hotspots as hotspots_cmd
 
     cli.add_command(backends.backends)
     cli.add_command(plugins_cmd.plugins)
@@ -83,6 +84,7 @@ def _add_commands() -> None:
     cli.add_command(show.show)
     cli.add_command(export_cmd.export)
     cli.add_command(integrate_cmd.integrate)
+    cli.add_command(hotspots_cmd.hotspots)
     cli.add_command(index_cmd.index)
     cli.add_command(search_cmd.search)
 

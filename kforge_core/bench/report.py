@@ -19,6 +19,7 @@ from .plan import BenchPlan
 from ..sol_words import percent
 from .plots import plot_fast_p, plot_sol, plot_speedup_histogram
 from .results import ProblemResult
+from .model_weights import problem_weights
 from .summary import THRESHOLDS, baselines_of, summarize, threshold_key
 from ..plural import counted
 
@@ -49,7 +50,10 @@ def document_of(info: BenchInfo, plan: BenchPlan, results: list[ProblemResult],
     """The ``{"bench", "problems", "summary"}`` document; ``run`` holds this invocation's facts (executor,
     devices, wall time, problems evaluated now)."""
     settings = plan.settings.harness
-    summary = summarize(results, len(plan.keys))
+    weights = problem_weights(Path(plan.suite))
+    if weights is not None:
+        weights = {key: weight for key, weight in weights.items() if key in plan.keys}
+    summary = summarize(results, len(plan.keys), weights)
     summary.update({
         "backend": plan.backend, "source": plan.source, "precision": settings.precision,
         "precision_computes_in": settings.contract.computes_in, "precision_policy": settings.precision_policy,
@@ -152,6 +156,10 @@ def _summary(summary: dict[str, Any]) -> list[str]:
     for name, row in summary["fast_p_by_baseline"].items():
         lines.append(f"| {name} | " + " | ".join(_fraction(row[threshold_key(p)]) for p in THRESHOLDS)
                      + f" | {_times(summary['geomean_speedup'].get(name))} |")
+    if "weighted_fast_p" in summary:
+        lines.append("| the faster baseline, each problem weighed by its share of the model's time (model.json) | "
+                     + " | ".join(_fraction(summary["weighted_fast_p"][threshold_key(p)]) for p in THRESHOLDS)
+                     + f" | {summary['model_time_weighed']:.1%} of the model's time in these problems |")
     lines += ["", f"Geomean speedups are over the {summary['timed']} correct, timed problems. "
               f"{summary['seconds']:.1f} s were spent on the problems in all"
               + (f"; this invocation took {summary['wall_seconds']:.1f} s of wall time for "

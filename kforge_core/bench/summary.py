@@ -6,7 +6,9 @@ is). fast_0 is the correctness rate. ``fast_p`` is taken against
 the faster baseline of each problem (KForge's headline speedup, the harder one to beat) and, in
 ``fast_p_by_baseline``, against each baseline. Speedups are by the headline timer (``harness.timer``; ``timers``
 says which); ``figures_geomean_ms`` gives every timer's geomean runtime, and ``baseline_origins`` where the
-baselines' figures came from.
+baselines' figures came from. A suite written by ``kforge hotspots --extract`` holds a ``model.json`` that weighs
+each problem by its share of the model's time: ``weighted_fast_p`` counts each problem by that weight, and
+``model_time_weighed`` says how much of the model's time the suite's problems hold.
 
 Against the speed of light (``kforge_core.speed_of_light``): ``geomean_sol_score`` is the geometric mean of the
 correct problems' SOL scores (SOL-ExecBench: 0.5 at the faster baseline, 1 at the limit), and ``sol_fraction`` the
@@ -56,14 +58,33 @@ def baselines_of(results: list[ProblemResult]) -> list[str]:
     return names
 
 
-def summarize(results: list[ProblemResult], total: int | None = None) -> dict[str, Any]:
+def weighted_fast_p(results: list[ProblemResult], weights: dict[str, float], p: float) -> float | None:
+    """fast_p with each problem counted by its weight (a model's time share, from the suite's ``model.json``):
+    the weight of the problems correct and faster than ``p`` x the faster baseline over the weight of all the
+    suite's weighed problems (finished or not). None where nothing weighs, or, for ``p`` > 0, nothing was timed."""
+    total = sum(weights.values())
+    if total <= 0:
+        return None
+    if p == 0:
+        return sum(weights.get(r.key, 0.0) for r in results if r.correct) / total
+    speeds = [(r.key, r.best_speedup) for r in results if r.correct]
+    if speeds and all(s is None for _, s in speeds):
+        return None
+    return sum(weights.get(key, 0.0) for key, s in speeds if s is not None and s > p) / total
+
+
+def summarize(results: list[ProblemResult], total: int | None = None,
+              weights: dict[str, float] | None = None) -> dict[str, Any]:
     """The ``summary`` of ``kforge bench --json``; ``total`` counts problems not finished yet too. fast_p is over
     the finished problems: one not run yet (an interrupted bench) is no failure, and for a finished bench the two
-    are the same."""
+    are the same. ``weights`` (each problem's share of a model's time) adds ``weighted_fast_p``."""
     total = len(results) if total is None else total
     finished = len(results)
     baselines = baselines_of(results)
     correct = [r for r in results if r.correct]
+    weighted = {} if weights is None else {
+        "weighted_fast_p": {threshold_key(p): weighted_fast_p(results, weights, p) for p in THRESHOLDS},
+        "model_time_weighed": sum(weights.values())}
     return {
         "total": total,
         "finished": finished,
@@ -89,6 +110,7 @@ def summarize(results: list[ProblemResult], total: int | None = None) -> dict[st
                             for name in baselines}},
         "seconds": sum(r.seconds for r in results),
         "llm": _usage(results),
+        **weighted,
     }
 
 

@@ -138,6 +138,11 @@ def _print_summary(console: Console, summary: dict[str, Any]) -> None:
     not_run = f"; {total - finished} of the {total} not run yet" if finished < total else ""
     console.print(f"{summary['correct']} of {finished} correct (failures: {failures}{not_run}); {fast} "
                   f"(against the faster baseline; {summary['precision']} precision contract)", markup=False)
+    if "weighted_fast_p" in summary:
+        weighted = ", ".join(f"fast_{p} {v:.3f}" if v is not None else f"fast_{p} -"
+                             for p, v in summary["weighted_fast_p"].items())
+        console.print(f"weighted by the model's time (model.json; its problems hold "
+                      f"{summary['model_time_weighed']:.1%} of it): {weighted}", markup=False)
     if geomeans:
         timers = ", ".join(summary.get("timers") or []) or "wall"
         origins = ", ".join(f"{n} {origin}" for origin, n in (summary.get("baseline_origins") or {}).items())

@@ -9,9 +9,12 @@ import tempfile
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
 from ..app import App
 from ..errors import KForgeError
+from ..hotspots.model_file import read_model_file
+from ..hotspots.projection import project, projection_lines
 from ..integrate.host import kernel_packages, run_worker
 from ..integrate.report import report_lines
 from ..integrate.request import IntegrateRequest, parse_mapping
@@ -39,6 +42,11 @@ _DTYPES = ("float32", "float16", "bfloat16")
               help="Prompt length of a causal LM's prefill.")
 @click.option("--decode-tokens", type=click.IntRange(min=1), default=32, show_default=True,
               help="Tokens a causal LM decodes, one at a time.")
+@click.option("--batch", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Sequences in a causal LM's batch.")
+@click.option("--hotspots", "hotspots_path", type=click.Path(exists=True, path_type=Path), metavar="MODEL_JSON",
+              help="kforge hotspots' model.json (or its folder): also project each kernel's gain from the phases' "
+                   "shares and print it beside the measured one (its batch and lengths are taken unless given).")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=1), default=1800, show_default=True,
               help="Seconds the worker process may take.")
 @click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), help="Where runs are kept.")
@@ -46,7 +54,8 @@ _DTYPES = ("float32", "float16", "bfloat16")
 @click.pass_obj
 def integrate(app: App, model: str, sources: tuple[str, ...], mappings: tuple[str, ...], backend: str,
               precision: str | None, dtype: str, warmup: int | None, repetitions: int | None, prompt_tokens: int,
-              decode_tokens: int, timeout_s: float, runs_dir: Path | None, as_json: bool) -> None:
+              decode_tokens: int, batch: int, hotspots_path: Path | None, timeout_s: float, runs_dir: Path | None,
+              as_json: bool) -> None:
     """Swap accepted kernels into MODEL (package.module:build_model, returning the module and its example inputs;
     or a Hugging Face model id or path, built from its config with random weights) and report which layers
     changed, the per-layer and end-to-end speedups (prefill and decode tokens/s for a causal LM), whether the
@@ -67,6 +76,14 @@ def integrate(app: App, model: str, sources: tuple[str, ...], mappings: tuple[st
     harness = settings.harness
     tolerances = tuple((dtype_name, *tolerance_in_effect(dtype_name, harness, spec.default_tolerance, backend).pair)
                        for dtype_name in ("float64", *_DTYPES))
+    document = read_model_file(hotspots_path) if hotspots_path is not None else None
+    if document is not None:
+        given = click.get_current_context().get_parameter_source
+        lengths = {"prompt_tokens": prompt_tokens, "decode_tokens": decode_tokens, "batch": batch}
+        for name in lengths:
+            if given(name) is not ParameterSource.COMMANDLINE and document.get(name):
+                lengths[name] = document[name]
+        prompt_tokens, decode_tokens, batch = lengths["prompt_tokens"], lengths["decode_tokens"], lengths["batch"]
     with tempfile.TemporaryDirectory(prefix="kforge-integrate-") as tmp:
         home = Path(tmp)
         packages = kernel_packages([s for text in sources for s in text.split(",") if s], settings.runs_dir, home,
@@ -77,10 +94,12 @@ def integrate(app: App, model: str, sources: tuple[str, ...], mappings: tuple[st
             device_class=f"{device_class.__module__}:{device_class.__qualname__}" if device_class else "",
             precision=harness.precision, tolerances=tolerances, warmup=harness.warmup,
             repetitions=harness.repetitions, dtype=dtype, prompt_tokens=prompt_tokens, decode_tokens=decode_tokens,
-            workdir=os.getcwd())
+            batch=batch, workdir=os.getcwd(), hotspots=document)
         report = run_worker(request, home / "worker", timeout_s)
+    if document is not None:
+        report["projection"] = project(document, report)
     if as_json:
         click.echo(json.dumps(report, indent=2))
         return
-    for line in report_lines(report):
+    for line in report_lines(report) + (projection_lines(report["projection"]) if document is not None else []):
         click.echo(line)

@@ -13,7 +13,7 @@ from typing import Any, Callable
 from ..errors import KForgeError
 from ..export import accepted_kernels, prepare, write_package
 from ..harness.host.sandbox import worker_environment
-from .request import IntegrateRequest, KernelPackage
+from .request import KernelPackage
 
 
 def kernel_packages(sources: list[str], runs_dir: Path, home: Path,
@@ -35,7 +35,10 @@ def kernel_packages(sources: list[str], runs_dir: Path, home: Path,
     return tuple(packages)
 
 
-def run_worker(request: IntegrateRequest, home: Path, timeout_s: float) -> dict[str, Any]:
+def run_worker(request: Any, home: Path, timeout_s: float, worker: str = "kforge_core.integrate.worker",
+               what: str = "integrate") -> dict[str, Any]:
+    """Run ``python -m worker REQUEST.json REPORT.json`` for ``request`` (an integrate request, or another
+    command's that runs a model the same way: ``what`` names it in errors); its report."""
     home.mkdir(parents=True, exist_ok=True)
     request_path, report_path = home / "request.json", home / "report.json"
     request_path.write_text(json.dumps(request.to_json(), indent=2))
@@ -43,13 +46,13 @@ def run_worker(request: IntegrateRequest, home: Path, timeout_s: float) -> dict[
     env = worker_environment(os.environ, home / "cache")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [request.workdir, env.get("PYTHONPATH", "")]))
     with open(home / "worker.err", "wb") as err:
-        process = subprocess.Popen([sys.executable, "-m", "kforge_core.integrate.worker", str(request_path),
+        process = subprocess.Popen([sys.executable, "-m", worker, str(request_path),
                                     str(report_path)], cwd=request.workdir or None, env=env,
                                    stdin=subprocess.DEVNULL, stdout=err, stderr=err, start_new_session=True)
         try:
             process.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
-            raise KForgeError(f"the integrate worker ran past {timeout_s:.0f} s and was stopped",
+            raise KForgeError(f"the {what} worker ran past {timeout_s:.0f} s and was stopped",
                               hint=f"its output is in {home / 'worker.err'}") from None
         finally:
             if process.poll() is None:  # the deadline, or KForge itself interrupted: the worker does not outlive it
@@ -57,9 +60,9 @@ def run_worker(request: IntegrateRequest, home: Path, timeout_s: float) -> dict[
                 process.wait()
     if not report_path.is_file():
         tail = (home / "worker.err").read_text(errors="replace")[-2000:]
-        raise KForgeError(f"the integrate worker died (exit status {process.returncode}) before reporting:\n{tail}")
+        raise KForgeError(f"the {what} worker died (exit status {process.returncode}) before reporting:\n{tail}")
     outcome = json.loads(report_path.read_text())
     if not outcome["ok"]:
-        raise KForgeError(f"integrate failed in its worker: {outcome['error']}",
+        raise KForgeError(f"{what} failed in its worker: {outcome['error']}",
                           hint=f"the traceback is in {report_path}")
     return outcome["report"]

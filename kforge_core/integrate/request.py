@@ -34,6 +34,8 @@ class IntegrateRequest:
     :param device: the torch device type (``cpu``, ``cuda``); ``device_class`` the backend's Device (module:name).
     :param tolerances: ``(dtype, atol, rtol)`` the outputs are held to (the precision contract's rule).
     :param dtype: the dtype the model runs in (``float32``).
+    :param hotspots: ``kforge hotspots``' model.json: each swapped class is also timed alone at each phase's
+        shape and profiled inside the untouched and the swapped model (``phases`` in the report).
     """
 
     model: str
@@ -50,7 +52,9 @@ class IntegrateRequest:
     dtype: str = "float32"
     prompt_tokens: int = 128
     decode_tokens: int = 32
+    batch: int = 1
     workdir: str = ""
+    hotspots: dict[str, Any] | None = None  # a model.json of kforge hotspots: the phases' figures are measured too
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:

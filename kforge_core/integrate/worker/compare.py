@@ -5,27 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ...model_worker.outputs import leaves
+
 
 @dataclass
 class Comparison:
     matches: bool
     message: str
     max_abs_error: float = 0.0
-
-
-def leaves(value: Any) -> list[Any]:
-    """The tensors of an output, in order (tuples, lists, dicts and objects with a ``to_tuple``: HF outputs)."""
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if hasattr(value, "to_tuple"):
-        value = value.to_tuple()
-    if isinstance(value, dict):
-        value = list(value.values())
-    if isinstance(value, (tuple, list)):
-        return [leaf for item in value for leaf in leaves(item)]
-    return []
 
 
 def compare(actual: Any, expected: Any, tolerances: dict[str, tuple[float, float]]) -> Comparison:

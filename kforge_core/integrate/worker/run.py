@@ -2,26 +2,26 @@
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 from ..request import IntegrateRequest
 from .compare import compare, leaves
 from .fidelity import judge, reference_run
-from .model_source import load_model
+from ...model_worker.device import backend_device
+from ...model_worker.model_source import load_model
 from .packages import load_kernels
 from .swap import Captured, Match, capture_calls, swap, try_kernel
-from .timing import end_to_end, paired_medians, timing_method
+from ...model_worker.timing import end_to_end, paired_medians, timing_method
 
 
 def integrate(request: IntegrateRequest) -> dict[str, Any]:
     import torch
 
-    device = _device(request)
+    device = backend_device(request)
     device.start()
     torch.manual_seed(0)
     loaded = load_model(request.model, str(device.torch_device), request.dtype, request.prompt_tokens,
-                        request.workdir)
+                        request.workdir, request.batch)
     model, inputs = loaded.model, loaded.inputs
     kernels = load_kernels(request.packages)
     tolerances = {dtype: (atol, rtol) for dtype, atol, rtol in request.tolerances}
@@ -37,6 +37,7 @@ def integrate(request: IntegrateRequest) -> dict[str, Any]:
     del reference, actual, expected  # free the outputs (the float32 ones too) before timing
     layers = [_layer_figures(m, kernels[m.kernel], captured[m.layer_class], device, request) for m in matches]
     figures = _end_to_end(model, inputs, swapped, loaded.causal_lm, device, request)
+    phases = _phase_figures(model, inputs, loaded.causal_lm, swapped, matches, kernels, device, request)
     return {
         "model": loaded.description, "backend": request.backend, "device": device.hardware_name(),
         "dtype": request.dtype, "precision": request.precision,
@@ -47,20 +48,9 @@ def integrate(request: IntegrateRequest) -> dict[str, Any]:
                     for name, k in kernels.items()},
         "layers": layers, "not_matched": misses,
         "outputs": outputs,
-        "end_to_end": figures, "timing_method": timing_method(device, request.warmup, request.repetitions),
+        "end_to_end": figures, "phases": phases,
+        "timing_method": timing_method(device, request.warmup, request.repetitions),
     }
-
-
-def _device(request: IntegrateRequest) -> Any:
-    from ...device import Device
-    from ...records import Backend
-
-    device_class = Device
-    if request.device_class:
-        module_name, _, name = request.device_class.partition(":")
-        device_class = getattr(importlib.import_module(module_name), name)
-    return device_class(Backend(name=request.backend, programming_model=request.programming_model,
-                                device=request.device))
 
 
 def _match(request: IntegrateRequest, kernels: dict, captured: dict[str, Captured],
@@ -119,8 +109,8 @@ def _layer_figures(match: Match, kernel: Any, call: Captured, device: Any, reque
             "original_ms": baseline, "kernel_ms": swapped, "speedup": baseline / swapped if swapped else None}
 
 
-def _end_to_end(model: Any, inputs: tuple, swapped: dict[Any, Any], causal_lm: bool, device: Any,
-                request: IntegrateRequest) -> dict:
+def _switches(swapped: dict[Any, Any]) -> tuple[Any, Any]:
+    """(back to the untouched model, back to the kernels): each module's own forward, or the kernel's."""
     def untouched_model() -> None:
         for module in swapped:
             module.__dict__.pop("forward", None)
@@ -129,6 +119,12 @@ def _end_to_end(model: Any, inputs: tuple, swapped: dict[Any, Any], causal_lm: b
         for module, forward in swapped.items():
             module.forward = forward
 
+    return untouched_model, with_kernels
+
+
+def _end_to_end(model: Any, inputs: tuple, swapped: dict[Any, Any], causal_lm: bool, device: Any,
+                request: IntegrateRequest) -> dict:
+    untouched_model, with_kernels = _switches(swapped)
     untouched, after = end_to_end(model, inputs, causal_lm, (untouched_model, with_kernels), device,
                                   request.warmup, request.repetitions, request.decode_tokens)
     with_kernels()
@@ -137,3 +133,17 @@ def _end_to_end(model: Any, inputs: tuple, swapped: dict[Any, Any], causal_lm: b
         if f"{phase}_tokens_per_s" in after:
             speedups[phase] = after[f"{phase}_tokens_per_s"] / untouched[f"{phase}_tokens_per_s"]
     return {"untouched": untouched, "with_kernels": after, "speedups": speedups}
+
+
+def _phase_figures(model: Any, inputs: tuple, causal_lm: bool, swapped: dict[Any, Any], matches: list[Match],
+                   kernels: dict, device: Any, request: IntegrateRequest) -> dict | None:
+    """With ``--hotspots``: each swapped class alone and inside the model, phase by phase."""
+    if request.hotspots is None or not matches:
+        return None
+    from ...hotspots.worker.in_model import phase_figures
+    from ...hotspots.worker.phases import Driver
+
+    untouched_model, with_kernels = _switches(swapped)
+    classes = {m.layer_class: kernels[m.kernel].layer.forward for m in matches}
+    return phase_figures(Driver(model, inputs, causal_lm), classes, untouched_model, with_kernels, device,
+                         request.warmup, request.repetitions)

@@ -17,6 +17,20 @@ Variant = tuple[Callable[[], None], Callable[[], Any]]
 
 def paired_medians(variants: list[Variant], device: Any, warmup: int, repetitions: int) -> list[float]:
     """The median milliseconds of each variant, the variants' timed runs taken in turn."""
+    return [statistics.median(s) for s in paired_samples(variants, device, warmup, repetitions)]
+
+
+def spread(samples: list[float]) -> float:
+    """How much a figure varies from run to run: the interquartile range over the median."""
+    if len(samples) < 2:
+        return 0.0
+    low, _, high = statistics.quantiles(samples, n=4)
+    middle = statistics.median(samples)
+    return (high - low) / middle if middle else 0.0
+
+
+def paired_samples(variants: list[Variant], device: Any, warmup: int, repetitions: int) -> list[list[float]]:
+    """Each variant's milliseconds, run by run, the variants' timed runs taken in turn."""
     import torch
 
     samples: list[list[float]] = [[] for _ in variants]
@@ -35,7 +49,7 @@ def paired_medians(variants: list[Variant], device: Any, warmup: int, repetition
                 call()
                 device.synchronize()
                 samples[index].append(elapsed())
-    return [statistics.median(s) for s in samples]
+    return samples
 
 
 def timing_method(device: Any, warmup: int, repetitions: int) -> dict[str, Any]:
@@ -50,28 +64,38 @@ def end_to_end(model: Any, inputs: tuple[Any, ...], causal_lm: bool, switches: t
     """For each switch (untouched, with kernels): forward milliseconds and, for a causal LM, prefill and decode
     tokens/s (``decode_tokens`` greedy steps of one token with the key-value cache, after the prefill)."""
     figures: list[dict[str, float]] = [{} for _ in switches]
-    forward = paired_medians([(s, lambda: model(*inputs)) for s in switches], device, warmup, repetitions)
+    forward = paired_samples([(s, lambda: model(*inputs)) for s in switches], device, warmup, repetitions)
     for f, ms in zip(figures, forward):
-        f["forward_ms"] = ms
+        f["forward_ms"], f["forward_spread"] = statistics.median(ms), spread(ms)
     if not causal_lm:
         return figures
     input_ids = inputs[0]
     batch, prompt = input_ids.shape
-    prefill = paired_medians([(s, lambda: model(input_ids=input_ids, use_cache=True)) for s in switches], device,
+    prefill = paired_samples([(s, lambda: model(input_ids=input_ids, use_cache=True)) for s in switches], device,
                              warmup, repetitions)
     decode = _decoder(model, input_ids, decode_tokens)
-    with_decode = paired_medians([(s, decode) for s in switches], device, max(1, warmup // 2),
+    with_decode = paired_samples([(s, decode) for s in switches], device, max(1, warmup // 2),
                                  max(3, repetitions // 2))
-    for f, prefill_ms, total_ms in zip(figures, prefill, with_decode):
+    for f, prefill_samples, total_samples in zip(figures, prefill, with_decode):
+        prefill_ms, total_ms = statistics.median(prefill_samples), statistics.median(total_samples)
         decode_ms = max(total_ms - prefill_ms, 1e-9)
         f.update({"prefill_ms": prefill_ms, "prefill_tokens_per_s": batch * prompt / (prefill_ms / 1e3),
-                  "decode_ms": decode_ms, "decode_tokens_per_s": batch * decode_tokens / (decode_ms / 1e3)})
+                  "decode_ms": decode_ms, "decode_tokens_per_s": batch * decode_tokens / (decode_ms / 1e3),
+                  "prefill_spread": spread(prefill_samples),
+                  # the decode figure is a difference: the prefill's variation is in it too
+                  "decode_spread": (spread(total_samples) * total_ms + spread(prefill_samples) * prefill_ms)
+                  / decode_ms})
     return figures
 
 
+def cache_argument(model: Any) -> str:
+    """The name a causal LM's forward takes its key-value cache by: transformers 5 calls it ``cache``, earlier
+    versions ``past_key_values``."""
+    return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+
+
 def _decoder(model: Any, input_ids: Any, decode_tokens: int) -> Callable[[], None]:
-    # transformers 5 calls the key-value cache ``cache``; earlier versions ``past_key_values``
-    cache_name = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+    cache_name = cache_argument(model)
 
     def decode() -> None:
         out = model(input_ids=input_ids, use_cache=True)

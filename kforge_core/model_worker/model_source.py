@@ -18,17 +18,24 @@ class LoadedModel:
     description: str
 
 
-def load_model(spec: str, device: str, dtype: str, prompt_tokens: int, workdir: str) -> LoadedModel:
+def load_model(spec: str, device: str, dtype: str, prompt_tokens: int, workdir: str, batch: int = 1) -> LoadedModel:
+    """The model on ``device`` in ``dtype``, with its example inputs (a causal LM's: ``batch`` random prompts of
+    ``prompt_tokens``)."""
     import torch
 
-    if ":" in spec and not spec.startswith(("/", ".")):
+    if is_factory(spec):
         loaded = _from_factory(spec, workdir)
     else:
-        loaded = _from_hugging_face(spec, prompt_tokens)
+        loaded = _from_hugging_face(spec, prompt_tokens, batch)
     torch_dtype = getattr(torch, dtype)
     loaded.model = loaded.model.to(device=device, dtype=torch_dtype).eval()
     loaded.inputs = tuple(_to(x, device, torch_dtype) for x in loaded.inputs)
     return loaded
+
+
+def is_factory(spec: str) -> bool:
+    """``package.module:function``, not a path or a model id."""
+    return ":" in spec and not spec.startswith(("/", "."))
 
 
 def _to(value: Any, device: str, dtype: Any) -> Any:
@@ -51,7 +58,7 @@ def _from_factory(spec: str, workdir: str) -> LoadedModel:
     return LoadedModel(model, tuple(inputs), False, spec)
 
 
-def _from_hugging_face(spec: str, prompt_tokens: int) -> LoadedModel:
+def _from_hugging_face(spec: str, prompt_tokens: int, batch: int) -> LoadedModel:
     import torch
 
     try:
@@ -62,5 +69,6 @@ def _from_hugging_face(spec: str, prompt_tokens: int) -> LoadedModel:
     config = AutoConfig.from_pretrained(spec)
     model = AutoModelForCausalLM.from_config(config)
     generator = torch.Generator().manual_seed(0)
-    input_ids = torch.randint(0, config.vocab_size, (1, prompt_tokens), generator=generator)
+    input_ids = torch.randint(0, config.vocab_size, (batch, prompt_tokens), generator=generator,
+                              device="cpu")
     return LoadedModel(model, (input_ids,), True, f"{spec} ({type(model).__name__}, random weights)")
