@@ -132,7 +132,7 @@ class Budget:
                 return reason
             reservation = Reservation(next(self._numbers), bound)
             self._in_flight[reservation.number] = reservation
-            self.most_in_flight = max(self.most_in_flight, self._requests_in_flight())
+            self.most_in_flight = max(self.most_in_flight, len(self._in_flight))
             return reservation
 
     def retry_gate(self, reservation: Reservation):  # noqa: ANN201 - a RetryGate
