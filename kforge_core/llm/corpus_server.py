@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -31,6 +32,8 @@ class CorpusServer:
         self.failed = 0  # answered with an error status
         self.in_flight = 0
         self.most_in_flight = 0
+        self._in_flight_s = 0.0  # the time integral of in_flight: its mean over a span is this over the span
+        self._changed = time.monotonic()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
@@ -49,17 +52,37 @@ class CorpusServer:
         self._httpd.shutdown()
         self._httpd.server_close()
 
+    def serve_forever(self) -> None:
+        """Serve in this thread until interrupted (the command line's way)."""
+        try:
+            self._httpd.serve_forever()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            self._httpd.server_close()
+
     def __enter__(self) -> CorpusServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
+    def in_flight_seconds(self) -> float:
+        """Requests in flight integrated over time (request-seconds) since the server was made."""
+        with self._lock:
+            return self._in_flight_s + self.in_flight * (time.monotonic() - self._changed)
+
+    def _count(self, change: int) -> None:
+        now = time.monotonic()
+        self._in_flight_s += self.in_flight * (now - self._changed)
+        self._changed = now
+        self.in_flight += change
+
     def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         """(status, payload) for one chat-completions request body."""
         with self._lock:
             self.requests += 1
-            self.in_flight += 1
+            self._count(+1)
             self.most_in_flight = max(self.most_in_flight, self.in_flight)
         try:
             system, user = _texts(body.get("messages", []))
@@ -70,7 +93,7 @@ class CorpusServer:
             return self._failed(400, str(exc))
         finally:
             with self._lock:
-                self.in_flight -= 1
+                self._count(-1)
         return 200, {
             "id": f"chatcmpl-corpus-{self.requests}", "object": "chat.completion", "created": 0,
             "model": body.get("model", "corpus"),
@@ -135,12 +158,7 @@ def main(argv: list[str] | None = None) -> None:
     directory, options = parse_corpus(args.corpus)
     server = CorpusServer(CorpusModel(directory, options), args.port)
     print(f"serving {directory} at {server.url} (Ctrl-C stops)", flush=True)
-    try:
-        server._httpd.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server._httpd.server_close()
+    server.serve_forever()
 
 
 if __name__ == "__main__":

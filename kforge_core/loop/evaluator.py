@@ -17,7 +17,9 @@ if TYPE_CHECKING:
 class Evaluator(Protocol):
     """Compiles, verifies, times and profiles candidates in isolation (``kforge_core.harness.Harness``).
 
-    ``evaluate`` returns a ``kforge_core.harness.Verdict`` and never raises for anything a candidate does.
+    ``evaluate`` returns a ``kforge_core.harness.Verdict`` and never raises for anything a candidate does. One
+    evaluator serves one device and evaluates one candidate at a time; where it ``builds_ahead`` (a Harness whose
+    backend builds ahead), ``prebuild([candidate])`` may be called beside an evaluation, from another thread.
     """
 
     def evaluate(self, candidate: Candidate, *, profile: bool = False) -> Any: ...

@@ -76,7 +76,7 @@ class Population:
 
     def analyses(self, jobs: list[LLMJob]) -> list[StepRecord]:
         """The analysts' replies to ``jobs``, in their order."""
-        return [r for r in self._run(jobs, lambda i, record, replayed: None, evaluate=False)]  # type: ignore[misc]
+        return self._run(jobs, lambda i, record, replayed: None, evaluate=False)
 
     def attempts(self, jobs: list[LLMJob], on_attempt: Callable[[Attempt, bool], None]) -> list[Attempt]:
         """Ask for ``jobs``' candidates and evaluate each; the attempts in ``jobs``' order."""

@@ -211,7 +211,7 @@ def _work(
         loop = AgentLoop(steps, settings.budget, progress, on_new_best=lambda a: _record_best(store, run.id, a),
                          loop=settings.loop, activity=activity)
         result = loop.run()
-    if settings.loop.width > 1 or len(evaluators) > 1:
+    if settings.loop.width > 1 or settings.loop.devices:
         progress.event(_search_line(activity, budget, journal.clock.elapsed(), len(evaluators)))
     progress.event(f"stopped: {result.stop_reason}")
     return result.stop_reason
