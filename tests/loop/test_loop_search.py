@@ -73,6 +73,27 @@ def test_the_corpus_fails_requests_as_a_server_would_and_says_what_it_lacks(tmp_
             parse_corpus(wrong)
 
 
+# ------------------------------------------------------------------------------------------------- variants
+
+
+def test_candidates_are_spread_over_parents_then_recommendations_each_told_its_part():
+    from kforge_core.loop.variants import optimization_lineages, split_recommendations, temperature_of
+
+    reply = "Intro.\n1. Fuse the loops.\n   details\n2) Tile for reuse.\n### 3. Vectorise the tail.\n"
+    assert [r.splitlines()[0] for r in split_recommendations(reply)] == [
+        "1. Fuse the loops.", "2) Tile for reuse.", "### 3. Vectorise the tail."]
+    assert split_recommendations("Just make it faster.") == ["Just make it faster."]
+    lineages = optimization_lineages(7, ["f1-2", "f1-4"], [reply, "Only one idea."])
+    assert [(x.parent_label, x.follows) for x in lineages[:4]] == [
+        ("f1-2", "recommendation 1 of f1-2's analysis"), ("f1-4", "f1-4's analysis"),
+        ("f1-2", "recommendation 2 of f1-2's analysis"), ("f1-4", "f1-4's analysis")]
+    assert "Follow recommendation 3 of the analyst's (Vectorise the tail.)" in lineages[4].variant
+    assert "carry it out differently" in lineages[6].variant and "carry it out differently" not in lineages[4].variant
+    assert len({x.variant for x in lineages}) == 7  # no two candidates are told the same
+    assert [temperature_of(m, 0.2, 0.1) for m in (0, 1)] == [None, None]
+    assert [temperature_of(m, 0.2, 0.1) for m in (2, 9, 12)] == pytest.approx([0.3, 1.0, 1.0])
+
+
 # --------------------------------------------------------------------------------------------------- budget
 
 
@@ -171,10 +192,9 @@ def test_a_round_is_evaluated_on_every_device_one_candidate_at_a_time_on_each(tm
     corpus = toy_corpus(tmp_path / "corpus")
     settings = wide_settings(tmp_path, f"corpus:{corpus}", width=6, keep=1, devices=(0, 1), optimization_rounds=0)
     progress = RecordingProgress()
-    start = time.perf_counter()
     result = run_wide(tmp_path, settings, Factory(), progress)
     assert opened == [0, 1] and busy["most"] == 2  # both devices busy at once, never two on one
-    assert len(result.outputs.report.attempts) == 6 and time.perf_counter() - start < 6 * 0.2 + 3
+    assert len(result.outputs.report.attempts) == 6
     assert any(e.startswith("search: 6 candidates evaluated on 2 device(s)") for e in progress.events)
 
 
