@@ -78,6 +78,8 @@ class AgentLoop:
             reason = exc.reason
         except NoMoreReplies as exc:
             reason = str(exc)
+        finally:
+            self.population.close()
         return LoopResult(self.best, reason, self.attempts)
 
     # ---------------------------------------------------------------------------------------- functional

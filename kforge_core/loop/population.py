@@ -3,15 +3,17 @@ admitted by the budget before it is sent), each reply's candidate evaluated as s
 candidate per device at a time: timings on a shared device are not valid), the next ones built ahead on the host's
 cores meanwhile where the backend can, and every step committed in the loop's thread as it completes.
 
-Work runs in daemon threads, so a Ctrl-C never waits for a model's reply: what has completed is committed and the
-rest is asked again by ``--resume``.
+Work runs in daemon threads (a request in one of its own, a device's evaluations in that device's :class:`Lane`), so
+a Ctrl-C never waits for a model's reply: what has completed is committed and the rest is asked again by
+``--resume``.
 """
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
-from concurrent.futures import FIRST_COMPLETED, Future, wait
+from concurrent.futures import FIRST_COMPLETED, Future, TimeoutError, wait
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -40,12 +42,49 @@ def in_thread(work: Callable[[], Any], name: str) -> Future:
     return future
 
 
+class Lane:
+    """One long-lived daemon thread that does, in order, all the work given to it: every call to one device's
+    evaluator goes through its lane, so that the state KForge's process keeps per thread for a device's work (the
+    thread pools a library starts for the thread that calls it) is made once, not once per candidate; a thread made
+    per evaluation disturbed the outside clock's timing of the calls."""
+
+    def __init__(self, name: str) -> None:
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        threading.Thread(target=self._serve, name=name, daemon=True).start()
+
+    def submit(self, work: Callable[[], Any]) -> Future:
+        future: Future = Future()
+        self._jobs.put((work, future))
+        return future
+
+    def close(self) -> None:
+        self._jobs.put(None)
+
+    def _serve(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            work, future = job
+            try:
+                future.set_result(work())
+            except BaseException as exc:  # noqa: BLE001 - raised again in the loop's thread
+                future.set_exception(exc)
+
+
+def result_of(future: Future) -> Any:
+    """``future``'s result, waking now and then so that a signal's handler runs in the loop's thread."""
+    while True:
+        try:
+            return future.result(timeout=_POLL_S)
+        except TimeoutError:
+            continue
+
+
 @dataclass
 class _Device:
-    """One evaluator and the candidates waiting for it."""
+    """One evaluator, the lane its calls go through, and the candidates waiting for it."""
 
     evaluator: Evaluator
     index: int
+    lane: Lane
     queue: list[tuple[int, Candidate, Place]] = field(default_factory=list)
     running: Future | None = None
 
@@ -69,8 +108,14 @@ class Population:
 
     def __init__(self, steps: LoopSteps, activity: Activity | None = None) -> None:
         self.steps = steps
-        self.devices = [_Device(e, i) for i, e in enumerate(steps.evaluators)]
+        self.devices = [_Device(e, i, Lane(f"kforge-device-{i}")) for i, e in enumerate(steps.evaluators)]
         self.activity = activity or Activity()
+        first = self.devices[0].lane
+        steps.on_device = lambda work: result_of(first.submit(work))  # baselines and profiles, on the first device
+
+    def close(self) -> None:
+        for device in self.devices:
+            device.lane.close()
 
     # ------------------------------------------------------------------------------------------ public
 
@@ -194,9 +239,8 @@ class _Run:
             i, candidate, place = device.queue.pop(0)
             self.steps.stage("evaluating", place)
             artifact_dir = self.steps.journal.start("evaluation", place, place.label)
-            future = in_thread(
-                lambda d=device, c=candidate, a=artifact_dir: self.steps.evaluate(d.evaluator, c, a),
-                name=f"kforge-evaluate-{place.label}")
+            future = device.lane.submit(
+                lambda d=device, c=candidate, a=artifact_dir: self.steps.evaluate(d.evaluator, c, a))
             device.running = future
             self.evaluating[future] = (device, i, candidate, place, artifact_dir, time.monotonic())
 

@@ -193,6 +193,7 @@ def _work(
     budget = Budget(settings.budget, journal.clock)
     precision = _precision_terms(settings, problem, ready.backend)
     factory_args = (ready.backend, problem, settings, ready.options, app.plugin_selection, None)
+    began = time.monotonic()
     with contextlib.ExitStack() as stack:
         evaluators = [stack.enter_context(evaluator_factory(*factory_args, device))
                       for device in (settings.loop.devices or (None,))]
@@ -212,7 +213,7 @@ def _work(
                          loop=settings.loop, activity=activity)
         result = loop.run()
     if settings.loop.width > 1 or settings.loop.devices:
-        progress.event(_search_line(activity, budget, journal.clock.elapsed(), len(evaluators)))
+        progress.event(_search_line(activity, budget, time.monotonic() - began, len(evaluators)))
     progress.event(f"stopped: {result.stop_reason}")
     return result.stop_reason
 

@@ -63,6 +63,9 @@ class LoopSteps:
     budget: Budget
     max_output_tokens: int = 8192
     stage: Stage = lambda stage, place: None
+    # how work on the first evaluator is done (the baselines, profiles): the population sends it to that device's
+    # thread, where its candidates are evaluated too
+    on_device: Callable[[Callable[[], Any]], Any] = lambda work: work()
 
     @property
     def evaluator(self) -> Evaluator:
@@ -73,7 +76,7 @@ class LoopSteps:
         candidate."""
         def work(artifact_dir: str) -> tuple[dict[str, Any], None]:
             self.stage("measuring baselines", Place("setup"))
-            stats = [[name, to_json(value)] for name, value in self.evaluator.baselines().items()]
+            stats = [[name, to_json(value)] for name, value in self.on_device(self.evaluator.baselines).items()]
             self.run_dir.write(f"{artifact_dir}/baselines.json", json.dumps(dict(stats), indent=2))
             return {"baselines": stats}, None
 
@@ -149,13 +152,13 @@ class LoopSteps:
         """Profile a correct candidate and summarize it; None when the backend's profiler gave nothing."""
         def work(artifact_dir: str) -> tuple[dict[str, Any], None]:
             self.stage("profiling", place)
-            verdict = self.evaluator.evaluate(candidate, profile=True)
+            verdict = self.on_device(lambda: self.evaluator.evaluate(candidate, profile=True))
             self.run_dir.write(f"{artifact_dir}/verdict.json", json.dumps(verdict.to_json(), indent=2))
             if verdict.profile is None:
                 why = verdict.message or "the backend returned no profile"
                 return {"candidate_label": candidate.label, "summary": None, "why": why}, None
             self.stage("summarizing the profile", place)
-            summary = self.evaluator.summarize(verdict.profile)
+            summary = self.on_device(lambda: self.evaluator.summarize(verdict.profile))
             self.run_dir.write(f"{artifact_dir}/summary.md", summary.text)
             images = [
                 {"path": str(self.run_dir.copy_in(image.path, f"{artifact_dir}/{i}-{image.path.name}")
