@@ -52,7 +52,8 @@ def main() -> None:
     parser.add_argument("suite", type=Path)
     parser.add_argument("--solutions", type=Path, required=True)
     parser.add_argument("--backend", default="cuda")
-    parser.add_argument("--devices", default="0,1", help="the devices of the wide bench (the narrow one uses the first)")
+    parser.add_argument("--devices", default="0,1",
+                        help="the devices of the wide bench (the narrow one uses the first)")
     parser.add_argument("--kforge-args", default="", help="more arguments for both benches, as one string")
     parser.add_argument("--json", type=Path, help="write every figure here")
     args = parser.parse_args()
