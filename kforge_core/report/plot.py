@@ -84,6 +84,9 @@ def plot_search(report: RunReport, target: Path) -> None:
         ax.axhline(1.0, color="grey", linestyle=":", linewidth=1)
         ax.set_xlabel(label)
         ax.set_ylim(bottom=0)
+    from matplotlib.ticker import MaxNLocator
+
+    by_round.xaxis.set_major_locator(MaxNLocator(integer=True))
     by_round.set_ylabel("speedup vs the faster baseline")
     by_round.legend(fontsize=8, loc="best")
     fig.suptitle(plot_title(report), fontsize=9)
