@@ -49,3 +49,18 @@ def test_width_4_on_the_host_cpu_through_the_http_provider_keeps_to_the_budget(t
     in_flight = re.search(r"at most (\d+) LLM requests in flight", result.output)
     assert in_flight and int(in_flight.group(1)) >= 2, result.output
     assert re.search(r"functional f1-\d: ", result.output)
+
+
+def test_a_run_opens_a_harness_per_device_with_its_workers_already_started(tmp_path, monkeypatch):
+    """``--devices 0,1``: the production evaluator binds its harness to the unit given and starts its processes
+    before the first candidate arrives (here the host CPU's test units)."""
+    monkeypatch.syspath_prepend(str(TESTS))
+    from harness.helpers import problem, settings_for
+
+    from kforge_core.loop.evaluator import open_harness
+
+    app = App(load_plugins=False, plugin_modules=(PLUGIN_MODULE,))
+    registered = app.backend("torch-cpu-units")
+    settings = settings_for(tmp_path / "cache", spare_workers=0, baselines=())
+    with open_harness(registered, problem("relu_scale"), settings, None, app.plugin_selection, None, 1) as harness:
+        assert harness.device_index == 1 and harness.workers_started >= 1
