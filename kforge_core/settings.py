@@ -205,10 +205,26 @@ class LoopSettings:
     # optimization stops once the best candidate reaches this fraction of the problem's speed of light on the
     # device (its fraction of the bound: docs/limits.md); 0: never on that account
     sol_target: float = 0.9
+    # the search (docs/run.md, "Searching wider"): candidates asked for at once in each functional attempt and each
+    # optimization round (1: one at a time), and the best candidates kept as the parents of the next round
+    width: int = 1
+    keep: int = 1
+    # the devices a round's candidates are evaluated on, one timed candidate per device at a time (empty: the
+    # device as KForge's process sees it)
+    devices: tuple[int, ...] = ()
+    # the round's candidate m (from 1) asks at [llm] temperature + (m - 1) * this, at most 1, where the provider
+    # takes a temperature per request
+    temperature_step: float = 0.1
 
     def __post_init__(self) -> None:
         if not 0 <= self.sol_target <= 1:
             raise ValueError("loop.sol_target must be between 0 and 1")
+        if self.width < 1 or self.keep < 1:
+            raise ValueError("loop.width and loop.keep must be >= 1")
+        if len(set(self.devices)) != len(self.devices) or any(d < 0 for d in self.devices):
+            raise ValueError("loop.devices must be distinct device indices such as [0, 1]")
+        if self.temperature_step < 0:
+            raise ValueError("loop.temperature_step must be >= 0")
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,9 @@ class RetrievedReference:
 @dataclass(frozen=True)
 class GenerationRequest:
     """One attempt: in a functional pass, feedback on the last attempt; in an optimization round, also the best
-    candidate and the analyst's recommendations."""
+    candidate (or, with ``--keep``, the parent this candidate improves) and the analyst's recommendations.
+    ``variant``: where a round asks for several candidates at once, what sets this one apart (which recommendation
+    it follows, which approach it takes), so that the round's candidates differ by construction."""
 
     pass_kind: str  # "functional" or "optimization"
     round: int  # 0 in the functional pass
@@ -62,6 +64,7 @@ class GenerationRequest:
     feedback: Feedback | None = None
     best: CandidateView | None = None
     recommendations: str | None = None
+    variant: str | None = None
 
 
 class GenerationAgent:
@@ -83,6 +86,7 @@ class GenerationAgent:
             problem=self.problem, lowering=self.lowering, reference=self.reference, precision=self.precision,
             pass_kind=request.pass_kind, round=request.round, attempt=request.attempt, feedback=request.feedback,
             best=request.best, recommendations=request.recommendations, candidate_class=self.candidate_class,
+            variant=request.variant,
             references=self.references,
         )
         return Prompt(

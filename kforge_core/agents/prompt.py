@@ -13,6 +13,9 @@ if TYPE_CHECKING:
     from llama_index.core.base.llms.types import ChatMessage
 
 
+_IMAGE_TOKENS = 2000
+
+
 @dataclass(frozen=True)
 class Prompt:
     """A system message, a user message and the images that go with the user message.
@@ -46,6 +49,13 @@ class Prompt:
         for image in self.images:
             h.update(image.path.read_bytes() if image.path.is_file() else str(image.path).encode())
         return h.hexdigest()[:16]
+
+    def token_bound(self) -> int:
+        """The most tokens this prompt can be as a model's input: a token of any byte-level tokenizer covers at least
+        one byte of text, a message's framing takes a few tokens, and an image at most 2,000 at the major providers'
+        sizes (OpenAI, Anthropic, Gemini). What a concurrent run reserves of its token budget per request."""
+        text = sum(len(part.encode()) for part in (self.system, self.user))
+        return text + 16 * 3 + _IMAGE_TOKENS * len(self.images)
 
     def as_markdown(self) -> str:
         images = "".join(f"\n[image: {image.path.name}] {image.caption}" for image in self.images)

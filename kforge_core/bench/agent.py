@@ -113,7 +113,7 @@ def _slot_evaluator(slot: DeviceSlot) -> Any:
 
     @contextlib.contextmanager
     def lend(backend: Any, problem: Any, settings: Any, options: Any, plugins: Any,
-             scratch_root: Path | None) -> Iterator[Any]:
+             scratch_root: Path | None, device_index: int | None = None) -> Iterator[Any]:
         yield slot.harness_for(problem)
 
     return lend

@@ -1,5 +1,7 @@
 """``--executor local``: one slot (a harness bound to one device unit) per device given, each in a thread of
-KForge's process taking the next problem when it is free. Results reach the caller's thread as they come."""
+KForge's process taking the next problem when it is free. Every slot starts its workers as its thread begins,
+before any problem is taken, so the devices start up side by side. Results reach the caller's thread as they
+come."""
 
 from __future__ import annotations
 
@@ -58,6 +60,7 @@ class LocalExecutor:
         ahead = ThreadPoolExecutor(1, thread_name_prefix=f"kforge-bench-ahead-{index}")
         try:
             slot = self.make_slot(index)
+            slot.start()
             while not stop.is_set():
                 taken = todo.take()
                 if taken is None:

@@ -88,6 +88,12 @@ class DeviceSlot:
             self._made.set()
         return self._harness
 
+    def start(self) -> None:
+        """Make the harness and start its processes now, before the slot takes its first problem: every device's
+        start-up (the runtime, the device, the baseline worker's imports) overlaps the others' and the first
+        problem's description. Raises KForgeError for an unusable backend or device."""
+        self.harness()
+
     def harness_for(self, problem: Problem) -> Harness:
         """The slot's harness, moved on to ``problem``."""
         harness = self.harness()

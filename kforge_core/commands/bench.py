@@ -15,6 +15,7 @@ from ..app import App
 from ..bench import ExecutorChoice, plan_bench, resume_bench, start_bench
 from ..bench.interrupt import GracefulStop
 from ..errors import KForgeError
+from .devices_flag import parse_devices
 from ..sol_words import percent
 from .backend_flags import backend_option_flags, settings_with_backend_options
 from .evaluation_flags import evaluation_flags, evaluation_settings
@@ -121,13 +122,7 @@ def _devices(text: str | None, executor: str) -> tuple[int | None, ...]:
         return (None,)
     if executor != "local":
         raise KForgeError("--devices is for the local executor; a Ray cluster gives each task its device")
-    try:
-        indices = tuple(int(part) for part in text.split(",") if part.strip())
-    except ValueError:
-        raise KForgeError(f"--devices {text!r}: expected device indices such as 0,1") from None
-    if not indices or len(set(indices)) != len(indices) or min(indices) < 0:
-        raise KForgeError(f"--devices {text!r}: expected distinct device indices such as 0,1")
-    return indices
+    return parse_devices(text)
 
 
 def _print_summary(console: Console, summary: dict[str, Any]) -> None:

@@ -17,6 +17,7 @@ from ..retrieval import REFERENCE_MODES
 from ..store import RunStore
 from .backend_flags import backend_option_flags, settings_with_backend_options
 from .evaluation_flags import evaluation_flags, evaluation_settings
+from .devices_flag import parse_devices
 from .exit_codes import EXIT_INCORRECT
 from .precision_flag import SETTING as PRECISION_SETTING
 from .precision_flag import precision_flag
@@ -52,7 +53,8 @@ def budget_option_flags(command: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--backend", help="Backend to write the kernel for (see `kforge backends`).")
 @click.option("--llm", "model", metavar="PROVIDER:MODEL",
               help="Model of the generation agent (and of the analyst unless --analyst-llm): openai:gpt-4.1, "
-                   "anthropic:MODEL, ollama:MODEL, openai-like:MODEL, replay:FILE.jsonl.")
+                   "anthropic:MODEL, ollama:MODEL, openai-like:MODEL, replay:FILE.jsonl, corpus:DIR (a stand-in "
+                   "answering with kernels from DIR).")
 @click.option("--analyst-llm", "analyst_model", metavar="PROVIDER:MODEL", help="Model of the analysis agent.")
 @click.option("--base-url", help="Server address for openai-like (and a custom endpoint for openai/anthropic/ollama).")
 @click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), help="Where runs are kept.")
@@ -68,6 +70,12 @@ def budget_option_flags(command: Callable[..., Any]) -> Callable[..., Any]:
               metavar="FILE", help="A screenshot of a GUI profiler (PNG, JPEG) shown to the analysis agent with "
                                    "every prompt; repeatable ([analysis] images).")
 @click.option("--resume", "resume_id", metavar="RUN_ID", help="Continue a stopped or killed run.")
+@click.option("--width", type=int, help="Candidates asked for at once in each functional attempt and optimization "
+                                        "round (default 1: one at a time; [loop] width).")
+@click.option("--keep", type=int, help="The best K candidates kept as the parents of the next round, each profiled "
+                                       "and analysed (default 1; [loop] keep).")
+@click.option("--devices", metavar="0,1", help="Evaluate a round's candidates on these units of the device, one at a "
+                                                "time on each ([loop] devices).")
 @budget_option_flags
 @evaluation_flags
 @precision_flag
@@ -80,7 +88,8 @@ def run(ctx: click.Context, problem_path: Path | None, backend: str | None, mode
         profile_images: tuple[Path, ...],
         resume_id: str | None, precision: str | None, timer: str | None,
         backend_options: tuple[str, ...], sanitize: bool, atol: float | None, rtol: float | None,
-        candidate_class: str | None, **budget_flags: object) -> None:
+        candidate_class: str | None, width: int | None, keep: int | None, devices: str | None,
+        **budget_flags: object) -> None:
     """Turn PROBLEM (a PyTorch reference, KernelBench format) into the fastest correct kernel KForge can find.
 
     Exit status: 0 when the run found a correct candidate, 3 when it found none, 1 for a mistake you can act on,
@@ -91,8 +100,8 @@ def run(ctx: click.Context, problem_path: Path | None, backend: str | None, mode
     evaluation = evaluation_settings(atol, rtol, candidate_class)
     if resume_id is not None:
         if (problem_path is not None or backend or model or analyst_model or reference_file or reference_run
-                or references or backend_options or sanitize or profile_images or timer
-                or any(v is not None for v in evaluation.values())):
+                or references or backend_options or sanitize or profile_images or timer or width or keep
+                or devices or any(v is not None for v in evaluation.values())):
             raise KForgeError("--resume continues a run as it was started; give only RUN_ID, --runs-dir and budgets")
         settings = app.settings(runs_dir=runs_dir)
     elif problem_path is None:
@@ -102,7 +111,8 @@ def run(ctx: click.Context, problem_path: Path | None, backend: str | None, mode
             "backend": backend, "runs_dir": runs_dir, "prompts_dir": prompts_dir, "llm.model": model,
             "llm.analyst_model": analyst_model, "llm.base_url": base_url,
             "analysis.images": tuple(profile_images) or None, PRECISION_SETTING: precision, TIMER_SETTING: timer,
-            **budget, **evaluation, "retrieval.references": references,
+            **budget, **evaluation, "retrieval.references": references, "loop.width": width, "loop.keep": keep,
+            "loop.devices": parse_devices(devices) if devices else None,
         }, backend_options, sanitize)
     console = Console(highlight=False, soft_wrap=True)
     with RunStore(settings.runs_dir) as store, RichProgress(console) as progress:

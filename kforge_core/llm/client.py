@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 # (requests made so far, seconds the next retry would wait) -> whether the budget allows it
 RetryGate = Callable[[int, float], bool]
 
+# providers whose llama-index integration takes a per-request temperature (``chat(messages, temperature=...)``)
+PER_REQUEST_TEMPERATURE = ("openai", "openai-like", "anthropic")
+
 
 @dataclass(frozen=True)
 class LLMReply:
@@ -55,17 +58,20 @@ class ChatClient:
         self.settings = settings
         self._sleep = sleep
 
-    def ask(self, messages: Sequence[ChatMessage], *, may_retry: RetryGate = lambda requests, delay: True) -> LLMReply:
+    def ask(self, messages: Sequence[ChatMessage], *, may_retry: RetryGate = lambda requests, delay: True,
+            temperature: float | None = None) -> LLMReply:
         """Send ``messages``; retry transient errors up to ``max_retries`` times while ``may_retry`` allows.
+        ``temperature``: this request's, where the provider takes one per request (else the configured one).
 
         :raises ProviderError: on a non-transient error, or when retries are used up or refused by the budget.
         :raises KForgeError: as the provider raised it (``NoMoreReplies`` when a replay script ran out).
         """
         start = time.monotonic()
         failures: list[str] = []
+        extra = {"temperature": temperature} if temperature is not None and self.takes_temperature else {}
         while True:
             try:
-                response = self.llm.chat(list(messages))
+                response = self.llm.chat(list(messages), **extra)
                 break
             except KForgeError:
                 raise  # already says what to do (a replay script's broken expectation, an exhausted script)
@@ -82,6 +88,15 @@ class ChatClient:
             seconds=time.monotonic() - start,
             retries=tuple(failures),
         )
+
+    @property
+    def takes_temperature(self) -> bool:
+        """Whether a request may carry a temperature of its own."""
+        return self.spec.provider in PER_REQUEST_TEMPERATURE
+
+    def cost_of(self, input_tokens: int, output_tokens: int) -> float | None:
+        """USD for that many tokens at this model's price; None when it has none."""
+        return cost_usd(Usage(input_tokens, output_tokens), self.spec, self.settings.prices)
 
     def _wait_or_raise(self, exc: Exception, failures: list[str], may_retry: RetryGate) -> None:
         retry = len(failures)

@@ -106,6 +106,19 @@ def _ollama(spec: ModelSpec, settings: LLMSettings) -> LLM:
     )
 
 
+def _corpus(spec: ModelSpec, settings: LLMSettings) -> LLM:
+    from .corpus import CorpusModel, parse_corpus
+
+    directory, options = parse_corpus(spec.model)
+    model = CorpusModel(directory, options)  # a missing directory is said before llama-index is imported
+    try:
+        from .corpus_llm import CorpusLLM
+    except ImportError as exc:
+        raise KForgeError(f"corpus needs llama-index-core ({exc})",
+                          hint="pip install 'kforge-core[openai-like]'") from None
+    return CorpusLLM(model, max_tokens=settings.max_output_tokens)
+
+
 _BUILDERS: dict[str, Callable[[ModelSpec, LLMSettings], LLM]] = {
     "openai": _openai,
     "openai-like": _openai_like,
@@ -129,6 +142,8 @@ def build_agent_llms(
     scripts: dict[Path, ReplayScript] = {}
 
     def build(spec: ModelSpec, agent: str) -> LLM:
+        if spec.provider == "corpus":
+            return _corpus(spec, settings)
         if spec.provider != "replay":
             return _BUILDERS[spec.provider](spec, settings)
         path = Path(spec.model).resolve()

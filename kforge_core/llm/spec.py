@@ -1,4 +1,5 @@
-"""``PROVIDER:MODEL``: how a user names a model (``openai:gpt-4.1``, ``replay:examples/replay/cpu_demo.jsonl``)."""
+"""``PROVIDER:MODEL``: how a user names a model (``openai:gpt-4.1``, ``replay:examples/replay/cpu_demo.jsonl``,
+``corpus:solutions/?latency=20&fail=0.3``)."""
 
 from __future__ import annotations
 
@@ -6,12 +7,13 @@ from dataclasses import dataclass
 
 from ..errors import KForgeError
 
-PROVIDERS = ("openai", "anthropic", "ollama", "openai-like", "replay")
+PROVIDERS = ("openai", "anthropic", "ollama", "openai-like", "replay", "corpus")
 
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """A provider and a model name (for ``replay``, the model is the script's path)."""
+    """A provider and a model name (for ``replay``, the model is the script's path; for ``corpus``, a directory of
+    kernels and its options, ``kforge_core.llm.corpus``)."""
 
     provider: str
     model: str

@@ -8,6 +8,12 @@ Optimization round: the best candidate is profiled, the analyst turns the summar
 generation agent writes a new candidate from them (repairing it within the round's attempts if it fails). A correct
 new candidate that is faster becomes the best; it is a gain when it is at least ``min_gain`` faster. No round starts
 once the best reaches ``loop.sol_target`` of the problem's speed of light on the device: little is left to gain.
+
+Searching wider (``loop.width`` N, ``loop.keep`` K): each functional attempt asks for N candidates at once, and
+each optimization round profiles and analyses each of the K best candidates (its parents) and asks for N candidates
+spread over them and over their analysts' recommendations; a failed candidate is repaired in the round's next
+attempt. The candidates differ by construction (:mod:`~kforge_core.loop.variants`). Width 1 and keep 1 are the
+one-candidate loop.
 """
 
 from __future__ import annotations
@@ -23,8 +29,10 @@ from ..sol_words import percent
 from ..settings import BudgetSettings, LoopSettings
 from ..store.attempts import Attempt, Place
 from .budget import BudgetExhausted
+from .population import Activity, Population
 from .progress import LoopStatus, Progress
-from .steps import LoopSteps
+from .steps import LLMJob, LoopSteps
+from .variants import Lineage, functional_lineages, optimization_lineages, temperature_of
 
 
 @dataclass
@@ -35,21 +43,25 @@ class LoopResult:
 
 
 class AgentLoop:
-    """Decides what happens next; :class:`~kforge_core.loop.steps.LoopSteps` does each step and persists it."""
+    """Decides what happens next; :class:`~kforge_core.loop.steps.LoopSteps` does each step and persists it, and
+    :class:`~kforge_core.loop.population.Population` runs a round's candidates at once."""
 
     def __init__(
         self, steps: LoopSteps, budget: BudgetSettings, progress: Progress,
         on_new_best: Callable[[Attempt], None] = lambda attempt: None, loop: LoopSettings = LoopSettings(),
+        activity: Activity | None = None,
     ) -> None:
         self.steps = steps
         self.budget = budget
+        self.search = loop
         self.sol_target = loop.sol_target
         self.progress = progress
         self.on_new_best = on_new_best
         self.best: Attempt | None = None
         self.attempts: list[Attempt] = []
         self.baselines: tuple[tuple[str, float], ...] = ()
-        self._summaries: dict[str, ProfileSummary | None] = {}  # by candidate digest: profile each best once
+        self._summaries: dict[str, ProfileSummary | None] = {}  # by candidate digest: profile each parent once
+        self.population = Population(steps, activity)
         steps.stage = self._show_stage
 
     def _show_stage(self, stage: str, place: Place) -> None:
@@ -66,17 +78,23 @@ class AgentLoop:
             reason = exc.reason
         except NoMoreReplies as exc:
             reason = str(exc)
+        finally:
+            self.population.close()
         return LoopResult(self.best, reason, self.attempts)
 
     # ---------------------------------------------------------------------------------------- functional
 
     def _functional_pass(self) -> str:
-        feedback: Feedback | None = None
+        lineages = functional_lineages(self.search.width, self.steps.generation.references)
+        feedback: list[Feedback | None] = [None] * len(lineages)
         for number in range(1, self.budget.functional_attempts + 1):
-            attempt = self._attempt(GenerationRequest("functional", 0, number, feedback), Place("functional", 0, number))
-            if attempt.rankable:
+            jobs = [self._job(GenerationRequest("functional", 0, number, feedback[m], variant=lineage.variant),
+                              Place("functional", 0, number, lineage.member), lineage)
+                    for m, lineage in enumerate(lineages)]
+            attempts = self.population.attempts(jobs, self._attempted)
+            if any(a.rankable for a in attempts):
                 return ""
-            feedback = attempt.feedback()
+            feedback = [a.feedback() for a in attempts]
         return f"no correct candidate in {self.budget.functional_attempts} functional attempts"
 
     # -------------------------------------------------------------------------------------- optimization
@@ -90,10 +108,9 @@ class AgentLoop:
             reached = self._at_the_limit(best)
             if reached:
                 return reached
-            summary = self._summary(best, Place("optimization", number))
-            request = AnalysisRequest(number, best.view(), self.baselines, summary, tuple(history))
-            recommendations = self.steps.analyze(request, Place("optimization", number))
-            new = self._optimization_attempts(number, recommendations)
+            parents = self._parents()
+            recommendations = self._analyses(number, parents, tuple(history))
+            new = self._optimization_attempts(number, parents, recommendations)
             note, gained = self._judge(best, new)
             history.append(RoundNote(number, note))
             self.progress.event(f"round {number}: {note}")
@@ -101,6 +118,27 @@ class AgentLoop:
             if no_gain >= self.budget.patience:
                 return f"{no_gain} optimization round(s) in a row brought no gain"
         return f"all {rounds} optimization rounds done"
+
+    def _parents(self) -> list[Attempt]:
+        """The ``keep`` fastest correct candidates so far (distinct code), fastest first."""
+        ranked = sorted((a for a in self.attempts if a.rankable), key=lambda a: a.outcome.runtime_ms)  # type: ignore[union-attr]
+        parents: list[Attempt] = []
+        for attempt in ranked:
+            if all(p.candidate.digest != attempt.candidate.digest for p in parents):  # type: ignore[union-attr]
+                parents.append(attempt)
+            if len(parents) == self.search.keep:
+                break
+        return parents
+
+    def _analyses(self, number: int, parents: list[Attempt], history: tuple[RoundNote, ...]) -> list[str]:
+        """Each parent profiled (once in the run) and analysed: its recommendations, in the parents' order."""
+        jobs: list[LLMJob] = []
+        for k, parent in enumerate(parents, start=1):
+            place = Place("optimization", number, 0, k if self.search.keep > 1 else 0)
+            summary = self._summary(parent, place)
+            request = AnalysisRequest(number, parent.view(), self.baselines, summary, history)
+            jobs.append(self.steps.analysis_job(request, place, {"parent": parent.place.label}))
+        return [record.data["recommendations"] for record in self.population.analyses(jobs)]
 
     def _at_the_limit(self, best: Attempt) -> str:
         """The stop reason when ``best`` reaches ``loop.sol_target`` of the speed of light; empty otherwise."""
@@ -112,25 +150,36 @@ class AgentLoop:
                 f"({outcome.sol_ms:.4g} ms, {outcome.sol_binds}-bound), at or above loop.sol_target "
                 f"{self.sol_target:.0%}: little is left to gain")
 
-    def _summary(self, best: Attempt, place: Place) -> ProfileSummary | None:
-        assert best.candidate is not None
-        digest = best.candidate.digest
+    def _summary(self, parent: Attempt, place: Place) -> ProfileSummary | None:
+        assert parent.candidate is not None
+        digest = parent.candidate.digest
         if digest not in self._summaries:
-            self._summaries[digest] = self.steps.profile(best.candidate, place)
+            self._summaries[digest] = self.steps.profile(parent.candidate, place)
         return self._summaries[digest]
 
-    def _optimization_attempts(self, number: int, recommendations: str) -> Attempt | None:
-        feedback: Feedback | None = None
+    def _optimization_attempts(self, number: int, parents: list[Attempt], recommendations: list[str]) -> Attempt | None:
+        """The round's candidates, each failed one repaired in the next attempt; the fastest correct one."""
+        lineages = optimization_lineages(self.search.width, [p.place.label for p in parents], recommendations)
+        feedback: dict[int, Feedback | None] = {m: None for m in range(len(lineages))}
+        correct: list[Attempt] = []
         for attempt_number in range(1, self.budget.optimization_attempts + 1):
-            assert self.best is not None
-            request = GenerationRequest(
-                "optimization", number, attempt_number, feedback, self.best.view(), recommendations
-            )
-            attempt = self._attempt(request, Place("optimization", number, attempt_number))
-            if attempt.rankable:
-                return attempt
-            feedback = attempt.feedback()
-        return None
+            open_ = [m for m in range(len(lineages)) if m in feedback]
+            if not open_:
+                break
+            jobs = []
+            for m in open_:
+                lineage, parent = lineages[m], parents[lineages[m].parent]
+                request = GenerationRequest("optimization", number, attempt_number, feedback[m], parent.view(),
+                                            recommendations[lineage.parent], lineage.variant)
+                jobs.append(self._job(request, Place("optimization", number, attempt_number, lineage.member),
+                                      lineage, repair=attempt_number > 1))
+            for m, attempt in zip(open_, self.population.attempts(jobs, self._attempted)):
+                if attempt.rankable:
+                    correct.append(attempt)
+                    del feedback[m]
+                else:
+                    feedback[m] = attempt.feedback()
+        return min(correct, key=lambda a: a.outcome.runtime_ms) if correct else None  # type: ignore[union-attr]
 
     def _judge(self, previous: Attempt, new: Attempt | None) -> tuple[str, bool]:
         """How the round went, and whether it was a gain of at least ``min_gain``."""
@@ -147,15 +196,19 @@ class AgentLoop:
 
     # ------------------------------------------------------------------------------------------ attempts
 
-    def _attempt(self, request: GenerationRequest, place: Place) -> Attempt:
-        attempt = self.steps.attempt(request, place)
+    def _job(self, request: GenerationRequest, place: Place, lineage: Lineage, *, repair: bool = False) -> LLMJob:
+        tree = lineage.tree(place, repair) if self.search.width > 1 or self.search.keep > 1 else {}
+        temperature = temperature_of(lineage.member, self.steps.generation_client.settings.temperature,
+                                     self.search.temperature_step)
+        return self.steps.generation_job(request, place, tree, temperature)
+
+    def _attempted(self, attempt: Attempt, replayed: bool) -> None:
         self.attempts.append(attempt)
         if attempt.rankable and self._faster_than_best(attempt):
             self.best = attempt
             self.on_new_best(attempt)
-        replayed = "  [from the store]" if self.steps.journal.last_step_replayed else ""
-        self.progress.event(f"{self._describe(attempt)}  ({self._spent()}){replayed}")
-        return attempt
+        from_store = "  [from the store]" if replayed else ""
+        self.progress.event(f"{self._describe(attempt)}  ({self._spent()}){from_store}")
 
     def _spent(self) -> str:
         spent = self.steps.budget.spent
@@ -195,4 +248,6 @@ class AgentLoop:
         best = (f"{outcome.best_speedup:.2f}x ({self.best.place.label})"  # type: ignore[union-attr]
                 if outcome is not None and outcome.best_speedup is not None else "none yet")
         attempt = f"{place.attempt}/{of}" if place.attempt else "-"
+        if place.member:
+            attempt += f" ({self.steps.budget.in_flight} in flight)"
         return LoopStatus(pass_name, attempt, stage, best, self.steps.budget.spent)

@@ -13,6 +13,7 @@ from ..agents import Reference
 from ..config import parse_table
 from ..errors import KForgeError
 from ..llm import ModelSpec, parse_model_spec
+from ..llm.corpus import corpus_spec_text
 from ..records import SourceFile
 from ..report import RunReport
 from ..retrieval import RetrievedReference, retrieve_references
@@ -56,8 +57,11 @@ class RunPlan:
 
 
 def absolute_model_spec(spec: ModelSpec) -> str:
-    """The spec as a run keeps it: a replay script by its absolute path, so a resumed run finds it from any
-    directory."""
+    """The spec as a run keeps it: a replay script or a corpus by its absolute path, so a resumed run finds it from
+    any directory."""
+    if spec.provider == "corpus":
+        directory, _, query = spec.model.partition("?")
+        return f"corpus:{corpus_spec_text(Path(directory), query)}"
     return f"replay:{Path(spec.model).resolve()}" if spec.provider == "replay" else str(spec)
 
 

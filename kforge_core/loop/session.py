@@ -4,6 +4,7 @@ the checks before a run starts, the store, the backend's lowering, the LLMs, the
 
 from __future__ import annotations
 
+import contextlib
 import json
 import secrets
 import time
@@ -32,6 +33,7 @@ from .budget import Budget, RunClock
 from .evaluator import EvaluatorFactory, open_harness
 from .journal import Journal
 from .plan import RunPlan, plan_run
+from .population import Activity
 from .progress import Progress
 from .run_record import RunRecord
 from .steps import LoopSteps
@@ -189,6 +191,8 @@ def _announce(run: RunInfo, plan: RunPlan, journal: Journal, progress: Progress)
     for agent, spec in models.items():
         if spec.startswith("replay:"):
             progress.event(f"{agent} agent: REPLAY of {spec[len('replay:'):]} (scripted replies; no model is called)")
+        elif spec.startswith("corpus:"):
+            progress.event(f"{agent} agent: CORPUS of {spec[len('corpus:'):]} (stand-in kernels; no model is called)")
         else:
             progress.event(f"{agent} agent: {spec}")
     if journal.recorded_steps:
@@ -207,7 +211,10 @@ def _work(
     budget = Budget(settings.budget, journal.clock)
     precision = _precision_terms(settings, problem, ready.backend)
     factory_args = (ready.backend, problem, settings, ready.options, app.plugin_selection, None)
-    with evaluator_factory(*factory_args) as evaluator:
+    began = time.monotonic()
+    with contextlib.ExitStack() as stack:
+        evaluators = [stack.enter_context(evaluator_factory(*factory_args, device))
+                      for device in (settings.loop.devices or (None,))]
         steps = LoopSteps(
             journal=journal, run_dir=journal.run_dir,
             generation=GenerationAgent(templates, problem, lowering, plan.reference, precision=precision,
@@ -217,12 +224,24 @@ def _work(
                                    user_images(journal.run_dir, settings.analysis.images), precision=precision),
             generation_client=ChatClient(ready.generation_llm, parse_model_spec(plan.model), settings.llm),
             analysis_client=ChatClient(ready.analysis_llm, parse_model_spec(plan.analyst_model), settings.llm),
-            evaluator=evaluator, budget=budget,
+            evaluators=evaluators, budget=budget, max_output_tokens=settings.llm.max_output_tokens,
         )
-        loop = AgentLoop(steps, settings.budget, progress, on_new_best=record.new_best, loop=settings.loop)
+        activity = Activity()
+        loop = AgentLoop(steps, settings.budget, progress, on_new_best=record.new_best, loop=settings.loop,
+                         activity=activity)
         result = loop.run()
+    if settings.loop.width > 1 or settings.loop.devices:
+        progress.event(_search_line(activity, budget, time.monotonic() - began, len(evaluators)))
     progress.event(f"stopped: {result.stop_reason}")
     return result.stop_reason
+
+
+def _search_line(activity: Activity, budget: Budget, elapsed_s: float, devices: int) -> str:
+    """How busy the search kept the devices and the model, in this session."""
+    busy = ", ".join(f"device {i} {s / elapsed_s:.0%}" for i, s in sorted(activity.busy_s.items())) if elapsed_s \
+        else "-"
+    return (f"search: {activity.evaluations} candidates evaluated on {devices} device(s) in this session "
+            f"(busy: {busy or 'none'}); at most {budget.most_in_flight} LLM requests in flight")
 
 
 def _precision_terms(settings: Settings, problem: Problem, registered: RegisteredBackend) -> PrecisionTerms:

@@ -80,10 +80,35 @@ def print_run(report: RunReport, console: Console) -> None:
         sol = percent(outcome.sol_fraction) if outcome is not None else "-"
         cells.append([str(row.number), row.label, verdict, runtime, timers, speedups, sol, bits, row.step_dir])
     console.print(fitted_table(_ATTEMPT_COLUMNS, cells, console.width))
+    if report.wide:
+        _print_tree(report, console)
     for r in report.rounds:
         console.print(f"[bold]round {r.round}[/] (profile of {escape(r.profiled or 'the best')}):")
         console.print(redact(r.recommendations.strip()), markup=False)
     print_summary(report, console)
+
+
+def _print_tree(report: RunReport, console: Console) -> None:
+    """A wide search as a tree: each round's candidates under the parent they improve."""
+    console.print("[bold]search tree[/] (round, candidate, what it follows, verdict, speedup, at s):")
+    children: dict[str, list[Any]] = {}
+    for row in report.attempts:
+        children.setdefault(row.parent, []).append(row)
+
+    def show(row: Any, depth: int, seen: set[str]) -> None:
+        speedup = f"{row.speedup:.2f}x" if row.speedup is not None else "-"
+        where = "f" if row.pass_kind == "functional" else f"r{row.round}"
+        console.print(f"{'  ' * depth}{where} {row.label}: {row.follows or '-'}; {row.verdict}, {speedup}, "
+                      f"{row.elapsed_s:.1f} s", markup=False)
+        if row.label in seen:
+            return
+        seen.add(row.label)
+        for child in children.get(row.label, []):
+            show(child, depth + 1, seen)
+
+    seen: set[str] = set()
+    for root in children.get("", []):
+        show(root, 0, seen)
 
 
 def report_json(report: RunReport) -> dict[str, Any]:
@@ -110,6 +135,7 @@ def report_json(report: RunReport) -> dict[str, Any]:
              "figures_ms": dict(a.outcome.figures_ms) if a.outcome else {},
              "baseline_sources": list(a.outcome.baseline_sources) if a.outcome else [],
              "precision_bits": a.outcome.precision_bits if a.outcome else None, "files": a.step_dir,
+             "member": a.member, "parent": a.parent or None, "follows": a.follows, "elapsed_s": a.elapsed_s,
              **(_sol_json(a.outcome) if a.outcome else {})}
             for a in report.attempts
         ],

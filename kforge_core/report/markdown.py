@@ -25,7 +25,8 @@ def cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def render_markdown(report: RunReport, *, plot_file: str | None, best_file: str | None) -> str:
+def render_markdown(report: RunReport, *, plot_file: str | None, best_file: str | None,
+                    search_plot_file: str | None = None) -> str:
     run = report.run
     started = dt.datetime.fromtimestamp(run.created_at).strftime("%Y-%m-%d %H:%M:%S")
     lines = [
@@ -45,11 +46,31 @@ def render_markdown(report: RunReport, *, plot_file: str | None, best_file: str 
         lines += ["", f"![speedup by attempt]({plot_file})"]
     if report.references:
         lines += ["", "## Retrieved references", ""] + _references(report)
+    if report.wide:
+        lines += ["", "## Search tree", ""] + search_tree(report)
+        if search_plot_file:
+            lines += ["", f"![best speedup by round and by wall time]({search_plot_file})"]
     lines += ["", "## Attempts", ""] + _attempts(report)
     if report.rounds:
         lines += ["", "## Optimization rounds"] + _rounds(report)
     lines += ["", "## LLM usage", ""] + _usage(report)
     return "\n".join(lines) + "\n"
+
+
+def search_tree(report: RunReport) -> list[str]:
+    """Each candidate of a wide search with its round, its parent and what it followed, and how it fared."""
+    lines = [f"{len(report.attempts)} candidates; each optimization round's parents are the best candidates so far, "
+             "each profiled and analysed; a failed candidate is repaired in its round's next attempt.", "",
+             "| round | candidate | parent | follows | verdict | speedup | at (s) |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    best = report.best
+    for row in report.attempts:
+        where = "functional" if row.pass_kind == "functional" else str(row.round)
+        verdict = row.verdict + (" (best)" if row is best else "")
+        speedup = f"{row.speedup:.2f}x" if row.speedup is not None else "-"
+        lines.append(f"| {where} | {row.label} | {row.parent or '-'} | {cell(row.follows) or '-'} | "
+                     f"{cell(verdict)} | {speedup} | {row.elapsed_s:.1f} |")
+    return lines
 
 
 def _references(report: RunReport) -> list[str]:

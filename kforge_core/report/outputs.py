@@ -9,13 +9,14 @@ from pathlib import Path
 from ..secrets import redact
 from ..store import RunStore
 from .markdown import render_markdown
-from .plot import plot_speedups
+from .plot import plot_search, plot_speedups
 from .run_report import RunReport
 
 BEST = "best.py"
 REPORT = "report.md"
 PLOT = "speedup.png"
-_RESERVED = {BEST, REPORT, PLOT, "steps"}
+SEARCH_PLOT = "search.png"  # a wide search's best speedup by round and by wall time
+_RESERVED = {BEST, REPORT, PLOT, SEARCH_PLOT, "steps"}
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,12 @@ def write_outputs(store: RunStore, run_id: str) -> RunOutputs:
     best_path = _write_best(report, run_dir)
     plot_path = run_dir / PLOT
     plot_speedups(report, plot_path)
-    text = render_markdown(report, plot_file=PLOT, best_file=BEST if best_path else None)
+    search_plot = None
+    if report.wide:
+        plot_search(report, run_dir / SEARCH_PLOT)
+        search_plot = SEARCH_PLOT
+    text = render_markdown(report, plot_file=PLOT, best_file=BEST if best_path else None,
+                           search_plot_file=search_plot)
     report_path = run_dir / REPORT
     report_path.write_text(redact(text))
     return RunOutputs(report, report_path, best_path, plot_path)

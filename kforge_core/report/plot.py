@@ -61,3 +61,35 @@ def plot_speedups(report: RunReport, target: Path) -> None:
     fig.tight_layout()
     fig.savefig(target)
     plt.close(fig)
+
+
+def plot_search(report: RunReport, target: Path) -> None:
+    """A wide search's best speedup so far, by round (0: the functional pass) and by the run's wall time, over
+    every ranked candidate."""
+    plt = pyplot()
+    fig, (by_round, by_time) = plt.subplots(1, 2, figsize=(10, 4), dpi=110, sharey=True)
+    for ax, key, label in ((by_round, lambda r: r.round, "round (0: the functional pass)"),
+                           (by_time, lambda r: r.elapsed_s, "wall time of the run (s)")):
+        rows = sorted(report.attempts, key=key)
+        ranked = [(key(r), r.speedup) for r in rows if r.speedup is not None]
+        ax.scatter([x for x, _ in ranked], [y for _, y in ranked], color="tab:blue", s=12, zorder=3,
+                   label="correct candidate")
+        best_x, best_y, best = [], [], None
+        for x, y in ranked:
+            best = y if best is None else max(best, y)
+            best_x.append(x)
+            best_y.append(best)
+        if best_x:
+            ax.step(best_x, best_y, where="post", color="tab:green", label="best so far")
+        ax.axhline(1.0, color="grey", linestyle=":", linewidth=1)
+        ax.set_xlabel(label)
+        ax.set_ylim(bottom=0)
+    from matplotlib.ticker import MaxNLocator
+
+    by_round.xaxis.set_major_locator(MaxNLocator(integer=True))
+    by_round.set_ylabel("speedup vs the faster baseline")
+    by_round.legend(fontsize=8, loc="best")
+    fig.suptitle(plot_title(report), fontsize=9)
+    fig.tight_layout()
+    fig.savefig(target)
+    plt.close(fig)

@@ -30,6 +30,15 @@ class AttemptRow:
     no_code: str
     outcome: Outcome | None
     step_dir: str  # the generation step's directory, relative to the run directory
+    member: int = 0  # its place among the candidates asked for at once (0: the only one)
+    parent: str = ""  # the label of the candidate it improves (optimization rounds of a wide search)
+    follows: str = ""  # what it follows: a recommendation, an approach, a repair of another attempt
+    elapsed_s: float = 0.0  # the run's time when its verdict (or its reply, without code) was stored
+
+    @property
+    def speedup(self) -> float | None:
+        """Against the faster baseline, when it is ranked."""
+        return self.outcome.best_speedup if self.rankable and self.outcome is not None else None
 
     @property
     def verdict(self) -> str:
@@ -88,6 +97,11 @@ class RunReport:
     references: tuple[ReferenceRow, ...] = ()
 
     @property
+    def wide(self) -> bool:
+        """Whether the run searched wider than one candidate at a time (``--width``, ``--keep``)."""
+        return any(a.member or a.parent for a in self.attempts)
+
+    @property
     def best(self) -> AttemptRow | None:
         """The fastest correct, unflagged attempt (what ``best.py`` holds)."""
         ranked = [a for a in self.attempts if a.rankable]
@@ -122,16 +136,19 @@ class RunReport:
 
 def _attempts(steps: list[StepRecord]) -> tuple[AttemptRow, ...]:
     rows: list[AttemptRow] = []
-    outcomes = {(s.pass_kind, s.round, s.attempt): s for s in steps if s.kind == "evaluation"}
+    outcomes = {s.label: s for s in steps if s.kind == "evaluation"}  # a candidate's steps share its label
     for step in (s for s in steps if s.kind == "generation"):
         stored = step.data.get("candidate")
-        evaluation = outcomes.get((step.pass_kind, step.round, step.attempt))
+        evaluation = outcomes.get(step.label)
+        tree = step.data.get("tree") or {}
         rows.append(AttemptRow(
             number=len(rows) + 1, pass_kind=step.pass_kind, round=step.round, attempt=step.attempt,
             label=step.label, candidate=record_from_json(Candidate, stored) if stored else None,
             no_code=step.data.get("no_code", ""),
             outcome=record_from_json(Outcome, evaluation.data) if evaluation is not None else None,
-            step_dir=step.artifact_dir,
+            step_dir=step.artifact_dir, member=tree.get("member", 0), parent=tree.get("parent") or "",
+            follows=tree.get("follows", ""),
+            elapsed_s=evaluation.elapsed_s if evaluation is not None else step.elapsed_s,
         ))
     return tuple(rows)
 
@@ -140,11 +157,16 @@ def _rounds(steps: list[StepRecord]) -> tuple[RoundRow, ...]:
     profiles: dict[int, StepRecord] = {}
     last_profile: StepRecord | None = None
     rounds: list[RoundRow] = []
+    by_candidate: dict[str, StepRecord] = {}
     for step in steps:
         if step.kind == "profile":
-            last_profile = profiles[step.round] = step
+            last_profile = profiles[step.round] = by_candidate[step.data.get("candidate_label", "")] = step
         elif step.kind == "analysis":
-            profile = profiles.get(step.round, last_profile)  # a best profiled in an earlier round is reused
+            parent = (step.data.get("tree") or {}).get("parent")
+            if parent is not None:  # a wide search's round analyses each of its parents
+                profile = by_candidate.get(parent)
+            else:
+                profile = profiles.get(step.round, last_profile)  # a best profiled in an earlier round is reused
             summary = (profile.data.get("summary") or {}) if profile is not None else {}
             rounds.append(RoundRow(
                 round=step.round,

@@ -17,18 +17,24 @@ from ..timing_findings import launch_overhead_finding
 
 @dataclass(frozen=True)
 class Place:
-    """Where in the run a step happens: the pass, its round (0 in the functional pass) and the attempt."""
+    """Where in the run a step happens: the pass, its round (0 in the functional pass), the attempt and, where a
+    round asks for several candidates at once (``--width``), which one (``member``, from 1; 0: the only one). An
+    optimization round's analysis of its parent ``member`` (``--keep``) has attempt 0."""
 
     pass_kind: str  # "setup", "functional" or "optimization"
     round: int = 0
     attempt: int = 0
+    member: int = 0
 
     @property
     def label(self) -> str:
+        """``f2``, ``o1.3``, ``o1`` (a round's analysis); with members ``f2-4``, ``o1.3-4``, ``o1-p2``."""
         if self.pass_kind == "functional":
-            return f"f{self.attempt}"
+            return f"f{self.attempt}" + (f"-{self.member}" if self.member else "")
         if self.pass_kind == "optimization":
-            return f"o{self.round}.{self.attempt}" if self.attempt else f"o{self.round}"
+            if not self.attempt:
+                return f"o{self.round}" + (f"-p{self.member}" if self.member else "")
+            return f"o{self.round}.{self.attempt}" + (f"-{self.member}" if self.member else "")
         return self.pass_kind
 
 

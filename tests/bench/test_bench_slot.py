@@ -89,3 +89,22 @@ def test_the_slots_workers_start_before_its_first_problem_is_described_and_serve
     assert result.correct, result.message
     assert started_when_described == [2]  # the referee's worker and the candidate's, before the problem was described
     assert started == 2  # they served it: no other worker was started for it
+
+
+def test_a_slot_starts_its_workers_before_it_takes_a_problem(tmp_path):
+    """``--devices 0,1``: each device's workers start as its slot's thread begins, side by side, not with the
+    slot's first problem."""
+    from harness.torch_backend_plugin import TORCH_CPU_UNITS
+
+    settings = settings_for(tmp_path / "cache", spare_workers=0, baselines=())
+    units = PluginSelection(entry_points=False, modules=("harness.torch_backend_plugin",))
+    slots = [DeviceSlot(backend=TORCH_CPU_UNITS, settings=settings, plugins=units, options=None, device_index=i,
+                        label=f"cpu slot {i}", measure=False) for i in (0, 1)]
+    try:
+        for slot in slots:
+            slot.start()
+        assert all(slot.harness().workers_started >= 1 for slot in slots)  # with no problem given yet
+        assert [slot.harness().device_index for slot in slots] == [0, 1]
+    finally:
+        for slot in slots:
+            slot.close()

@@ -223,7 +223,10 @@ def test_devices_are_distinct_indices_for_the_local_executor():
 
 class _FakeSlot:
     def __init__(self, index):
-        self.index, self.built_ahead, self.closed = index, [], False  # its harness is made with its first job
+        self.index, self.built_ahead, self.closed, self.started = index, [], False, False
+
+    def start(self):
+        self.started = True
 
     def prebuild(self, jobs):
         self.built_ahead += [j.key for j in jobs]
@@ -241,6 +244,7 @@ def test_the_local_executor_runs_a_problem_at_a_time_on_each_device_and_builds_l
         return slots.setdefault(index, _FakeSlot(index))
 
     def work(slot, job):
+        assert slot.started, "a slot took a problem before starting its workers"
         with lock:
             busy[slot.index] = busy.get(slot.index, 0) + 1
             assert busy[slot.index] == 1, "two problems at once on one device"

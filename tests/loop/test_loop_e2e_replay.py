@@ -85,7 +85,9 @@ def test_the_demo_script_on_the_cpu_backend(tmp_path):
     report = only_report(runs)
     verdicts = [a.verdict for a in report.attempts]
     assert verdicts[:4] == ["no code", "compile_error", "numerical_mismatch", "correct"]
-    assert all(v == "correct" for v in verdicts[4:]) and len(verdicts) >= 6
+    # the optimization rounds ran until no gain, or until the best came near the speed of light (loop.sol_target)
+    rounds_run = 5 if "of the speed of light" in report.run.stop_reason else 6
+    assert all(v == "correct" for v in verdicts[4:]) and len(verdicts) >= rounds_run
     assert any(reason in report.run.stop_reason for reason in STOP_REASONS), report.run.stop_reason
 
     # each failure went back to the generation agent, and the analyst's advice reached it
