@@ -260,12 +260,14 @@ class Device:
         """The devices :meth:`stated_peaks` knows, as people name them (for a message that lists them)."""
         return ()
 
-    def peaks(self, cache_dir: Path | None = None, *, remeasure: bool = False) -> DevicePeaks | None:
+    def peaks(self, cache_dir: Path | None = None, *, remeasure: bool = False,
+              memory_limit_bytes: int = 0) -> DevicePeaks | None:
         """The device's peak memory bandwidth and FLOP/s per unit, each with its source: what :meth:`_peaks`
         states (the vendor's figures), with what it lacks of the bandwidth and :attr:`measured_units` measured on
         the device once and kept under ``cache_dir`` (no ``cache_dir``: nothing is measured). None where nothing is
         known. Called in a worker as it starts, before any candidate code is imported there; ``remeasure`` measures
-        again what was measured before (``kforge check --device cpu --remeasure``)."""
+        again what was measured before (``kforge check --device cpu --remeasure``); a measurement keeps within
+        ``memory_limit_bytes`` (the worker's ``harness.memory_limit_mb``; 0: none set)."""
         from .measured_peaks import cache_key, cached_peaks, measure_peaks
 
         found = self._guarded(self._peaks, None) or DevicePeaks(self.hardware_name(), None)
@@ -275,7 +277,7 @@ class Device:
         if missing and self.measured_units and cache_dir is not None:
             units = tuple(unit for unit in missing if unit not in ("memory", "cache"))
             measure = lambda: measure_peaks(self, units, bandwidth="memory" in missing,  # noqa: E731
-                                            cache="cache" in missing)
+                                            cache="cache" in missing, memory_limit_bytes=memory_limit_bytes)
             measured = self._guarded(lambda: cached_peaks(cache_dir, cache_key(self, missing), measure,
                                                           refresh=remeasure), None)
             found = found.filled_from(measured) if measured is not None else found

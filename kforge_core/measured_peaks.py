@@ -68,11 +68,11 @@ def cache_key(device: Device, units: tuple[str, ...]) -> str:
 
 
 def measure_peaks(device: Device, units: tuple[str, ...], *, bandwidth: bool = True,
-                  cache: bool = False) -> DevicePeaks:
+                  cache: bool = False, memory_limit_bytes: int = 0) -> DevicePeaks:
     """Measure ``device``'s copy bandwidth (with ``bandwidth``), its bandwidth within the last-level cache (with
     ``cache``), and the GEMM rate of each of ``units`` it can run."""
     name = device.hardware_name()
-    copied = _copy_bandwidth(device, _copy_sizes(device)) if bandwidth else None
+    copied = _copy_bandwidth(device, _copy_sizes(device, memory_limit_bytes)) if bandwidth else None
     levels = tuple((level, peak) for level in (device.cache_levels() if cache else ())
                    if (peak := _copy_bandwidth(device, _within(level), f"within a {level >> 10:,} KiB cache level"))
                    is not None)
@@ -97,15 +97,17 @@ def _best_seconds(device: Device, operation: Callable[[], Any], burst: int) -> f
     return best
 
 
-def _copy_sizes(device: Device) -> Iterator[int]:
-    """Array sizes to try, largest first (a worker under ``harness.memory_limit_mb`` may not fit the first). Host
-    memory (a device whose tensors live on the host, the host CPU's or not) by STREAM's rule, at most 128 MiB an
-    array: a worker held to its cgroup's memory by the kernel is killed, not refused, past it."""
-    if device.host_cpu or device.torch_device.type == "cpu":
+def _copy_sizes(device: Device, memory_limit_bytes: int = 0) -> Iterator[int]:
+    """Array sizes to try, largest first. A worker held to ``harness.memory_limit_mb`` (its cgroup's memory) takes
+    arrays of at most an eighth of it: the kernel kills a process past its cgroup's limit, it does not refuse an
+    allocation, so a size that does not fit cannot be tried and stepped down from."""
+    if device.host_cpu:
         size = min(max(4 * device.last_level_cache_bytes(), HOST_COPY_BYTES[0]), HOST_COPY_BYTES[1])
     else:
         total = device.memory().total
         size = min(DEVICE_COPY_BYTES, total // 8) if total else DEVICE_COPY_BYTES
+    if memory_limit_bytes:
+        size = min(size, memory_limit_bytes // 8)
     while size >= MIN_COPY_BYTES:
         yield size
         size //= 2

@@ -148,7 +148,8 @@ class Worker:
                            os.getpid(), flush_bytes=device.flush_bytes,
                            synchronize=device.synchronize_description, timer=device.timer_description,
                            facts=tuple(device.facts().items()), memory_bytes=device.memory().total,
-                           peaks=device.peaks(self.init.cache_dir))
+                           peaks=device.peaks(self.init.cache_dir,
+                                              memory_limit_bytes=self.init.settings.memory_limit_mb << 20))
 
     def reference(self, *, timing: bool = True):  # noqa: ANN201
         from .reference import reference_data
