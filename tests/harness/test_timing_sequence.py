@@ -13,8 +13,11 @@ import types
 
 import torch
 
-from kforge_core.device import EVENTS_HOLD, EVENTS_SEQUENCE, FIELD_FLUSH_BYTES, HOLD_LIMIT_MS, Device, DeviceClock
-from kforge_core.harness.worker.timing import calls_per_run, time_runs
+from kforge_core.device import (
+    EVENTS_HOLD, EVENTS_SEQUENCE, FIELD_FLUSH_BYTES, HOLD_LIMIT_MS, Device, DeviceClock, MemoryStats,
+)
+from kforge_core.harness.worker import timing
+from kforge_core.harness.worker.timing import calls_per_run, keep_outputs, time_runs
 from kforge_core.records import Backend
 from kforge_core.settings import HarnessSettings
 
@@ -229,3 +232,36 @@ def test_the_queue_is_held_only_where_the_device_timer_saw_one_stream():
     device = ClockedHoldingDevice(streams=2)
     timed, _ = _timed(device, repetitions=2)
     assert device.holds == [] and timed.device_streams == 2 and timed.samples_ms["device"] == [0.5, 0.5]
+
+
+class CrowdedDevice(LoggedDevice):
+    """A device with ``free`` bytes left for this process."""
+
+    def __init__(self, free: int) -> None:
+        self.free_bytes = free
+        super().__init__()
+
+    def _memory(self) -> MemoryStats:
+        return MemoryStats(total=1 << 40, available=self.free_bytes)
+
+
+def test_a_timed_calls_outputs_are_kept_in_host_memory_where_the_device_has_no_room_for_a_copy(monkeypatch):
+    hosted: list[torch.Tensor] = []
+
+    def host_copy(tensor: torch.Tensor) -> torch.Tensor:
+        hosted.append(tensor)
+        return tensor.clone()
+
+    monkeypatch.setattr(timing, "host_copy", host_copy)
+    monkeypatch.setattr(timing, "ASK_FROM_BYTES", 4096)
+    output = (torch.arange(1024, dtype=torch.float32), torch.ones(8))  # 4,128 bytes
+    for free, to_host in ((4 * 4128, False), (4 * 4128 - 1, True), (0, False)):  # 0: the device cannot tell
+        hosted.clear()
+        kept = keep_outputs(output, CrowdedDevice(free))
+        assert len(hosted) == (2 if to_host else 0)
+        assert all(torch.equal(copy, original) and copy.data_ptr() != original.data_ptr()
+                   for copy, original in zip(kept.leaves, output))
+    monkeypatch.setattr(timing, "ASK_FROM_BYTES", 4129)  # smaller outputs: the device is not asked
+    hosted.clear()
+    keep_outputs(output, CrowdedDevice(1))
+    assert not hosted

@@ -45,8 +45,10 @@ from ...stage_timer import StageTimer
 from .. import flags as F
 from ...values import flatten_output
 from ..timed_runs import CHECKS_NOTE, pool_index, timed_label
+from ..cpu_placement import on_timing_cpu
 from ..timers import headline_timer
 from ..verdict import TimingMethod
+from .host_copies import host_copy
 from .reference import ProblemData, fresh_inputs
 from .threads import join_threads, new_threads
 
@@ -69,13 +71,35 @@ class Kept:
     structure: tuple[Any, ...]
 
 
+KEEP_ON_DEVICE_SHARE = 4  # outputs kept on the device only where they take at most a quarter of what is free there
+ASK_FROM_BYTES = 256 << 20  # smaller outputs are copied on the device without asking what is free
+
+
 def keep_outputs(result: Any, device: Device) -> Kept:
-    """Copies of ``result``'s tensors, made and finished on the device. Nothing but ``type`` touches a leaf before
-    it is copied: a tensor subclass gets no chance to run its own code."""
+    """Copies of ``result``'s tensors, made and finished on the device, or in host memory where copies on the device
+    would take more than a :data:`KEEP_ON_DEVICE_SHARE` of its free memory (a 4.3 GB output whose call peaks at
+    65 GB had no room for a second copy on a 141 GB device that other processes shared, and the candidate ran out
+    of memory). Nothing but ``type`` touches a leaf before it is copied: a tensor subclass gets no chance to run its
+    own code."""
     leaves, structure = flatten_output(result)
-    plain = [o.detach().clone() if type(o) in (torch.Tensor, torch.nn.Parameter) else None for o in leaves]
+    plain = [o.detach() if type(o) in (torch.Tensor, torch.nn.Parameter) else None for o in leaves]
+    copy = torch.Tensor.clone if _fits_on_device(plain, device) else host_copy
+    kept = [None if o is None else copy(o) for o in plain]
     device.synchronize()
-    return Kept(plain, structure)
+    return Kept(kept, structure)
+
+
+def _fits_on_device(tensors: list[Any], device: Device) -> bool:
+    """Whether copies of ``tensors`` fit the device beside what it holds. The device is asked only for outputs
+    from :data:`ASK_FROM_BYTES` up: asking takes time inside the call's marked interval, which widens what the
+    outside clock must allow every call."""
+    if device.host_cpu:
+        return True
+    size = sum(t.numel() * t.element_size() for t in tensors if t is not None)
+    if size < ASK_FROM_BYTES:
+        return True
+    free = device.memory().free
+    return not free or size * KEEP_ON_DEVICE_SHARE <= free
 
 
 @dataclass
@@ -116,8 +140,13 @@ def time_runs(call: Callable[..., Any], reference: ProblemData, device: Device, 
     is marked as a call of forward (the mark is sent before the clock starts, and ends once the copy of its outputs
     is made); ``returned`` gets each timed call's run, label and copied outputs, after its mark ended and before
     the next call."""
-    timer = timer or StageTimer()
-    runs = range(settings.repetitions) if runs is None else runs
+    with on_timing_cpu():  # the candidate's blocks and the baselines' on one CPU (``cpu_placement``)
+        return _time_runs(call, reference, device, settings, timer or StageTimer(),
+                          range(settings.repetitions) if runs is None else runs, returned)
+
+
+def _time_runs(call: Callable[..., Any], reference: ProblemData, device: Device, settings: HarnessSettings,
+               timer: StageTimer, runs: range, returned: Callable[[int, str, Kept], None] | None) -> TimedRuns:
     size = len(reference.pool)
     hold = _Hold()
     samplers = _samplers(device, hold)
