@@ -228,6 +228,8 @@ def _print_runtimes(console: Console, verdict: Verdict) -> None:
         console.print(f"[dim]baseline {escape(source.describe())}[/]")
     for figure in verdict.outside_clock:  # the worker's figures beside the KForge process's own clock
         console.print(f"[dim]outside clock, {escape(figure.describe())}[/]")
+    if verdict.device_alone:
+        console.print(f"[yellow]{escape(verdict.device_alone)}[/]")
 
 
 def _print_speed_of_light(console: Console, verdict: Verdict) -> None:

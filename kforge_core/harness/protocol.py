@@ -26,6 +26,7 @@ from ..peaks import DevicePeaks
 from ..plugins import PluginSelection
 from ..records import Candidate, Failure, Flag, Problem, TrialError
 from ..settings import HarnessSettings
+from .cpu_placement import CpuPlacement
 from .host.namespaces import SandboxPlan
 
 _HEADER = struct.Struct("!Q")
@@ -65,6 +66,7 @@ class WorkerInit:
     environment: tuple[tuple[str, str], ...] = ()
     sandbox: SandboxPlan | None = None  # the namespace sandbox the worker runs in; None: none applies
     preload: tuple[str, ...] = ()  # modules imported in the background from the start (the baseline worker's compiler)
+    placement: CpuPlacement | None = None  # the host CPUs it runs and times on (``cpu_placement``); None: anywhere
 
 
 @dataclass(frozen=True)
@@ -131,9 +133,12 @@ class MeasureBaselines:
 @dataclass(frozen=True)
 class Expect:
     """To the referee worker (one that never imports candidate code): compute ``problem``'s expected outputs,
-    from which it judges what candidates' workers ship (``worker/expected.py``). Answered with :class:`Prepared`."""
+    from which it judges what candidates' workers ship (``worker/expected.py``). Answered with :class:`Prepared`.
+    Without ``on_device`` they are kept in host memory whatever the problem's size (its candidates need the
+    device to themselves)."""
 
     problem: Problem
+    on_device: bool = True
 
 
 @dataclass(frozen=True)

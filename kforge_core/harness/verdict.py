@@ -275,6 +275,9 @@ class Verdict:
     device_streams: int = 0  # the streams the candidate's runs involved, the caller's among them (0: not known)
     phases: tuple[tuple[str, float], ...] = ()  # where the evaluation's seconds went on the host (host/phases.py)
     built_ahead: str = ""  # what building ahead did for this candidate ("": nothing was built ahead)
+    # why it was evaluated a second time with the device to itself ("": it was not): out of memory beside KForge's
+    # other processes, a verdict KForge lost, not the candidate's failure
+    device_alone: str = ""
     outside_clock: tuple[OutsideFigure, ...] = ()  # each timer's figure beside the KForge process's own clock
     speed_of_light: SpeedOfLight | None = None  # the figures against the problem's bound on the device (None: none)
 
@@ -366,6 +369,7 @@ class Verdict:
             "device_streams": self.device_streams,
             "phases": dict(self.phases),
             "built_ahead": self.built_ahead,
+            "device_alone": self.device_alone,
             "outside_clock": to_json(self.outside_clock),
             "sol_ms": self.speed_of_light.sol_ms if self.speed_of_light else None,
             "sol_fraction": self.speed_of_light.fraction if self.speed_of_light else None,
@@ -407,6 +411,7 @@ class Verdict:
             device_streams=int(data.get("device_streams", 0)),
             phases=tuple((name, float(seconds)) for name, seconds in data.get("phases", {}).items()),
             built_ahead=data.get("built_ahead", ""),
+            device_alone=data.get("device_alone", ""),
             outside_clock=from_json(tuple[OutsideFigure, ...], data.get("outside_clock", [])),
             speed_of_light=SpeedOfLight.from_json(data["speed_of_light"]) if data.get("speed_of_light") else None,
         )

@@ -122,3 +122,23 @@ def test_a_candidate_past_its_cgroups_memory_limit_is_out_of_memory_naming_it(ca
         assert "out-of-memory killer ended a process at its cgroup's memory" in verdict.message
         assert "(1024 MiB)" in verdict.message and verdict.worker_replaced
         _next_passes(harness)
+
+
+def test_a_candidate_out_of_the_devices_memory_beside_kforges_processes_is_evaluated_again_alone(cache_dir):
+    """Out of the device's memory (its runtime's words) while the referee, the baseline worker and a spare held
+    theirs: a verdict KForge lost, not the candidate's failure. The candidate is evaluated again with the device
+    to itself, and the problem stays so; a candidate out of memory then is out of memory, evaluated once."""
+    from .torch_backend_plugin import TORCH_CPU_ACCELERATOR
+
+    settings = settings_for(cache_dir, spare_workers=1, baselines=("eager",))
+    with Harness(backend=TORCH_CPU_ACCELERATOR, problem=problem("relu_scale"), settings=settings,
+                 plugins=SELECTION) as harness:
+        verdict = harness.evaluate(candidate("out_of_memory_beside_others"))
+        assert verdict.correct, verdict.message
+        assert "out of memory beside KForge's other processes" in verdict.device_alone
+        assert "accelerator memory exhausted" in verdict.device_alone
+        assert verdict.speedup("eager") is not None  # its baseline measured again beside it
+        started = harness.workers_started
+        verdict = harness.evaluate(candidate("out_of_device_memory"))
+        assert verdict.failure is Failure.OUT_OF_MEMORY and not verdict.device_alone, verdict.message
+        assert harness.workers_started - started <= 2  # its worker and the one after it; no second evaluation

@@ -40,6 +40,7 @@ class CpuAsAcceleratorDevice(CpuDevice):
 
     host_cpu = False
     prior_band = 0.10
+    out_of_memory_patterns = ("accelerator memory exhausted",)  # what its runtime would say
 
 
 TORCH_CPU_ACCELERATOR = Backend(name="torch-cpu-accelerator", programming_model="PyTorch", device="cpu",

@@ -32,6 +32,7 @@ from .prebuild import PrebuildOutcome, Prebuilder
 from .baseline_cache import BaselineCache, BaselineKey
 from .cache_quota import cache_watch
 from .baseline_worker import BaselineWorker, baseline_modules
+from ..cpu_placement import choose_placement
 from .device_binding import device_environment
 from .interleave import Prior, Window, blocks, measure_window
 from .limits import limited_plan
@@ -110,6 +111,8 @@ class Harness:
         except ValueError as exc:
             raise KForgeError(str(exc)) from None
         self._host_cpu = self._device_class.host_cpu
+        # an accelerator's workers on one node, timing on one CPU of it (the host CPU's timed work takes all cores)
+        self._placement = None if self._host_cpu or not settings.harness.cpu_placement else choose_placement()
         self._own_root = scratch_root is None
         state_dir = _private_state_dir(settings, scratch_root)
         # absolute: a worker is told its candidates' directories, and its own working directory is not this one's
@@ -141,6 +144,7 @@ class Harness:
         self._prebuild_problems: dict[str, Problem] = {}  # candidate digest -> the problem it is built for
         self._bounds = Bounds(lambda: self._pool.facts, settings.harness.contract)
         self._phases = Phases()  # the evaluation under way's: its trials and timing blocks are told to its observer
+        self._alone: set[str] = set()  # problems whose candidates get the device to themselves (_give_device_alone)
         self._closed = False
 
     # ------------------------------------------------------------------------------------------ public
@@ -226,7 +230,38 @@ class Harness:
         workdir = self._scratch_dir(candidate, worker)
         verdict = evaluate_candidate(setup, worker, candidate, workdir, profile=profile, measure=measure,
                                      stop_at=stop_at, phases=phases)
+        said = self._device_ran_out(verdict)
+        if said and self._give_device_alone(self.problem):
+            again = self._evaluate(candidate, profile=profile, measure=measure, stop_at=stop_at)
+            return dataclasses.replace(again, device_alone=(
+                f"out of memory beside KForge's other processes ({said[:200]}); evaluated again with the device "
+                "to itself"))
         return dataclasses.replace(verdict, built_ahead=ahead.describe()) if ahead is not None else verdict
+
+    def _device_ran_out(self, verdict: Verdict) -> str:
+        """The line of the verdict's message where the device's runtime says it ran out of memory ("": the
+        candidate did not run out of the device's own memory, if of a limit KForge set)."""
+        if verdict.failure is not Failure.OUT_OF_MEMORY:
+            return ""
+        patterns = self._device_class.out_of_memory_patterns
+        return next((line.strip() for line in verdict.message.splitlines()
+                     if any(pattern in line.lower() for pattern in patterns)), "")
+
+    def _give_device_alone(self, problem: Problem) -> bool:
+        """A candidate ran out of memory while KForge's other processes held theirs: the referee, the baseline
+        workers and the spares. From now on ``problem`` is evaluated as one large for its device (one process at
+        a time, nothing prepared beside it, the referee's expected outputs in host memory), and the processes
+        holding device memory now are ended (each starts again when needed). False where it was so already: the
+        candidate ran out of memory alone, its own failure."""
+        if problem.digest in self._alone:
+            return False
+        self._alone.add(problem.digest)
+        self._referee.hosted.add(problem.digest)
+        self._referee.discard()
+        self._baseline_worker.discard()
+        self._baselines_ahead.discard()
+        self._pool.close()
+        return True
 
     def evaluate_all(self, candidates: Iterable[Candidate], *, profile: bool = False, measure: bool = True,
                      observer: Callable[[Candidate], Observer | None] = lambda candidate: None) -> Iterator[Verdict]:
@@ -338,7 +373,7 @@ class Harness:
             sys_path=self._sys_path(),
             selection=self.plugins, backend=self.backend.name, host_cpu=self._host_cpu, options=self.options,
             settings=self.settings.harness, cache_dir=self.settings.cache_dir.resolve(),
-            environment=self._environment, sandbox=sandbox,
+            environment=self._environment, sandbox=sandbox, placement=self._placement,
         )
 
     def _baseline_worker_init(self) -> WorkerInit:
@@ -409,7 +444,7 @@ class Harness:
     def _large(self, problem: Problem) -> bool:
         """Whether ``problem`` is large for the workers' device (unknown before a worker has started: no)."""
         facts = self._pool.facts
-        return facts is not None and large_for_device(problem, facts.memory_bytes)
+        return problem.digest in self._alone or (facts is not None and large_for_device(problem, facts.memory_bytes))
 
     def _get_baselines_ready(self) -> None:
         self._baseline_worker.get_ready(self._seen_by_workers(self.problem), self.settings.harness.baselines)

@@ -42,6 +42,7 @@ class Referee:
         self._expects: str | None = None  # digest of the problem whose expected outputs the worker holds
         self.reference_s: float | None = None  # the reference's median forward time on the device
         self.on_judged: Callable[[Shipped, Judged], None] | None = None  # told each shipment's judgement
+        self.hosted: set[str] = set()  # digests of the problems whose expected outputs stay in host memory
 
     def start(self) -> None:
         """Start the referee's worker now, without waiting for it (it is told the problem and prepared when
@@ -71,7 +72,8 @@ class Referee:
         problem = self._pool.problem
         assert problem is not None  # prepared for it above
         if self._expects != problem.digest:
-            reply = self._take(lambda w: w.call(Expect(problem), self._settings.startup_timeout_s,
+            expect = Expect(problem, on_device=problem.digest not in self.hosted)
+            reply = self._take(lambda w: w.call(expect, self._settings.startup_timeout_s,
                                                 "computing the reference's expected outputs"), worker)
             if reply.failure is not None:
                 self.discard()

@@ -28,6 +28,7 @@ from ..protocol import (
     Begin, Channel, ChannelClosed, Conclude, DeviceFacts, Expect, Finish, JudgeBegin, MeasureBaselines, Prepare,
     JudgedBatch, Prepared, Reply, RunStage, Shipped, ShippedBatch, Time, Wait, WorkerInit,
 )
+from ..cpu_placement import settle
 from .faults import classify_exception, classify_text
 from .limit_hits import know_limits, scratch_checked
 from .memory import hand_back_idle_cache
@@ -226,7 +227,7 @@ class Worker:
             expected = expected_for(request.problem, self.device, self.init.settings, self.backend)
             on_device = not self.device.host_cpu
             self.judge = Judge(expected, self.init.settings, hand_back=lambda: hand_back_idle_cache(self.device),
-                               for_device=on_device, keep_on_device=on_device and not large_for_device(
+                               for_device=on_device, keep_on_device=on_device and request.on_device and not large_for_device(
                                    request.problem, self.device.memory().total))
             return Prepared(f"expected outputs of {len(expected.data.trials)} trials ({len(expected.kept)} kept)",
                             expected.forward_s)
@@ -396,6 +397,7 @@ def main(argv: list[str] | None = None) -> int:
     _dump_stacks_on_request(stacks_fd)
     channel = Channel(read_fd, write_fd)
     init_id, init = channel.receive(trusted=True)
+    settle(init.placement)  # before the runtime is loaded: what it allocates lies on the placement's node
     timer = ChannelTimer(channel)
     try:
         worker = Worker(init, timer, Streams((out_fd, err_fd)))

@@ -36,7 +36,7 @@ CUDA_FAULT_PATTERNS = (
     "cuda error: launch failure",
     "cuda error: unknown error",
 )
-CUDA_OUT_OF_MEMORY_PATTERNS = ("cublas_status_alloc_failed",)
+CUDA_OUT_OF_MEMORY_PATTERNS = ("cublas_status_alloc_failed", "cuda out of memory", "cudaerrormemoryallocation")
 
 
 class CudaDevice(Device):
