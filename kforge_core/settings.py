@@ -112,6 +112,9 @@ class HarnessSettings:
     # the headline figure of verdicts, speedups, fast_p and plots: "wall", "events" or "device" (docs/timing.md);
     # the others are measured and reported too where the device has them
     timer: Literal["wall", "events", "device"] = "wall"
+    # an accelerator's workers on one NUMA node, every timed block (candidate's and baselines') on one CPU of it kept
+    # for timing (kforge_core/harness/cpu_placement.py); off: wherever the OS puts them
+    cpu_placement: bool = True
 
     def __post_init__(self) -> None:
         for name in ("trials", "repetitions", "timed_check_elements"):

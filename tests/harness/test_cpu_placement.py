@@ -1,0 +1,55 @@
+"""Where an accelerator's workers run on the host: one NUMA node for all, one CPU of it for every timed block."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import pytest
+
+from kforge_core.harness import cpu_placement
+from kforge_core.harness.cpu_placement import CpuPlacement, choose_placement, on_timing_cpu, settle
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="no CPU affinity on this OS")
+
+
+def _nodes(tmp_path, *lists: str):
+    for index, text in enumerate(lists):
+        (tmp_path / f"node{index}").mkdir()
+        (tmp_path / f"node{index}" / "cpulist").write_text(text + "\n")
+    return tmp_path
+
+
+def test_the_node_with_most_usable_cpus_is_chosen_and_its_last_cpu_times(tmp_path, monkeypatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3, 8, 9, 10})
+    placement = choose_placement(_nodes(tmp_path, "0-7", "8-15"))
+    # node 0 has four this process may use, node 1 three; the last times, the others take the rest
+    assert placement == CpuPlacement((0, 1, 2), 3)
+    assert placement.describe() == "workers on CPUs 0-2, timed blocks on CPU 3"
+
+
+def test_without_numa_nodes_the_allowed_cpus_are_one_node(tmp_path, monkeypatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {4, 5, 7})
+    assert choose_placement(tmp_path) == CpuPlacement((4, 5), 7)
+    assert CpuPlacement((4, 5, 7), 7).describe() == "workers on CPUs 4-5,7, timed blocks on CPU 7"
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {6})
+    assert choose_placement(tmp_path) == CpuPlacement((6,), 6)  # one CPU: everything on it
+
+
+def test_a_timed_block_runs_on_the_timing_cpu_and_the_thread_is_put_back_after(monkeypatch):
+    allowed = sorted(os.sched_getaffinity(0))
+    monkeypatch.setattr(cpu_placement, "_timing_cpu", [])
+    with on_timing_cpu():  # no placement: anywhere
+        assert sorted(os.sched_getaffinity(0)) == allowed
+    seen: dict[str, object] = {}
+
+    def worker() -> None:  # in a thread of its own, as a worker's main thread: the test's thread keeps its CPUs
+        settle(CpuPlacement(tuple(allowed), allowed[-1]))
+        with on_timing_cpu():
+            seen["during"] = os.sched_getaffinity(0)
+        seen["after"] = os.sched_getaffinity(0)
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join()
+    assert seen["during"] == {allowed[-1]} and sorted(seen["after"]) == allowed
