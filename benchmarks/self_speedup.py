@@ -8,7 +8,7 @@ rejects), and prints each problem's speedup against eager by every timer, then p
 how many fall outside ``--band`` (default ±3%).
 
     python benchmarks/self_speedup.py examples/suites/basics/problems --backend cpu
-    python benchmarks/self_speedup.py KernelBench/KernelBench/level3 --backend cuda --json out.json
+    python benchmarks/self_speedup.py KernelBench/KernelBench/level3 --backend cuda --json out.json --timer events
 """
 
 from __future__ import annotations
@@ -37,14 +37,17 @@ def copies_as_solutions(suite: Path, into: Path) -> int:
 
 
 def speedups(bench: dict) -> dict[str, dict[str, float]]:
-    """problem -> timer -> speedup against eager, for the problems that came out correct."""
+    """problem -> timer -> speedup against eager, for the problems that came out correct (each verdict read from
+    the file the bench wrote it to)."""
     found = {}
     for problem in bench["problems"]:
-        verdict = problem.get("verdict") or {}
+        if not problem.get("correct") or not problem.get("verdict_file"):
+            continue
+        verdict = json.loads(Path(problem["verdict_file"]).read_text())
         by_timer = {timer: ratios["eager"] for timer, ratios in verdict.get("speedups_by_timer", {}).items()
                     if "eager" in ratios}
-        if problem.get("correct") and by_timer:
-            found[problem["key"]] = by_timer
+        if by_timer:
+            found[problem["problem"]] = by_timer
     return found
 
 
@@ -65,20 +68,19 @@ def main() -> None:
     parser.add_argument("--backend", required=True)
     parser.add_argument("--band", type=float, default=0.03, help="the relative band around 1.00x (default 0.03)")
     parser.add_argument("--json", type=Path, help="write the problems' speedups and the summary here")
-    parser.add_argument("bench_args", nargs="*", help="more arguments for kforge bench (after --)")
-    args = parser.parse_args()
+    args, bench_args = parser.parse_known_args()  # what it does not know goes to kforge bench (--timer, --filter)
     with tempfile.TemporaryDirectory(prefix="kforge-self-") as place:
         solutions = Path(place) / "solutions"
         count = copies_as_solutions(args.suite, solutions)
         command = [sys.executable, "-m", "kforge_core", "bench", str(args.suite), "--backend", args.backend,
                    "--solutions", str(solutions), "--policy", "report", "--baselines", "eager", "--json",
-                   "--runs-dir", str(Path(place) / "runs"), *args.bench_args]
+                   "--runs-dir", str(Path(place) / "runs"), *bench_args]
         print(f"{count} problems, each its own candidate: {' '.join(command)}", file=sys.stderr)
         done = subprocess.run(command, stdout=subprocess.PIPE, text=True)
         if not done.stdout.strip():
             raise SystemExit(f"kforge bench printed nothing (exit {done.returncode})")
         bench = json.loads(done.stdout)
-    found = speedups(bench)
+        found = speedups(bench)  # read while the run directory is there
     timers = sorted({timer for by_timer in found.values() for timer in by_timer})
     print(f"{'problem':<48} " + " ".join(f"{timer:>8}" for timer in timers))
     for key, by_timer in found.items():
@@ -88,7 +90,7 @@ def main() -> None:
     for timer, row in table.items():
         print(f"{timer:<8} {row['problems']:>8} {row['median']:>7.3f}x {row['worst']:>7.3f}x "
               f"{row['outside_band']:>12}")
-    not_correct = [p["key"] for p in bench["problems"] if not p.get("correct")]
+    not_correct = [p["problem"] for p in bench["problems"] if not p.get("correct")]
     if not_correct:
         print(f"\nnot decided correct ({len(not_correct)}): " + ", ".join(not_correct))
     if args.json:
