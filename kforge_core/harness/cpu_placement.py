@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Iterator
 
 NODES = Path("/sys/devices/system/node")
+RESERVE_FROM_CPUS = 4  # the timing CPU is kept from the workers' other work only where the node has this many
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,8 @@ class CpuPlacement:
 def choose_placement(nodes_dir: Path = NODES) -> CpuPlacement | None:
     """The NUMA node with the most CPUs this process may use (the lowest of equals): its last such CPU for the
     timed blocks alone (CPU 0, where interrupts are often served, only if nothing else is left), the others for
-    everything else the workers do, so that no worker's other work shares the timing CPU with a timed block.
+    everything else the workers do, so that no worker's other work shares the timing CPU with a timed block; on a
+    node of fewer than :data:`RESERVE_FROM_CPUS` CPUs the workers keep them all (one would leave too few).
     None where this process may not set affinities (not Linux)."""
     if not hasattr(os, "sched_getaffinity"):
         return None
@@ -47,7 +49,8 @@ def choose_placement(nodes_dir: Path = NODES) -> CpuPlacement | None:
     chosen = sorted(max(nodes, key=len))
     if not chosen:
         return None
-    return CpuPlacement(tuple(chosen[:-1] or chosen), chosen[-1])
+    others = chosen[:-1] if len(chosen) >= RESERVE_FROM_CPUS else chosen
+    return CpuPlacement(tuple(others), chosen[-1])
 
 
 def _node_cpus(nodes_dir: Path) -> list[set[int]]:

@@ -30,8 +30,10 @@ def test_the_node_with_most_usable_cpus_is_chosen_and_its_last_cpu_times(tmp_pat
 
 def test_without_numa_nodes_the_allowed_cpus_are_one_node(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {4, 5, 7})
-    assert choose_placement(tmp_path) == CpuPlacement((4, 5), 7)
+    assert choose_placement(tmp_path) == CpuPlacement((4, 5, 7), 7)  # three CPUs: none kept for timing alone
     assert CpuPlacement((4, 5, 7), 7).describe() == "workers on CPUs 4-5,7, timed blocks on CPU 7"
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {4, 5, 6, 7})
+    assert choose_placement(tmp_path) == CpuPlacement((4, 5, 6), 7)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {6})
     assert choose_placement(tmp_path) == CpuPlacement((6,), 6)  # one CPU: everything on it
 
