@@ -99,6 +99,11 @@ def settle(placement: CpuPlacement | None) -> None:
         _timing_cpu[:] = [placement.timing_cpu]
 
 
+def timing_cpu() -> int | None:
+    """The CPU this worker's timed blocks run on (None: wherever the OS puts them)."""
+    return _timing_cpu[0] if _timing_cpu else None
+
+
 @contextlib.contextmanager
 def on_timing_cpu() -> Iterator[None]:
     """The calling thread on the timing CPU for the block (the others stay where they are), put back after."""

@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from kforge_core.harness import cpu_placement
-from kforge_core.harness.cpu_placement import CpuPlacement, choose_placement, on_timing_cpu, settle
+from kforge_core.harness.cpu_placement import CpuPlacement, choose_placement, on_timing_cpu, settle, timing_cpu
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="no CPU affinity on this OS")
 
@@ -47,6 +47,7 @@ def test_a_timed_block_runs_on_the_timing_cpu_and_the_thread_is_put_back_after(m
 
     def worker() -> None:  # in a thread of its own, as a worker's main thread: the test's thread keeps its CPUs
         settle(CpuPlacement(tuple(allowed), allowed[-1]))
+        seen["named"] = timing_cpu()
         with on_timing_cpu():
             seen["during"] = os.sched_getaffinity(0)
         seen["after"] = os.sched_getaffinity(0)
@@ -54,4 +55,4 @@ def test_a_timed_block_runs_on_the_timing_cpu_and_the_thread_is_put_back_after(m
     thread = threading.Thread(target=worker)
     thread.start()
     thread.join()
-    assert seen["during"] == {allowed[-1]} and sorted(seen["after"]) == allowed
+    assert seen["during"] == {allowed[-1]} and sorted(seen["after"]) == allowed and seen["named"] == allowed[-1]
