@@ -138,6 +138,8 @@ def test_a_candidate_out_of_the_devices_memory_beside_kforges_processes_is_evalu
         assert "out of memory beside KForge's other processes" in verdict.device_alone
         assert "accelerator memory exhausted" in verdict.device_alone
         assert verdict.speedup("eager") is not None  # its baseline measured again beside it
+        # an accelerator's timed blocks, the candidate's and the baselines', on one host CPU (cpu_placement)
+        assert "every timed block, the baselines' too, on host CPU" in verdict.method.notes
         started = harness.workers_started
         verdict = harness.evaluate(candidate("out_of_device_memory"))
         assert verdict.failure is Failure.OUT_OF_MEMORY and not verdict.device_alone, verdict.message
