@@ -114,3 +114,40 @@ def test_every_timer_the_toy_device_offers_is_measured_and_named(toy_eval):
     assert set(good["speedups_by_timer"]) == {"wall", "events", "device"}
     assert good["speedups"]["eager"] == good["speedups_by_timer"]["wall"]["eager"]
     assert [s["baseline"] for s in good["baseline_sources"]] == ["eager"]
+
+
+def _reply(agent: str, text: str) -> str:
+    return json.dumps({"agent": agent, "reply": text, "usage": {"input_tokens": 100, "output_tokens": 50}})
+
+
+def test_the_agent_loop_and_a_bench_run_on_the_toy_device(plugin_site, tmp_path):
+    """The device plugin alone (its Device, its lowering) carries ``kforge run`` with a scripted model and ``kforge
+    bench`` of a suite end to end: nothing of the core knows the toy device."""
+    from .conftest import kforge_command
+
+    solution = (HARNESS / "candidates" / "relu_scale_numpy.py").read_text()
+    script = tmp_path / "script.jsonl"
+    script.write_text("\n".join([
+        _reply("generation", f"A NumPy kernel:\n\n```python\n{solution}```\n"),
+        _reply("analysis", "Two passes over x: fuse the maximum and the scale into one."),
+        _reply("generation", "One pass:\n\n```python\n" + solution.replace(
+            "np.maximum(x.numpy(), 0) * np.float32(self.scale)",
+            "np.multiply(np.maximum(x.numpy(), 0), np.float32(self.scale))") + "```\n"),
+    ]) + "\n")
+    (tmp_path / "kforge.toml").write_text(  # few runs, and the sandbox off as in the eval above
+        '[harness]\ntrials = 2\nwarmup = 1\nrepetitions = 3\nbaselines = ["eager"]\nsandbox = "off"\n')
+    run = kforge_command(plugin_site, tmp_path, "run", str(HARNESS / "problems" / "relu_scale.py"), "--backend", "toy",
+                         "--llm", f"replay:{script}", "--functional-attempts", "1", "--optimization-rounds", "1",
+                         "--runs-dir", "runs", plugins="toydevice")
+    assert run.returncode == 0, run.stderr + run.stdout
+    assert "functional f1: correct" in run.stdout and "optimization o1.1: correct" in run.stdout, run.stdout
+    assert "Best:" in run.stdout and "Toy Accelerator T1" in run.stdout  # its speed of light, from its datasheet
+    suite, solutions = tmp_path / "suite", tmp_path / "solutions"
+    suite.mkdir(), solutions.mkdir()
+    (suite / "relu_scale.py").write_text((HARNESS / "problems" / "relu_scale.py").read_text())
+    (solutions / "relu_scale.py").write_text(solution)
+    bench = kforge_command(plugin_site, tmp_path, "bench", str(suite), "--backend", "toy", "--solutions",
+                           str(solutions), "--runs-dir", "runs", "--json", plugins="toydevice")
+    assert bench.returncode == 0, bench.stderr
+    summary = json.loads(bench.stdout)["summary"]
+    assert summary["correct"] == 1 and summary["backend"] == "toy" and summary["geomean_speedup"]["eager"] > 0
