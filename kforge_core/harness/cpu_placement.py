@@ -8,20 +8,25 @@ so the same code came out up to 2.3x "faster" than itself. A process whose memor
 and whose thread runs on another pays for every access; two threads on two CPUs of different speed or load time
 differently. So each worker is started on the chosen node (what it allocates is local to it) and kept off one of
 its CPUs, on which its main thread times: the candidate's blocks and the baselines' take turns on that CPU (they never
-overlap), and no worker's other work (a referee judging, a spare preparing) runs there meanwhile. Not on the host
-CPU, whose timed work runs on all its cores.
+overlap), and no worker's other work (a referee judging, a spare preparing) runs there meanwhile. Each harness
+claims its own timing CPU (a lock under the host's temporary directory), so that harnesses side by side on one host
+(one per device, or several commands) never time on the same CPU. Not on the host CPU, whose timed work runs on all
+its cores.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
 NODES = Path("/sys/devices/system/node")
 RESERVE_FROM_CPUS = 4  # the timing CPU is kept from the workers' other work only where the node has this many
+CLAIMS_DIR = "kforge-timing-cpus"  # under the host's temporary directory: one lock per claimed timing CPU
 
 
 @dataclass(frozen=True)
@@ -36,21 +41,56 @@ class CpuPlacement:
         return f"workers on CPUs {_ranges(self.node_cpus)}, timed blocks on CPU {self.timing_cpu}"
 
 
-def choose_placement(nodes_dir: Path = NODES) -> CpuPlacement | None:
-    """The NUMA node with the most CPUs this process may use (the lowest of equals): its last such CPU for the
-    timed blocks alone (CPU 0, where interrupts are often served, only if nothing else is left), the others for
+def choose_placement(nodes_dir: Path = NODES, claims_dir: Path | None = None) -> ClaimedPlacement | None:
+    """The NUMA node with the most CPUs this process may use (the lowest of equals), and the highest of them that no
+    other harness on this host times on (each claims its timing CPU with a lock in ``claims_dir``, held until
+    :meth:`ClaimedPlacement.release` or the process's end: eight harnesses of parallel tests, or one per device of
+    ``--devices``, timing on one CPU would slow each other's timed calls). The other CPUs of the node are for
     everything else the workers do, so that no worker's other work shares the timing CPU with a timed block; on a
-    node of fewer than :data:`RESERVE_FROM_CPUS` CPUs the workers keep them all (one would leave too few).
-    None where this process may not set affinities (not Linux)."""
+    node of fewer than :data:`RESERVE_FROM_CPUS` CPUs the workers keep them all (one would leave too few). CPU 0,
+    where interrupts are often served, is claimed last. None where this process may not set affinities (not Linux)
+    or every CPU of the node is claimed."""
     if not hasattr(os, "sched_getaffinity"):
         return None
     allowed = os.sched_getaffinity(0)
     nodes = [cpus & allowed for cpus in _node_cpus(nodes_dir)] or [allowed]
     chosen = sorted(max(nodes, key=len))
-    if not chosen:
+    claims_dir = claims_dir or Path(tempfile.gettempdir()) / CLAIMS_DIR
+    for cpu in reversed(chosen):
+        lock = _claim(claims_dir, cpu)
+        if lock is None:
+            continue
+        others = [c for c in chosen if c != cpu] if len(chosen) >= RESERVE_FROM_CPUS else chosen
+        return ClaimedPlacement(CpuPlacement(tuple(others), cpu), lock)
+    return None
+
+
+class ClaimedPlacement:
+    """A placement whose timing CPU this harness holds (:func:`choose_placement`)."""
+
+    def __init__(self, placement: CpuPlacement, lock: int) -> None:
+        self.placement, self._lock = placement, lock
+
+    def release(self) -> None:
+        if self._lock >= 0:
+            os.close(self._lock)  # the lock goes with the descriptor
+            self._lock = -1
+
+
+def _claim(claims_dir: Path, cpu: int) -> int | None:
+    """A descriptor holding ``cpu``'s lock, or None where another harness holds it (or no lock can be made: then
+    the CPU is taken unclaimed)."""
+    try:
+        claims_dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(claims_dir / f"cpu{cpu}.lock", os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError:
+        return -1
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
         return None
-    others = chosen[:-1] if len(chosen) >= RESERVE_FROM_CPUS else chosen
-    return CpuPlacement(tuple(others), chosen[-1])
+    return fd
 
 
 def _node_cpus(nodes_dir: Path) -> list[set[int]]:

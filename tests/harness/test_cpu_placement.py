@@ -22,20 +22,46 @@ def _nodes(tmp_path, *lists: str):
 
 def test_the_node_with_most_usable_cpus_is_chosen_and_its_last_cpu_times(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3, 8, 9, 10})
-    placement = choose_placement(_nodes(tmp_path, "0-7", "8-15"))
+    (tmp_path / "nodes").mkdir()
+    claimed = choose_placement(_nodes(tmp_path / "nodes", "0-7", "8-15"), tmp_path / "claims")
     # node 0 has four this process may use, node 1 three; the last times, the others take the rest
-    assert placement == CpuPlacement((0, 1, 2), 3)
-    assert placement.describe() == "workers on CPUs 0-2, timed blocks on CPU 3"
+    assert claimed.placement == CpuPlacement((0, 1, 2), 3)
+    assert claimed.placement.describe() == "workers on CPUs 0-2, timed blocks on CPU 3"
+    claimed.release()
 
 
 def test_without_numa_nodes_the_allowed_cpus_are_one_node(tmp_path, monkeypatch):
+    claims = tmp_path / "claims"
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {4, 5, 7})
-    assert choose_placement(tmp_path) == CpuPlacement((4, 5, 7), 7)  # three CPUs: none kept for timing alone
-    assert CpuPlacement((4, 5, 7), 7).describe() == "workers on CPUs 4-5,7, timed blocks on CPU 7"
+    claimed = choose_placement(tmp_path, claims)
+    assert claimed.placement == CpuPlacement((4, 5, 7), 7)  # three CPUs: none kept for timing alone
+    assert claimed.placement.describe() == "workers on CPUs 4-5,7, timed blocks on CPU 7"
+    claimed.release()
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {4, 5, 6, 7})
-    assert choose_placement(tmp_path) == CpuPlacement((4, 5, 6), 7)
+    claimed = choose_placement(tmp_path, claims)
+    assert claimed.placement == CpuPlacement((4, 5, 6), 7)
+    claimed.release()
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {6})
-    assert choose_placement(tmp_path) == CpuPlacement((6,), 6)  # one CPU: everything on it
+    claimed = choose_placement(tmp_path, claims)
+    assert claimed.placement == CpuPlacement((6,), 6)  # one CPU: everything on it
+    claimed.release()
+
+
+def test_two_harnesses_on_one_host_never_time_on_the_same_cpu(tmp_path, monkeypatch):
+    """Each claims its timing CPU (a lock, even within one process: one harness per device of --devices); a CPU
+    released is free again, and with every CPU claimed there is no placement."""
+    claims = tmp_path / "claims"
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    first, second = choose_placement(tmp_path, claims), choose_placement(tmp_path, claims)
+    assert (first.placement.timing_cpu, second.placement.timing_cpu) == (3, 2)
+    assert 2 in first.placement.node_cpus and 3 not in first.placement.node_cpus
+    third, fourth = choose_placement(tmp_path, claims), choose_placement(tmp_path, claims)
+    assert choose_placement(tmp_path, claims) is None  # all four claimed
+    second.release()
+    again = choose_placement(tmp_path, claims)
+    assert again.placement.timing_cpu == 2
+    for claimed in (first, third, fourth, again):
+        claimed.release()
 
 
 def test_a_timed_block_runs_on_the_timing_cpu_and_the_thread_is_put_back_after(monkeypatch):

@@ -337,6 +337,8 @@ class Harness:
         self._baseline_worker.close()
         self._baselines_ahead.close()
         self._pool.close()
+        if self._placement is not None:
+            self._placement.release()
         if self._own_root:
             shutil.rmtree(self.root, ignore_errors=True)
 
@@ -373,7 +375,8 @@ class Harness:
             sys_path=self._sys_path(),
             selection=self.plugins, backend=self.backend.name, host_cpu=self._host_cpu, options=self.options,
             settings=self.settings.harness, cache_dir=self.settings.cache_dir.resolve(),
-            environment=self._environment, sandbox=sandbox, placement=self._placement,
+            environment=self._environment, sandbox=sandbox,
+            placement=self._placement.placement if self._placement is not None else None,
         )
 
     def _baseline_worker_init(self) -> WorkerInit:
