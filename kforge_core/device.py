@@ -151,6 +151,9 @@ class Device:
     #: True when candidates run on the host's own cores: builds ahead then never run beside a timed run, and the
     #: worker's address space may be limited (``harness.memory_limit_mb``).
     host_cpu: ClassVar[bool] = False
+    #: True when the device's tensors live in host memory (the host CPU, or a device served through it): its peaks
+    #: are measured at the host's sizes.
+    host_memory: ClassVar[bool] = False
     #: Whether :meth:`flush_caches` writes a buffer between timed runs.
     flushes_caches: ClassVar[bool] = True
     #: The least a flush writes whatever the cache's size (unless ``harness.l2_flush_bytes`` says): accelerators

@@ -85,9 +85,9 @@ def measure_peaks(device: Device, units: tuple[str, ...], *, bandwidth: bool = T
 
 
 def _in_host_memory(device: Device) -> bool:
-    """Whether the device's tensors live in host memory (the host CPU, or a device served through it): sizes,
-    bursts and thread counts are the host's."""
-    return device.torch_device.type == "cpu"
+    """Whether the device's tensors live in host memory (``Device.host_memory``): sizes, bursts and thread counts
+    are the host's."""
+    return device.host_memory
 
 
 def _best_seconds(device: Device, operation: Callable[[], Any], burst: int, min_seconds: float = MIN_SECONDS) -> float:

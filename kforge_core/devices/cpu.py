@@ -26,6 +26,7 @@ class CpuDevice(Device):
 
     torch_type: ClassVar[str] = "cpu"
     host_cpu: ClassVar[bool] = True
+    host_memory: ClassVar[bool] = True
     flushes_caches: ClassVar[bool] = False
     headline_statistic: ClassVar[str] = "min"  # the host's other work only ever slows a run: the fastest is the code's
     timing_blocks: ClassVar[int] = 10  # two runs a block at the default 20: a quiet stretch reaches every callable
