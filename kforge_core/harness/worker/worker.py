@@ -124,7 +124,8 @@ class Worker:
         self.init = init
         self.timer = timer or StageTimer()
         self.streams = streams or Streams()
-        self.plugins = build_plugin_manager(init.selection)
+        # the built-in stages' modules are loaded with the plugins, so the candidate's snapshot (_begin) watches them
+        self.plugins = build_plugin_manager(init.selection, in_worker=True)
         registry = BackendRegistry(self.plugins)
         self.backend = registry.get(init.backend).backend
         self.hooks = registry.hooks(init.backend)
@@ -242,9 +243,6 @@ class Worker:
         return self.judge.conclude(request.kind)
 
     def _begin(self, request: Begin) -> None:
-        # the core's verify stage (a built-in plugin the worker's plugin manager registered) is loaded, and so
-        # watched, before the candidate: by name, since the harness does not depend on the plugins it runs
-        importlib.import_module("kforge_core.builtin.torch_verify")
         from .candidate_timing import blocking_switch_flags
         from .rejection import watch
         from ..op_trace import hide_recorders
