@@ -18,7 +18,7 @@ from pathlib import Path
 
 from harness_common import arguments, backend_and_plugins, make_harness, scratch
 
-from kforge_core.harness.host.namespaces import sandbox_plan, sandbox_status
+from kforge_core.harness.host.namespaces import sandbox_plan, sandbox_status, sandboxed_command
 from kforge_core.harness.host.process import WorkerProcess
 from kforge_core.harness.protocol import WorkerInit
 
@@ -54,7 +54,7 @@ def launcher_runs(count: int, plan, home: Path) -> dict[str, list[float]]:
     """Seconds to run ``true`` directly and through the sandbox's launcher (its own cost, without Python's)."""
     rows: dict[str, list[float]] = {"off": [], "required": []}
     for _ in range(count):
-        for mode, command in (("off", ["true"]), ("required", plan.wrap(["true"], {}, home))):
+        for mode, command in (("off", ["true"]), ("required", sandboxed_command(plan, ["true"], {}, home))):
             start = time.perf_counter()
             subprocess.run(command, check=True)
             rows[mode].append(time.perf_counter() - start)

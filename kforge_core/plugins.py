@@ -91,10 +91,20 @@ def _core_version() -> str:
 # default plugins: the manager depends on no implementation, and the generic stages (which use the worker's
 # machinery) may depend on everything below the manager.
 BUILTIN_PLUGINS = {"kforge.generic_stages": "kforge_core.builtin.generic_stages"}
+# What the built-in stages import only when they run, in a worker (they import torch, which KForge's process never
+# loads). A worker's manager loads them with the built-ins, before any candidate code: the integrity snapshot
+# (``harness/worker/integrity.py``) watches the core's modules loaded when it is taken, and a module a candidate
+# could import first is one whose functions it could replace before the harness ever held them.
+BUILTIN_WORKER_MODULES = ("kforge_core.builtin.torch_verify",)
 
 
 def _builtin_plugins() -> list[tuple[str, object]]:
     return [(name, importlib.import_module(module)) for name, module in BUILTIN_PLUGINS.items()]
+
+
+def _load_builtin_worker_modules() -> None:
+    for module in BUILTIN_WORKER_MODULES:
+        importlib.import_module(module)
 
 
 def selected_entry_points(only: Iterable[str] | None) -> list[md.EntryPoint]:
@@ -118,12 +128,15 @@ def build_plugin_manager(
     selection: PluginSelection = PluginSelection(),
     *,
     extra_plugins: Iterable[tuple[str, object]] = (),
+    in_worker: bool = False,
 ) -> LoadedPlugins:
-    """Build a fresh plugin manager: add the specs, register the core's own plugins, load the selected entry
-    points (each guarded), register ``selection.modules`` and ``extra_plugins``, then ``check_pending()``.
+    """Build a fresh plugin manager: add the specs, register the core's own plugins (in a worker, with the modules
+    their stages run), load the selected entry points (each guarded), register ``selection.modules`` and
+    ``extra_plugins``, then ``check_pending()``.
 
     :param selection: which installed plugins and extra modules to load.
     :param extra_plugins: ``(name, plugin)`` objects registered last; they exist only in this process.
+    :param in_worker: the manager is a worker's: :data:`BUILTIN_WORKER_MODULES` are loaded too.
     """
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
@@ -131,6 +144,8 @@ def build_plugin_manager(
     for name, plugin in _builtin_plugins():
         pm.register(plugin, name=name)
         loaded.builtins.append(plugin)
+    if in_worker:
+        _load_builtin_worker_modules()
     if selection.entry_points:
         for ep in selected_entry_points(selection.only):
             _load_entry_point(loaded, ep)

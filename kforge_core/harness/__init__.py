@@ -6,9 +6,9 @@
   ahead, the static check of a candidate's source. It never imports candidate code.
 * ``worker/`` runs in the worker process (``python -m kforge_core.harness.worker``) and the build-ahead child:
   the request loop, the reference, verification's comparisons, timing, baselines, what a candidate changed.
-* Here, what both sides share: the messages (``protocol``), the ``Verdict`` and timing records (``verdict``),
-  the cheat flags (``flags``), the checked timed runs (``timed_runs``), the captured output's files
-  (``captured``) and the operator trace (``op_trace``).
+* Here, what both sides share: the messages (``protocol``), the plan a sandboxed worker runs under
+  (``sandbox_plan``), the ``Verdict`` and timing records (``verdict``), the cheat flags (``flags``), the checked
+  timed runs (``timed_runs``), the captured output's files (``captured``) and the operator trace (``op_trace``).
 
 Importing this package does not import torch.
 """

@@ -27,7 +27,7 @@ from ..plugins import PluginSelection
 from ..records import Candidate, Failure, Flag, Problem, TrialError
 from ..settings import HarnessSettings
 from .cpu_placement import CpuPlacement
-from .host.namespaces import SandboxPlan
+from .sandbox_plan import SandboxPlan
 
 _HEADER = struct.Struct("!Q")
 MAX_MESSAGE_BYTES = 1 << 30

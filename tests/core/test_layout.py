@@ -1,6 +1,6 @@
 """The layout shows the architecture: dependencies between kforge_core's packages, and between the modules of the
-core and of every plugin, only point one way; the harness's host side and worker side never import each other; the
-core tests no device by name; and a few file names are used once."""
+core and of every plugin, only point one way; the harness's host side and worker side never import each other, nor
+does the protocol import the host side; the core tests no device by name; and a few file names are used once."""
 
 from __future__ import annotations
 
@@ -145,6 +145,40 @@ def test_the_harness_host_and_worker_sides_never_import_each_other():
                     if module.startswith(f"kforge_core.harness.{side}")
                     for target in targets if target.startswith(f"kforge_core.harness.{other}")}
         assert not crossing, crossing
+
+
+def host_imports_of_the_worker_side(root: Path) -> list[str]:
+    """Each import of ``harness.host`` by a module under ``harness/worker/`` or by ``harness/protocol.py``, lazy ones
+    inside functions among them, as ``file:line: module``."""
+    harness = f"{root.name}.harness"
+    host = f"{harness}.host"
+    worker_side = {module: targets for module, targets in _imports(root).items()
+                   if module == f"{harness}.protocol" or module.startswith(f"{harness}.worker")}
+    return sorted(f"{where}: {target}" for targets in worker_side.values() for target, where in targets.items()
+                  if target == host or target.startswith(f"{host}."))
+
+
+def test_the_worker_side_and_the_protocol_import_nothing_of_the_host():
+    """A worker loads ``harness/worker/`` and the messages it reads (``protocol``): neither reaches into the KForge
+    process's side, so what a worker runs is what those two name (the sandbox plan they share lies beside them)."""
+    assert host_imports_of_the_worker_side(CORE) == []
+
+
+def test_the_host_import_finder_finds_each_way_in(tmp_path):
+    package = tmp_path / "kforge_core"
+    for name, text in {"__init__.py": "", "harness/__init__.py": "", "harness/host/__init__.py": "",
+                       "harness/host/namespaces.py": "", "harness/hostile.py": "",
+                       "harness/protocol.py": "from .host.namespaces import SandboxPlan\nfrom . import hostile\n",
+                       "harness/worker/__init__.py": "",
+                       "harness/worker/w.py":
+                           "import kforge_core.harness.host\ndef f():\n    from ..host import namespaces\n",
+                       "harness/elsewhere.py": "from .host import namespaces\n"}.items():
+        (package / name).parent.mkdir(parents=True, exist_ok=True)
+        (package / name).write_text(text)
+    assert host_imports_of_the_worker_side(package) == [
+        "kforge_core/harness/protocol.py:1: kforge_core.harness.host.namespaces.SandboxPlan",
+        "kforge_core/harness/worker/w.py:1: kforge_core.harness.host",
+        "kforge_core/harness/worker/w.py:3: kforge_core.harness.host.namespaces"]
 
 
 def test_records_runs_and_backends_are_each_one_file():

@@ -80,3 +80,24 @@ def test_a_replaced_function_of_a_device_namespace_is_tampering(monkeypatch):
     monkeypatch.setattr(runtime, "drain", lambda: "skipped")
     assert "toy_runtime_for_test.drain" in changes_since(watched).tampered
     assert "toy_runtime_for_test.drain" not in changes_since(unwatched).tampered
+
+
+def test_a_workers_plugin_manager_loads_the_builtin_stages_so_their_functions_are_watched():
+    """KForge's process builds its manager without the modules the built-in stages run (they import torch); a
+    worker's loads them, before any candidate code, and a function of theirs replaced afterwards is tampering."""
+    import subprocess
+
+    code = (
+        "import sys\n"
+        "from kforge_core.plugins import PluginSelection, build_plugin_manager\n"
+        "build_plugin_manager(PluginSelection(entry_points=False))\n"
+        "print('torch' in sys.modules, 'kforge_core.builtin.torch_verify' in sys.modules)\n"
+        "build_plugin_manager(PluginSelection(entry_points=False), in_worker=True)\n"
+        "from kforge_core.harness.worker.integrity import ProcessSnapshot, changes_since\n"
+        "before = ProcessSnapshot.take()\n"
+        "import kforge_core.builtin.torch_verify as verify\n"
+        "verify.verify_with_torch = lambda *args, **kwargs: None\n"
+        "print(changes_since(before).tampered)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines() == ["False False", "['kforge_core.builtin.torch_verify.verify_with_torch']"]

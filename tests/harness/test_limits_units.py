@@ -15,7 +15,7 @@ from kforge_core.harness.host.cache_quota import cache_watch
 from kforge_core.harness.host.cgroups import LEAF, LimitCounts, WorkerCgroup, _version_2, cgroup_support
 from kforge_core.harness.host.exits import classify_exit
 from kforge_core.harness.host.limits import SCRATCH_FLOOR, scratch_bytes
-from kforge_core.harness.host.namespaces import SandboxPlan
+from kforge_core.harness.sandbox_plan import SandboxPlan
 from kforge_core.harness.worker import limit_hits
 from kforge_core.harness.worker.faults import classify_exception
 from kforge_core.records import Failure

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from ...records import Problem
 from ...settings import HarnessSettings
 from .cgroups import cgroup_support, worker_memory_bytes
-from .namespaces import LAUNCHER, SandboxPlan
+from ..sandbox_plan import SandboxPlan
+from .namespaces import LAUNCHER
 from .sandbox import user_tasks
 
 # compilers' temporary files need this much: Inductor writes its C++ precompiled header (156 MB on x86-64 with

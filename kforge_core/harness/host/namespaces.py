@@ -1,4 +1,5 @@
-"""Whether workers run in the Linux namespace sandbox (``harness.sandbox``), and the plan they run under.
+"""Whether workers run in the Linux namespace sandbox (``harness.sandbox``), the plan they run under
+(:class:`~kforge_core.harness.sandbox_plan.SandboxPlan`), and the command that starts one in it.
 
 ``auto`` (the default) uses the sandbox where this machine allows it, and otherwise says once why not and goes on
 with the plain isolation (an environment without secrets, resource limits, a session of its own per worker) with
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from ...errors import KForgeError
+from ..sandbox_plan import SandboxPlan
 from . import namespace_launcher
 
 log = logging.getLogger(__name__)
@@ -42,63 +44,19 @@ class SandboxStatus:
     why: str
 
 
-@dataclass(frozen=True)
-class SandboxPlan:
-    """What a sandboxed worker sees: ``hide`` covered by an empty tmpfs, ``writable`` (its scratch directory and
-    the build caches) writable, ``readable`` (Python and its packages, where they lie under a hidden directory)
-    readable; the rest of the file system read-only. Paths are absolute and resolved."""
-
-    hide: tuple[str, ...]
-    writable: tuple[str, ...]
-    readable: tuple[str, ...]
-    # what the worker may take (tmpfs_sizes, limits_for_launcher): its tmpfs mounts' bytes in all (0: 4 GiB each),
-    # its processes and threads at once (0: no limit)
-    tmpfs_bytes: int = 0
-    max_processes: int = 0
-    # hidden directories of KForge's own (the scratch root, its state directory) that no worker writes into: a
-    # tmpfs of SEALED_BYTES each, holding only the mount points of what is bound back, none of tmpfs_bytes' shares
-    sealed: tuple[str, ...] = ()
-
-    def hides(self, path: Path) -> bool:
-        """Whether ``path`` is out of a sandboxed worker's sight (under a hidden directory, not bound back)."""
-        path = Path(path).resolve()
-        kept = (*self.writable, *self.readable)
-        return any(path.is_relative_to(h) for h in self.hide) and not any(path.is_relative_to(k) for k in kept)
-
-    def wrap(self, command: list[str], env: Mapping[str, str], home: Path) -> list[str]:
-        """``command`` run in the sandbox, with its directory ``home`` and the build caches that ``env`` names
-        writable (made if missing)."""
-        caches = [str(home.resolve())]
-        for name in CACHE_VARIABLES:
-            if env.get(name):
-                path = Path(env[name]).resolve()
-                if not path.exists():  # a file stays one: the tool that expects a directory says so
-                    path.mkdir(parents=True, exist_ok=True)  # a process started beside this one may make it first
-                caches.append(str(path))
-        plan = {"hide": list(self.hide), "writable": [*self.writable, *caches], "readable": list(self.readable),
-                **self.limits_for_launcher()}
-        return [sys.executable, "-I", "-S", str(LAUNCHER), json.dumps(plan), "--", *command]
-
-    def tmpfs_sizes(self) -> dict[str, int]:
-        """The size of each tmpfs the launcher mounts (the hidden directories and /dev/shm), sharing
-        ``tmpfs_bytes``: the temporary directory (compilers' files) four shares, /dev/shm two, the others one; a
-        sealed directory gets :data:`SEALED_BYTES`, outside the shares."""
-        if not self.tmpfs_bytes:
-            return {}
-        weights = {d: 4 if d in _TEMPORARY else 1 for d in self.hide if d not in self.sealed}
-        weights[DEV_SHM] = 2
-        total = sum(weights.values())
-        return {**{d: self.tmpfs_bytes * w // total for d, w in weights.items()},
-                **{d: SEALED_BYTES for d in self.hide if d in self.sealed}}
-
-    def limits_for_launcher(self) -> dict[str, object]:
-        """What the launcher limits (``namespace_launcher._tmpfs_options`` and ``_limit_processes``)."""
-        return {"tmpfs": self.tmpfs_sizes(), "max_processes": self.max_processes}
-
-
-DEV_SHM = "/dev/shm"
-SEALED_BYTES = 1 << 20  # mount points only
-_TEMPORARY = {"/tmp", str(Path(tempfile.gettempdir()).resolve())}
+def sandboxed_command(plan: SandboxPlan, command: list[str], env: Mapping[str, str], home: Path) -> list[str]:
+    """``command`` run in the sandbox ``plan`` describes, with its directory ``home`` and the build caches that
+    ``env`` names writable (made if missing)."""
+    caches = [str(home.resolve())]
+    for name in CACHE_VARIABLES:
+        if env.get(name):
+            path = Path(env[name]).resolve()
+            if not path.exists():  # a file stays one: the tool that expects a directory says so
+                path.mkdir(parents=True, exist_ok=True)  # a process started beside this one may make it first
+            caches.append(str(path))
+    launched = {"hide": list(plan.hide), "writable": [*plan.writable, *caches], "readable": list(plan.readable),
+                **plan.limits_for_launcher()}
+    return [sys.executable, "-I", "-S", str(LAUNCHER), json.dumps(launched), "--", *command]
 
 
 def sandbox_plan(*, scratch_root: Path, cache_dir: Path, runs_dir: Path, sys_path: Iterable[str],

@@ -35,6 +35,7 @@ from ..captured import read_truncated, tail_lines
 from ..protocol import REQUEST_FILE, RESULT_FILE, PrebuildRequest
 from ..safe_files import create_beneath, read_beneath
 from .cgroups import WorkerCgroup, worker_cgroup
+from .namespaces import sandboxed_command
 from .sandbox import limits_setter, worker_environment
 
 _BUILD_NICENESS = 10  # builds are background work: the timed runs and the KForge process come first
@@ -167,7 +168,7 @@ class Prebuilder:
                     return None
                 command = [sys.executable, "-m", "kforge_core.harness.worker.prebuild_child", str(directory)]
                 if request.init.sandbox is not None:
-                    command = request.init.sandbox.wrap(command, env, directory)
+                    command = sandboxed_command(request.init.sandbox, command, env, directory)
                 cgroup = self._cgroup()
                 try:
                     process = subprocess.Popen(

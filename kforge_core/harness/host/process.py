@@ -24,6 +24,7 @@ from .activity import ActivityProbe
 from .deadline import StageDeadline, WaitLimits
 from .cgroups import LimitCounts, worker_cgroup
 from .exits import classify_exit, memory_total_kb, oom_kill_count
+from .namespaces import sandboxed_command
 from .outside_clock import CallLog
 from .timed_checks import TimedCallChecks
 from .sandbox import limits_setter, worker_environment
@@ -65,7 +66,7 @@ class WorkerProcess:
         command = [sys.executable, "-m", "kforge_core.harness.worker", "--fds",
                    f"{to_child_r},{from_child_w},{lifeline_r}", "--output", ",".join(map(str, output.worker_fds))]
         if init.sandbox is not None:
-            command = init.sandbox.wrap(command, env, home)
+            command = sandboxed_command(init.sandbox, command, env, home)
         # the worker and all it starts, in a cgroup of their own where the machine allows (memory.max, pids.max)
         self.cgroup = worker_cgroup(cgroups=settings.cgroups, memory_limit_mb=settings.memory_limit_mb,
                                     max_processes=settings.max_processes)

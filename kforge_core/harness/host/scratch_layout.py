@@ -12,7 +12,7 @@
     ROOT/prebuilds/NNNN-DIGEST/       a build-ahead child's directory: the only one it writes
 
 In the sandbox the scratch root is hidden from workers as a whole and brought back piece by piece: each worker's
-home writable (``SandboxPlan.wrap``), the problem copies read-only, and, for the referee alone (which reads and
+home writable (``namespaces.sandboxed_command``), the problem copies read-only, and, for the referee alone (which reads and
 removes the outputs candidates' workers ship, and never runs candidate code), ``ROOT/workers`` writable. So a
 candidate can write nothing the KForge process or another worker reads by name: not the problem copy, not another
 candidate's directory, not a future worker's home. KForge's own state (the baseline cache and its key,
@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ...records import Problem
-from .namespaces import SandboxPlan
+from ..sandbox_plan import SandboxPlan
 
 
 @dataclass(frozen=True)

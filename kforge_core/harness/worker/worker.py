@@ -4,6 +4,9 @@ It reads requests from the private pipe, serves one candidate at a time in that 
 (the stage hooks, timing, the check of what the candidate left behind), and answers each request with a
 :class:`~kforge_core.harness.protocol.Reply`. Anything a candidate does wrong that Python can catch becomes a
 classified reply; what it cannot catch (a crash, ``os._exit``, a hang) the KForge process sees from outside.
+
+Which method serves which request is in two tables after :class:`Worker`: :data:`CANDIDATE_REQUESTS` and the
+referee's :data:`REFEREE_REQUESTS`.
 """
 
 from __future__ import annotations
@@ -18,21 +21,26 @@ import signal
 import sys
 import threading
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ...records import Candidate, CompileResult, Failure, Problem, StageContext, VerifyResult
 from ...stage_timer import StageTimer
 from ...tracebacks import exception_line, exception_text
 from ..protocol import (
-    Begin, Channel, ChannelClosed, Conclude, DeviceFacts, Expect, Finish, JudgeBegin, MeasureBaselines, Prepare,
-    JudgedBatch, Prepared, Reply, RunStage, Shipped, ShippedBatch, Time, Wait, WorkerInit,
+    BaselineResults, Begin, Channel, ChannelClosed, Conclude, Conclusion, DeviceFacts, Expect, Finish, FinishReport,
+    JudgeBegin, Judged, JudgedBatch, MeasureBaselines, Prepare, Prepared, Reply, RunStage, Shipped, ShippedBatch,
+    Time, TimingOutcome, Wait, WorkerInit,
 )
 from ..cpu_placement import settle
 from .faults import classify_exception, classify_text
 from .limit_hits import know_limits, scratch_checked
 from .memory import hand_back_idle_cache
 from .threads import build_began, build_ended
+
+if TYPE_CHECKING:
+    from .judge import Judge
 
 
 class ChannelTimer(StageTimer):
@@ -61,12 +69,6 @@ class ChannelTimer(StageTimer):
     def _send(self, wait: Wait) -> None:
         if self.request_id is not None:
             self.channel.send((self.request_id, wait))
-
-
-# Requests after which the worker waits while another process uses the device: the referee after computing the
-# expected outputs and after each judged call, the candidate's worker and the baseline worker after each block of
-# timed runs (they take turns). A large unused cache is handed back then (``hand_back_idle_cache``).
-_WAITS_AFTER = (Expect, Shipped, ShippedBatch, Time, MeasureBaselines)
 
 
 def preload_in_background(modules: tuple[str, ...]) -> threading.Thread | None:
@@ -124,7 +126,8 @@ class Worker:
         self.init = init
         self.timer = timer or StageTimer()
         self.streams = streams or Streams()
-        self.plugins = build_plugin_manager(init.selection)
+        # the built-in stages' modules are loaded with the plugins, so the candidate's snapshot (_begin) watches them
+        self.plugins = build_plugin_manager(init.selection, in_worker=True)
         registry = BackendRegistry(self.plugins)
         self.backend = registry.get(init.backend).backend
         self.hooks = registry.hooks(init.backend)
@@ -162,14 +165,15 @@ class Worker:
     # ------------------------------------------------------------------------------------------ requests
 
     def handle(self, request: Any) -> Reply:
-        if self.preloading is not None and not isinstance(request, Prepare):
+        service = service_for(request)
+        if self.preloading is not None and service.may_compile:
             # two threads importing torch's compiler at once can each see the other's half-made modules: a request
             # that may compile waits for the preload (a problem's preparation, which does not, goes beside it)
             self.preloading.join()
             self.preloading = None
         try:
             value = self._dispatch(request)
-            if isinstance(request, _WAITS_AFTER):
+            if service.idle_after:
                 hand_back_idle_cache(self.device)
             return Reply(value=value)
         except SystemExit as exc:
@@ -180,71 +184,25 @@ class Worker:
             return self._fault_reply(exc)
 
     def _dispatch(self, request: Any) -> Any:
-        if isinstance(request, Prepare):
-            if self.problem is not None and self.problem.digest != request.problem.digest:
-                from .candidate import forget_instances
+        return service_for(request).serve(self, request)
 
-                forget_instances()  # the previous problem's candidates, and the memory they hold, go
-            self.problem = request.problem
-            # the timing input sets are made when a candidate first needs them: the referee, prepared like any
-            # worker, times nothing, and for a large problem one set is as large as a call's inputs
-            reference = self.reference(timing=False)
-            return Prepared(f"{len(reference.trials)} trials prepared", 0.0)
-        if isinstance(request, (Expect, JudgeBegin, Shipped, ShippedBatch, Conclude)):
-            return self._referee(request)
-        if isinstance(request, Begin):
-            return self._begin(request)
-        if isinstance(request, RunStage):
-            result = self._stage(request.stage)
-            return self._with_switches_judged(result) if request.stage in ("compile", "verify") else result
-        if isinstance(request, Time):
-            from .candidate_timing import time_candidate
-            from .jit_marks import jit_builds_marked
-
-            with jit_builds_marked(self.timer):
-                return time_candidate(self.backend, self.candidate, self.context, self.reference(), self.device,
-                                      request.runs)
-        if isinstance(request, Finish):
-            return self._finish()
-        if isinstance(request, MeasureBaselines):
-            from .baselines import measure_baselines
-
-            return measure_baselines(request.names, self.reference(), self.device, self.init.settings,
-                                     request.runs, timer=self.timer)
+    def _refuse_unknown(self, request: Any) -> None:
         raise TypeError(f"unknown request {request!r}")
 
-    def _referee(self, request: Any) -> Any:
-        """The referee's requests: it never serves a candidate, so nothing here ran candidate code."""
-        from .judge import Judge
+    # -------------------------------------------------------------- a candidate's worker, the baseline worker
 
-        if self.candidate is not None:
-            raise RuntimeError("a worker that serves a candidate cannot judge")
-        if isinstance(request, Expect):
-            from ..problem_size import large_for_device
-            from .expected import expected_for
+    def _prepare(self, request: Prepare) -> Prepared:
+        if self.problem is not None and self.problem.digest != request.problem.digest:
+            from .candidate import forget_instances
 
-            self.problem, self.judge = request.problem, None  # the previous problem's answers go first
-            expected = expected_for(request.problem, self.device, self.init.settings, self.backend)
-            on_device = not self.device.host_cpu
-            self.judge = Judge(expected, self.init.settings, hand_back=lambda: hand_back_idle_cache(self.device),
-                               for_device=on_device, keep_on_device=on_device and request.on_device and not large_for_device(
-                                   request.problem, self.device.memory().total))
-            return Prepared(f"expected outputs of {len(expected.data.trials)} trials ({len(expected.kept)} kept)",
-                            expected.forward_s)
-        if self.judge is None:
-            raise RuntimeError("the referee was asked to judge before it was told the problem")
-        if isinstance(request, JudgeBegin):
-            return self.judge.begin(request.anchor, request.outputs)
-        if isinstance(request, Shipped):
-            return self.judge.judge(request)
-        if isinstance(request, ShippedBatch):
-            return JudgedBatch(tuple(self.judge.judge(item) for item in request.items))
-        return self.judge.conclude(request.kind)
+            forget_instances()  # the previous problem's candidates, and the memory they hold, go
+        self.problem = request.problem
+        # the timing input sets are made when a candidate first needs them: the referee, prepared like any
+        # worker, times nothing, and for a large problem one set is as large as a call's inputs
+        reference = self.reference(timing=False)
+        return Prepared(f"{len(reference.trials)} trials prepared", 0.0)
 
     def _begin(self, request: Begin) -> None:
-        # the core's verify stage (a built-in plugin the worker's plugin manager registered) is loaded, and so
-        # watched, before the candidate: by name, since the harness does not depend on the plugins it runs
-        importlib.import_module("kforge_core.builtin.torch_verify")
         from .candidate_timing import blocking_switch_flags
         from .rejection import watch
         from ..op_trace import hide_recorders
@@ -265,6 +223,10 @@ class Worker:
         self.snapshot = ProcessSnapshot.take(reference.known_ops, self.device_namespaces,
                                              tuple(c for c in type(self.device).__mro__ if c is not object))
         watch(lambda: blocking_switch_flags(self.snapshot, self.init.settings))  # asked once the model is built
+
+    def _run_stage(self, request: RunStage) -> Any:
+        result = self._stage(request.stage)
+        return self._with_switches_judged(result) if request.stage in ("compile", "verify") else result
 
     def _stage(self, stage: str) -> Any:
         from .jit_marks import jit_builds_marked
@@ -290,7 +252,15 @@ class Worker:
             return result
         return dataclasses.replace(result, flags=(*result.flags, *blocking))
 
-    def _finish(self) -> Any:
+    def _time(self, request: Time) -> TimingOutcome:
+        from .candidate_timing import time_candidate
+        from .jit_marks import jit_builds_marked
+
+        with jit_builds_marked(self.timer):
+            return time_candidate(self.backend, self.candidate, self.context, self.reference(), self.device,
+                                  request.runs)
+
+    def _finish(self, request: Finish) -> FinishReport:
         from .candidate_timing import finish_report
 
         from .candidate import forget_instances
@@ -302,6 +272,54 @@ class Worker:
         self.candidate = self.context = self.snapshot = None
         forget_instances()  # the candidate's model and what it holds on the device
         return scratch_checked(released(report, self.device))
+
+    def _measure_baselines(self, request: MeasureBaselines) -> BaselineResults:
+        from .baselines import measure_baselines
+
+        return measure_baselines(request.names, self.reference(), self.device, self.init.settings, request.runs,
+                                 timer=self.timer)
+
+    # ------------------------------------------------------------------------------------------- the referee
+    # It never serves a candidate, so nothing it judges with ran candidate code.
+
+    def _expect(self, request: Expect) -> Prepared:
+        self._refuse_while_serving_a_candidate()
+        from ..problem_size import large_for_device
+        from .expected import expected_for
+        from .judge import Judge
+
+        self.problem, self.judge = request.problem, None  # the previous problem's answers go first
+        expected = expected_for(request.problem, self.device, self.init.settings, self.backend)
+        on_device = not self.device.host_cpu
+        keep_on_device = on_device and request.on_device and not large_for_device(request.problem,
+                                                                                  self.device.memory().total)
+        self.judge = Judge(expected, self.init.settings, hand_back=lambda: hand_back_idle_cache(self.device),
+                           for_device=on_device, keep_on_device=keep_on_device)
+        return Prepared(f"expected outputs of {len(expected.data.trials)} trials ({len(expected.kept)} kept)",
+                        expected.forward_s)
+
+    def _judge_begin(self, request: JudgeBegin) -> None:
+        return self._judge_told_the_problem().begin(request.anchor, request.outputs)
+
+    def _judge_shipped(self, request: Shipped) -> Judged:
+        return self._judge_told_the_problem().judge(request)
+
+    def _judge_batch(self, request: ShippedBatch) -> JudgedBatch:
+        judge = self._judge_told_the_problem()
+        return JudgedBatch(tuple(judge.judge(item) for item in request.items))
+
+    def _conclude(self, request: Conclude) -> Conclusion:
+        return self._judge_told_the_problem().conclude(request.kind)
+
+    def _refuse_while_serving_a_candidate(self) -> None:
+        if self.candidate is not None:
+            raise RuntimeError("a worker that serves a candidate cannot judge")
+
+    def _judge_told_the_problem(self) -> Judge:
+        self._refuse_while_serving_a_candidate()
+        if self.judge is None:
+            raise RuntimeError("the referee was asked to judge before it was told the problem")
+        return self.judge
 
     def _fault_reply(self, exc: BaseException) -> Reply:
         """A reply for an exception that escaped a stage: the candidate's when its code is in the traceback,
@@ -322,6 +340,51 @@ class Worker:
         else:
             failure, message = Failure.HARNESS, f"the harness failed: {exception_text(exc)}"
         return Reply(failure=failure, message=message, detail=detail)
+
+
+@dataclass(frozen=True)
+class Service:
+    """How the worker serves one kind of request.
+
+    :param serve: the method that answers it.
+    :param may_compile: it waits for the modules preloaded in the background (:func:`preload_in_background`).
+    :param idle_after: the worker then waits while another process uses the device, so a large unused cache is
+        handed back (``hand_back_idle_cache``).
+    """
+
+    serve: Callable[[Worker, Any], Any]
+    may_compile: bool = True
+    idle_after: bool = False
+
+
+# The requests of a candidate's worker and of the baseline worker, and what serves each. A candidate's worker is
+# prepared for a problem, then begins, runs the stages of, times and finishes one candidate at a time; the baseline
+# worker is prepared, then measures the baselines. Both wait after each block of timed runs: they take turns on the
+# device.
+CANDIDATE_REQUESTS: dict[type, Service] = {
+    Prepare: Service(Worker._prepare, may_compile=False),  # the referee is prepared like any worker too
+    Begin: Service(Worker._begin),
+    RunStage: Service(Worker._run_stage),
+    Time: Service(Worker._time, idle_after=True),
+    Finish: Service(Worker._finish),
+    MeasureBaselines: Service(Worker._measure_baselines, idle_after=True),
+}
+# The referee's: it computes a problem's expected outputs, then judges what candidates' workers ship. It waits after
+# both, while a candidate's worker uses the device.
+REFEREE_REQUESTS: dict[type, Service] = {
+    Expect: Service(Worker._expect, idle_after=True),
+    JudgeBegin: Service(Worker._judge_begin),
+    Shipped: Service(Worker._judge_shipped, idle_after=True),
+    ShippedBatch: Service(Worker._judge_batch, idle_after=True),
+    Conclude: Service(Worker._conclude),
+}
+_UNKNOWN = Service(Worker._refuse_unknown)
+
+
+def service_for(request: Any) -> Service:
+    """What serves ``request``: one of the two tables' services, or one that refuses it."""
+    kind = type(request)
+    return CANDIDATE_REQUESTS.get(kind) or REFEREE_REQUESTS.get(kind) or _UNKNOWN
 
 
 def _redirect_output(stdout_fd: int, stderr_fd: int) -> None:
