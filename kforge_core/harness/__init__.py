@@ -10,10 +10,24 @@
   (``sandbox_plan``), the ``Verdict`` and timing records (``verdict``), the cheat flags (``flags``), the checked
   timed runs (``timed_runs``), the captured output's files (``captured``) and the operator trace (``op_trace``).
 
-Importing this package does not import torch.
+Importing this package does not import torch, nor the host's modules until ``Harness`` is asked for.
 """
 
-from .host.harness import Harness
+from typing import TYPE_CHECKING, Any
+
 from .verdict import PrecisionReached, RuntimeStats, TimingMethod, Verdict
+
+if TYPE_CHECKING:
+    from .host.harness import Harness
+
+
+def __getattr__(name: str) -> Any:
+    """``Harness`` loaded when first asked for: a worker imports this package for what both sides share, and the
+    host's modules (28 of them) have nothing to do in it."""
+    if name == "Harness":
+        from .host.harness import Harness
+
+        return Harness
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = ["Harness", "PrecisionReached", "RuntimeStats", "TimingMethod", "Verdict"]

@@ -263,3 +263,16 @@ def test_plugin_tests_do_not_import_the_workers_internals():
     in_tests = [str(p.relative_to(REPO)) for p in sorted((REPO / "plugins").rglob("*.py"))
                 if worker.search(p.read_text())]
     assert in_tests == []
+
+
+def test_a_worker_loads_none_of_the_hosts_modules():
+    """What the worker imports (its request loop and everything it reaches) loads nothing of ``harness/host``: the
+    package's ``Harness`` is loaded only when asked for."""
+    import subprocess
+    import sys
+
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import sys, kforge_core.harness.worker.worker; "
+                               "print(sorted(m for m in sys.modules if m.startswith('kforge_core.harness.host')))"],
+        capture_output=True, text=True, check=True).stdout.strip()
+    assert loaded == "[]"
