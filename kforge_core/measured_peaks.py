@@ -1,6 +1,6 @@
 """Peaks measured on the device itself, for a device whose vendor states none (the host CPU, a GPU missing from its
-plugin's table): STREAM-like kernels (copy, scale, add, sum) for the memory bandwidth and a large GEMM per compute unit, each the best of a
-few runs, measured once per device and kept in ``<cache_dir>/peaks/``.
+plugin's table): STREAM-like kernels (copy, scale, add, sum) for the memory bandwidth and a large GEMM per compute
+unit, each the best of a few runs, measured once per device and kept in ``<cache_dir>/peaks/``.
 
 A measured peak is what the device achieved, not its maximum: a kernel may come close to it or, rarely, beat it,
 so the physical floor gives measured figures more slack (``speed_of_light.FLOOR_SLACK_MEASURED``). Runs in a worker
@@ -90,7 +90,8 @@ def _in_host_memory(device: Device) -> bool:
     return device.host_memory
 
 
-def _best_seconds(device: Device, operation: Callable[[], Any], burst: int, min_seconds: float = MIN_SECONDS) -> float:
+def _best_seconds(device: Device, operation: Callable[[], Any], burst: int,
+                  min_seconds: float = MIN_SECONDS) -> float:
     operation()  # the first run, outside the measurement (allocation, library start)
     device.synchronize()
     best, spent, count = float("inf"), 0.0, 0
