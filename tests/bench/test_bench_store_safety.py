@@ -16,6 +16,8 @@ from kforge_core.store.locks import held
 
 from .conftest import QUICK, kforge
 
+pytestmark = pytest.mark.slow  # a bench in each test, two in most
+
 
 def _suite(root: Path, solution: str) -> tuple[Path, Path]:
     suite, solutions = root / "suite", root / f"solutions-{solution}"

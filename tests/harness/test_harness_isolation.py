@@ -40,6 +40,7 @@ def test_the_worker_environment_has_no_secrets(make_harness, monkeypatch):
     assert "do-not-leak" not in verdict.stdout
 
 
+@pytest.mark.slow
 def test_inductor_compiles_in_the_workers_own_process_unless_the_user_said_otherwise(make_harness, monkeypatch):
     monkeypatch.delenv("TORCHINDUCTOR_COMPILE_THREADS", raising=False)
     seen = [reported(make_harness(**settings).evaluate(candidate("env_report")), "COMPILE_THREADS")

@@ -19,6 +19,7 @@ from kforge_core.app import App
 from kforge_core.cli import cli
 from kforge_core.store import RunStore
 
+pytestmark = pytest.mark.slow  # `kforge run` on the real cpu backend
 
 KEY_CHECK = (
     "import os\n"
