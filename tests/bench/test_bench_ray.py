@@ -11,6 +11,8 @@ import pytest
 
 from .conftest import QUICK, kforge
 
+pytestmark = pytest.mark.slow  # a local Ray cluster and a bench
+
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'kforge-core[ray]')")
 TESTS = Path(__file__).resolve().parents[1]
 

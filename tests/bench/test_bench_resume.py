@@ -13,6 +13,10 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # `kforge bench` processes on the real cpu backend
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "suites" / "basics"
 PICK = ["--filter", "reduction/1_*", "--filter", "reduction/2_*", "--filter", "norm/7_*"]
 QUICK = ["--trials", "2", "--warmup", "1", "--repetitions", "3", "--baselines", "eager"]

@@ -16,6 +16,8 @@ from kforge_core.store.locks import held
 
 from .conftest import QUICK, kforge
 
+pytestmark = pytest.mark.slow  # a bench in each test, two in most
+
 
 def _suite(root: Path, solution: str) -> tuple[Path, Path]:
     suite, solutions = root / "suite", root / f"solutions-{solution}"
@@ -36,14 +38,29 @@ def _whole(database: Path) -> bool:
         return conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
 
 
-@pytest.fixture
-def store_attack(bench_env, tmp_path, monkeypatch):
-    """A runs directory with one honest bench in it; the attacking candidate is pointed at its store."""
-    runs = tmp_path / "runs"
-    honest = _bench(tmp_path, runs, "relu_scale_numpy")
+@pytest.fixture(scope="module")
+def honest_runs(bench_env, tmp_path_factory) -> Path:
+    """A runs directory with one honest, finished bench in it, made once for the module."""
+    root = tmp_path_factory.mktemp("honest")
+    honest = _bench(root, root / "runs", "relu_scale_numpy")
     assert honest.exit_code == 0, honest.output
-    monkeypatch.setenv("STORE_ATTACK_DB", str(runs / "kforge.db"))
-    return tmp_path, runs
+    return root / "runs"
+
+
+@pytest.fixture
+def runs_with_a_bench(honest_runs, tmp_path) -> Path:
+    """This test's own copy of the honest bench's runs directory (a bench's directory is RUNS_DIR/ID, its store
+    names no path)."""
+    runs = tmp_path / "runs"
+    shutil.copytree(honest_runs, runs)
+    return runs
+
+
+@pytest.fixture
+def store_attack(runs_with_a_bench, tmp_path, monkeypatch):
+    """A runs directory with one honest bench in it; the attacking candidate is pointed at its store."""
+    monkeypatch.setenv("STORE_ATTACK_DB", str(runs_with_a_bench / "kforge.db"))
+    return tmp_path, runs_with_a_bench
 
 
 @pytest.mark.skipif(not sandbox_status().available, reason="no namespace sandbox on this machine")
@@ -70,10 +87,8 @@ def test_without_the_sandbox_a_wrecked_store_is_an_error_never_a_success(store_a
     assert "Traceback" not in listed.output
 
 
-def test_a_second_resume_of_a_running_bench_is_refused(bench_env, tmp_path):
-    runs = tmp_path / "runs"
-    first = _bench(tmp_path, runs, "relu_scale_numpy")
-    assert first.exit_code == 0, first.output
+def test_a_second_resume_of_a_running_bench_is_refused(runs_with_a_bench):
+    runs = runs_with_a_bench
     (bench_id,) = [path.name for path in runs.iterdir() if path.is_dir() and path.name.startswith("bench")]
     with held(runs, "bench", bench_id):  # as the first `kforge bench --resume` holds it while it runs
         second, _ = kforge("bench", "--resume", bench_id, "--runs-dir", str(runs))

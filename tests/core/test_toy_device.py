@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # one `kforge eval` of six candidates, shared by the module
+
 HARNESS = Path(__file__).resolve().parents[1] / "harness"
 FAULT = '''
 import torch

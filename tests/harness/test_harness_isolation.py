@@ -40,6 +40,7 @@ def test_the_worker_environment_has_no_secrets(make_harness, monkeypatch):
     assert "do-not-leak" not in verdict.stdout
 
 
+@pytest.mark.slow
 def test_inductor_compiles_in_the_workers_own_process_unless_the_user_said_otherwise(make_harness, monkeypatch):
     monkeypatch.delenv("TORCHINDUCTOR_COMPILE_THREADS", raising=False)
     seen = [reported(make_harness(**settings).evaluate(candidate("env_report")), "COMPILE_THREADS")
@@ -49,8 +50,8 @@ def test_inductor_compiles_in_the_workers_own_process_unless_the_user_said_other
     assert seen == ["1", "none", "4"]  # the setting's default, PyTorch's own choice, the user's variable
 
 
-def test_a_candidate_runs_in_its_own_scratch_directory_with_limits(make_harness, tmp_path):
-    harness = make_harness()
+def test_a_candidate_runs_in_its_own_scratch_directory_with_limits(relu_harness):
+    harness = relu_harness
     verdict = harness.evaluate(candidate("env_report"))
     cwd = Path(reported(verdict, "CWD"))
     assert cwd.is_relative_to(harness.root) and cwd != Path.cwd()
@@ -176,11 +177,11 @@ def test_workers_end_when_the_kforge_process_is_killed(cache_dir, tmp_path):
     assert not _alive(worker)
 
 
-def test_environment_variables_a_candidate_set_are_put_back_before_the_next_one(make_harness):
+def test_environment_variables_a_candidate_set_are_put_back_before_the_next_one(relu_harness):
     """A published solution set TORCH_CUDA_ARCH_LIST at import: every later solution its warm worker served built
     for that architecture, and under another build-cache key than the one built ahead (an H100's last four
     problems built again in their own stages, 16-27 s each)."""
-    harness = make_harness(warm_workers=True)
+    harness = relu_harness  # warm_workers on, as by default
     setter = harness.evaluate(candidate("arch_list_setter"))
     assert setter.correct, setter.message
     assert any("put back for the next candidate: ARCH_LIST_SETTER_WAS_HERE, TORCH_CUDA_ARCH_LIST" in note

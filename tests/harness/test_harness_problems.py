@@ -46,6 +46,7 @@ def test_a_warm_worker_takes_the_next_problem_and_the_host_cpus_baselines_are_me
     assert not (cache / "baselines").exists()
 
 
+@pytest.mark.slow
 def test_on_an_accelerator_the_baseline_cache_is_a_prior_next_time(tmp_path):
     cache = tmp_path / "cache"
     with _harness(cache, backend=TORCH_CPU_ACCELERATOR) as harness:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from kforge_core.harness import Harness
 
 from .helpers import SELECTION, TORCH_CPU, candidate, problem, settings_for
@@ -55,6 +57,7 @@ def test_on_the_host_cpu_no_baselines_are_built_beside_a_timed_run(cache_dir):
         assert harness._baselines_ahead.prepared_for == ""
 
 
+@pytest.mark.slow
 def test_a_spare_still_starting_is_paused_while_a_candidate_is_timed_and_goes_on_after(cache_dir):
     # it neither competes with the timed runs for the machine nor makes them wait until it has started
     import contextlib

@@ -136,6 +136,7 @@ def test_baselines_are_measured_once_and_a_failing_torch_compile_is_recorded(mak
     assert harness.workers_started == started  # cached: no new worker
 
 
+@pytest.mark.slow
 def test_torch_compile_baseline(make_harness):
     harness = make_harness(baselines=("eager", "compile"))
     measured = harness.baselines()

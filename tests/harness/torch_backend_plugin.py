@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from kforge_core import Availability, Backend, Example, Lowering, hookimpl
 from kforge_core.devices.cpu import CpuDevice
+from kforge_core.peaks import Peak, peaks_of
 from kforge_nvidia.device import CudaDevice
 from kforge_nvidia.source_checks import kforge_device_namespaces, kforge_source_checks  # noqa: F401 - hooks
 
@@ -33,6 +34,10 @@ TORCH_CPU_UNITS = Backend(name="torch-cpu-units", programming_model="PyTorch", d
                           description="torch-cpu with selectable units", device_class=CpuUnitsDevice)
 
 
+# far above what a CPU reaches: a bound taken from it never calls a candidate faster than the hardware
+STATED_FP32 = Peak(1e14, "stated for the test device")
+
+
 class CpuAsAcceleratorDevice(CpuDevice):
     """The host CPU treated as an accelerator's would be: builds, spare workers and the next problem's baseline
     worker may work beside timed runs (what ``host_cpu`` forbids on the host's own cores), and a baseline measured
@@ -41,6 +46,13 @@ class CpuAsAcceleratorDevice(CpuDevice):
     host_cpu = False
     prior_band = 0.10
     out_of_memory_patterns = ("accelerator memory exhausted",)  # what its runtime would say
+
+    def _peaks(self):
+        """Its fp32 rate stated, as an accelerator's plugin states its GPU's from a table: a device that is not
+        the host CPU measures a GEMM of 8192 x 8192 (a minute or more on two cores, the first time each cache
+        directory sees it), which none of the tests on this device is about. Its memory bandwidth is still
+        measured, within the worker's memory limit."""
+        return peaks_of(self.hardware_name(), None, {"fp32": STATED_FP32})
 
 
 TORCH_CPU_ACCELERATOR = Backend(name="torch-cpu-accelerator", programming_model="PyTorch", device="cpu",

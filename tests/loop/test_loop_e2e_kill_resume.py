@@ -9,10 +9,13 @@ import signal
 import subprocess
 import time
 
+import pytest
 from chat_server import ChatServer
 from loop_e2e import DEMO_SCRIPT, SMALL_PROBLEM, assert_no_secret_stored, kforge, quick_environment, run_kforge
 
 from kforge_core.store import RunStore
+
+pytestmark = pytest.mark.slow  # three `kforge run` processes on the real cpu backend
 
 # the demo's no code, wrong result, slow kernel, analysis and fast kernel, without their expectations
 REPLIES = [json.loads(line) for i, line in enumerate(DEMO_SCRIPT.read_text().splitlines()) if i in (0, 2, 3, 4, 5)]

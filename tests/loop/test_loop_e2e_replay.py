@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from loop_e2e import (
     DEMO_SCRIPT, SMALL_PROBLEM, analysis_prompts, assert_best_is_the_fastest_correct, assert_no_secret_stored,
     only_report, prompt_of, quick_environment, run_kforge,
@@ -72,6 +73,7 @@ EXPECTED_SHAPE = ["run", "agent", "baselines", "no code", "failed", "correct", "
 STOP_REASONS = ("2 optimization round(s) in a row brought no gain", "has no reply left", "of the speed of light")
 
 
+@pytest.mark.slow
 def test_the_demo_script_on_the_cpu_backend(tmp_path):
     runs = tmp_path / "runs"
     done = run_kforge("run", str(SMALL_PROBLEM), "--backend", "cpu", "--llm", f"replay:{DEMO_SCRIPT}",

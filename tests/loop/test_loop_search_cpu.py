@@ -9,6 +9,7 @@ import re
 import shutil
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from kforge_core.app import App
@@ -24,6 +25,7 @@ QUICK = {"KFORGE_HARNESS__TRIALS": "2", "KFORGE_HARNESS__WARMUP": "1", "KFORGE_H
          "KFORGE_HARNESS__BASELINES": "[]", "KFORGE_HARNESS__SPARE_WORKERS": "0"}
 
 
+@pytest.mark.slow
 def test_width_4_on_the_host_cpu_through_the_http_provider_keeps_to_the_budget(tmp_path, monkeypatch):
     for name, value in {**QUICK, "KFORGE_CACHE_DIR": str(tmp_path / "cache")}.items():
         monkeypatch.setenv(name, value)

@@ -10,7 +10,10 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 from cpu_testing import EXAMPLE_PROBLEM, EXAMPLE_SOLUTION
+
+pytestmark = pytest.mark.slow  # `kforge eval` processes, Numba's JIT
 
 KFORGE = Path(sys.executable).with_name("kforge")
 QUICK = ["--trials", "2", "--warmup", "1", "--repetitions", "5"]

@@ -107,6 +107,7 @@ def test_each_fault_is_classified_through_the_cpu_backend(harnesses, name, failu
     assert verdict.runtime is None and (verdict.worker_replaced or failure is Failure.SYNTAX)
 
 
+@pytest.mark.slow
 def test_a_forward_that_never_returns_is_a_timeout_well_within_a_minute(harnesses):
     """The compile stage runs the first forward; its build limit (minutes) must not hold a hang up: the call has
     its own limit, from the reference's time (the floor, on this millisecond problem)."""

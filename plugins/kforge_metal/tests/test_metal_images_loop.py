@@ -10,6 +10,7 @@ import json
 import os
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from kforge_core.app import App
@@ -26,6 +27,7 @@ QUICK = {"KFORGE_HARNESS__TRIALS": "2", "KFORGE_HARNESS__WARMUP": "1", "KFORGE_H
          "KFORGE_BACKENDS__CPU-METAL-SUMMARY__PROFILE_REPETITIONS": "2"}
 
 
+@pytest.mark.slow
 def test_the_metal_picture_and_a_screenshot_reach_the_analyst(tmp_path, monkeypatch, small_png):
     for name, value in QUICK.items():
         monkeypatch.setenv(name, value)

@@ -1,0 +1,35 @@
+"""The order in which ``make test`` shares the suite's files out among its workers (``--dist loadfile``: each file
+whole in one worker).
+
+pytest-xdist hands out the files with the most tests first. The files of one or two long tests (an end-to-end
+``kforge run``, a bench killed and resumed, a C++ extension built) then came last, and one worker ran the last of
+them alone for a minute or more while the other had nothing left. Files holding a test marked ``slow`` are handed
+out first instead, the most tests first among them as xdist would, and the others after them: what is left at the
+end is files of quick tests, which even the two workers out.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+
+def _by_file(config: pytest.Config) -> bool:
+    return getattr(config.option, "dist", "no") == "loadfile"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if _by_file(config):
+        config.option.loadscopereorder = False  # xdist keeps the order the workers collected (below)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not _by_file(config):
+        return
+    files: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        files.setdefault(item.nodeid.split("::", 1)[0], []).append(item)  # xdist's unit of work under loadfile
+
+    def order(tests: list[pytest.Item]) -> tuple[bool, int]:
+        return not any(test.get_closest_marker("slow") for test in tests), -len(tests)
+
+    items[:] = [item for tests in sorted(files.values(), key=order) for item in tests]
