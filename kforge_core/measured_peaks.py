@@ -64,7 +64,7 @@ def cache_key(device: Device, units: tuple[str, ...]) -> str:
     """What measured peaks depend on: the device kind and name, the host and its CPUs for the host CPU, the units."""
     import platform
 
-    host = f"{platform.node()}|{os.cpu_count()}" if _in_host_memory(device) else ""
+    host = f"{platform.node()}|{os.cpu_count()}" if device.host_memory else ""
     return f"v{FORMAT_VERSION}|{device.torch_device.type}|{device.hardware_name()}|{host}|{','.join(units)}"
 
 
@@ -82,12 +82,6 @@ def measure_peaks(device: Device, units: tuple[str, ...], *, bandwidth: bool = T
 
 
 # ------------------------------------------------------------------------------------------------- measuring
-
-
-def _in_host_memory(device: Device) -> bool:
-    """Whether the device's tensors live in host memory (``Device.host_memory``): sizes, bursts and thread counts
-    are the host's."""
-    return device.host_memory
 
 
 def _best_seconds(device: Device, operation: Callable[[], Any], burst: int,
@@ -109,7 +103,7 @@ def _copy_sizes(device: Device, memory_limit_bytes: int = 0) -> Iterator[int]:
     """Array sizes to try, largest first. A worker held to ``harness.memory_limit_mb`` (its cgroup's memory) takes
     arrays of at most an eighth of it: the kernel kills a process past its cgroup's limit, it does not refuse an
     allocation, so a size that does not fit cannot be tried and stepped down from."""
-    if _in_host_memory(device):
+    if device.host_memory:
         size = min(max(4 * device.last_level_cache_bytes(), HOST_COPY_BYTES[0]), HOST_COPY_BYTES[1])
     else:
         total = device.memory().total
@@ -150,7 +144,7 @@ def _copy_bandwidth(device: Device, sizes: Iterator[int], where: str = "") -> Pe
     took a 512 KiB copy from 9 us to 8 ms, and one on a single thread does not."""
     import torch
 
-    burst = 1 if _in_host_memory(device) else DEVICE_BURST
+    burst = 1 if device.host_memory else DEVICE_BURST
     for size in sizes:
         try:
             arrays = tuple(torch.ones(size // 4, dtype=torch.float32, device=device.torch_device) for _ in range(3))
@@ -158,7 +152,7 @@ def _copy_bandwidth(device: Device, sizes: Iterator[int], where: str = "") -> Pe
             for kind, per_element in _STREAMS:
                 operation = _stream_operation(kind, arrays)
                 seconds = _best_seconds(device, operation, burst, STREAM_SECONDS)
-                if _in_host_memory(device) and torch.get_num_threads() > 1:
+                if device.host_memory and torch.get_num_threads() > 1:
                     with _threads(1):
                         seconds = min(seconds, _best_seconds(device, operation, burst, STREAM_SECONDS))
                 rates[kind] = per_element * size / seconds
@@ -167,7 +161,7 @@ def _copy_bandwidth(device: Device, sizes: Iterator[int], where: str = "") -> Pe
         finally:
             arrays = None  # noqa: F841  (freed before a smaller try)
         best = max(rates, key=rates.__getitem__)
-        threads = f", on {torch.get_num_threads()} threads or one" if _in_host_memory(device) else ""
+        threads = f", on {torch.get_num_threads()} threads or one" if device.host_memory else ""
         within = f" {where}" if where else ""
         others = ", ".join(f"{kind} {rate / 1e9:.1f}" for kind, rate in rates.items() if kind != best)
         return Peak(rates[best], f"measured on this device: the fastest of streaming kernels on arrays of "
@@ -197,12 +191,12 @@ def _gemm_rate(device: Device, unit: str) -> Peak | None:
 
     dtype_name, tf32 = _GEMMS[unit]
     dtype = getattr(torch, dtype_name)
-    n = HOST_GEMM_N if _in_host_memory(device) else DEVICE_GEMM_N
+    n = HOST_GEMM_N if device.host_memory else DEVICE_GEMM_N
     try:
         a = torch.randn(n, n, device=device.torch_device).to(dtype)
         b = torch.randn(n, n, device=device.torch_device).to(dtype)
         with _matmul_precision("high" if tf32 else "highest"):
-            seconds = _best_seconds(device, lambda: torch.mm(a, b), 1 if _in_host_memory(device) else DEVICE_BURST)
+            seconds = _best_seconds(device, lambda: torch.mm(a, b), 1 if device.host_memory else DEVICE_BURST)
     except (RuntimeError, MemoryError, TypeError):  # a dtype the device cannot multiply
         return None
     return Peak(2 * n**3 / seconds, f"measured on this device: the best of at least {REPETITIONS} {n}x{n} {dtype_name} "

@@ -127,37 +127,36 @@ def _ranges(cpus: tuple[int, ...]) -> str:
 
 # ------------------------------------------------------------------------------------------------ in workers
 
-_timing_cpu: list[int] = []  # set once, as the worker starts
+_settled: list[CpuPlacement] = []  # this worker's placement, set once as it starts
 
 
 def settle(placement: CpuPlacement | None) -> None:
-    """In a worker, before anything is imported: run on the placement's node; remember its timing CPU."""
+    """In a worker, before anything is imported: run on the placement's node, and keep the placement."""
     if placement is None:
         return
     with contextlib.suppress(OSError):
         os.sched_setaffinity(0, placement.node_cpus)
-        _timing_cpu[:] = [placement.timing_cpu]
+        _settled[:] = [placement]
 
 
-def timing_cpu() -> int | None:
-    """The CPU this worker's timed blocks run on (None: wherever the OS puts them)."""
-    return _timing_cpu[0] if _timing_cpu else None
+def settled() -> CpuPlacement | None:
+    """This worker's placement (None: it runs wherever the OS puts it)."""
+    return _settled[0] if _settled else None
 
 
 @contextlib.contextmanager
 def on_timing_cpu() -> Iterator[None]:
     """The calling thread on the timing CPU for the block (the others stay where they are), put back after."""
-    if not _timing_cpu:
-        yield
-        return
-    before = os.sched_getaffinity(0)
+    placement = settled()
+    before = os.sched_getaffinity(0) if placement is not None else None
     try:
-        os.sched_setaffinity(0, {_timing_cpu[0]})
+        if placement is not None:
+            os.sched_setaffinity(0, {placement.timing_cpu})
     except OSError:
-        yield
-        return
+        before = None
     try:
         yield
     finally:
-        with contextlib.suppress(OSError):
-            os.sched_setaffinity(0, before)
+        if before is not None:
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(0, before)

@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from kforge_core.harness import cpu_placement
-from kforge_core.harness.cpu_placement import CpuPlacement, choose_placement, on_timing_cpu, settle, timing_cpu
+from kforge_core.harness.cpu_placement import CpuPlacement, choose_placement, on_timing_cpu, settle, settled
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="no CPU affinity on this OS")
 
@@ -66,14 +66,14 @@ def test_two_harnesses_on_one_host_never_time_on_the_same_cpu(tmp_path, monkeypa
 
 def test_a_timed_block_runs_on_the_timing_cpu_and_the_thread_is_put_back_after(monkeypatch):
     allowed = sorted(os.sched_getaffinity(0))
-    monkeypatch.setattr(cpu_placement, "_timing_cpu", [])
+    monkeypatch.setattr(cpu_placement, "_settled", [])
     with on_timing_cpu():  # no placement: anywhere
         assert sorted(os.sched_getaffinity(0)) == allowed
     seen: dict[str, object] = {}
 
     def worker() -> None:  # in a thread of its own, as a worker's main thread: the test's thread keeps its CPUs
         settle(CpuPlacement(tuple(allowed), allowed[-1]))
-        seen["named"] = timing_cpu()
+        seen["named"] = settled().timing_cpu
         with on_timing_cpu():
             seen["during"] = os.sched_getaffinity(0)
         seen["after"] = os.sched_getaffinity(0)

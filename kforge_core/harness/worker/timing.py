@@ -45,7 +45,7 @@ from ...stage_timer import StageTimer
 from .. import flags as F
 from ...values import flatten_output
 from ..timed_runs import CHECKS_NOTE, pool_index, timed_label
-from ..cpu_placement import on_timing_cpu, timing_cpu
+from ..cpu_placement import on_timing_cpu, settled
 from ..timers import headline_timer
 from ..verdict import TimingMethod
 from .host_copies import host_copy
@@ -117,9 +117,10 @@ def timing_method(device: Device, settings: HarnessSettings, reference: ProblemD
     notes = (f"{len(reference.pool)} distinct seeded input sets (seeds {reference.pool_seeds[0]}.."
              f"{reference.pool_seeds[-1]}) cycled, each run on a clone of one or on one made for it; "
              f"{CHECKS_NOTE.format(elements=settings.timed_check_elements)}")
-    cpu = timing_cpu()
-    if cpu is not None:
-        notes += f"; every timed block, the baselines' too, on host CPU {cpu}"
+    placement = settled()
+    if placement is not None:
+        notes += (f"; every timed block, the baselines' too, on host CPU {placement.timing_cpu} "
+                  f"({placement.describe()})")
     return TimingMethod(
         device=device.label,
         warmup=settings.warmup,
