@@ -14,7 +14,9 @@ import pytest
 
 
 def _by_file(config: pytest.Config) -> bool:
-    return getattr(config.option, "dist", "no") == "loadfile"
+    # as given: in its workers, xdist sets the option to "no" before they collect
+    given = getattr(config, "known_args_namespace", config.option)
+    return "loadfile" in (getattr(config.option, "dist", None), getattr(given, "dist", None))
 
 
 def pytest_configure(config: pytest.Config) -> None:
