@@ -37,9 +37,9 @@ def _done_rows(db: Path) -> dict[str, float]:
     return dict(rows)
 
 
-def test_a_killed_bench_resumes_without_redoing_finished_problems(tmp_path):
+def test_a_killed_bench_resumes_without_redoing_finished_problems(tmp_path, fresh_cache):
     runs = tmp_path / "runs"
-    env = {**os.environ, "KFORGE_CACHE_DIR": str(tmp_path / "cache"), "KFORGE_HARNESS__SPARE_WORKERS": "0",
+    env = {**os.environ, "KFORGE_CACHE_DIR": str(fresh_cache), "KFORGE_HARNESS__SPARE_WORKERS": "0",
            "KFORGE_PLUGINS": "cpu"}
     command = kforge("bench", str(EXAMPLES / "problems"), "--backend", "cpu", "--solutions",
                      str(EXAMPLES / "solutions" / "numba"), "--runs-dir", str(runs), *PICK, *QUICK)
@@ -70,9 +70,9 @@ def test_a_killed_bench_resumes_without_redoing_finished_problems(tmp_path):
         assert conn.execute("SELECT status FROM benches").fetchone()[0] == "finished"
 
 
-def test_ctrl_c_finishes_the_problem_in_hand_prints_the_summary_and_the_resume_command(tmp_path):
+def test_ctrl_c_finishes_the_problem_in_hand_prints_the_summary_and_the_resume_command(tmp_path, fresh_cache):
     runs = tmp_path / "runs"
-    env = {**os.environ, "KFORGE_CACHE_DIR": str(tmp_path / "cache"), "KFORGE_HARNESS__SPARE_WORKERS": "0",
+    env = {**os.environ, "KFORGE_CACHE_DIR": str(fresh_cache), "KFORGE_HARNESS__SPARE_WORKERS": "0",
            "KFORGE_PLUGINS": "cpu"}
     command = kforge("bench", str(EXAMPLES / "problems"), "--backend", "cpu", "--solutions",
                      str(EXAMPLES / "solutions" / "numba"), "--runs-dir", str(runs), "--json", *PICK, *QUICK)
@@ -98,8 +98,8 @@ def test_ctrl_c_finishes_the_problem_in_hand_prints_the_summary_and_the_resume_c
     assert json.loads(resumed.stdout)["summary"]["total"] == 3
 
 
-def test_a_problem_past_its_budget_is_budget_exceeded_with_what_was_done_and_the_bench_goes_on(tmp_path):
-    env = {**os.environ, "KFORGE_CACHE_DIR": str(tmp_path / "cache"), "KFORGE_HARNESS__SPARE_WORKERS": "0",
+def test_a_problem_past_its_budget_is_budget_exceeded_with_what_was_done_and_the_bench_goes_on(tmp_path, fresh_cache):
+    env = {**os.environ, "KFORGE_CACHE_DIR": str(fresh_cache), "KFORGE_HARNESS__SPARE_WORKERS": "0",
            "KFORGE_PLUGINS": "cpu"}
     command = kforge("bench", str(EXAMPLES / "problems"), "--backend", "cpu", "--solutions",
                      str(EXAMPLES / "solutions" / "numba"), "--runs-dir", str(tmp_path / "runs"), "--json",

@@ -24,8 +24,8 @@ def _two_jobs() -> list[ProblemJob]:
             for name, solution in (("relu_scale", "relu_scale_numpy"), ("linear_relu", "linear_relu_numpy"))]
 
 
-def test_later_problems_build_ahead_for_their_own_problem(tmp_path):
-    cache = tmp_path / "cache"
+def test_later_problems_build_ahead_for_their_own_problem(fresh_cache):
+    cache = fresh_cache
     slot, jobs = _slot(cache), _two_jobs()
     try:
         first = slot.evaluate(jobs[0])
@@ -41,10 +41,10 @@ def test_later_problems_build_ahead_for_their_own_problem(tmp_path):
     assert mark(cache, jobs[1].candidate.digest).with_suffix(".problem").read_text() == "linear_relu"
 
 
-def test_builds_handed_out_with_the_first_problem_start_once_the_harness_exists(tmp_path):
+def test_builds_handed_out_with_the_first_problem_start_once_the_harness_exists(fresh_cache):
     import threading
 
-    slot, jobs = _slot(tmp_path / "cache"), _two_jobs()
+    slot, jobs = _slot(fresh_cache), _two_jobs()
     ahead = threading.Thread(target=slot.prebuild, args=(jobs[1:],))
     try:
         ahead.start()  # before the first problem made the harness: it waits for it
@@ -58,10 +58,10 @@ def test_builds_handed_out_with_the_first_problem_start_once_the_harness_exists(
     assert second.verdict["compile"]["log"].startswith("found built ahead")
 
 
-def test_a_slot_closed_before_its_first_problem_lets_a_waiting_prebuild_return(tmp_path):
+def test_a_slot_closed_before_its_first_problem_lets_a_waiting_prebuild_return(fresh_cache):
     import threading
 
-    slot = _slot(tmp_path / "cache")
+    slot = _slot(fresh_cache)
     ahead = threading.Thread(target=slot.prebuild, args=([],))
     ahead.start()
     slot.close()
@@ -69,7 +69,7 @@ def test_a_slot_closed_before_its_first_problem_lets_a_waiting_prebuild_return(t
     assert not ahead.is_alive()
 
 
-def test_the_slots_workers_start_before_its_first_problem_is_described_and_serve_it(tmp_path):
+def test_the_slots_workers_start_before_its_first_problem_is_described_and_serve_it(fresh_cache):
     from kforge_core.bench.slot import ProblemLoader
 
     started_when_described = []
@@ -79,7 +79,7 @@ def test_the_slots_workers_start_before_its_first_problem_is_described_and_serve
             started_when_described.append(slot.harness().workers_started)
             return super().load(path)
 
-    slot = DeviceSlot(backend=AHEAD, settings=settings_for(tmp_path / "cache", spare_workers=0, baselines=()),
+    slot = DeviceSlot(backend=AHEAD, settings=settings_for(fresh_cache, spare_workers=0, baselines=()),
                       plugins=SELECTION, options=None, device_index=None, label="cpu", loader=Watching(), measure=False)
     try:
         result = slot.evaluate(_two_jobs()[0])
@@ -91,12 +91,12 @@ def test_the_slots_workers_start_before_its_first_problem_is_described_and_serve
     assert started == 2  # they served it: no other worker was started for it
 
 
-def test_a_slot_starts_its_workers_before_it_takes_a_problem(tmp_path):
+def test_a_slot_starts_its_workers_before_it_takes_a_problem(fresh_cache):
     """``--devices 0,1``: each device's workers start as its slot's thread begins, side by side, not with the
     slot's first problem."""
     from harness.torch_backend_plugin import TORCH_CPU_UNITS
 
-    settings = settings_for(tmp_path / "cache", spare_workers=0, baselines=())
+    settings = settings_for(fresh_cache, spare_workers=0, baselines=())
     units = PluginSelection(entry_points=False, modules=("harness.torch_backend_plugin",))
     slots = [DeviceSlot(backend=TORCH_CPU_UNITS, settings=settings, plugins=units, options=None, device_index=i,
                         label=f"cpu slot {i}", measure=False) for i in (0, 1)]

@@ -32,11 +32,11 @@ def variants(count: int, extra: str = "") -> list[Candidate]:
 
 
 @pytest.fixture
-def harness_for(tmp_path):
+def harness_for(fresh_cache):
     made: list[Harness] = []
 
     def make(backend, **changes) -> Harness:
-        settings = settings_for(tmp_path / "cache", spare_workers=0, baselines=(), **changes)
+        settings = settings_for(fresh_cache, spare_workers=0, baselines=(), **changes)
         harness = Harness(backend=backend, problem=problem("relu_scale"), settings=settings, plugins=SELECTION)
         made.append(harness)
         return harness
@@ -145,9 +145,9 @@ def test_on_the_host_cpu_timed_runs_are_held_apart_from_builds(harness_for, tmp_
     assert all(v.compile.cached for v in verdicts[1:])
 
 
-def test_kforge_eval_takes_several_candidates(tmp_path, monkeypatch):
+def test_kforge_eval_takes_several_candidates(tmp_path, monkeypatch, fresh_cache):
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("KFORGE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("KFORGE_CACHE_DIR", str(fresh_cache))
     monkeypatch.setenv("KFORGE_HARNESS__SPARE_WORKERS", "0")
     paths = []
     for candidate in variants(2):

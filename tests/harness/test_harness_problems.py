@@ -22,8 +22,8 @@ def _harness(cache_dir, backend=TORCH_CPU, **changes) -> Harness:
     return Harness(backend=backend, problem=problem("relu_scale"), settings=settings, plugins=SELECTION)
 
 
-def test_a_warm_worker_takes_the_next_problem_and_the_host_cpus_baselines_are_measured_every_time(tmp_path):
-    cache = tmp_path / "cache"
+def test_a_warm_worker_takes_the_next_problem_and_the_host_cpus_baselines_are_measured_every_time(fresh_cache):
+    cache = fresh_cache
     with _harness(cache) as harness:
         first = harness.evaluate(candidate("relu_scale_numpy"))
         harness.use_problem(problem("linear_relu"))
@@ -69,8 +69,8 @@ def test_on_an_accelerator_the_baseline_cache_is_a_prior_next_time(tmp_path):
         assert [s.origin for s in verdict.baseline_sources] == ["measured"]
 
 
-def test_a_worker_that_failed_is_not_reused_for_the_next_problem(tmp_path):
-    with _harness(tmp_path / "cache", baselines=()) as harness:
+def test_a_worker_that_failed_is_not_reused_for_the_next_problem(fresh_cache):
+    with _harness(fresh_cache, baselines=()) as harness:
         failed = harness.evaluate(candidate("mismatch"), measure=False)
         harness.use_problem(problem("linear_relu"))
         verdict = harness.evaluate(candidate("linear_relu_numpy"), measure=False)
@@ -78,8 +78,8 @@ def test_a_worker_that_failed_is_not_reused_for_the_next_problem(tmp_path):
         assert harness.workers_started == 3  # the failed one, its replacement, and the referee
 
 
-def test_workers_are_bound_to_the_unit_they_are_given(tmp_path):
-    settings = settings_for(tmp_path / "cache", spare_workers=0, baselines=())
+def test_workers_are_bound_to_the_unit_they_are_given(fresh_cache):
+    settings = settings_for(fresh_cache, spare_workers=0, baselines=())
     with Harness(backend=TORCH_CPU_UNITS, problem=problem("relu_scale"), settings=settings, plugins=SELECTION,
                  device_index=1) as harness:
         verdict = harness.evaluate(candidate("env_report"), measure=False)

@@ -34,8 +34,9 @@ TORCH_CPU_UNITS = Backend(name="torch-cpu-units", programming_model="PyTorch", d
                           description="torch-cpu with selectable units", device_class=CpuUnitsDevice)
 
 
-# far above what a CPU reaches: a bound taken from it never calls a candidate faster than the hardware
+# far above what a CPU reaches: a bound taken from them never calls a candidate faster than the hardware
 STATED_FP32 = Peak(1e14, "stated for the test device")
+STATED_BANDWIDTH = Peak(1e13, "stated for the test device")
 
 
 class CpuAsAcceleratorDevice(CpuDevice):
@@ -48,16 +49,27 @@ class CpuAsAcceleratorDevice(CpuDevice):
     out_of_memory_patterns = ("accelerator memory exhausted",)  # what its runtime would say
 
     def _peaks(self):
-        """Its fp32 rate stated, as an accelerator's plugin states its GPU's from a table: a device that is not
-        the host CPU measures a GEMM of 8192 x 8192 (a minute or more on two cores, the first time each cache
-        directory sees it), which none of the tests on this device is about. Its memory bandwidth is still
-        measured, within the worker's memory limit."""
+        """Stated, as an accelerator's plugin states its GPU's from a table: a device that is not the host CPU
+        measures what its vendor does not state with a GEMM of 8192 x 8192 and copies of 1 GiB (minutes on two
+        cores, the first time each cache directory sees it), which none of the tests on this device is about."""
+        return peaks_of(self.hardware_name(), STATED_BANDWIDTH, {"fp32": STATED_FP32},
+                        cache_bandwidths=tuple((level, STATED_BANDWIDTH) for level in self.cache_levels()))
+
+
+class CpuAsUnlistedAcceleratorDevice(CpuAsAcceleratorDevice):
+    """The same, as an accelerator missing from its plugin's table would be, but for its fp32 rate: its memory
+    bandwidth is measured in the worker as it starts, within the worker's memory limit."""
+
+    def _peaks(self):
         return peaks_of(self.hardware_name(), None, {"fp32": STATED_FP32})
 
 
 TORCH_CPU_ACCELERATOR = Backend(name="torch-cpu-accelerator", programming_model="PyTorch", device="cpu",
                           description="torch-cpu, with work ahead beside timed runs as on an accelerator",
                           device_class=CpuAsAcceleratorDevice)
+TORCH_CPU_UNLISTED = Backend(name="torch-cpu-unlisted", programming_model="PyTorch", device="cpu",
+                             description="torch-cpu-accelerator, its memory bandwidth measured",
+                             device_class=CpuAsUnlistedAcceleratorDevice)
 
 
 @hookimpl
@@ -66,11 +78,12 @@ def kforge_register_backends(register):
     register(TORCH_CUDA)
     register(TORCH_CPU_UNITS)
     register(TORCH_CPU_ACCELERATOR)
+    register(TORCH_CPU_UNLISTED)
 
 
 @hookimpl
 def kforge_backend_availability(backend):
-    if backend.name in (TORCH_CPU.name, TORCH_CPU_UNITS.name, TORCH_CPU_ACCELERATOR.name):
+    if backend.name in (TORCH_CPU.name, TORCH_CPU_UNITS.name, TORCH_CPU_ACCELERATOR.name, TORCH_CPU_UNLISTED.name):
         return Availability.yes("the host CPU")
     if backend.name == TORCH_CUDA.name:
         import torch

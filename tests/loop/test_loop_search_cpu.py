@@ -26,8 +26,8 @@ QUICK = {"KFORGE_HARNESS__TRIALS": "2", "KFORGE_HARNESS__WARMUP": "1", "KFORGE_H
 
 
 @pytest.mark.slow
-def test_width_4_on_the_host_cpu_through_the_http_provider_keeps_to_the_budget(tmp_path, monkeypatch):
-    for name, value in {**QUICK, "KFORGE_CACHE_DIR": str(tmp_path / "cache")}.items():
+def test_width_4_on_the_host_cpu_through_the_http_provider_keeps_to_the_budget(tmp_path, monkeypatch, fresh_cache):
+    for name, value in {**QUICK, "KFORGE_CACHE_DIR": str(fresh_cache)}.items():
         monkeypatch.setenv(name, value)
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(TESTS))
@@ -53,7 +53,7 @@ def test_width_4_on_the_host_cpu_through_the_http_provider_keeps_to_the_budget(t
     assert re.search(r"functional f1-\d: ", result.output)
 
 
-def test_a_run_opens_a_harness_per_device_with_its_workers_already_started(tmp_path, monkeypatch):
+def test_a_run_opens_a_harness_per_device_with_its_workers_already_started(monkeypatch, fresh_cache):
     """``--devices 0,1``: the production evaluator binds its harness to the unit given and starts its processes
     before the first candidate arrives (here the host CPU's test units)."""
     monkeypatch.syspath_prepend(str(TESTS))
@@ -63,6 +63,6 @@ def test_a_run_opens_a_harness_per_device_with_its_workers_already_started(tmp_p
 
     app = App(load_plugins=False, plugin_modules=(PLUGIN_MODULE,))
     registered = app.backend("torch-cpu-units")
-    settings = settings_for(tmp_path / "cache", spare_workers=0, baselines=())
+    settings = settings_for(fresh_cache, spare_workers=0, baselines=())
     with open_harness(registered, problem("relu_scale"), settings, None, app.plugin_selection, None, 1) as harness:
         assert harness.device_index == 1 and harness.workers_started >= 1

@@ -48,7 +48,7 @@ BROKEN = """
 """
 
 
-def kforge_eval(*args: str, cwd: Path, cache: Path) -> tuple[int, dict]:
+def kforge_eval(*args: str, cwd: Path, cache: Path) -> tuple[int, list[dict]]:
     env = {**os.environ, "KFORGE_CACHE_DIR": str(cache)}
     done = subprocess.run([str(KFORGE), "eval", *args, "--backend", "cpu", "--json"], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=600)
@@ -56,10 +56,22 @@ def kforge_eval(*args: str, cwd: Path, cache: Path) -> tuple[int, dict]:
     return done.returncode, json.loads(done.stdout)
 
 
-def test_the_shipped_example_is_correct_and_gets_speedups(tmp_path, peaks_cache):
-    code, verdict = kforge_eval(str(EXAMPLE_PROBLEM), str(EXAMPLE_SOLUTION), *QUICK, "--baselines", "eager",
-                                "--profile", cwd=tmp_path, cache=peaks_cache)
-    assert code == 0 and verdict["correct"] is True and verdict["failure"] is None, verdict["message"]
+@pytest.fixture(scope="module")
+def evaluated(tmp_path_factory, peaks_cache) -> tuple[int, dict, dict]:
+    """One ``kforge eval`` of the shipped example's solution and of a broken Numba candidate for its problem (the
+    process, the reference of two 4096 x 2048 inputs and the workers serve both): its exit status and the two
+    verdicts."""
+    work = tmp_path_factory.mktemp("cpu-eval")
+    broken = work / "broken.py"
+    broken.write_text(textwrap.dedent(BROKEN))
+    code, verdicts = kforge_eval(str(EXAMPLE_PROBLEM), str(EXAMPLE_SOLUTION), str(broken), *QUICK, "--baselines",
+                                 "eager", "--profile", cwd=work, cache=peaks_cache)
+    return code, *verdicts
+
+
+def test_the_shipped_example_is_correct_and_gets_speedups(evaluated):
+    _, verdict, _ = evaluated
+    assert verdict["correct"] is True and verdict["failure"] is None, verdict["message"]
     assert verdict["backend"] == "cpu" and verdict["flags"] == []
     assert all(trial["passed"] for trial in verdict["trials"]) and len(verdict["trials"]) == 2
     assert verdict["compile"]["ok"] and "add_rmsnorm_kernel(array(float32, 2d, C)" in verdict["compile"]["log"]
@@ -68,16 +80,13 @@ def test_the_shipped_example_is_correct_and_gets_speedups(tmp_path, peaks_cache)
     assert verdict["profile_summary"].startswith("Numba profile of ModelNew.forward")
 
 
-def test_a_broken_numba_candidate_is_a_compile_error_with_a_readable_log(tmp_path, peaks_cache):
-    candidate = tmp_path / "broken.py"
-    candidate.write_text(textwrap.dedent(BROKEN))
-    code, verdict = kforge_eval(str(EXAMPLE_PROBLEM), str(candidate), *QUICK, "--baselines", "eager",
-                                cwd=tmp_path, cache=peaks_cache)
+def test_a_broken_numba_candidate_is_a_compile_error_with_a_readable_log(evaluated):
+    code, _, verdict = evaluated
     assert code == 3 and verdict["correct"] is False and verdict["failure"] == "compile_error"
     log = verdict["compile"]["log"]
     assert log.startswith("Numba TypingError (nopython frontend) while compiling add_rmsnorm_kernel(")
     assert "Unknown attribute 'sqrt' of type float64" in log  # the error and the types
     assert "out[r] = sum_sq.sqrt()" in log and "called from broken.py:" in log  # the candidate's lines
     assert len(log.splitlines()) <= 45 and "\x1b[" not in log
-    assert verdict["verify"] is None and verdict["runtime"] is None
+    assert verdict["verify"] is None and verdict["runtime"] is None and verdict["profile"] is None
     assert log in verdict["message"]  # what the generation agent reads
