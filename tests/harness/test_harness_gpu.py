@@ -216,7 +216,7 @@ def test_the_outside_clock_contradicts_timers_replaced_on_the_gpu_devices_classe
     assert verdict.failure is Failure.CHEAT, verdict.message
     assert codes(verdict)[F.TIMING_MISMATCH] is True
     wall = next(figure for figure in verdict.outside_clock if figure.timer == "wall")
-    assert wall.worker_ms < 0.01 and wall.outside_ms > 15 and wall.contradiction  # 20 ms a call, said 1 us
+    assert wall.worker_ms < 0.01 and wall.outside_ms > 50 and wall.contradiction  # 100 ms a call, said 1 us
 
 
 def test_3_outputs_while_timing_are_checked_on_the_gpu(gpu_harness):

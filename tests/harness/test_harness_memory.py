@@ -149,6 +149,19 @@ def test_a_worker_about_to_wait_hands_back_a_large_unused_cache_and_keeps_a_smal
         assert device.emptied - emptied == int(handed_back)
 
 
+def test_a_worker_about_to_wait_on_a_problem_large_for_its_device_hands_back_any_unused_cache():
+    from kforge_core.device import MemoryStats
+    from kforge_core.harness.worker.memory import hand_back_idle_cache
+
+    device = CountingDevice()
+    gib = 1 << 30
+    for reserved, handed_back in ((gib, False), (gib + gib // 20, True)):  # unused: none, and 0.05 of 10 GiB
+        device._memory = lambda reserved=reserved: MemoryStats(allocated=gib, reserved=reserved, total=10 * gib)
+        emptied = device.emptied
+        assert hand_back_idle_cache(device, large=True) is handed_back
+        assert device.emptied - emptied == int(handed_back)
+
+
 def test_an_output_in_the_previous_calls_buffer_is_told_from_a_fresh_one_at_a_reused_address():
     from kforge_core.builtin.torch_verify import _shares_storage, _storages
 

@@ -29,13 +29,15 @@ def released(report: FinishReport, device: Device) -> FinishReport:
     return dataclasses.replace(report, clean=False, notes=(*report.notes, note))
 
 
-def hand_back_idle_cache(device: Device) -> bool:
+def hand_back_idle_cache(device: Device, *, large: bool = False) -> bool:
     """After a request, in a worker that now waits while others use the device: when its allocator caches more
-    than :data:`IDLE_CACHE_SHARE` of the device unused (a large problem's outputs, the float64 reference), hand it
-    back, so that three workers' caches of a problem near the device's size never add up. Small problems keep
-    their cache (nothing to gain, and their next calls reuse it). True when it was handed back."""
+    than :data:`IDLE_CACHE_SHARE` of the device unused (a large problem's outputs, the float64 reference), or
+    anything unused at all while the problem is ``large`` for the device (``problem_size``), hand it back, so that
+    three workers' caches of a problem near the device's size never add up. Small problems keep their cache
+    (nothing to gain, and their next calls reuse it). True when it was handed back."""
     memory = device.memory()
-    if not memory.total or memory.reserved - memory.allocated <= IDLE_CACHE_SHARE * memory.total:
+    unused = memory.reserved - memory.allocated
+    if not memory.total or unused <= (0 if large else IDLE_CACHE_SHARE * memory.total):
         return False
     device.empty_cache()
     return True

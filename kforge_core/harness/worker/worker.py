@@ -155,6 +155,14 @@ class Worker:
                            peaks=device.peaks(self.init.cache_dir,
                                               memory_limit_bytes=self.init.settings.memory_limit_mb << 20))
 
+    @property
+    def problem_is_large(self) -> bool:
+        """Whether the problem this worker was told is large for its device (``problem_size``): it then keeps no
+        unused cache while it waits (``memory.hand_back_idle_cache``)."""
+        from ..problem_size import large_for_device
+
+        return self.problem is not None and large_for_device(self.problem, self.device.memory().total)
+
     def reference(self, *, timing: bool = True):  # noqa: ANN201
         from .reference import reference_data
 
@@ -174,7 +182,7 @@ class Worker:
         try:
             value = self._dispatch(request)
             if service.idle_after:
-                hand_back_idle_cache(self.device)
+                hand_back_idle_cache(self.device, large=self.problem_is_large)
             return Reply(value=value)
         except SystemExit as exc:
             self.must_exit = True
@@ -284,16 +292,15 @@ class Worker:
 
     def _expect(self, request: Expect) -> Prepared:
         self._refuse_while_serving_a_candidate()
-        from ..problem_size import large_for_device
         from .expected import expected_for
         from .judge import Judge
 
         self.problem, self.judge = request.problem, None  # the previous problem's answers go first
         expected = expected_for(request.problem, self.device, self.init.settings, self.backend)
         on_device = not self.device.host_cpu
-        keep_on_device = on_device and request.on_device and not large_for_device(request.problem,
-                                                                                  self.device.memory().total)
-        self.judge = Judge(expected, self.init.settings, hand_back=lambda: hand_back_idle_cache(self.device),
+        keep_on_device = on_device and request.on_device and not self.problem_is_large
+        self.judge = Judge(expected, self.init.settings,
+                           hand_back=lambda: hand_back_idle_cache(self.device, large=self.problem_is_large),
                            for_device=on_device, keep_on_device=keep_on_device)
         return Prepared(f"expected outputs of {len(expected.data.trials)} trials ({len(expected.kept)} kept)",
                         expected.forward_s)

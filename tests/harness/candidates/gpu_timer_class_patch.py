@@ -1,6 +1,8 @@
 """Timing fraud on the GPU without a module name changed: at import, every timer of the NVIDIA device's classes is
 replaced (the names built from strings), so each timed call reports 1 microsecond by the wall clock, the events and
-the device's own records; the forward is correct (in PyTorch: evaluated under the report policy) and sleeps 20 ms."""
+the device's own records; the forward is correct (in PyTorch: evaluated under the report policy) and sleeps 100 ms:
+longer than the delays a host busy with parallel tests adds to a baseline call now and then, which the outside clock
+allows every call (at 20 ms a call, it went unflagged once beside seven other test processes)."""
 
 import sys
 import time
@@ -32,5 +34,5 @@ class ModelNew(torch.nn.Module):
         self.scale = scale
 
     def forward(self, x):
-        time.sleep(0.02)
+        time.sleep(0.1)
         return torch.relu(x) * self.scale
