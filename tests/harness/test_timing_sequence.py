@@ -265,3 +265,39 @@ def test_a_timed_calls_outputs_are_kept_in_host_memory_where_the_device_has_no_r
     hosted.clear()
     keep_outputs(output, CrowdedDevice(1))
     assert not hosted
+
+
+def test_no_garbage_collection_falls_inside_a_timed_block_and_the_collector_runs_again_after():
+    import gc
+
+    device = LoggedDevice()
+    reference = types.SimpleNamespace(pool=[[torch.ones(4)]], pool_seeds=[7])
+    enabled_in_calls: list[bool] = []
+
+    def call(x: torch.Tensor) -> torch.Tensor:
+        enabled_in_calls.append(gc.isenabled())
+        return x * 2
+
+    assert gc.isenabled()
+    time_runs(call, reference, device, HarnessSettings(warmup=1, repetitions=3))
+    assert enabled_in_calls and not any(enabled_in_calls)
+    assert gc.isenabled()
+
+
+def test_a_reference_cycle_a_timed_call_leaves_goes_before_the_next_call():
+    import weakref
+
+    device = LoggedDevice()
+    reference = types.SimpleNamespace(pool=[[torch.ones(4)]], pool_seeds=[7])
+    left: list[weakref.ref] = []
+    alive_at_calls: list[int] = []
+
+    def call(x: torch.Tensor) -> torch.Tensor:
+        alive_at_calls.append(sum(ref() is not None for ref in left))
+        cycle: dict = {"output": x * 2}
+        cycle["self"] = cycle  # holds its output until a collection
+        left.append(weakref.ref(cycle["output"]))
+        return cycle["output"]
+
+    time_runs(call, reference, device, HarnessSettings(warmup=0, repetitions=3))
+    assert len(alive_at_calls) == 6 and not any(alive_at_calls)  # two calls a run, wall and events

@@ -21,6 +21,12 @@ The timed runs may be asked for in blocks (``runs``), so that the KForge process
 baselines' blocks in another worker; the warm-up runs come before the first block, and one more before each later
 block (what idled in between, a thread pool, is awake again when the clock starts).
 
+The garbage collector is run before each block and never by itself while it runs (``timeit`` pauses it too), for
+the candidate's blocks and the baselines' alike: a collection falls in whichever call happens to allocate past its
+threshold, and a worker that allocates more Python objects between calls (the candidate's, whose calls are marked
+and checked) would have its calls hit more often. The youngest objects are collected after each call instead,
+outside its interval, so that reference cycles a call left (holding its outputs) go before the next.
+
 Every timed call is marked (``timer.calling``), so the KForge process holds its own clock against each one
 (``harness/host/outside_clock.py``), and a copy of its outputs is taken after the worker's clock stopped but before
 the mark ends (:func:`keep_outputs`): the copy is what a check of the call compares, and any work done to make it
@@ -30,11 +36,13 @@ way, copies included, so the two pay the same for it.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import threading
 import time
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import torch
 
@@ -144,9 +152,24 @@ def time_runs(call: Callable[..., Any], reference: ProblemData, device: Device, 
     is marked as a call of forward (the mark is sent before the clock starts, and ends once the copy of its outputs
     is made); ``returned`` gets each timed call's run, label and copied outputs, after its mark ended and before
     the next call."""
-    with on_timing_cpu():  # the candidate's blocks and the baselines' on one CPU (``cpu_placement``)
+    # the candidate's blocks and the baselines' on one CPU (``cpu_placement``), with no collection inside
+    with on_timing_cpu(), collector_paused():
         return _time_runs(call, reference, device, settings, timer or StageTimer(),
                           range(settings.repetitions) if runs is None else runs, returned)
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Collect now, then no automatic collection until the block ends (it is enabled again only where it was); the
+    block collects its youngest objects after each call itself."""
+    was_enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _time_runs(call: Callable[..., Any], reference: ProblemData, device: Device, settings: HarnessSettings,
@@ -180,6 +203,7 @@ def _time_runs(call: Callable[..., Any], reference: ProblemData, device: Device,
                 if returned is not None:
                     returned(run, label, kept)
                 del kept
+                gc.collect(0)
             flags.extend(_changed_state(device, settings, run))
     return TimedRuns(samples, list(F.merge_flags(flags)), streams)
 
@@ -269,6 +293,7 @@ def _device_time(call: Callable[..., Any], reference: ProblemData, device: Devic
             if returned is not None:
                 returned(run, label, kept)
             del kept
+            gc.collect(0)
     return clock.busy_ms(), clock.streams()
 
 
