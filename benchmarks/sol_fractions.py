@@ -95,6 +95,11 @@ class Row:
     timer: str = ""
     ncu_memory_pct: float | None = None  # Nsight Compute's Speed Of Light throughputs, duration-weighted
     ncu_compute_pct: float | None = None
+    ncu_note: str = ""  # where Nsight Compute gave no throughputs: which profiler answered, and its first words
+    ncu_kernels: int = 0  # the kernels it profiled
+    ncu_kernel_ms: float | None = None  # their durations added up, to hold against the call's timed figure
+    ncu_dram_pct: float | None = None  # DRAM throughput alone (% of peak), duration-weighted
+    ncu_dram_bytes: float | None = None  # bytes the kernels read from and wrote to DRAM
     expected: float | None = None  # the self-check's floor for the eager fraction
     verdict_file: str | None = None
 
@@ -193,6 +198,21 @@ def ncu_throughputs(verdict: dict) -> tuple[float | None, float | None]:
     return (weighted[0] / total, weighted[1] / total) if total else (None, None)
 
 
+def dram_of(kernels: list[dict]) -> tuple[float | None, float | None, float | None]:
+    """The kernels' durations added up (ms), their DRAM throughput (% of peak, duration-weighted) and the bytes they
+    moved to and from DRAM."""
+    total_us, weighted, moved = 0.0, 0.0, 0.0
+    for kernel in kernels:
+        metrics = dict(kernel.get("metrics") or [])
+        duration = float(kernel.get("duration_us") or 0.0)
+        total_us += duration
+        weighted += duration * float(metrics.get("dram__throughput.avg.pct_of_peak_sustained_elapsed") or 0.0)
+        moved += sum(float(metrics.get(name) or 0.0) for name in ("dram__bytes_read.sum", "dram__bytes_write.sum"))
+    if not total_us:
+        return None, None, None
+    return total_us / 1e3, weighted / total_us, moved
+
+
 def add_ncu(rows: list[Row], suite: Path, solutions_of: dict[str, Path], args: argparse.Namespace,
             count: int) -> None:
     """Nsight Compute's throughputs of the first ``count`` correct rows' solutions."""
@@ -203,6 +223,12 @@ def add_ncu(rows: list[Row], suite: Path, solutions_of: dict[str, Path], args: a
         verdict = kforge("eval", str(suite / f"{row.problem}.py"), str(solution), "--backend", args.backend,
                          "--profile", "--policy", "report", "--baselines", "eager", "--timer", args.timer)
         row.ncu_memory_pct, row.ncu_compute_pct = ncu_throughputs(verdict)
+        profile = verdict.get("profile") or {}
+        kernels = profile.get("kernels") or []
+        row.ncu_kernels = len(kernels)
+        row.ncu_kernel_ms, row.ncu_dram_pct, row.ncu_dram_bytes = dram_of(kernels)
+        if row.ncu_memory_pct is None:
+            row.ncu_note = f"{profile.get('tool') or 'no profile'}: {(profile.get('raw') or verdict.get('message') or '')[:300]}"
 
 
 def solution_files(document: dict, solutions: Path) -> dict[str, Path]:
