@@ -89,8 +89,8 @@ def flatten_output(result: Any) -> tuple[list[Any], tuple[Any, ...]]:
 
 def _structure_of(value: Any, leaves: list[Any]) -> Any:
     """``value``'s structure, its leaves appended to ``leaves``. A module-level function, not a closure that calls
-    itself: such a closure is a reference cycle, and it kept every call's outputs alive until the garbage collector
-    ran (a 4 GiB output's timed calls held 16 GiB more than one call needs, in each worker)."""
+    itself: such a closure is a reference cycle, which kept every call's outputs alive until the garbage collector
+    ran (several calls' outputs at once on the device, in every worker)."""
     if _is_sequence(value):
         return tuple(_structure_of(v, leaves) for v in value)
     leaves.append(value)
