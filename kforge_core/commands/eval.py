@@ -15,7 +15,7 @@ from ..app import App
 from ..errors import KForgeError
 from ..candidate_module import syntax_error
 from ..harness import Harness, Verdict
-from ..harness.host.harness import unparsed_verdict
+from ..harness.host.verdict_parts import unparsed_verdict
 from ..problem import load_problem
 from ..records import Candidate, SourceFile
 from ..sol_words import bound_words, fractions_words
