@@ -171,7 +171,8 @@ def test_a_crashed_candidate_replaces_its_worker_and_the_agent_reads_its_stderr(
     log: list = []
     worker = ScriptedWorker(log, {"Begin": None, "compile": CompileResult(ok=True),
                                   "verify": Reply(failure=Failure.CRASH, message="the worker died")},
-                            stderr="Fatal Python error: Segmentation fault\n\nCurrent thread:\n  forward\n", home=tmp_path)
+                            stderr="Fatal Python error: Segmentation fault\n\nCurrent thread:\n  forward\n",
+                            home=tmp_path)
     verdict = evaluate_candidate(_setup(log, worker), CALLS_TORCH, profile=False, measure=True)
     assert log == ["prebuild", "reference", "worker", "baselines ready", "Begin", "compile", "verify",
                    ("release", False)]
