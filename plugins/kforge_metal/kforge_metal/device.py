@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 from kforge_core.device import FIELD_FLUSH_BYTES, Device, MemoryStats
 from kforge_core.hookspecs import hookimpl
-from kforge_core.peaks import DevicePeaks
+from kforge_core.plugin_api import DevicePeaks
 
 from .faults import FAULT_PATTERNS, OUT_OF_MEMORY_PATTERNS
 

@@ -15,7 +15,7 @@ import ctypes
 from typing import Any, ClassVar
 
 from kforge_core.device import FIELD_FLUSH_BYTES, Device, DeviceClock, MemoryStats, StateChange
-from kforge_core.peaks import DevicePeaks
+from kforge_core.plugin_api import DevicePeaks
 
 from .device_time import DESCRIPTION as DEVICE_TIME_DESCRIPTION
 

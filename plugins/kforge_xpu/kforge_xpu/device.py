@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 from kforge_core.device import FIELD_FLUSH_BYTES, Device, MemoryStats
 from kforge_core.hookspecs import hookimpl
-from kforge_core.peaks import DevicePeaks
+from kforge_core.plugin_api import DevicePeaks
 
 from .device_facts import XpuFacts, read_xpu_facts
 from .intel_errors import DEVICE_FAULT_PATTERNS, OUT_OF_MEMORY_PATTERNS
