@@ -88,7 +88,7 @@ from .workload import ProblemFloor, floor_bytes, problem_floor
 from .harness.worker.limit_hits import limit_reached
 
 if TYPE_CHECKING:
-    from .device import Device
+    from .devices.harness_device import HarnessDevice
     from .records import Backend, Candidate, ProfileResult, StageContext
 
 __all__ = [
@@ -101,7 +101,7 @@ __all__ = [
 ]
 
 
-def stage_device(backend: Backend, context: StageContext) -> Device:
+def stage_device(backend: Backend, context: StageContext) -> HarnessDevice:
     """The worker's device (``context.device``), or one made for ``backend`` where the caller gave none."""
     from .harness.worker.candidate import device_of
 

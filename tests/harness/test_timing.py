@@ -57,10 +57,10 @@ def test_the_asked_timer_is_the_headline_and_a_device_without_it_falls_back_to_w
 
 
 def test_the_cpu_offers_only_the_wall_clock():
-    from kforge_core.devices.cpu import CpuDevice
+    from kforge_core.devices import make_device
     from kforge_core.records import Backend
 
-    device = CpuDevice(Backend(name="c", programming_model="PyTorch", device="cpu"))
+    device = make_device(Backend(name="c", programming_model="PyTorch", device="cpu"))
     assert device.timers == ("wall",)
     with pytest.raises(ValueError, match="no event timer"):
         device.start_events()
