@@ -202,12 +202,8 @@ class BaselinesWindow:
 
     def __init__(self, settings: HarnessSettings, device_class: type[Device], worker: BaselineWorker,
                  ahead: BaselineWorker, cache: BaselineCache, facts: Callable[[], DeviceFacts]) -> None:
-        self._settings = settings
-        self._device_class = device_class
-        self.worker = worker
-        self.ahead = ahead
-        self.cache = cache
-        self._facts = facts
+        self._settings, self._device_class, self._facts = settings, device_class, facts
+        self.worker, self.ahead, self.cache = worker, ahead, cache
         self._priors: dict[str, Prior] = {}  # baselines measured in full earlier in this session, for this problem
         self.results: BaselineResults | None = None  # the last window's
 
