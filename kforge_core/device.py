@@ -125,13 +125,14 @@ class Device:
     #: Which figure of the timed runs is the runtime (``TimingMethod.statistic``): "median", or "min" where the
     #: device's cores are shared with everything else the host runs, so that other work only ever slows a run down.
     headline_statistic: ClassVar[str] = "median"
-    #: In how many blocks a callable's timed runs are taken, in turn with the baselines' (``interleave.py``): more
-    #: and shorter blocks where the machine's load changes within a second, so that a quiet stretch falls on the
-    #: candidate's runs and the baselines' alike.
+    #: In how many blocks a callable's timed runs are taken, in turn with the baselines'
+    #: (``harness/host/baselines_window.py``): more and shorter blocks where the machine's load changes within a
+    #: second, so that a quiet stretch falls on the candidate's runs and the baselines' alike.
     timing_blocks: ClassVar[int] = 4
     #: How near a baseline's fresh first block must come to a figure measured before (the baseline cache, an
-    #: earlier candidate's window) for that figure to stand (``interleave.py``); None: never, the device's timings
-    #: drift past any band that keeps a speedup honest, so baselines are measured in full beside every candidate.
+    #: earlier candidate's window) for that figure to stand (``harness/host/baselines_window.py``); None: never, the
+    #: device's timings drift past any band that keeps a speedup honest, so baselines are measured in full beside
+    #: every candidate.
     prior_band: ClassVar[float | None] = 0.10
     #: The ``torch.profiler.ProfilerActivity`` that traces this device's kernels ("CUDA", "XPU"); empty: none.
     profiler_activity: ClassVar[str] = ""

@@ -82,7 +82,7 @@ from .harness.op_trace import compute_ops, describe_ops
 from .harness.worker.faults import candidate_traceback, classify_exception
 from .peaks import DevicePeaks, Peak, peaks_of
 from .problem import import_problem_module
-from .stage_timer import StageTimer
+from .timing.stage_timer import StageTimer
 from .tracebacks import CandidateLine, candidate_lines, exception_line, innermost_candidate_line
 from .workload import ProblemFloor, floor_bytes, problem_floor
 from .harness.worker.limit_hits import limit_reached

@@ -97,7 +97,7 @@ def test_tritons_compilations_are_marked_as_builds_and_its_hooks_put_back():
     from types import SimpleNamespace
 
     from kforge_core.languages.triton.builds import triton_builds_marked
-    from kforge_core.stage_timer import StageTimer
+    from kforge_core.timing.stage_timer import StageTimer
 
     marks = []
 

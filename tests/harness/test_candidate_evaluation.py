@@ -11,7 +11,7 @@ import weakref
 from kforge_core.harness import flags as F
 from kforge_core.harness.host.candidate_evaluation import EvaluationSetup, evaluate_candidate
 from kforge_core.harness.host.cgroups import LimitCounts
-from kforge_core.harness.host.interleave import Window
+from kforge_core.harness.host.baselines_window import Window
 from kforge_core.harness.host.speed_of_light import Bounds
 from kforge_core.harness.host.outside_clock import CallLog
 from kforge_core.harness.host.worker_output import WorkerOutput

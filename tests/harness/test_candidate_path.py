@@ -52,4 +52,4 @@ def test_a_candidates_path_is_handed_on_through_five_files_and_never_back(relu_h
                   if len({name for name, _ in stack}) < len(stack))
     assert back == []
     handing_on = {name for stack in stacks for name, _ in stack[:-1] if name not in PROCESSES}
-    assert handing_on == {"harness.py", "candidate_evaluation.py", "evaluation.py", "interleave.py", "quiet.py"}
+    assert handing_on == {"harness.py", "candidate_evaluation.py", "evaluation.py", "baselines_window.py", "quiet.py"}

@@ -85,7 +85,7 @@ def test_2_side_stream_work_is_counted_by_the_timer(cache_dir, tmp_path, monkeyp
     from kforge_core.candidate_module import import_candidate
     from kforge_core.devices import make_device
     from kforge_core.harness.worker.reference import clone_values, reference_data
-    from kforge_core.harness.worker.timing import time_runs
+    from kforge_core.harness.worker.run_timing import time_runs
 
     # the extension the workers built, not a second build in this process
     monkeypatch.setenv("TORCH_EXTENSIONS_DIR", os.environ.get("TORCH_EXTENSIONS_DIR",
@@ -159,7 +159,7 @@ def test_the_events_timer_holds_the_queue_so_a_slow_launch_is_not_counted():
     import time
     import types
 
-    from kforge_core.harness.worker.timing import time_runs
+    from kforge_core.harness.worker.run_timing import time_runs
     from kforge_core.settings import HarnessSettings
     from kforge_core.devices import make_device
     from kforge_cuda import CUDA

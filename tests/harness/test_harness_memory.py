@@ -191,7 +191,7 @@ def test_while_the_referee_judges_a_trial_the_candidates_worker_holds_none_of_th
     from kforge_core.device import MemoryStats
     from kforge_core.harness.protocol import Judged
     from kforge_core.harness.worker.shipping import use_referee
-    from kforge_core.stage_timer import StageTimer
+    from kforge_core.timing.stage_timer import StageTimer
 
     device = CountingDevice()
     data = reference_data(problem("wide_relu"), device, QUICK)

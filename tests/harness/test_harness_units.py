@@ -22,7 +22,7 @@ from kforge_core.harness.host.exits import classify_exit
 from kforge_core.harness.host.sandbox import worker_environment
 from kforge_core.harness.host.static_check import check_source
 from kforge_core.harness.op_trace import compute_ops, is_compute_op, op_name, trace_ops
-from kforge_core.harness.timed_runs import parse_timed_label, pool_seeds, timed_label, timed_run_seed
+from kforge_core.timing.timed_runs import parse_timed_label, pool_seeds, timed_label, timed_run_seed
 from kforge_core.harness.worker.compare import check_structure, compare_outputs
 from kforge_core.harness.worker.faults import classify_exception
 from kforge_core.harness.worker.precision import agreement_bits

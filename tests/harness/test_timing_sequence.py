@@ -15,8 +15,8 @@ import torch
 
 from kforge_core.device import FIELD_FLUSH_BYTES, Device, DeviceClock, MemoryStats
 from kforge_core.devices.harness_device import EVENTS_HOLD, EVENTS_SEQUENCE, HOLD_LIMIT_MS, HarnessDevice
-from kforge_core.harness.worker import timing
-from kforge_core.harness.worker.timing import calls_per_run, keep_outputs, time_runs
+from kforge_core.harness.worker import run_timing as timing
+from kforge_core.harness.worker.run_timing import calls_per_run, keep_outputs, time_runs
 from kforge_core.records import Backend
 from kforge_core.settings import HarnessSettings
 

@@ -1,8 +1,8 @@
 """One candidate from its build ahead to its Verdict, in order, in one function (:func:`evaluate_candidate`), as
 pytest's ``runtestprotocol`` owns a test's setup, call and teardown: the source read, the build ahead waited for, the
 referee ready with the problem's reference, a worker, the static check, the stages in the worker (``evaluation.py``)
-with the baselines timed beside the candidate (``interleave.py``), the checks from outside the worker, the limits it
-reached, the decision, the worker's release, the captured output, and the Verdict (``verdict_parts.py``).
+with the baselines timed beside the candidate (``baselines_window.py``), the checks from outside the worker, the
+limits it reached, the decision, the worker's release, the captured output, and the Verdict (``verdict_parts.py``).
 
 The Harness hands over the parts an evaluation uses (an :class:`EvaluationSetup`: its workers, referee, builds
 ahead, baselines' window, ...) and gets the Verdict back. Nothing a candidate does raises here: every fault is a
@@ -24,7 +24,7 @@ from .cache_quota import Added, CacheWatch, Removed, Snapshot
 from .cgroups import LimitCounts
 from .deadline import StageTimeouts
 from .evaluation import StageOutcomes, run_stages
-from .interleave import BaselinesWindow, CandidateBeside, Window
+from .baselines_window import BaselinesWindow, CandidateBeside, Window
 from .outside_clock import check_candidate
 from .phases import Phases
 from .pool import WorkerPool

@@ -29,7 +29,7 @@ from .cache_quota import cache_watch
 from .baseline_worker import BaselineWorker, baseline_modules
 from ..cpu_placement import choose_placement
 from .device_binding import device_environment
-from .interleave import BaselinesWindow
+from .baselines_window import BaselinesWindow
 from .limits import limited_plan
 from .namespaces import sandbox_plan, use_sandbox
 from .phases import Observer, Phases

@@ -13,10 +13,10 @@ from ...tolerances import output_tolerances
 from .. import flags as F
 from ..captured import tail_lines
 from ..protocol import DeviceFacts
-from ..timed_runs import CHECKS_NOTE
+from ...timing.timed_runs import CHECKS_NOTE
 from ..verdict import PrecisionReached, RuntimeStats, TimingMethod, Verdict
 from .evaluation import StageOutcomes
-from .interleave import Window
+from .baselines_window import Window
 
 
 def decide(out: StageOutcomes, static_flags: tuple[Flag, ...]) -> tuple[tuple[Flag, ...], Failure | None, str]:

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from ...settings import HarnessSettings
-from ...stage_timer import StageTimer
+from ...timing.stage_timer import StageTimer
 from ...tracebacks import exception_line
 from ..protocol import BaselineResults
 from .reference import ProblemData, build_model, fresh_inputs
-from .timing import time_runs, timing_method
+from .run_timing import time_runs, timing_method
 
 if TYPE_CHECKING:
     from ...devices.harness_device import HarnessDevice

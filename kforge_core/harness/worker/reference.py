@@ -25,7 +25,7 @@ from ...problem import import_problem_module
 from ...records import Backend, Problem
 from ...settings import HarnessSettings
 from ...values import map_tensors, tensor_bytes
-from ..timed_runs import pool_seeds
+from ...timing.timed_runs import pool_seeds
 
 WARMUP_SEED_OFFSET = 10_000
 # The timing sets kept resident never take more than this share of the memory the device has free (the candidate's

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...candidate_module import DEFAULT_CLASS, candidate_class
 from ...problem import import_problem_module
-from ...stage_timer import StageTimer
+from ...timing.stage_timer import StageTimer
 from ...values import map_tensors
 from .builds import triton_builds_marked
 

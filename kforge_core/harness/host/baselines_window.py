@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING, Callable
 
 from ...records import Problem
 from ...settings import HarnessSettings
+from ...timing.wording import statistic_words
 from .. import flags as F
 from ..protocol import BaselineResults, DeviceFacts, Reply, Time, TimingOutcome
-from ..verdict import BaselineSource, RuntimeStats, figure_of, statistic_words
+from ..verdict import BaselineSource, RuntimeStats, figure_of
 from .baseline_cache import BaselineCache, BaselineKey
 from .baseline_worker import BaselineWorker
 from .deadline import StageTimeouts

@@ -11,14 +11,14 @@ from ...records import Backend, Candidate, Flag, StageContext
 from ...settings import HarnessSettings
 from .. import flags as F
 from ..protocol import FinishReport, TimingOutcome
-from ..timed_runs import pool_index
+from ...timing.timed_runs import pool_index
 from .candidate import candidate_instance
 from .integrity import ProcessSnapshot, changes_since, put_back_environment
 from ..precision_switches import switch_computes_in
 from .reference import ProblemData
 from .samples import sampled
 from .shipping import TIMED, ask_check, call_candidate, pack, send_all
-from .timing import Kept, TimedRuns, time_runs, timing_method
+from .run_timing import Kept, TimedRuns, time_runs, timing_method
 
 if TYPE_CHECKING:
     from ...devices.harness_device import HarnessDevice

@@ -41,12 +41,12 @@ import torch
 from ...devices.harness_device import HOLD_LIMIT_MS
 from ...records import Flag
 from ...settings import HarnessSettings
-from ...stage_timer import StageTimer
+from ...timing.stage_timer import StageTimer
 from .. import flags as F
 from ...values import flatten_output
-from ..timed_runs import CHECKS_NOTE, pool_index, timed_label
+from ...timing.timed_runs import CHECKS_NOTE, pool_index, timed_label
 from ..cpu_placement import on_timing_cpu, settled
-from ..timers import headline_timer
+from ...timing.headline import headline_timer
 from ..verdict import TimingMethod
 from .host_copies import host_copy
 from .reference import ProblemData, fresh_inputs
