@@ -26,7 +26,7 @@ from .records import (
     ValueSpec,
     VerifyResult,
 )
-from .stage_timer import StageTimer
+from .timing.stage_timer import StageTimer
 
 __all__ = [
     "Availability", "Backend", "Candidate", "CompileResult", "Example", "Failure", "Flag", "Image",

@@ -152,7 +152,8 @@ def kforge_compile(backend: Backend, candidate: Candidate, context: StageContext
     :param backend: the target backend, one this plugin registered.
     :param candidate: the candidate's files.
     :param context: the problem, the scratch directory, the backend's options, a persistent cache directory and
-        the worker's device (``context.device``, a :class:`kforge_core.device.Device`).
+        the worker's device (``context.device``: the backend's :class:`kforge_core.device.Device` with the
+        harness's policy around it, a :class:`kforge_core.devices.harness_device.HarnessDevice`).
     :return: a :class:`~kforge_core.records.CompileResult`.
 
     Stops at the first non-None result. The core's generic implementation checks the syntax and imports the module.

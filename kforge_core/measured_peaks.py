@@ -4,7 +4,7 @@ unit, each the best of a few runs, measured once per device and kept in ``<cache
 
 A measured peak is what the device achieved, not its maximum: a kernel may come close to it or, rarely, beat it,
 so the physical floor gives measured figures more slack (``speed_of_light.FLOOR_SLACK_MEASURED``). Runs in a worker
-before any candidate code is imported there (``Device.peaks``), one process at a time (a file lock): the workers
+before any candidate code is imported there (``HarnessDevice.peaks``), one process at a time (a file lock): the workers
 a harness starts together wait for the first one's measurement and read it.
 """
 
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 from .peaks import DevicePeaks, Peak, peaks_of
 
 if TYPE_CHECKING:
-    from .device import Device
+    from .devices.harness_device import HarnessDevice
 
 FORMAT_VERSION = 2  # 2: the fastest of several streaming kernels, not a copy alone
 PEAKS_DIR = "peaks"
@@ -60,7 +60,7 @@ def cached_peaks(cache_dir: Path, key: str, measure: Callable[[], DevicePeaks], 
         return peaks
 
 
-def cache_key(device: Device, units: tuple[str, ...]) -> str:
+def cache_key(device: HarnessDevice, units: tuple[str, ...]) -> str:
     """What measured peaks depend on: the device kind and name, the host and its CPUs for the host CPU, the units."""
     import platform
 
@@ -68,7 +68,7 @@ def cache_key(device: Device, units: tuple[str, ...]) -> str:
     return f"v{FORMAT_VERSION}|{device.torch_device.type}|{device.hardware_name()}|{host}|{','.join(units)}"
 
 
-def measure_peaks(device: Device, units: tuple[str, ...], *, bandwidth: bool = True,
+def measure_peaks(device: HarnessDevice, units: tuple[str, ...], *, bandwidth: bool = True,
                   cache: bool = False, memory_limit_bytes: int = 0) -> DevicePeaks:
     """Measure ``device``'s copy bandwidth (with ``bandwidth``), its bandwidth within the last-level cache (with
     ``cache``), and the GEMM rate of each of ``units`` it can run."""
@@ -84,7 +84,7 @@ def measure_peaks(device: Device, units: tuple[str, ...], *, bandwidth: bool = T
 # ------------------------------------------------------------------------------------------------- measuring
 
 
-def _best_seconds(device: Device, operation: Callable[[], Any], burst: int,
+def _best_seconds(device: HarnessDevice, operation: Callable[[], Any], burst: int,
                   min_seconds: float = MIN_SECONDS) -> float:
     operation()  # the first run, outside the measurement (allocation, library start)
     device.synchronize()
@@ -99,7 +99,7 @@ def _best_seconds(device: Device, operation: Callable[[], Any], burst: int,
     return best
 
 
-def _copy_sizes(device: Device, memory_limit_bytes: int = 0) -> Iterator[int]:
+def _copy_sizes(device: HarnessDevice, memory_limit_bytes: int = 0) -> Iterator[int]:
     """Array sizes to try, largest first. A worker held to ``harness.memory_limit_mb`` (its cgroup's memory) takes
     arrays of at most an eighth of it: the kernel kills a process past its cgroup's limit, it does not refuse an
     allocation, so a size that does not fit cannot be tried and stepped down from."""
@@ -137,7 +137,7 @@ def _stream_operation(kind: str, arrays: tuple[Any, Any, Any]) -> Callable[[], A
             "add": lambda: torch.add(a, b, out=c), "sum": lambda: a.sum()}[kind]
 
 
-def _copy_bandwidth(device: Device, sizes: Iterator[int], where: str = "") -> Peak | None:
+def _copy_bandwidth(device: HarnessDevice, sizes: Iterator[int], where: str = "") -> Peak | None:
     """The best streaming rate of the first of ``sizes`` that fits: each kernel of :data:`_STREAMS` timed on arrays
     of that size, the fastest kept (bytes read and written per second). On the host CPU, each on every thread and
     on one thread, the faster kept: a parallel kernel waits for all its threads to be scheduled, which on a busy host
@@ -186,7 +186,7 @@ def _threads(count: int) -> Iterator[None]:
         torch.set_num_threads(before)
 
 
-def _gemm_rate(device: Device, unit: str) -> Peak | None:
+def _gemm_rate(device: HarnessDevice, unit: str) -> Peak | None:
     import torch
 
     dtype_name, tf32 = _GEMMS[unit]

@@ -2,13 +2,9 @@
 
 A plugin's own code (``plugins/kforge_*/kforge_*/``) imports from the core only
 
-* :mod:`kforge_core` (``hookimpl``, ``KForgeError``) and the contract: :mod:`kforge_core.hookspecs` and the
-  records (:mod:`kforge_core.records`);
-* the device base class it subclasses (:mod:`kforge_core.device`: ``Device``, ``DeviceClock``, ``MemoryStats``,
-  ...) and the record of the peaks a device states (:mod:`kforge_core.peaks`: ``DevicePeaks``, ...), part of the
-  contract as the records are;
-* the candidate's module (:mod:`kforge_core.candidate_module`: ``import_for_compile``, ``candidate_class``,
-  ``candidate_class_name``, ``NotBuilt``, ...);
+* :mod:`kforge_core` (``hookimpl``, ``KForgeError``) and the contract: :mod:`kforge_core.hookspecs`, the records
+  (:mod:`kforge_core.records`) and the device a vendor writes (:mod:`kforge_core.device`: ``Device``,
+  ``DeviceClock``, ``MemoryStats``, ...);
 * a language's shared package (``kforge_core.languages.*``), which every backend speaking that language shares;
 * and this module, for everything else.
 
@@ -27,6 +23,18 @@ In the worker, inside a stage hook (``kforge_compile``, ``kforge_verify``, ``kfo
 * :func:`verified_model`: the candidate's model as verification built it (same instance, same parameters);
 * :func:`profile_with_torch`: the core's PyTorch-profiler profile of the candidate (its operators, its kernels);
 * :class:`StageTimer`: ``context.timer``'s type, with which a stage marks its calls and builds for the limits.
+
+The candidate's module, in the worker (and a plugin's own child process):
+
+* :func:`import_for_compile`: the compile stage's import of the candidate, a build error as :class:`NotBuilt`;
+  :func:`import_candidate`: the candidate's module imported from its scratch directory;
+* :func:`candidate_class` (a :class:`CandidateClass`) and :func:`candidate_class_name`: the class the candidate
+  defines (``ModelNew``, :data:`DEFAULT_CLASS`, else ``Model``).
+
+The peaks a device states (``Device.stated_peaks``), in any process:
+
+* :class:`DevicePeaks`, :class:`Peak` and :func:`peaks_of`: the device's bandwidth and FLOP/s per unit, each with
+  its source.
 
 Reading candidates and problems, in any process:
 
@@ -63,30 +71,37 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .candidate_module import (
+    DEFAULT_CLASS, CandidateClass, NotBuilt, candidate_class, candidate_class_name, import_candidate,
+    import_for_compile,
+)
 from .candidate_source import parsed_python_files
 from .codec import record_from_json, to_json
 from .harness.flags import BUILD_ERROR_CAUGHT
 from .harness.op_trace import compute_ops, describe_ops
 from .harness.worker.faults import candidate_traceback, classify_exception
+from .peaks import DevicePeaks, Peak, peaks_of
 from .problem import import_problem_module
-from .stage_timer import StageTimer
+from .timing.stage_timer import StageTimer
 from .tracebacks import CandidateLine, candidate_lines, exception_line, innermost_candidate_line
 from .workload import ProblemFloor, floor_bytes, problem_floor
 from .harness.worker.limit_hits import limit_reached
 
 if TYPE_CHECKING:
-    from .device import Device
+    from .devices.harness_device import HarnessDevice
     from .records import Backend, Candidate, ProfileResult, StageContext
 
 __all__ = [
-    "BUILD_ERROR_CAUGHT", "CandidateLine", "ProblemFloor", "StageTimer", "candidate_lines", "candidate_traceback",
+    "BUILD_ERROR_CAUGHT", "DEFAULT_CLASS", "CandidateClass", "CandidateLine", "DevicePeaks", "NotBuilt", "Peak",
+    "ProblemFloor", "StageTimer", "candidate_class", "candidate_class_name", "candidate_lines", "candidate_traceback",
     "classify_exception", "compute_ops", "describe_ops", "exception_line", "first_trial_inputs", "floor_bytes",
-    "import_problem_module", "innermost_candidate_line", "limit_reached", "parsed_python_files", "problem_floor",
-    "profile_with_torch", "record_from_json", "stage_device", "to_json", "verified_model",
+    "import_candidate", "import_for_compile", "import_problem_module", "innermost_candidate_line", "limit_reached",
+    "parsed_python_files", "peaks_of", "problem_floor", "profile_with_torch", "record_from_json", "stage_device",
+    "to_json", "verified_model",
 ]
 
 
-def stage_device(backend: Backend, context: StageContext) -> Device:
+def stage_device(backend: Backend, context: StageContext) -> HarnessDevice:
     """The worker's device (``context.device``), or one made for ``backend`` where the caller gave none."""
     from .harness.worker.candidate import device_of
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from .stage_timer import StageTimer
+from .timing.stage_timer import StageTimer
 
 _NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
 
@@ -511,10 +511,10 @@ class StageContext:
     :param options: the backend's options (an instance of ``Backend.options_type``) or None.
     :param cache_dir: a directory that persists across candidates and runs, for build caches.
     :param settings: the harness settings.
-    :param device: the worker's :class:`kforge_core.device.Device` (None where no device may be used: building
-        ahead).
+    :param device: the worker's device, a :class:`kforge_core.devices.harness_device.HarnessDevice` around the
+        backend's :class:`kforge_core.device.Device` (None where no device may be used: building ahead).
     :param timer: where a stage marks its calls of ``forward`` and its builds, so each gets its own time limit
-        (see :mod:`kforge_core.stage_timer`).
+        (see :mod:`kforge_core.timing.stage_timer`).
     """
 
     problem: Problem

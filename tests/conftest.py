@@ -44,11 +44,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def host_peaks(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The host CPU's peaks, measured once for the session (copies and a GEMM, about 1.6 s) in a cache directory of
     their own: its ``peaks`` folder."""
-    from kforge_core.devices.cpu import CpuDevice
+    from kforge_core.devices import make_device
     from kforge_core.records import Backend
 
     cache = tmp_path_factory.mktemp("host-peaks")
-    assert CpuDevice(Backend(name="host", programming_model="-", device="cpu")).peaks(cache) is not None
+    assert make_device(Backend(name="host", programming_model="-", device="cpu")).peaks(cache) is not None
     return cache / "peaks"
 
 

@@ -21,7 +21,7 @@ from ..harness.host.pool import WorkerStartError
 from ..plugins import PluginSelection
 from ..problem import ProblemError, load_problem
 from ..records import Backend, Failure, Problem
-from ..report.timing_text import figures_of, sources_of
+from ..timing.wording import figures_of, sources_of
 from ..settings import Settings
 from ..speed_of_light import SpeedOfLight
 from .results import BUDGET_EXCEEDED, INVALID_PROBLEM, NO_SOLUTION, ProblemJob, ProblemResult

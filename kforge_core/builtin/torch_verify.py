@@ -21,7 +21,7 @@ import torch
 from torch.multiprocessing.reductions import StorageWeakRef
 
 from ..candidate_module import candidate_class_name
-from ..device import Device
+from ..devices.harness_device import HarnessDevice
 from ..harness import flags as F
 from ..harness.op_trace import compute_ops, describe_ops, trace_ops
 from ..harness.protocol import Judged, Shipped
@@ -101,7 +101,7 @@ def verify_with_torch(backend: Backend, candidate: Candidate, context: StageCont
     return _result(run)
 
 
-def _first_trial(first: Initialised, others: Iterator[Initialised], reference: ProblemData, device: Device,
+def _first_trial(first: Initialised, others: Iterator[Initialised], reference: ProblemData, device: HarnessDevice,
                  settings: HarnessSettings, context: StageContext) -> tuple[_Run, Initialised, str]:
     """The first trial under the seeded construction; when its outputs are numerically wrong, again under each
     other initialisation of the parameters (``parameter_init``) until one passes. Returns the run kept (the first
@@ -134,7 +134,7 @@ def _first_trial(first: Initialised, others: Iterator[Initialised], reference: P
     return run, first, note
 
 
-def _run_trial(model: Any, trial: Trial, how: str, reference: ProblemData, device: Device,
+def _run_trial(model: Any, trial: Trial, how: str, reference: ProblemData, device: HarnessDevice,
                settings: HarnessSettings, context: StageContext, run: _Run) -> bool:
     """One trial; False when verification cannot go on (an exception, outputs of the wrong kind)."""
     shipment = _called_and_packed(model, trial, how, reference, device, settings, context, run)
@@ -144,7 +144,7 @@ def _run_trial(model: Any, trial: Trial, how: str, reference: ProblemData, devic
     return True
 
 
-def _run_judged_ahead(model: Any, trials: list[Trial], reference: ProblemData, device: Device,
+def _run_judged_ahead(model: Any, trials: list[Trial], reference: ProblemData, device: HarnessDevice,
                       settings: HarnessSettings, context: StageContext, run: _Run) -> None:
     """The trials in order, each judged while the next one runs (the referee's work and this process's overlap:
     a problem small for the device has room for both); what the verdict says is what one trial at a time says."""
@@ -165,7 +165,7 @@ def _run_judged_ahead(model: Any, trials: list[Trial], reference: ProblemData, d
             _record(run, waiting[0], waiting[1]())
 
 
-def _called_and_packed(model: Any, trial: Trial, how: str, reference: ProblemData, device: Device,
+def _called_and_packed(model: Any, trial: Trial, how: str, reference: ProblemData, device: HarnessDevice,
                        settings: HarnessSettings, context: StageContext, run: _Run) -> Shipped | None:
     """One trial's call, its checks, and its outputs written to be judged; None when verification cannot go on
     (an exception, outputs of the wrong kind)."""
@@ -185,7 +185,7 @@ def _called_and_packed(model: Any, trial: Trial, how: str, reference: ProblemDat
     return shipment
 
 
-def _call(model: Any, inputs: list[Any], trial: Trial, reference: ProblemData, device: Device,
+def _call(model: Any, inputs: list[Any], trial: Trial, reference: ProblemData, device: HarnessDevice,
           settings: HarnessSettings, context: StageContext, run: _Run
           ) -> tuple[list[torch.Tensor], tuple[Any, ...], list[torch.Tensor]] | None:
     """Call forward on poisoned memory and wait for all it started; its outputs, how they nest, and a copy taken
@@ -228,7 +228,7 @@ def _record(run: _Run, trial: Trial, judged: Judged, *, earlier: bool = False) -
         run.fail(judged.failure or Failure.MISMATCH, f"trial seed {trial.seed}: {judged.message}", earlier=earlier)
 
 
-def _check_single_call(outputs: list[torch.Tensor], at_return: list[torch.Tensor], trial: Trial, device: Device,
+def _check_single_call(outputs: list[torch.Tensor], at_return: list[torch.Tensor], trial: Trial, device: HarnessDevice,
                        settings: HarnessSettings, run: _Run) -> None:
     """Cheats one call shows: unwritten (stale) output, work finishing after return; and an output that is the
     previous call's buffer again (state the candidate keeps, overwritten by each call)."""

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..devices import device_class_of
+from ..devices import device_class_of, make_device
+from ..devices.harness_device import named_units
 from ..errors import KForgeError
 from ..peaks import DevicePeaks
 from ..registry import BackendRegistry
@@ -29,9 +30,9 @@ def device_peaks(registry: BackendRegistry, device_type: str, name: str | None, 
             known = ", ".join(device_class.stated_devices()) or "none"
             raise KForgeError(f"no published figures for a {device_type} device called {name!r}",
                               hint=f"devices with published figures: {known}")
-        return device_class.named_units(peaks), device_class.flushes_caches
+        return named_units(device_class, peaks), device_class.flushes_caches
     try:
-        device = device_class(backend)
+        device = make_device(backend)
         device.start()
     except Exception as exc:  # noqa: BLE001 - no such device here: the runtime's own words say why
         known = ", ".join(device_class.stated_devices())

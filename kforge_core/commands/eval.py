@@ -15,12 +15,12 @@ from ..app import App
 from ..errors import KForgeError
 from ..candidate_module import syntax_error
 from ..harness import Harness, Verdict
-from ..harness.host.harness import unparsed_verdict
+from ..harness.host.verdict_parts import unparsed_verdict
 from ..problem import load_problem
 from ..records import Candidate, SourceFile
 from ..sol_words import bound_words, fractions_words
 from ..report.tables import Column, fitted_table
-from ..report.timing_text import sources_of, statistic_words
+from ..timing.wording import sources_of, statistic_words
 from ..tolerances import describe_tolerances
 from .backend_flags import backend_option_flags, settings_with_backend_options
 from .eval_progress import EvalProgress

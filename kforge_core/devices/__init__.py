@@ -1,17 +1,19 @@
-"""The devices the core itself provides (the host CPU, :mod:`.cpu`), and the choice of a backend's device class.
-Other devices come with their plugins (``Backend.device_class``)."""
+"""The devices the core itself provides (the host CPU, :mod:`.cpu`), the choice of a backend's device class, and the
+harness's policy around a device (:mod:`.harness_device`). Other devices come with their plugins
+(``Backend.device_class``)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from .cpu import CpuDevice
+from .harness_device import HarnessDevice
 
 if TYPE_CHECKING:
     from ..device import Device
     from ..records import Backend
 
-__all__ = ["CpuDevice", "device_class_of", "make_device"]
+__all__ = ["CpuDevice", "HarnessDevice", "device_class_of", "make_device"]
 
 
 def device_class_of(backend: Backend) -> type[Device]:
@@ -27,6 +29,7 @@ def device_class_of(backend: Backend) -> type[Device]:
     return CpuDevice
 
 
-def make_device(backend: Backend, *, flush_bytes: int = 0) -> Device:
-    """The device instance a worker uses for ``backend``."""
-    return device_class_of(backend)(backend, flush_bytes=flush_bytes)
+def make_device(backend: Backend, *, flush_bytes: int = 0) -> HarnessDevice:
+    """The device a worker uses for ``backend``: its class's instance, with the harness's policy around it
+    (``flush_bytes``: ``harness.l2_flush_bytes``, 0: the device decides)."""
+    return HarnessDevice(device_class_of(backend)(backend), flush_bytes=flush_bytes)

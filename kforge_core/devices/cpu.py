@@ -38,39 +38,35 @@ class CpuDevice(Device):
     measured_units: ClassVar[tuple[str, ...]] = ("fp32",)
     vector_units: ClassVar[str] = "the CPU's SIMD lanes"
 
-    @property
-    def synchronize_description(self) -> str:
-        return "none needed on the CPU; threads the candidate started during the call are joined"
+    synchronize_description: ClassVar[str] = (
+        "none needed on the CPU; threads the candidate started during the call are joined")
 
-    def _hardware_name(self) -> str:
+    def hardware_name(self) -> str:
         return cpu_model() or platform.processor() or platform.machine()
 
-    def _facts(self) -> dict[str, str]:
+    def facts(self) -> dict[str, str]:
         return {"cores": str(os.cpu_count() or 1)}
 
-    def _cache_bytes(self) -> int:
+    def cache_bytes(self) -> int:
         return 0
 
-    def _last_level_cache_bytes(self) -> int:
-        return last_level_cache_bytes()
-
-    def _cache_levels(self) -> tuple[int, ...]:
+    def cache_levels(self) -> tuple[int, ...]:
         return cache_levels()
 
-    def _synchronize(self) -> None:
+    def synchronize(self) -> None:
         """Nothing runs asynchronously on the CPU (threads are joined by the harness)."""
 
-    def _poison(self, output_bytes: list[int]) -> None:
+    def poison(self, output_bytes: list[int]) -> None:
         _set_host_perturb(_HOST_PERTURB_BYTE)
 
-    def _stop_poisoning(self) -> None:
+    def stop_poisoning(self) -> None:
         _set_host_perturb(0)
 
-    def _memory(self) -> MemoryStats:
+    def memory(self) -> MemoryStats:
         return MemoryStats(total=os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"),
                            available=host_memory_free())
 
-    def _empty_cache(self) -> None:
+    def empty_cache(self) -> None:
         """Hand the heap's free memory back to the system (it is kept while timing, see
         :func:`configure_host_allocator`)."""
         libc = _libc()

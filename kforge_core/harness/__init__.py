@@ -7,8 +7,9 @@
 * ``worker/`` runs in the worker process (``python -m kforge_core.harness.worker``) and the build-ahead child:
   the request loop, the reference, verification's comparisons, timing, baselines, what a candidate changed.
 * Here, what both sides share: the messages (``protocol``), the plan a sandboxed worker runs under
-  (``sandbox_plan``), the ``Verdict`` and timing records (``verdict``), the cheat flags (``flags``), the checked
-  timed runs (``timed_runs``), the captured output's files (``captured``) and the operator trace (``op_trace``).
+  (``sandbox_plan``), the ``Verdict`` and timing records (``verdict``), the cheat flags (``flags``), the captured
+  output's files (``captured``) and the operator trace (``op_trace``); the timed runs as both sides name them are
+  ``kforge_core.timing.timed_runs``.
 
 Importing this package does not import torch, nor the host's modules until ``Harness`` is asked for.
 """

@@ -67,11 +67,6 @@ def figure_of(samples_ms: Iterable[float], statistic: str) -> float:
     return RuntimeStats.from_samples(samples_ms, statistic).figure
 
 
-def statistic_words(statistic: str) -> str:
-    """How a runtime's statistic reads in a sentence: "median", or "fastest run"."""
-    return "fastest run" if statistic == "min" else "median"
-
-
 @dataclass(frozen=True)
 class TimingMethod:
     """How runtimes were measured; recorded with every result so that numbers can be compared honestly.

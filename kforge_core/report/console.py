@@ -15,7 +15,7 @@ from ..sol_words import percent
 from .outputs import BEST, PLOT, REPORT
 from .run_report import RunReport
 from .tables import Column, fitted_table
-from .timing_text import sources_caption, timer_caption
+from ..timing.wording import sources_caption, timer_caption
 from ..plural import counted
 
 # at 80 columns the step folders go first, then the precision bits, then the figures by timer

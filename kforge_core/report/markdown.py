@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 from ..sol_words import percent
-from .timing_text import sources_caption, statistic_words, timer_caption
+from ..timing.wording import sources_caption, statistic_words, timer_caption
 from .run_report import AttemptRow, RunReport
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from ..agents.views import CandidateView, Feedback
 from ..records import Candidate, Failure, Flag
 from ..sol_words import sol_summary
-from ..timing_findings import launch_overhead_finding
+from ..timing.findings import launch_overhead_finding
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from kforge_core.devices.cpu import CpuDevice
+from kforge_core.devices.harness_device import HarnessDevice
 from kforge_core.languages import triton as triton_language
 from kforge_core.problem import load_problem
 from kforge_core.records import Backend
@@ -50,7 +51,7 @@ class CountingDevice(CpuDevice):
 
     waits = 0
 
-    def _synchronize(self) -> None:
+    def synchronize(self) -> None:
         type(self).waits += 1
 
 
@@ -60,7 +61,7 @@ def test_the_first_call_runs_through_the_backends_device_and_leaves_the_random_s
     exec("import torch\nclass ModelNew(torch.nn.Module):\n"
          "    def __init__(self, scale):\n        super().__init__()\n        self.calls = 0\n"
          "    def forward(self, x):\n        return torch.rand(1) + x.sum()\n", module.__dict__)
-    device = CountingDevice(Backend(name="t", programming_model="Triton", device="cpu"))
+    device = HarnessDevice(CountingDevice(Backend(name="t", programming_model="Triton", device="cpu")))
     state = torch.get_rng_state()
     before = set(sys.modules)
     try:
@@ -96,7 +97,7 @@ def test_tritons_compilations_are_marked_as_builds_and_its_hooks_put_back():
     from types import SimpleNamespace
 
     from kforge_core.languages.triton.builds import triton_builds_marked
-    from kforge_core.stage_timer import StageTimer
+    from kforge_core.timing.stage_timer import StageTimer
 
     marks = []
 

@@ -188,10 +188,10 @@ def test_records_runs_and_backends_are_each_one_file():
 
 
 # What a plugin's own code may import of the core (kforge_core/plugin_api.py's docstring says why each): the package
-# itself (hookimpl, KForgeError, the records), the contract, the device base class and its peaks record, the
-# candidate's module, a language's shared package, and plugin_api for everything else.
+# itself (hookimpl, KForgeError, the records), the contract (the hooks, the records, the device a vendor writes), a
+# language's shared package, and plugin_api for everything else.
 PLUGIN_MAY_IMPORT = ("kforge_core", "kforge_core.hookspecs", "kforge_core.records", "kforge_core.device",
-                     "kforge_core.peaks", "kforge_core.candidate_module", "kforge_core.plugin_api")
+                     "kforge_core.plugin_api")
 PLUGIN_MAY_IMPORT_UNDER = ("kforge_core.languages",)
 
 
@@ -223,9 +223,10 @@ def core_imports_beyond_the_plugin_api(package: Path) -> list[str]:
 
 
 def test_plugins_reach_the_core_only_through_the_plugin_api():
-    """A plugin's code imports of the core only the contract, the device base class, the candidate's module, a
+    """A plugin's code imports of the core only the contract (the hooks, the records, the device a vendor writes), a
     language's package and ``kforge_core.plugin_api``: the core's other modules change with it, and a plugin that
-    reached into them (``kforge_core.workload``, ``kforge_core.harness.*``) would break with them."""
+    reached into them (``kforge_core.workload``, ``kforge_core.candidate_module``, ``kforge_core.harness.*``) would
+    break with them."""
     assert PLUGIN_PACKAGES
     reached = [line for package in PLUGIN_PACKAGES for line in core_imports_beyond_the_plugin_api(package)]
     assert reached == [], "\n".join(reached)
@@ -237,12 +238,14 @@ def test_the_plugin_import_finder_finds_each_way_in(tmp_path):
     (package / "__init__.py").write_text(
         "from kforge_core import hookimpl, workload\n"  # a name the core exports; a module it does not
         "from kforge_core.plugin_api import floor_bytes\nfrom kforge_core.languages.triton import run_forward\n"
-        "import kforge_core.codec\nfrom typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+        "import kforge_core.codec\nfrom kforge_core.peaks import DevicePeaks\nfrom typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
         "    from kforge_core.settings import HarnessSettings\n"
         "def f():\n    from kforge_core.harness.worker.candidate import device_of\n")
     assert core_imports_beyond_the_plugin_api(package) == [
         "kforge_x/__init__.py:1: kforge_core.workload", "kforge_x/__init__.py:4: kforge_core.codec",
-        "kforge_x/__init__.py:7: kforge_core.settings", "kforge_x/__init__.py:9: kforge_core.harness.worker.candidate"]
+        "kforge_x/__init__.py:5: kforge_core.peaks", "kforge_x/__init__.py:8: kforge_core.settings",
+        "kforge_x/__init__.py:10: kforge_core.harness.worker.candidate"]
 
 
 def test_the_plugin_api_imports_no_torch():

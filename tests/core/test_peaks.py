@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from kforge_core.devices.cpu import CpuDevice, cache_levels, cpu_model, last_level_cache_bytes
+from kforge_core.devices import make_device
+from kforge_core.devices.cpu import cache_levels, cpu_model, last_level_cache_bytes
 from kforge_core.measured_peaks import cached_peaks
 from kforge_core.peaks import DevicePeaks, Peak, peaks_of
 from kforge_core.records import Backend
@@ -63,7 +64,7 @@ def test_a_measurement_is_made_once_and_read_back_while_others_wait(tmp_path):
 
 
 def test_the_host_cpu_measures_its_own_peaks_once(tmp_path, monkeypatch):
-    device = CpuDevice(Backend(name="host", programming_model="x", device="cpu"))
+    device = make_device(Backend(name="host", programming_model="x", device="cpu"))
     peaks = device.peaks(tmp_path)
     # the fastest of the streaming kernels, the others' rates beside it
     assert peaks.bandwidth.measured and "streaming kernels" in peaks.bandwidth.source

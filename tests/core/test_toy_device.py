@@ -93,7 +93,7 @@ def test_every_device_specific_step_went_through_the_toy_device(toy_eval):
     assert method["synchronize"].startswith("the toy queue drained")
     assert method["timer"].startswith("the toy clock")
     assert method["l2_flush_bytes"] == 2 << 20  # twice the toy cache
-    assert {"synchronize", "flush", "poison", "classify", "event", "device_clock"} <= set(called)
+    assert {"synchronize", "flush", "poison", "event", "device_clock"} <= set(called)
 
 
 def test_the_plugins_own_pattern_and_namespace_join_the_cheat_checks(toy_eval):

@@ -38,7 +38,7 @@ def test_dynamo_still_being_imported_by_the_preload_has_compiled_nothing_to_rese
     import importlib.machinery
     import types
 
-    from kforge_core.device import _dynamo_compiled
+    from kforge_core.devices.harness_device import _dynamo_compiled
 
     importing = types.ModuleType("torch._dynamo")
     importing.__spec__ = importlib.machinery.ModuleSpec("torch._dynamo", None)

@@ -85,7 +85,7 @@ def test_2_side_stream_work_is_counted_by_the_timer(cache_dir, tmp_path, monkeyp
     from kforge_core.candidate_module import import_candidate
     from kforge_core.devices import make_device
     from kforge_core.harness.worker.reference import clone_values, reference_data
-    from kforge_core.harness.worker.timing import time_runs
+    from kforge_core.harness.worker.run_timing import time_runs
 
     # the extension the workers built, not a second build in this process
     monkeypatch.setenv("TORCH_EXTENSIONS_DIR", os.environ.get("TORCH_EXTENSIONS_DIR",
@@ -159,12 +159,12 @@ def test_the_events_timer_holds_the_queue_so_a_slow_launch_is_not_counted():
     import time
     import types
 
-    from kforge_core.harness.worker.timing import time_runs
+    from kforge_core.harness.worker.run_timing import time_runs
     from kforge_core.settings import HarnessSettings
+    from kforge_core.devices import make_device
     from kforge_cuda import CUDA
-    from kforge_nvidia.device import CudaDevice
 
-    device = CudaDevice(CUDA)
+    device = make_device(CUDA)
     device.start()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     device.hold(0.5)  # the first hold measures the clock
@@ -351,11 +351,11 @@ def test_the_referee_keeps_the_trials_it_compares_across_on_the_device_for_a_sma
 def test_the_gpus_peaks_come_from_its_datasheet_or_its_facts(cache_dir):
     """The device states its peaks with their sources; a datasheet's bandwidth agrees with the driver's memory clock
     and bus width within a fifth (both describe the same memory)."""
-    from kforge_nvidia.device import CudaDevice
+    from kforge_core.devices import make_device
     from kforge_nvidia.driver import MEMORY_BUS_BITS, MEMORY_CLOCK_KHZ, driver_attributes
     from kforge_nvidia.peaks import datasheet_of
 
-    device = CudaDevice(TORCH_CUDA)
+    device = make_device(TORCH_CUDA)
     device.start()
     peaks = device.peaks(cache_dir)
     assert peaks.bandwidth is not None and peaks.rate("fp32") is not None and peaks.rate("fp16 matrix") is not None

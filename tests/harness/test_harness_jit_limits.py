@@ -148,7 +148,7 @@ def test_dynamo_compilations_in_any_stage_are_marked_as_builds():
     import torch._dynamo  # noqa: F401 - loaded, as by a candidate that compiled before
 
     from kforge_core.harness.worker.jit_marks import jit_builds_marked
-    from kforge_core.stage_timer import StageTimer
+    from kforge_core.timing.stage_timer import StageTimer
 
     class Recording(StageTimer):
         def __init__(self):

@@ -9,7 +9,9 @@ import pytest
 import torch
 
 from kforge_core.bench.slot import _start_failure
+from kforge_core.device import MemoryStats
 from kforge_core.devices.cpu import CpuDevice
+from kforge_core.devices.harness_device import HarnessDevice
 from kforge_core.harness.host.pool import WorkerStartError
 from kforge_core.harness.worker.expected import expected_for
 from kforge_core.harness.worker.reference import SeededPool, reference_data, resident_sets
@@ -24,15 +26,30 @@ from .helpers import QUICK, TORCH_CPU, candidate, problem
 TIGHT_MB = 2048
 
 
-class CountingDevice(CpuDevice):
-    """The host CPU, counting how often the allocator's cache is handed back."""
+class CountingCpu(CpuDevice):
+    """The host CPU, counting how often the allocator's cache is handed back; its memory use as a test sets it."""
 
     def __init__(self) -> None:
         super().__init__(TORCH_CPU)
         self.emptied = 0
+        self.stats: MemoryStats | None = None
 
-    def _empty_cache(self) -> None:
+    def empty_cache(self) -> None:
         self.emptied += 1
+
+    def memory(self) -> MemoryStats:
+        return self.stats if self.stats is not None else super().memory()
+
+
+class CountingDevice(HarnessDevice):
+    """A worker's device on a :class:`CountingCpu`."""
+
+    def __init__(self) -> None:
+        super().__init__(CountingCpu())
+
+    @property
+    def emptied(self) -> int:
+        return self.vendor.emptied
 
 
 def test_a_problem_whose_trials_would_not_fit_at_once_is_evaluated(make_harness):
@@ -143,7 +160,7 @@ def test_a_worker_about_to_wait_hands_back_a_large_unused_cache_and_keeps_a_smal
     device = CountingDevice()
     gib = 1 << 30
     for reserved, handed_back in ((gib + gib // 20, False), (3 * gib, True)):  # unused: 0.05 and 2 of 10 GiB
-        device._memory = lambda reserved=reserved: MemoryStats(allocated=gib, reserved=reserved, total=10 * gib)
+        device.vendor.stats = MemoryStats(allocated=gib, reserved=reserved, total=10 * gib)
         emptied = device.emptied
         assert hand_back_idle_cache(device) is handed_back
         assert device.emptied - emptied == int(handed_back)
@@ -187,7 +204,7 @@ def test_while_the_referee_judges_a_trial_the_candidates_worker_holds_none_of_th
     from kforge_core.device import MemoryStats
     from kforge_core.harness.protocol import Judged
     from kforge_core.harness.worker.shipping import use_referee
-    from kforge_core.stage_timer import StageTimer
+    from kforge_core.timing.stage_timer import StageTimer
 
     device = CountingDevice()
     data = reference_data(problem("wide_relu"), device, QUICK)
@@ -208,7 +225,7 @@ def test_while_the_referee_judges_a_trial_the_candidates_worker_holds_none_of_th
             return Judged(True, None, "ok", 0.0, 0.0)
 
     gib = 1 << 30
-    device._memory = lambda: MemoryStats(allocated=gib, reserved=3 * gib, total=10 * gib)  # 2 GiB cached unused
+    device.vendor.stats = MemoryStats(allocated=gib, reserved=3 * gib, total=10 * gib)  # 2 GiB cached unused
     before = buffers_of_a_calls_size()  # what the worker keeps anyway (its resident timing sets)
     emptied = device.emptied
     referee = Recording()
@@ -236,7 +253,7 @@ from kforge_core.harness.worker.worker import Worker
 root = Path(ROOT)
 worker = Worker(WorkerInit(tuple(p for p in sys.path if p), SELECTION, "torch-cpu", True, None, QUICK, root / "cache"))
 worker.device = device = CountingDevice()
-device._memory = lambda: MemoryStats(allocated=1 << 30, reserved=3 << 30, total=10 << 30)  # 2 GiB cached unused
+device.vendor.stats = MemoryStats(allocated=1 << 30, reserved=3 << 30, total=10 << 30)  # 2 GiB cached unused
 emptied = []
 for request in (Prepare(problem("relu_scale")), MeasureBaselines(("eager",), (0, 2)),
                 Begin(candidate("relu_scale_numpy"), root / "candidate"), RunStage("compile"), RunStage("verify"),
@@ -283,10 +300,10 @@ def test_the_referee_hands_its_cache_back_before_and_after_the_float64_reference
 
 
 def test_poisoned_words_are_counted_a_chunk_at_a_time_as_in_the_whole(monkeypatch):
-    import kforge_core.device as device_module
+    import kforge_core.devices.harness_device as device_module
     device = CountingDevice()
     output = torch.zeros(10_000)
-    word = device.poison_words[0]
+    word = device.vendor.poison_words[0]
     output.view(torch.int32)[2_500:5_000] = word - (1 << 32) if word >= 1 << 31 else word
     whole = device.poisoned_fraction(output)
     monkeypatch.setattr(device_module, "_POISON_CHUNK_WORDS", 999)
@@ -307,11 +324,11 @@ def test_poisoning_claims_the_outputs_blocks_before_it_asks_which_blocks_are_sti
         def __init__(self) -> None:
             super().__init__(TORCH_CPU)
 
-        def _free_block_sizes(self) -> list[int]:
+        def free_block_sizes(self) -> list[int]:
             order.append("free blocks asked")
             return [4096, 64]
 
-        def _synchronize(self) -> None:
+        def synchronize(self) -> None:
             pass
 
     real_empty = torch.empty

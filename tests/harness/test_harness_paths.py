@@ -80,7 +80,7 @@ def test_a_candidate_cannot_replace_the_problem_copy_workers_read(cache_dir, tmp
 @needs_sandbox
 def test_the_baseline_cache_is_not_writable_from_inside_the_sandbox(monkeypatch, fresh_cache):
     with _harness(fresh_cache, "required") as harness:
-        state = harness._baseline_cache.root  # where the baseline cache keeps its entries
+        state = harness._baselines.cache.root  # where the baseline cache keeps its entries
         monkeypatch.setenv("PATHS_TEST_STATE", str(state))  # before any worker starts
         verdict = harness.evaluate(candidate("state_writer"), measure=False)
     assert verdict.correct, verdict.message

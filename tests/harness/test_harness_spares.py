@@ -38,14 +38,14 @@ def test_the_next_problems_baselines_are_built_while_the_current_one_is_evaluate
     settings = settings_for(cache_dir, spare_workers=0, baselines=("eager",), repetitions=4, baseline_cache="off")
     with Harness(backend=TORCH_CPU_ACCELERATOR, problem=first, settings=settings, plugins=SELECTION) as harness:
         harness.expect_problem(second)
-        ahead = harness._baselines_ahead
+        ahead = harness._baselines.ahead
         assert ahead.prepared_for == second.digest  # started, and told to prepare the next problem and build
         assert harness.evaluate(candidate("relu_scale_numpy")).speedup("eager") is not None
         harness.use_problem(second)
-        assert harness._baseline_worker is ahead  # the worker that got ready ahead times the second problem's
+        assert harness._baselines.worker is ahead  # the worker that got ready ahead times the second problem's
         verdict = harness.evaluate(candidate("tiny_output_numpy"))
         assert verdict.correct, verdict.message
-        assert verdict.speedup("eager") is not None and harness._baseline_worker is ahead
+        assert verdict.speedup("eager") is not None and harness._baselines.worker is ahead
         assert ahead.prepared_for == second.digest
 
 
@@ -54,7 +54,7 @@ def test_on_the_host_cpu_no_baselines_are_built_beside_a_timed_run(cache_dir):
     with Harness(backend=TORCH_CPU, problem=first, settings=settings_for(cache_dir, spare_workers=0),
                  plugins=SELECTION) as harness:
         harness.expect_problem(second)
-        assert harness._baselines_ahead.prepared_for == ""
+        assert harness._baselines.ahead.prepared_for == ""
 
 
 @pytest.mark.slow

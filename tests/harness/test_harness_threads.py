@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from kforge_core.harness.host.deadline import StageDeadline, WaitLimits
 from kforge_core.harness.worker.threads import join_threads, wait_for_threads
-from kforge_core.stage_timer import StageTimer
+from kforge_core.timing.stage_timer import StageTimer
 
 
 class RecordingTimer(StageTimer):

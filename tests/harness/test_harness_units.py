@@ -22,7 +22,7 @@ from kforge_core.harness.host.exits import classify_exit
 from kforge_core.harness.host.sandbox import worker_environment
 from kforge_core.harness.host.static_check import check_source
 from kforge_core.harness.op_trace import compute_ops, is_compute_op, op_name, trace_ops
-from kforge_core.harness.timed_runs import parse_timed_label, pool_seeds, timed_label, timed_run_seed
+from kforge_core.timing.timed_runs import parse_timed_label, pool_seeds, timed_label, timed_run_seed
 from kforge_core.harness.worker.compare import check_structure, compare_outputs
 from kforge_core.harness.worker.faults import classify_exception
 from kforge_core.harness.worker.precision import agreement_bits
@@ -180,13 +180,14 @@ def test_exceptions_are_classified():
 
 def test_a_device_classifies_its_runtimes_faults_and_the_core_knows_none():
     from kforge_core.device import Device
+    from kforge_core.devices.harness_device import HarnessDevice
 
     class Lossy(Device):
         torch_type = "cpu"
         fault_patterns = ("device lost",)
         out_of_memory_patterns = ("pool exhausted",)
 
-    device = Lossy(Backend(name="lossy", programming_model="x", device="lossy"))
+    device = HarnessDevice(Lossy(Backend(name="lossy", programming_model="x", device="lossy")))
     lost = RuntimeError("UR error: device lost")
     assert classify_exception(lost) is Failure.RUNTIME  # the core alone knows no runtime's words
     assert classify_exception(lost, device) is Failure.DEVICE_FAULT
@@ -380,11 +381,12 @@ def test_poisoned_memory_is_what_an_unwritten_cpu_output_holds():
     # In a fresh process, as in a worker (configured the same way), with a heap cluttered by earlier work.
     code = """
 import torch
-from kforge_core.devices.cpu import CpuDevice, configure_host_allocator
+from kforge_core.devices import make_device
+from kforge_core.devices.cpu import configure_host_allocator
 from kforge_core.records import Backend
 
 configure_host_allocator()
-ops = CpuDevice(Backend(name="x", programming_model="PyTorch", device="cpu"))
+ops = make_device(Backend(name="x", programming_model="PyTorch", device="cpu"))
 poisoned_fraction = ops.poisoned_fraction
 for size in range(64):
     clutter = [torch.randn(100 + size * 7) for _ in range(10)] + [torch.randn(1000 + size, 100)]
@@ -403,12 +405,12 @@ print("ok")
 _RELEASE_IN_A_FRESH_PROCESS = """
 import torch, torch._dynamo
 import torch._dynamo.convert_frame as convert_frame
-from kforge_core.devices.cpu import CpuDevice
+from kforge_core.devices import make_device
 from kforge_core.records import Backend
 
 resets, reset = [], torch._dynamo.reset
 torch._dynamo.reset = lambda: resets.append(1) or reset()
-ops = CpuDevice(Backend(name="x", programming_model="PyTorch", device="cpu"))
+ops = make_device(Backend(name="x", programming_model="PyTorch", device="cpu"))
 ops.release_memory()
 idle = len(resets)
 torch.compile(lambda a: a.sin() + 1, backend="eager")(torch.randn(3))

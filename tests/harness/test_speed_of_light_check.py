@@ -10,7 +10,8 @@ import dataclasses
 import pytest
 
 from kforge_core.harness import flags as F
-from kforge_core.harness.host.evaluation import StageOutcomes, decide
+from kforge_core.harness.host.evaluation import StageOutcomes
+from kforge_core.harness.host.verdict_parts import decide
 from kforge_core.harness.host.speed_of_light import floor_flags, with_speed_of_light
 from kforge_core.harness.protocol import TimingOutcome
 from kforge_core.harness.verdict import RuntimeStats, TimingMethod, Verdict

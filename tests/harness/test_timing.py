@@ -10,13 +10,13 @@ import time
 import pytest
 
 from kforge_core.harness.host.baseline_cache import BaselineCache, BaselineKey
-from kforge_core.harness.host.interleave import PRIOR_BAND, Prior, blocks, confirms, measure_window
+from kforge_core.harness.host.baselines_window import PRIOR_BAND, Prior, blocks, confirms, measure_window
 from kforge_core.harness.protocol import BaselineResults, DeviceFacts, Reply, TimingOutcome
-from kforge_core.harness.timers import headline_timer
+from kforge_core.timing.headline import headline_timer
 from kforge_core.harness.verdict import BaselineSource, RuntimeStats, TimingMethod, Verdict
 from kforge_core.records import CompileResult, Failure
 from kforge_core.settings import HarnessSettings
-from kforge_core.timing_findings import launch_overhead_finding, launch_overhead_share
+from kforge_core.timing.findings import launch_overhead_finding, launch_overhead_share
 
 METHOD = TimingMethod(device="toy", warmup=1, repetitions=8, l2_flush_bytes=0, synchronize="s", timer="t",
                       fresh_inputs=True, headline="wall", timers=(("wall", "w"), ("events", "e")))
@@ -57,10 +57,10 @@ def test_the_asked_timer_is_the_headline_and_a_device_without_it_falls_back_to_w
 
 
 def test_the_cpu_offers_only_the_wall_clock():
-    from kforge_core.devices.cpu import CpuDevice
+    from kforge_core.devices import make_device
     from kforge_core.records import Backend
 
-    device = CpuDevice(Backend(name="c", programming_model="PyTorch", device="cpu"))
+    device = make_device(Backend(name="c", programming_model="PyTorch", device="cpu"))
     assert device.timers == ("wall",)
     with pytest.raises(ValueError, match="no event timer"):
         device.start_events()
@@ -360,7 +360,7 @@ def test_a_prior_is_confirmed_by_the_statistic_of_the_method():
 
 
 def test_a_caption_says_when_the_figure_is_the_fastest_run():
-    from kforge_core.report.timing_text import statistic_words, timer_caption
+    from kforge_core.timing.wording import statistic_words, timer_caption
 
     assert timer_caption("wall", (("wall", 13.4),), "min") == "wall time, fastest run"
     assert timer_caption("events", (("wall", 1.0), ("events", 0.5))) == "events time; wall 1 ms"

@@ -13,11 +13,10 @@ import types
 
 import torch
 
-from kforge_core.device import (
-    EVENTS_HOLD, EVENTS_SEQUENCE, FIELD_FLUSH_BYTES, HOLD_LIMIT_MS, Device, DeviceClock, MemoryStats,
-)
-from kforge_core.harness.worker import timing
-from kforge_core.harness.worker.timing import calls_per_run, keep_outputs, time_runs
+from kforge_core.device import FIELD_FLUSH_BYTES, Device, DeviceClock, MemoryStats
+from kforge_core.devices.harness_device import EVENTS_HOLD, EVENTS_SEQUENCE, HOLD_LIMIT_MS, HarnessDevice
+from kforge_core.harness.worker import run_timing as timing
+from kforge_core.harness.worker.run_timing import calls_per_run, keep_outputs, time_runs
 from kforge_core.records import Backend
 from kforge_core.settings import HarnessSettings
 
@@ -44,21 +43,21 @@ class LoggedDevice(Device):
     torch_type = "cpu"
     event_timer = "logged events"
 
-    def __init__(self, *, flush_bytes: int = 0, floor: int = 0) -> None:
+    def __init__(self, *, floor: int = 0) -> None:
         self.flush_floor_bytes = floor
         self.log: list[str] = []
-        super().__init__(BACKEND, flush_bytes=flush_bytes)
+        super().__init__(BACKEND)
 
-    def _cache_bytes(self) -> int:
+    def cache_bytes(self) -> int:
         return 1024
 
-    def _synchronize(self) -> None:
+    def synchronize(self) -> None:
         self.log.append("drain")
 
-    def _flush(self) -> None:
+    def flush(self, nbytes: int) -> None:
         self.log.append("flush")
 
-    def _event(self) -> LoggedEvent:
+    def event(self) -> LoggedEvent:
         return LoggedEvent(self.log)
 
 
@@ -73,12 +72,12 @@ class HoldingDevice(LoggedDevice):
         self.holds: list[float] = []
         self.pending = False
 
-    def _hold(self, ms: float) -> None:
+    def hold(self, ms: float) -> None:
         self.log.append("hold")
         self.holds.append(ms)
 
-    def _synchronize(self) -> None:
-        super()._synchronize()
+    def synchronize(self) -> None:
+        super().synchronize()
         if self.pending:
             time.sleep(self.busy_s)
             self.pending = False
@@ -109,7 +108,7 @@ class ClockedHoldingDevice(HoldingDevice):
         super().__init__()
         self.streams = streams
 
-    def _device_clock(self) -> StreamsClock:
+    def device_clock(self) -> StreamsClock:
         return StreamsClock(self.log, self.streams)
 
 
@@ -132,7 +131,7 @@ def _timed(device: LoggedDevice, repetitions: int = 2, host_s: float = 0.0):
         labels.append(label)
         assert outputs.leaves[0].tolist() == [2.0] * 4 and outputs.structure == (None,)
 
-    timed = time_runs(call, reference, device, settings, returned=kept)
+    timed = time_runs(call, reference, HarnessDevice(device), settings, returned=kept)
     device.labels = labels
     return timed, returned
 
@@ -152,7 +151,7 @@ def test_the_events_sample_is_queued_behind_the_flush_and_the_wall_clock_starts_
 def test_both_calls_of_a_timed_run_reach_the_output_checks():
     device = LoggedDevice()
     _, returned = _timed(device, repetitions=3)
-    assert calls_per_run(device) == 2 and returned == [0, 0, 1, 1, 2, 2]
+    assert calls_per_run(HarnessDevice(device)) == 2 and returned == [0, 0, 1, 1, 2, 2]
     assert device.labels[:2] == ["timed run 0", "timed run 0 (events)"]  # each with a copy of its outputs
     assert device.log.count("call") == 6
 
@@ -161,19 +160,19 @@ def test_a_device_without_events_makes_one_call_per_timed_run():
     device = LoggedDevice()
     device.event_timer = ""
     timed, returned = _timed(device, repetitions=3)
-    assert calls_per_run(device) == 1 and returned == [0, 1, 2] and "record" not in device.log
+    assert calls_per_run(HarnessDevice(device)) == 1 and returned == [0, 1, 2] and "record" not in device.log
     assert list(timed.samples_ms) == ["wall"]
 
 
 def test_the_events_timer_says_how_its_samples_are_taken():
-    assert LoggedDevice().describe_timer("events") == f"logged events; {EVENTS_SEQUENCE}"
+    assert HarnessDevice(LoggedDevice()).describe_timer("events") == f"logged events; {EVENTS_SEQUENCE}"
     assert "behind the cache flush" in EVENTS_SEQUENCE and "not drained" in EVENTS_SEQUENCE
 
 
 def test_a_device_timed_by_events_flushes_at_least_the_fields_buffer_unless_told():
-    assert LoggedDevice().flush_bytes == 2048  # twice its cache, no floor
-    assert LoggedDevice(floor=FIELD_FLUSH_BYTES).flush_bytes == FIELD_FLUSH_BYTES
-    assert LoggedDevice(floor=FIELD_FLUSH_BYTES, flush_bytes=4096).flush_bytes == 4096  # harness.l2_flush_bytes wins
+    assert HarnessDevice(LoggedDevice()).flush_bytes == 2048  # twice its cache, no floor
+    assert HarnessDevice(LoggedDevice(floor=FIELD_FLUSH_BYTES)).flush_bytes == FIELD_FLUSH_BYTES
+    assert HarnessDevice(LoggedDevice(floor=FIELD_FLUSH_BYTES), flush_bytes=4096).flush_bytes == 4096  # the setting
 
 
 def test_gpu_devices_take_the_fields_flush_as_their_floor():
@@ -192,8 +191,8 @@ def test_a_device_that_can_hold_its_queue_holds_it_between_the_flush_and_the_sta
     events_call = [i for i, step in enumerate(log) if step == "call"][1]
     assert log[events_call - 5:events_call + 1] == ["drain", "drain", "flush", "hold", "record", "call"]
     assert "hold" not in log[:events_call - 5]  # the wall clock's call is not held
-    assert f"{EVENTS_HOLD} (a logged hold)" in device.describe_timer("events")
-    assert "hold" not in LoggedDevice().describe_timer("events")
+    assert f"{EVENTS_HOLD} (a logged hold)" in HarnessDevice(device).describe_timer("events")
+    assert "hold" not in HarnessDevice(LoggedDevice()).describe_timer("events")
 
 
 def test_the_hold_is_as_long_as_the_runs_wall_clock_call_then_sized_from_the_calls_launch():
@@ -205,7 +204,7 @@ def test_the_hold_is_as_long_as_the_runs_wall_clock_call_then_sized_from_the_cal
     assert first == HOLD_LIMIT_MS
     assert later and all(hold < HOLD_LIMIT_MS for hold in later)  # not the 5 ms call's (capped): a busy 2-core
     # machine has taken 0.35 ms to launch this call, so no tighter bound holds there
-    # a launch longer than the hold limit: held for the limit every time (Device.hold caps what it is asked)
+    # a launch longer than the hold limit: held for the limit every time (HarnessDevice.hold caps what it asks)
     device = HoldingDevice()
     _timed(device, repetitions=2, host_s=0.003)
     assert device.holds == [HOLD_LIMIT_MS, HOLD_LIMIT_MS]
@@ -217,7 +216,7 @@ def test_the_hold_is_as_long_as_the_runs_wall_clock_call_then_sized_from_the_cal
 
 def test_a_device_that_cannot_hold_is_never_asked_to():
     device = LoggedDevice()
-    device.hold(0.5)
+    HarnessDevice(device).hold(0.5)
     _timed(device, repetitions=2)
     assert "hold" not in device.log
 
@@ -241,7 +240,7 @@ class CrowdedDevice(LoggedDevice):
         self.free_bytes = free
         super().__init__()
 
-    def _memory(self) -> MemoryStats:
+    def memory(self) -> MemoryStats:
         return MemoryStats(total=1 << 40, available=self.free_bytes)
 
 
@@ -257,13 +256,13 @@ def test_a_timed_calls_outputs_are_kept_in_host_memory_where_the_device_has_no_r
     output = (torch.arange(1024, dtype=torch.float32), torch.ones(8))  # 4,128 bytes
     for free, to_host in ((4 * 4128, False), (4 * 4128 - 1, True), (0, False)):  # 0: the device cannot tell
         hosted.clear()
-        kept = keep_outputs(output, CrowdedDevice(free))
+        kept = keep_outputs(output, HarnessDevice(CrowdedDevice(free)))
         assert len(hosted) == (2 if to_host else 0)
         assert all(torch.equal(copy, original) and copy.data_ptr() != original.data_ptr()
                    for copy, original in zip(kept.leaves, output))
     monkeypatch.setattr(timing, "ASK_FROM_BYTES", 4129)  # smaller outputs: the device is not asked
     hosted.clear()
-    keep_outputs(output, CrowdedDevice(1))
+    keep_outputs(output, HarnessDevice(CrowdedDevice(1)))
     assert not hosted
 
 

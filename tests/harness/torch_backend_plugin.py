@@ -48,7 +48,7 @@ class CpuAsAcceleratorDevice(CpuDevice):
     prior_band = 0.10
     out_of_memory_patterns = ("accelerator memory exhausted",)  # what its runtime would say
 
-    def _peaks(self):
+    def peaks(self):
         """Stated, as an accelerator's plugin states its GPU's from a table: a device that is not the host CPU
         measures what its vendor does not state with a GEMM of 8192 x 8192 and copies of 1 GiB (minutes on two
         cores, the first time each cache directory sees it), which none of the tests on this device is about."""
@@ -60,7 +60,7 @@ class CpuAsUnlistedAcceleratorDevice(CpuAsAcceleratorDevice):
     """The same, as an accelerator missing from its plugin's table would be, but for its fp32 rate: its memory
     bandwidth is measured in the worker as it starts, within the worker's memory limit."""
 
-    def _peaks(self):
+    def peaks(self):
         return peaks_of(self.hardware_name(), None, {"fp32": STATED_FP32})
 
 

@@ -1,7 +1,7 @@
 """Baselines kept across runs: the eager and ``torch.compile`` timings of a problem, per device and timing method.
 
 A suite of problems (``kforge bench``) or a second run on the same problem reads them back as a prior, which a
-fresh short measurement beside the candidate must confirm (``interleave.py``). The key is what the timings depend
+fresh short measurement beside the candidate must confirm (``baselines_window.py``). The key is what the timings depend
 on: the problem's source, the device (its type and name, and the host for the host CPU, whose name says little),
 the torch version, and the harness settings that shape the timed runs, the headline timer among them; each entry
 keeps the figures of every timer measured. Only successful measurements are kept: a failing baseline is tried

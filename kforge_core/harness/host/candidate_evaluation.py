@@ -1,51 +1,60 @@
-"""A candidate's whole evaluation in one call: the static check, its stages in a worker (``evaluation.py``), the
-decision, the worker's release, the captured output, and the Verdict with the baselines timed beside it.
+"""One candidate from its build ahead to its Verdict, in order, in one function (:func:`evaluate_candidate`), as
+pytest's ``runtestprotocol`` owns a test's setup, call and teardown: the source read, the build ahead waited for, the
+referee ready with the problem's reference, a worker, the static check, the stages in the worker (``evaluation.py``)
+with the baselines timed beside the candidate (``baselines_window.py``), the checks from outside the worker, the
+limits it reached, the decision, the worker's release, the captured output, and the Verdict (``verdict_parts.py``).
 
-The Harness hands over what the evaluation needs of it (an :class:`EvaluationSetup`) and a worker; it gets the
-Verdict back. Nothing a candidate does raises here: every fault is a Verdict with a Failure.
+The Harness hands over the parts an evaluation uses (an :class:`EvaluationSetup`: its workers, referee, builds
+ahead, baselines' window, ...) and gets the Verdict back. Nothing a candidate does raises here: every fault is a
+Verdict with a Failure.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, ContextManager
+from typing import Iterator
 
+from ...candidate_module import syntax_error
 from ...records import Backend, Candidate, CompileResult, Failure, Problem, SourceCheck
 from ...settings import HarnessSettings
-from ...speed_of_light import SolBound
-from ...tolerances import output_tolerances
-from ..protocol import Reply
-from ..verdict import OutsideFigure, PrecisionReached, RuntimeStats, TimingMethod, Verdict
+from ..verdict import OutsideFigure, RuntimeStats, Verdict
 from .cache_quota import Added, CacheWatch, Removed, Snapshot
 from .cgroups import LimitCounts
 from .deadline import StageTimeouts
-from .evaluation import StageOutcomes, decide, message_for_agent, run_stages, runtime_of
-from .interleave import Window
+from .evaluation import StageOutcomes, run_stages
+from .baselines_window import BaselinesWindow, CandidateBeside, Window
 from .outside_clock import check_candidate
 from .phases import Phases
+from .pool import WorkerPool
+from .prebuild import Prebuilder
 from .process import WorkerProcess
+from .quiet import QuietForTiming
 from .referee import Referee
-from .speed_of_light import floor_flags, with_speed_of_light
+from .speed_of_light import Bounds, floor_flags, with_speed_of_light
 from .static_check import check_source
 from .timed_checks import TimedCallChecks
+from .verdict_parts import (
+    baselines_beside, decide, limit_message, message_for_agent, planned_method, precision, runtime_of,
+    unparsed_verdict,
+)
 
 
 @dataclass(frozen=True)
 class EvaluationSetup:
-    """What evaluating one candidate needs from its Harness.
+    """The parts of a Harness that evaluating one candidate of its current problem uses.
 
-    :param timeouts: the limits of the candidate's stages (they follow the reference's time: the referee is ready).
+    :param problem: the problem, as the harness knows it; :param seen: as its workers find it (``scratch_layout``).
     :param source_checks: the backend plugin's own static-check patterns.
-    :param referee: judges the outputs the candidate's worker ships.
-    :param timing_guard: keeps what else the harness runs quiet while the candidate is timed.
-    :param release: hands a worker back to the pool, ``reusable`` or not; True when it was replaced.
-    :param planned_method: the method timing would use, for candidates that were not timed.
-    :param get_baselines_ready: starts the baseline worker getting ready, while the candidate is compiled.
-    :param time_beside_baselines: times the candidate through its worker's call with the baselines beside it.
-    :param baselines_after_verify: the baseline worker gets ready only once the candidate is verified (a problem
-        large for the device: its copy of the inputs and its compiled baselines would sit beside the trials').
-    :param bound: the problem's speed of light on the workers' device (``host/speed_of_light.py``); None: none.
+    :param prebuilder: the builds ahead; the candidate's is waited for.
+    :param referee: judges the outputs the candidate's worker ships; its reference gives the stages' limits.
+    :param workers: the worker pool: the candidate's worker comes from it and goes back to it (or is replaced).
+    :param baselines: the baselines' window, measured beside the candidate's timed runs.
+    :param quiet: keeps what else the harness runs quiet while the candidate is timed.
+    :param bounds: each problem's speed of light on the workers' device.
+    :param statistic: the device's headline statistic (``Device.headline_statistic``), for a method not used.
+    :param numbers: numbers the candidates' scratch directories, in the order they are evaluated.
     :param kept_under: where candidates' scratch directories lie when they are kept (``kforge eval --keep``: the
         captured output is copied into each); None: they are not kept.
     :param caches: what the candidate adds to the build caches is measured and cleared (None: not watched).
@@ -53,80 +62,93 @@ class EvaluationSetup:
 
     backend: Backend
     problem: Problem
+    seen: Problem
     settings: HarnessSettings
-    timeouts: StageTimeouts
     source_checks: tuple[SourceCheck, ...]
+    prebuilder: Prebuilder
     referee: Referee
-    timing_guard: Callable[[], ContextManager[None]]
-    release: Callable[..., bool]
-    planned_method: Callable[[], TimingMethod | None]
-    get_baselines_ready: Callable[[], None]
-    time_beside_baselines: Callable[[Callable[..., Reply]], Window]
-    baselines_after_verify: bool = False
-    bound: Callable[[], SolBound | None] = lambda: None
+    workers: WorkerPool
+    baselines: BaselinesWindow
+    quiet: QuietForTiming
+    bounds: Bounds
+    statistic: str
+    numbers: Iterator[int]
     kept_under: Path | None = None
     caches: CacheWatch | None = None
 
 
-def evaluate_candidate(setup: EvaluationSetup, worker: WorkerProcess, candidate: Candidate, workdir: Path, *,
-                       profile: bool, measure: bool, stop_at: float | None = None,
-                       phases: Phases | None = None) -> Verdict:
-    """Compile, verify and (with ``measure``) time ``candidate`` in ``worker``, profile it when asked and it is
-    correct, and give its Verdict. The worker is released here, kept warm only when the candidate passed and the
-    worker ended clean, before the candidate's captured output is read."""
-    settings = setup.settings
+def evaluate_candidate(setup: EvaluationSetup, candidate: Candidate, *, profile: bool, measure: bool,
+                       stop_at: float | None = None, phases: Phases | None = None) -> Verdict:
+    """Compile, verify and (with ``measure``) time ``candidate``, profile it when asked and it is correct, and give
+    its Verdict. ``stop_at`` (a ``time.monotonic()`` time: a problem's budget) ends a stage still running then as a
+    timeout; ``phases`` gets the seconds of each phase and tells its observer each step. The worker is released
+    here, kept warm only when the candidate passed and the worker ended clean, before the captured output is read.
+    """
+    settings, workers = setup.settings, setup.workers
     phases = phases or Phases()
+    unparsed = syntax_error(candidate)
+    if unparsed is not None:  # said at once: no worker, reference or baseline is needed to read the source
+        return unparsed_verdict(candidate, unparsed, backend=setup.backend, problem=setup.problem.name,
+                                contract=settings.precision,
+                                tolerances=precision(settings, setup.problem, setup.backend).tolerances,
+                                method=planned_method(workers.facts, settings, setup.statistic) if measure else None)
+    if measure and settings.baselines:
+        setup.baselines.start()  # its start overlaps the referee's and the candidate worker's
+    if not workers.large(setup.problem):
+        workers.start_ahead()  # the candidate's worker starts beside the referee
+    with phases.phase("prebuild"):
+        ahead = setup.prebuilder.wait(candidate)  # its compile stage then finds what was built ahead
+    with phases.phase("reference"):  # the stages' limits follow the reference: the referee is ready first
+        setup.referee.ready()
+        timeouts = StageTimeouts.derive(settings, setup.referee.reference_s or 0.0)
+        # a problem large for the device: the baseline worker gets ready once the candidate is verified (its copy
+        # of the inputs and its compiled baselines would sit beside the trials')
+        after_verify = workers.large(setup.problem)
+    with phases.phase("worker"):
+        worker = workers.acquire_for_candidate()
+    workdir = _scratch_dir(candidate, worker, next(setup.numbers))
     static_flags = check_source(candidate, setup.problem, settings.contract, setup.source_checks)
-    after_verify = setup.baselines_after_verify  # then the baseline worker gets ready once the candidate is timed
-    beside = _BesideBaselines(setup.time_beside_baselines, setup.get_baselines_ready if after_verify else None) \
+    beside = setup.baselines.beside(setup.seen, timeouts, phases, ready_first=after_verify) \
         if measure and settings.baselines else None
     if beside is not None and not after_verify:  # the baseline worker gets ready while the candidate is verified
-        setup.get_baselines_ready()
+        setup.baselines.get_ready(setup.seen)
     with phases.phase("compile"):  # what the build caches hold now, and the worker's cgroup's counts
         before, counts = setup.caches.snapshot() if setup.caches is not None else None, worker.limit_counts()
     worker.calls.take()  # the calls it marked before this candidate are not this candidate's
     worker.checks = TimedCallChecks(settings) if measure else None
-    out = run_stages(worker, candidate, workdir, settings, setup.timeouts, measure=measure, profile=profile,
-                     timing_guard=setup.timing_guard, referee=setup.referee, stop_at=stop_at,
-                     timing=beside.time if beside is not None else None, phases=phases)
+    setup.referee.on_judged = phases.trials(settings.seed, settings.trials)
+    try:
+        out = run_stages(worker, candidate, workdir, settings, timeouts, measure=measure, profile=profile,
+                         timing_guard=setup.quiet, referee=setup.referee, stop_at=stop_at,
+                         timing=beside.time if beside is not None else None, phases=phases)
+    finally:
+        setup.referee.on_judged = None
     outside = _checked_from_outside(out, worker, beside.window if beside is not None else None, settings)
-    bound = setup.bound()
+    bound = setup.bounds.of(setup.problem, workers.facts)
     out.flags.extend(floor_flags(out, bound, settings))  # a figure below the physical floor: not the call's time
     with phases.phase("finish"):
         limit, reached, added = _limits_reached(out, worker, counts, setup.caches, before)
     flags, failure, message = decide(out, static_flags)
     if limit is not None:
-        failure, message = limit, _limit_message(limit, reached, failure, message)
+        failure, message = limit, limit_message(limit, reached, failure, message)
     with phases.phase("finish"):
-        replaced = setup.release(worker, reusable=failure is None and out.clean)
+        replaced = workers.release(worker, reusable=failure is None and out.clean)
         if added is not None and setup.caches is not None:  # the worker is idle or gone: nothing writes now
             _note_removed(out, setup.caches.remove(added, everything=bool(setup.caches.over_quota(added))))
     stdout, stderr = worker.output.candidate_output(settings.output_limit_kb)
     if setup.kept_under is not None:
         worker.output.keep(setup.kept_under, workdir)
-    runtime, method = runtime_of(out)
-    timed = failure is None and runtime is not None
-    window = beside.window if timed and beside is not None else None
-    figures = tuple((timer, RuntimeStats.from_samples(samples, runtime.statistic))
-                    for timer, samples in out.timing.figures) \
-        if timed else ()
-    baselines, speedups, baseline_figures = _baselines_beside(window, runtime) if window is not None else ((), (), ())
-    return with_speed_of_light(Verdict(
-        candidate=candidate.label, candidate_digest=candidate.digest, backend=setup.backend.name,
-        problem=setup.problem.name,
-        compile=out.compile or CompileResult(ok=False, log=message, failure=failure or Failure.HARNESS),
-        verify=out.verify, runtime=runtime if failure is None else None, baselines=baselines,
-        speedups=speedups, flags=flags, failure=failure,
-        message=message_for_agent(failure, message, stderr, flags),
-        method=(method or setup.planned_method()) if measure else None,
-        profile=out.profile, stdout=stdout, stderr=stderr, worker_replaced=replaced,
-        baseline_errors=window.baselines.errors if window is not None else (),
-        baseline_notes=window.baselines.notes if window is not None else (),
-        precision=_precision(setup, out), figures=figures, baseline_figures=baseline_figures,
-        baseline_sources=window.sources if window is not None else (),
-        device_streams=out.timing.device_streams if timed else 0, phases=phases.record(),
-        outside_clock=outside,
-    ), bound)
+    verdict = _verdict(setup, candidate, out, beside, flags, failure, message, measure=measure, stdout=stdout,
+                       stderr=stderr, replaced=replaced, outside=outside, phases=phases)
+    verdict = with_speed_of_light(verdict, bound)
+    return replace(verdict, built_ahead=ahead.describe()) if ahead is not None else verdict
+
+
+def _scratch_dir(candidate: Candidate, worker: WorkerProcess, number: int) -> Path:
+    """The candidate's scratch directory, in its worker's home: the only place of the scratch root that worker
+    writes (``scratch_layout``)."""
+    label = re.sub(r"[^A-Za-z0-9_.-]+", "-", candidate.label)[:40] or "candidate"
+    return worker.home / "candidates" / f"{number:04d}-{label}-{candidate.digest[:8]}"
 
 
 def _checked_from_outside(out: StageOutcomes, worker: WorkerProcess, window: Window | None,
@@ -164,15 +186,6 @@ def _limits_reached(out: StageOutcomes, worker: WorkerProcess, counts: LimitCoun
     return (Failure.OUT_OF_MEMORY, memory, added) if memory else (None, "", added)
 
 
-def _limit_message(limit: Failure, reached: str, failure: Failure | None, message: str) -> str:
-    """The verdict's message for a candidate that reached a limit: the limit first, then what it failed with."""
-    if failure is limit:
-        return message if reached in message else f"{reached}\n{message}"
-    if limit is Failure.OUT_OF_MEMORY and failure in (Failure.EXIT, Failure.CRASH):
-        return reached  # how the worker died, with the sandbox's init among the killed, says no more
-    return f"{reached}\n(and: {message})" if failure is not None and message else reached
-
-
 def _note_removed(out: StageOutcomes, removed: Removed) -> None:
     if removed.files and out.verify is not None:
         note = (f"removed {removed.files} file(s) ({removed.bytes / (1 << 20):.1f} MiB) the candidate left in the "
@@ -180,40 +193,28 @@ def _note_removed(out: StageOutcomes, removed: Removed) -> None:
         out.verify = replace(out.verify, notes=(*out.verify.notes, note))
 
 
-class _BesideBaselines:
-    """Times the candidate with the baselines beside it, and keeps the window for the verdict."""
-
-    def __init__(self, measure: Callable[[Callable[..., Reply]], Window],
-                 get_ready: Callable[[], None] | None = None) -> None:
-        self._measure = measure
-        self._get_ready = get_ready  # the baseline worker getting ready, when it waits for timing
-        self.window: Window | None = None
-
-    def time(self, call: Callable[..., Reply]) -> Reply:
-        if self._get_ready is not None:
-            self._get_ready()
-        self.window = self._measure(call)
-        return self.window.failure or Reply(value=self.window.candidate)
-
-
-def _baselines_beside(window: Window, runtime: RuntimeStats) -> tuple[tuple, tuple, tuple]:
-    """The baselines' runtimes measured in the candidate's window (by the candidate's statistic), the candidate's
-    speedup over each, and each baseline's figures by timer."""
-    statistic = runtime.statistic
-    baselines = tuple((name, RuntimeStats.from_samples(s, statistic)) for name, s in window.baselines.samples_ms)
-    speedups = tuple((name, stats.figure / runtime.figure) for name, stats in baselines if runtime.figure > 0)
-    baseline_figures = tuple((name, tuple((timer, RuntimeStats.from_samples(s, statistic)) for timer, s in by_timer))
-                             for name, by_timer in window.baselines.figures)
-    return baselines, speedups, baseline_figures
-
-
-def _precision(setup: EvaluationSetup, out: StageOutcomes) -> PrecisionReached:
-    """The contract the candidate was held to (with the tolerances the workers resolved), and what it reached."""
-    settings = setup.settings
-    return PrecisionReached(
-        contract=settings.precision,
-        bits=out.verify.precision_bits if out.verify is not None else None,
-        switches=out.finish.switches if out.finish is not None else (),
-        tolerances=output_tolerances(settings, (t.dtype for o in setup.problem.outputs for t in o.tensors()),
-                                     setup.backend.default_tolerance),
+def _verdict(setup: EvaluationSetup, candidate: Candidate, out: StageOutcomes, beside: CandidateBeside | None,
+             flags: tuple, failure: Failure | None, message: str, *, measure: bool, stdout: str, stderr: str,
+             replaced: bool, outside: tuple[OutsideFigure, ...], phases: Phases) -> Verdict:
+    """The Verdict: what the stages gave, with the baselines of the candidate's window where it was timed."""
+    runtime, method = runtime_of(out)
+    timed = failure is None and runtime is not None
+    window = beside.window if timed and beside is not None else None
+    figures = tuple((timer, RuntimeStats.from_samples(samples, runtime.statistic))
+                    for timer, samples in out.timing.figures) if timed else ()
+    baselines, speedups, baseline_figures = baselines_beside(window, runtime) if window is not None else ((), (), ())
+    return Verdict(
+        candidate=candidate.label, candidate_digest=candidate.digest, backend=setup.backend.name,
+        problem=setup.problem.name,
+        compile=out.compile or CompileResult(ok=False, log=message, failure=failure or Failure.HARNESS),
+        verify=out.verify, runtime=runtime if failure is None else None, baselines=baselines,
+        speedups=speedups, flags=flags, failure=failure, message=message_for_agent(failure, message, stderr, flags),
+        method=(method or planned_method(setup.workers.facts, setup.settings, setup.statistic)) if measure else None,
+        profile=out.profile, stdout=stdout, stderr=stderr, worker_replaced=replaced,
+        baseline_errors=window.baselines.errors if window is not None else (),
+        baseline_notes=window.baselines.notes if window is not None else (),
+        precision=precision(setup.settings, setup.problem, setup.backend, out), figures=figures,
+        baseline_figures=baseline_figures, baseline_sources=window.sources if window is not None else (),
+        device_streams=out.timing.device_streams if timed else 0, phases=phases.record(),
+        outside_clock=outside,
     )

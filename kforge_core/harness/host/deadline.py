@@ -1,7 +1,7 @@
 """How long each wait of a stage may last, and when the one under way runs out. Runs in the KForge process.
 
 A stage request to a worker has the stage's own limit. Inside it, the worker marks its calls of ``forward`` and
-its builds (:mod:`kforge_core.stage_timer`), and each gets its own limit:
+its builds (:mod:`kforge_core.timing.stage_timer`), and each gets its own limit:
 
 * a **call** gets ``call_s``: by default a small multiple of the reference's own time with a floor of
   :data:`CALL_FLOOR_S`, so a forward that never returns on a millisecond problem is a timeout in seconds, not at the

@@ -1,12 +1,12 @@
-"""One candidate through one worker: compile, verify, time, profile, finish; then the verdict.
+"""One candidate's stages through one worker: compile, verify, time, profile, finish.
 
 Every step that can go wrong in the worker comes back as a failure class; nothing a candidate does raises here.
+What the outcomes come to is ``verdict_parts.py``'s.
 """
 
 from __future__ import annotations
 
 import functools
-import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, ContextManager
@@ -14,11 +14,9 @@ from typing import Any, Callable, ContextManager
 from ...records import Candidate, CompileResult, Failure, Flag, ProfileResult, VerifyResult
 from ...settings import HarnessSettings
 from .. import flags as F
-from ..captured import tail_lines
 from ..op_trace import compute_ops, describe_ops
 from ..protocol import Begin, Finish, FinishReport, Reply, RunStage, Time, TimingOutcome
-from ..verdict import RuntimeStats, TimingMethod
-from .deadline import StageTimeouts, WaitLimits
+from .deadline import StageTimeouts
 from .phases import Phases
 from .process import WorkerFault, WorkerProcess
 from .referee import Referee, trusted_verify
@@ -59,7 +57,7 @@ def run_stages(worker: WorkerProcess, candidate: Candidate, workdir: Path, setti
     ``call`` (by default, one ``Time`` request for all its timed runs). ``phases`` gets the seconds of each."""
     out = StageOutcomes()
     phases = phases or Phases()
-    call = functools.partial(_call, worker, stop_at)
+    call = functools.partial(worker.call, hard_stop=stop_at)  # (request, timeout_s, what, waits)
     worker.wait_notes.clear()
     worker.output.begin_candidate()
     referee.begin(workdir)
@@ -88,11 +86,6 @@ def run_stages(worker: WorkerProcess, candidate: Candidate, workdir: Path, setti
     else:
         out.clean = False
     return out
-
-
-def _call(worker: WorkerProcess, stop_at: float | None, request: Any, timeout_s: float, what: str,
-          waits: WaitLimits | None = None) -> Reply:
-    return worker.call(request, timeout_s, what, waits, hard_stop=stop_at)
 
 
 def _stages(call: Callable[..., Reply], settings: HarnessSettings, timeouts: StageTimeouts, out: StageOutcomes, *,
@@ -143,60 +136,3 @@ def _profile_flags(profile: ProfileResult, settings: HarnessSettings) -> list[Fl
         return []
     return [F.raise_flag(F.REFERENCE_CALL, f"the profiler saw PyTorch compute operators run: {describe_ops(found)}",
                          settings)]
-
-
-# ------------------------------------------------------------------------------------------------ verdict parts
-
-
-def decide(out: StageOutcomes, static_flags: tuple[Flag, ...]) -> tuple[tuple[Flag, ...], Failure | None, str]:
-    """All flags, the failure (None when correct) and the message for the agent."""
-    flags = F.merge_flags([*out.flags, *static_flags])
-    if out.failure is not None:
-        return flags, out.failure, out.message
-    tampering = next((f for f in flags if f.code == F.TAMPERING and f.blocking), None)
-    if tampering is not None:  # the harness's own checks may have been fooled: nothing else can be trusted
-        return flags, Failure.CHEAT, f"rejected: tampering: {tampering.message} (no other result can be trusted)"
-    if out.compile is not None and not out.compile.ok:
-        return flags, out.compile.failure, f"{out.compile.failure.value}: {out.compile.log}"
-    if out.verify is not None and not out.verify.correct:
-        return flags, out.verify.failure, out.verify.message
-    blocking = [f for f in flags if f.blocking]
-    if blocking:
-        return flags, Failure.CHEAT, "rejected: " + F.describe_blocking(blocking)
-    if out.verify is None:
-        return flags, Failure.HARNESS, "the candidate was not verified"
-    return flags, None, out.verify.message
-
-
-def message_for_agent(failure: Failure | None, message: str, stderr: str, flags: tuple[Flag, ...]) -> str:
-    """One paragraph: what went wrong (or right), the last words on stderr for crashes, the flags."""
-    parts = [message.strip()]
-    if failure in (Failure.CRASH, Failure.EXIT, Failure.TIMEOUT, Failure.OUT_OF_MEMORY, Failure.DEVICE_FAULT,
-                   Failure.RESOURCE_LIMIT) \
-            and stderr.strip():
-        parts.append(_stderr_excerpt(_without_profiler_noise(stderr)))
-    others = [f for f in flags if f.code not in message]
-    if others:
-        parts.append("flags: " + "; ".join(f"{f.code}{' (blocking)' if f.blocking else ''}: {f.message}"
-                                           for f in others))
-    return "\n".join(p for p in parts if p)
-
-
-def _stderr_excerpt(stderr: str) -> str:
-    """For a crash, Python's fault handler dump (most recent call first: the candidate's frame is at the top);
-    otherwise the last lines."""
-    lines = stderr.splitlines()
-    for i, line in enumerate(lines):
-        if line.startswith("Fatal Python error"):
-            return "stderr (Python's fault handler):\n" + "\n".join(lines[i:i + 12])
-    return "stderr ends with:\n" + tail_lines(stderr, 15)
-
-
-def _without_profiler_noise(text: str) -> str:
-    return "\n".join(line for line in text.splitlines() if not re.match(r"^(USDT|STAGE):", line))
-
-
-def runtime_of(out: StageOutcomes) -> tuple[RuntimeStats | None, TimingMethod | None]:
-    if out.timing is None or not out.timing.samples_ms:
-        return None, None
-    return RuntimeStats.from_samples(out.timing.samples_ms, out.timing.method.statistic), out.timing.method

@@ -3,11 +3,9 @@ processes; it can move on to another problem and keep its workers warm (``use_pr
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import itertools
 import os
-import re
 import shutil
 import sys
 import tempfile
@@ -17,32 +15,29 @@ from typing import Any, Callable, Iterable, Iterator
 from ...devices import device_class_of
 from ...errors import KForgeError
 from ...plugins import PluginSelection, build_plugin_manager
-from ...candidate_module import syntax_error
-from ...records import Backend, Candidate, CompileResult, Failure, Problem, ProfileResult, ProfileSummary
+from ...records import Backend, Candidate, Problem, ProfileResult, ProfileSummary
 from ...registry import BackendRegistry
 from ...settings import Settings
-from ..protocol import BaselineResults, DeviceFacts, Judged, PrebuildRequest, Reply, Shipped, Time, WorkerInit
-from ..timed_runs import CHECKS_NOTE
-from ...tolerances import output_tolerances
-from ..verdict import PrecisionReached, RuntimeStats, TimingMethod, Verdict
+from ..protocol import PrebuildRequest, WorkerInit
+from ..verdict import RuntimeStats, Verdict
 from .deadline import StageTimeouts
 from .candidate_evaluation import EvaluationSetup, evaluate_candidate
-from .pool import WorkerPool, WorkerStartError
+from .pool import WorkerPool
 from .prebuild import PrebuildOutcome, Prebuilder
-from .baseline_cache import BaselineCache, BaselineKey
+from .baseline_cache import BaselineCache
 from .cache_quota import cache_watch
 from .baseline_worker import BaselineWorker, baseline_modules
 from ..cpu_placement import choose_placement
 from .device_binding import device_environment
-from .interleave import Prior, Window, blocks, measure_window
+from .baselines_window import BaselinesWindow
 from .limits import limited_plan
 from .namespaces import sandbox_plan, use_sandbox
-from .phases import EvaluationStep, Observer, Phases
-from ..problem_size import large_for_device
-from .process import WorkerProcess
+from .phases import Observer, Phases
+from .quiet import QuietForTiming
 from .referee import Referee
 from .speed_of_light import Bounds
 from .scratch_layout import ScratchLayout, confined, for_referee
+from .verdict_parts import device_ran_out
 
 
 def _private_state_dir(settings: Settings, scratch_root: Path | None) -> Path:
@@ -60,14 +55,6 @@ def _private_state_dir(settings: Settings, scratch_root: Path | None) -> Path:
                                    "directory)")
     state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     return state_dir
-
-
-def _noted(notes: tuple[tuple[str, str], ...], notice: str,
-           names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
-    """Each baseline's note with ``notice`` (why the baseline cache's entry was not used) after it."""
-    found = dict(notes)
-    return tuple((name, f"{found[name]}; {notice}" if found.get(name) else notice)
-                 for name in dict.fromkeys([*found, *names]))
 
 
 class Harness:
@@ -132,19 +119,18 @@ class Harness:
             cache_dir=settings.cache_dir.resolve(), enabled=self._hooks.builds_ahead,
         )
         self.builds_ahead = self._hooks.builds_ahead and settings.harness.prebuild_jobs > 0  # prebuild() builds
-        self._numbers = itertools.count(1)
-        self._baselines: BaselineResults | None = None  # the last window's
+        self._numbers = itertools.count(1)  # the candidates' scratch directories, in order
         # judges shipped outputs: never runs candidate code
         self._referee = Referee(self._pool, settings.harness, self._layout.workers, self._referee_init)
-        self._baseline_worker = BaselineWorker(self._baseline_worker_init, self._layout.workers)
-        # the next problem's baselines, built while this one is evaluated (expect_problem); swapped in by use_problem
-        self._baselines_ahead = BaselineWorker(self._baseline_worker_init, self._layout.workers_ahead)
-        self._priors: dict[str, Prior] = {}  # baselines measured in full earlier in this session, for this problem
-        self._baseline_cache = BaselineCache(state_dir / "baselines")
+        # the baselines: their worker, a second one building the next problem's while this one is evaluated
+        # (expect_problem; swapped in by use_problem), the priors and the baseline cache
+        self._baselines = BaselinesWindow(
+            settings.harness, self._device_class, BaselineWorker(self._baseline_worker_init, self._layout.workers),
+            BaselineWorker(self._baseline_worker_init, self._layout.workers_ahead),
+            BaselineCache(state_dir / "baselines"), self._pool.device_facts)
+        self._quiet = QuietForTiming(self._pool, self._prebuilder, self._builds_beside_timing)
         self._prebuild_problems: dict[str, Problem] = {}  # candidate digest -> the problem it is built for
-        self._bounds = Bounds(lambda: self._pool.facts, settings.harness.contract)
-        self._phases = Phases()  # the evaluation under way's: its trials and timing blocks are told to its observer
-        self._alone: set[str] = set()  # problems whose candidates get the device to themselves (_give_device_alone)
+        self._bounds = Bounds(settings.harness.contract)
         self._closed = False
 
     # ------------------------------------------------------------------------------------------ public
@@ -164,8 +150,8 @@ class Harness:
         self._check_open()
         self._referee.start()
         self._pool.start_ahead()
-        if baselines and self.settings.harness.baselines:
-            self._baseline_worker.start()
+        if baselines:
+            self._baselines.start()
 
     def use_problem(self, problem: Problem) -> None:
         """Evaluate candidates for ``problem`` from now on. Warm workers take it (they compute its reference
@@ -175,10 +161,7 @@ class Harness:
             return
         self._problem = problem
         self._pool.move_to(self._seen_by_workers(problem))
-        if self._baselines_ahead.prepared_for == problem.digest:  # built while the last problem was evaluated
-            self._baseline_worker, self._baselines_ahead = self._baselines_ahead, self._baseline_worker
-        self._baselines = None
-        self._priors = {}
+        self._baselines.move_to(problem)
 
     def expect_problem(self, problem: Problem | None) -> None:
         """``problem`` is the next one :meth:`use_problem` will be given: spare workers prepare for it while the
@@ -187,13 +170,12 @@ class Harness:
         included) and takes over when the harness moves on to it. Nothing is prepared ahead when either problem is
         large for the device (``problem_size``)."""
         self._check_open()
-        if problem is not None and (self._large(self.problem) or self._large(problem)):
+        if problem is not None and (self._pool.large(self.problem) or self._pool.large(problem)):
             problem = None  # a large problem for the device is evaluated with nothing prepared beside it
         seen = self._seen_by_workers(problem) if problem is not None else None
         self._pool.expect(seen)
-        harness = self.settings.harness
-        if seen is not None and harness.baselines and self._builds_beside_timing:
-            self._baselines_ahead.get_ready(seen, harness.baselines)
+        if seen is not None and self.settings.harness.baselines and self._builds_beside_timing:
+            self._baselines.expect(seen)
 
     def evaluate(self, candidate: Candidate, *, profile: bool = False, measure: bool = True,
                  stop_at: float | None = None, observer: Observer | None = None) -> Verdict:
@@ -202,50 +184,21 @@ class Harness:
         as a timeout. ``observer`` is told each phase as it begins, each trial as it is judged and each block of
         timed runs as it begins (:class:`EvaluationStep`), in this thread.
 
-        Never raises for anything the candidate does: every fault is a Verdict with a Failure.
+        Never raises for anything the candidate does: every fault is a Verdict with a Failure. A candidate that ran
+        out of the device's memory beside KForge's other processes is evaluated again with the device to itself.
         """
         self._check_open()
-        unparsed = syntax_error(candidate)
-        if unparsed is not None:  # said at once: no worker, reference or baseline is needed to read the source
-            return self._not_parsed(candidate, unparsed, measure)
-        self._phases = Phases(observer)
-        self._referee.on_judged = self._trial_judged
-        try:
-            return self._evaluate(candidate, profile=profile, measure=measure, stop_at=stop_at)
-        finally:
-            self._phases, self._referee.on_judged = Phases(), None
-
-    def _evaluate(self, candidate: Candidate, *, profile: bool, measure: bool, stop_at: float | None) -> Verdict:
-        if measure and self.settings.harness.baselines:
-            self._baseline_worker.start()  # its start overlaps the referee's and the candidate worker's
-        if not self._large(self.problem):
-            self._pool.start_ahead()  # the candidate's worker starts beside the referee
-        phases = self._phases
-        with phases.phase("prebuild"):
-            ahead = self._prebuilder.wait(candidate)  # its compile stage then finds what was built ahead
-        with phases.phase("reference"):
-            setup = self._evaluation_setup()  # the stages' limits follow the reference: the referee is ready first
-        with phases.phase("worker"):
-            worker = self._acquire()  # the evaluation releases it
-        workdir = self._scratch_dir(candidate, worker)
-        verdict = evaluate_candidate(setup, worker, candidate, workdir, profile=profile, measure=measure,
-                                     stop_at=stop_at, phases=phases)
-        said = self._device_ran_out(verdict)
+        phases = Phases(observer)
+        verdict = evaluate_candidate(self._setup(), candidate, profile=profile, measure=measure, stop_at=stop_at,
+                                     phases=phases)
+        said = device_ran_out(verdict, self._device_class.out_of_memory_patterns)
         if said and self._give_device_alone(self.problem):
-            again = self._evaluate(candidate, profile=profile, measure=measure, stop_at=stop_at)
+            again = evaluate_candidate(self._setup(), candidate, profile=profile, measure=measure, stop_at=stop_at,
+                                       phases=phases)
             return dataclasses.replace(again, device_alone=(
                 f"out of memory beside KForge's other processes ({said[:200]}); evaluated again with the device "
                 "to itself"))
-        return dataclasses.replace(verdict, built_ahead=ahead.describe()) if ahead is not None else verdict
-
-    def _device_ran_out(self, verdict: Verdict) -> str:
-        """The line of the verdict's message where the device's runtime says it ran out of memory ("": the
-        candidate did not run out of the device's own memory, if of a limit KForge set)."""
-        if verdict.failure is not Failure.OUT_OF_MEMORY:
-            return ""
-        patterns = self._device_class.out_of_memory_patterns
-        return next((line.strip() for line in verdict.message.splitlines()
-                     if any(pattern in line.lower() for pattern in patterns)), "")
+        return verdict
 
     def _give_device_alone(self, problem: Problem) -> bool:
         """A candidate ran out of memory while KForge's other processes held theirs: the referee, the baseline
@@ -253,13 +206,12 @@ class Harness:
         a time, nothing prepared beside it, the referee's expected outputs in host memory), and the processes
         holding device memory now are ended (each starts again when needed). False where it was so already: the
         candidate ran out of memory alone, its own failure."""
-        if problem.digest in self._alone:
+        if problem.digest in self._pool.alone:
             return False
-        self._alone.add(problem.digest)
+        self._pool.alone.add(problem.digest)
         self._referee.hosted.add(problem.digest)
         self._referee.discard()
-        self._baseline_worker.discard()
-        self._baselines_ahead.discard()
+        self._baselines.discard()
         self._pool.close()
         return True
 
@@ -292,15 +244,11 @@ class Harness:
         own like candidates, a prior from the baseline cache (``harness.baseline_cache``) confirmed by a short
         measurement; every candidate's verdict has its baselines measured again beside it."""
         self._check_open()
-        if self._baselines is None:
-            if self.settings.harness.baselines:
-                self._get_baselines_ready()
-                self._window_of(None)
-            else:
-                self._baselines = BaselineResults((), (), None)
-        method = self._baselines.method
-        statistic = method.statistic if method is not None else "median"
-        return {name: RuntimeStats.from_samples(samples, statistic) for name, samples in self._baselines.samples_ms}
+        if self._baselines.results is None and self.settings.harness.baselines:  # measured in a window of their own
+            seen = self._seen_by_workers(self.problem)
+            self._baselines.get_ready(seen)
+            self._baselines.measure(seen, self.timeouts, Phases())
+        return self._baselines.runtimes()
 
     @property
     def timeouts(self) -> StageTimeouts:
@@ -312,12 +260,14 @@ class Harness:
     @property
     def baseline_errors(self) -> dict[str, str]:
         """Why a baseline could not be measured (``torch.compile`` failing, for one)."""
-        return dict(self._baselines.errors) if self._baselines is not None else {}
+        results = self._baselines.results
+        return dict(results.errors) if results is not None else {}
 
     @property
     def baseline_notes(self) -> dict[str, str]:
         """Where each baseline's figure came from, and when it was measured."""
-        return dict(self._baselines.notes) if self._baselines is not None else {}
+        results = self._baselines.results
+        return dict(results.notes) if results is not None else {}
 
     def summarize(self, profile: ProfileResult) -> ProfileSummary:
         """The backend's summary of a profile, made in this process (no candidate code runs)."""
@@ -334,8 +284,7 @@ class Harness:
         self._closed = True
         self._prebuilder.close()
         self._referee.close()
-        self._baseline_worker.close()
-        self._baselines_ahead.close()
+        self._baselines.close()
         self._pool.close()
         if self._placement is not None:
             self._placement.release()
@@ -354,17 +303,6 @@ class Harness:
     def workers_started(self) -> int:
         """How many worker processes this Harness has started (spares included)."""
         return self._pool.started
-
-    def _acquire(self) -> WorkerProcess:
-        """A worker for the next candidate. A worker that cannot start or prepare for lack of memory is the
-        harness's resource fault: the idle workers are ended to free their memory and it is tried once more."""
-        try:
-            return self._pool.acquire()
-        except WorkerStartError as error:
-            if error.failure is not Failure.OUT_OF_MEMORY:
-                raise
-            self._pool.close()
-        return self._pool.acquire()
 
     def _worker_init(self, problem: Problem | None = None) -> WorkerInit:
         # the workers import what this process can import: the selected plugin modules must be found there too
@@ -415,146 +353,17 @@ class Harness:
         accelerator with ``prebuild_during_timing`` on, never on the host CPU, whose cores the timed run needs."""
         return self.settings.harness.prebuild_during_timing and not self._host_cpu
 
-    @contextlib.contextmanager
-    def _quiet_for_timing(self) -> Iterator[None]:
-        """No worker starting beside a timed run (a spare still starting is paused for it); no build either where
-        ``prebuild_during_timing`` is off, and never on the host CPU (the builds would share its cores): running
-        builds finish first, queued ones wait."""
-        with self._pool.starts_paused():
-            if not self._builds_beside_timing:
-                with self._prebuilder.held():
-                    yield
-            else:
-                yield
-
-    def _scratch_dir(self, candidate: Candidate, worker: WorkerProcess) -> Path:
-        """The candidate's scratch directory, in its worker's home: the only place of the scratch root that worker
-        writes (``scratch_layout``)."""
-        label = re.sub(r"[^A-Za-z0-9_.-]+", "-", candidate.label)[:40] or "candidate"
-        return worker.home / "candidates" / f"{next(self._numbers):04d}-{label}-{candidate.digest[:8]}"
-
-    def _evaluation_setup(self) -> EvaluationSetup:
-        """What evaluating a candidate needs of this Harness, for the current problem."""
+    def _setup(self) -> EvaluationSetup:
+        """What evaluating a candidate of the current problem uses of this Harness."""
         return EvaluationSetup(
-            backend=self.backend, problem=self.problem, settings=self.settings.harness, timeouts=self.timeouts,
-            source_checks=self._source_checks, referee=self._referee, timing_guard=self._quiet_for_timing,
-            release=self._pool.release, planned_method=self._planned_method,
-            get_baselines_ready=self._get_baselines_ready, time_beside_baselines=self._time_beside_baselines,
-            baselines_after_verify=self._large(self.problem), bound=lambda: self._bounds.of(self.problem),
+            backend=self.backend, problem=self.problem, seen=self._seen_by_workers(self.problem),
+            settings=self.settings.harness, source_checks=self._source_checks, prebuilder=self._prebuilder,
+            referee=self._referee, workers=self._pool, baselines=self._baselines, quiet=self._quiet,
+            bounds=self._bounds, statistic=self._device_class.headline_statistic, numbers=self._numbers,
             kept_under=None if self._own_root else self._layout.workers, caches=self._caches,
-        )
-
-    def _large(self, problem: Problem) -> bool:
-        """Whether ``problem`` is large for the workers' device (unknown before a worker has started: no)."""
-        facts = self._pool.facts
-        return problem.digest in self._alone or (facts is not None and large_for_device(problem, facts.memory_bytes))
-
-    def _get_baselines_ready(self) -> None:
-        self._baseline_worker.get_ready(self._seen_by_workers(self.problem), self.settings.harness.baselines)
-
-    def _time_beside_baselines(self, call: Callable[..., Reply]) -> Window:
-        """Time the candidate through its worker's ``call`` with the baselines beside it (``interleave.py``)."""
-        timeouts = self.timeouts
-
-        def candidate(block: tuple[int, int]) -> Reply:
-            self._block_begins(block, "the candidate")
-            return call(Time(block), timeouts.timing_s, "timing", timeouts.waits)
-
-        return self._window_of(candidate)
-
-    def _window_of(self, candidate: Any) -> Window:
-        """Measure the baselines (beside ``candidate``'s timing, when given) and keep what was measured in full as
-        the prior of the next window, here and in the baseline cache."""
-        harness, timeouts = self.settings.harness, self.timeouts
-        self._phases.step(EvaluationStep("baselines", what=", ".join(harness.baselines)))
-        self._baseline_worker.wait_ready(harness.startup_timeout_s + timeouts.build_s)
-        band = self._device_class.prior_band  # None: no figure measured before stands on this device
-        key = BaselineKey.of(self.problem.digest, self._device_facts(), harness, host_cpu=self._host_cpu) \
-            if harness.baseline_cache != "off" and band is not None else None
-        priors, notice = dict(self._priors), ""
-        if key is not None and harness.baseline_cache == "use":
-            cached = self._baseline_cache.read(key)
-            for name, baseline in cached.baselines.items():
-                priors.setdefault(name, Prior(baseline.figures, baseline.measured_at, "the baseline cache"))
-            notice = cached.notice
-
-        def baseline(name: str, block: tuple[int, int]) -> Reply:
-            self._baseline_worker.take_calls()  # what it marked before this block is not this block's
-            self._block_begins(block, name)
-            return self._baseline_worker.time_block(name, block, timeouts.build_s + timeouts.timing_s)
-
-        window = measure_window(harness.repetitions, harness.baselines, priors, candidate, baseline,
-                                count=self._device_class.timing_blocks, band=band or 0.0,
-                                baseline_calls=self._baseline_worker.take_calls)
-        if notice:  # the entry that was not used, and why, beside each baseline's note
-            notes = _noted(window.baselines.notes, notice, harness.baselines)
-            window.baselines = dataclasses.replace(window.baselines, notes=notes)
-        method, measured_at = window.baselines.method, {s.baseline: s.measured_at for s in window.sources}
-        if band is not None:  # what was measured in full is the next window's prior
-            for name, figures in window.measured.items():
-                self._priors[name] = Prior(figures, measured_at[name],
-                                           "the timing of an earlier candidate in this command")
-        if key is not None and method is not None and window.measured:
-            self._baseline_cache.write(key, {name: (figures, method) for name, figures in window.measured.items()},
-                                       at=max(measured_at[name] for name in window.measured))
-        if window.failure is None:
-            self._baselines = window.baselines
-        return window
-
-    def _not_parsed(self, candidate: Candidate, error: str, measure: bool) -> Verdict:
-        tolerances = output_tolerances(self.settings.harness,
-                                        (t.dtype for o in self.problem.outputs for t in o.tensors()),
-                                        self.backend.default_tolerance)
-        return unparsed_verdict(candidate, error, backend=self.backend, problem=self.problem.name,
-                                contract=self.settings.harness.precision, tolerances=tolerances,
-                                method=self._planned_method() if measure else None)
-
-    def _trial_judged(self, shipped: Shipped, judged: Judged) -> None:
-        if shipped.kind == "trial":  # not a timed run's check, nor the operator trace's extra call
-            trials = self.settings.harness.trials
-            self._phases.step(EvaluationStep("verify", shipped.seed - self.settings.harness.seed + 1, trials,
-                                             "passed" if judged.passed else "failed"))
-
-    def _block_begins(self, block: tuple[int, int], who: str) -> None:
-        every = blocks(self.settings.harness.repetitions, self._device_class.timing_blocks)
-        if block in every:
-            self._phases.step(EvaluationStep("timing", every.index(block) + 1, len(every), who))
-
-    def _device_facts(self) -> DeviceFacts:
-        """What the workers' device is (a worker is started for it, and kept warm, if none has been yet)."""
-        if self._pool.facts is None:
-            self._pool.release(self._pool.acquire(), reusable=True)
-        assert self._pool.facts is not None
-        return self._pool.facts
-
-    def _planned_method(self) -> TimingMethod | None:
-        """The method timing would use, for verdicts of candidates that were not timed."""
-        facts = self._pool.facts
-        if facts is None:
-            return None
-        harness = self.settings.harness
-        return TimingMethod(
-            device=facts.device, warmup=harness.warmup, repetitions=harness.repetitions,
-            l2_flush_bytes=facts.flush_bytes, synchronize=facts.synchronize, timer=facts.timer, fresh_inputs=True,
-            notes=f"not timed; {CHECKS_NOTE.format(elements=harness.timed_check_elements)}",
-            statistic=self._device_class.headline_statistic,
         )
 
     def _check_open(self) -> None:
         if self._closed:
             raise KForgeError("this Harness is closed")
 
-
-def unparsed_verdict(candidate: Candidate, error: str, *, backend: Backend, problem: str, contract: str,
-                     tolerances: tuple[tuple[str, float, float], ...] = (), method: TimingMethod | None = None
-                     ) -> Verdict:
-    """The verdict of a candidate whose source does not parse (``error``, from ``syntax_error``), as its compile
-    stage would give it; nothing was run for it."""
-    failure = Failure.SYNTAX
-    return Verdict(
-        candidate=candidate.label, candidate_digest=candidate.digest, backend=backend.name, problem=problem,
-        compile=CompileResult(ok=False, log=error, failure=failure), verify=None, runtime=None, baselines=(),
-        speedups=(), flags=(), failure=failure, message=f"{failure.value}: {error}", method=method, profile=None,
-        stdout="", stderr="", worker_replaced=False, precision=PrecisionReached(contract=contract,
-                                                                               tolerances=tolerances),
-    )

@@ -40,7 +40,7 @@ from ...records import Flag
 from ...settings import HarnessSettings
 from .. import flags as F
 from ..protocol import TimingOutcome
-from ..timed_runs import parse_timed_label
+from ...timing.timed_runs import parse_timed_label
 from ..verdict import OutsideFigure, figure_of
 
 ABSOLUTE_SLACK_MS = 0.05  # below this, the pipe's and the host's own jitter decide, not the call

@@ -15,6 +15,8 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
+from ..protocol import Judged, Shipped
+
 
 @dataclass(frozen=True)
 class EvaluationStep:
@@ -56,3 +58,23 @@ class Phases:
 
     def record(self) -> tuple[tuple[str, float], ...]:
         return tuple(self._spent.items())
+
+    def trials(self, first_seed: int, count: int) -> TrialSteps:
+        """What tells this evaluation's observer each correctness trial as the referee judges it (the referee's
+        ``on_judged``): trial ``seed - first_seed + 1`` of ``count``."""
+        return TrialSteps(self, first_seed, count)
+
+
+@dataclass(frozen=True)
+class TrialSteps:
+    """Each judged trial as a ``verify`` step of :class:`Phases`; a timed run's check or the operator trace's extra
+    call is no trial."""
+
+    phases: Phases
+    first_seed: int
+    count: int
+
+    def __call__(self, shipped: Shipped, judged: Judged) -> None:
+        if shipped.kind == "trial":
+            self.phases.step(EvaluationStep("verify", shipped.seed - self.first_seed + 1, self.count,
+                                            "passed" if judged.passed else "failed"))

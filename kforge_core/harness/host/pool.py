@@ -23,6 +23,7 @@ from ...records import Failure, Problem
 from ...settings import HarnessSettings
 from ..protocol import DeviceFacts, Prepare, Prepared, WorkerInit
 from ..memory_words import OUT_OF_MEMORY_PATTERNS
+from ..problem_size import large_for_device
 from .process import WorkerFault, WorkerProcess
 
 
@@ -53,6 +54,7 @@ class WorkerPool:
         self.problem = problem  # the problem workers are prepared for (the harness moves it on); None: none yet
         self.started = 0
         self.facts: DeviceFacts | None = None
+        self.alone: set[str] = set()  # problems whose candidates get the device to themselves (Harness)
 
     @property
     def reference_s(self) -> float | None:
@@ -98,6 +100,30 @@ class WorkerPool:
         self.prepare(worker)
         self._top_up()
         return worker
+
+    def acquire_for_candidate(self) -> WorkerProcess:
+        """A worker for the next candidate. A worker that cannot start or prepare for lack of memory is the
+        harness's resource fault: the idle workers are ended to free their memory and it is tried once more."""
+        try:
+            return self.acquire()
+        except WorkerStartError as error:
+            if error.failure is not Failure.OUT_OF_MEMORY:
+                raise
+            self.close()
+        return self.acquire()
+
+    def device_facts(self) -> DeviceFacts:
+        """What the workers' device is (a worker is started for it, and kept warm, if none has said yet)."""
+        if self.facts is None:
+            self.release(self.acquire(), reusable=True)
+        assert self.facts is not None
+        return self.facts
+
+    def large(self, problem: Problem) -> bool:
+        """Whether ``problem`` is large for the workers' device (unknown before a worker has started: no), or its
+        candidates were given the device to themselves (:attr:`alone`)."""
+        facts = self.facts
+        return problem.digest in self.alone or (facts is not None and large_for_device(problem, facts.memory_bytes))
 
     def prepare(self, worker: WorkerProcess) -> None:
         """Make ``worker`` (idle, or held by the caller) ready for the current problem. Raises WorkerStartError

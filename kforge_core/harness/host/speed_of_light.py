@@ -6,8 +6,6 @@ says what both are). Nothing here runs in a candidate's worker."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable
-
 from ...precision_contract import PrecisionContract
 from ...records import Flag, Problem
 from ...settings import HarnessSettings
@@ -22,14 +20,12 @@ from .evaluation import StageOutcomes
 class Bounds:
     """Each problem's bound on the workers' device, computed once (the reference is counted on meta tensors)."""
 
-    def __init__(self, facts: Callable[[], DeviceFacts | None], contract: PrecisionContract) -> None:
-        self._facts = facts
+    def __init__(self, contract: PrecisionContract) -> None:
         self._contract = contract
         self._found: dict[str, SolBound] = {}
 
-    def of(self, problem: Problem) -> SolBound | None:
-        """The bound of ``problem``; None before any worker said what its device is."""
-        facts = self._facts()
+    def of(self, problem: Problem, facts: DeviceFacts | None) -> SolBound | None:
+        """The bound of ``problem`` on the device ``facts`` describe; None before any worker said what it is."""
         if facts is None:
             return None
         if problem.digest not in self._found:

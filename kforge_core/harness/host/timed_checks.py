@@ -20,7 +20,7 @@ from ...settings import HarnessSettings
 from .. import flags as F
 from ..call_kinds import TIMED
 from ..protocol import CheckAnswer, CheckAsk, Shipped
-from ..timed_runs import parse_timed_label, timed_run_seed
+from ...timing.timed_runs import parse_timed_label, timed_run_seed
 from .outside_clock import Interval
 
 

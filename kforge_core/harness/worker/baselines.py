@@ -13,20 +13,20 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from ...settings import HarnessSettings
-from ...stage_timer import StageTimer
+from ...timing.stage_timer import StageTimer
 from ...tracebacks import exception_line
 from ..protocol import BaselineResults
 from .reference import ProblemData, build_model, fresh_inputs
-from .timing import time_runs, timing_method
+from .run_timing import time_runs, timing_method
 
 if TYPE_CHECKING:
-    from ...device import Device
+    from ...devices.harness_device import HarnessDevice
 
 _built: dict[str, Any] = {}  # baseline name -> its callable, for the reference in _built_for
 _built_for: list[ProblemData] = []
 
 
-def measure_baselines(names: tuple[str, ...], reference: ProblemData, device: Device,
+def measure_baselines(names: tuple[str, ...], reference: ProblemData, device: HarnessDevice,
                       settings: HarnessSettings, runs: tuple[int, int] | None = None,
                       timer: StageTimer | None = None) -> BaselineResults:
     """Time ``names`` over the timed runs ``runs`` (all by default); ``(0, 0)`` builds them only. With ``timer``,

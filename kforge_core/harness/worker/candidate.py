@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from ...candidate_module import candidate_class, candidate_class_name, import_candidate
-from ...device import Device
+from ...devices.harness_device import HarnessDevice
 from ...devices import make_device
 from ...records import Backend, Candidate, StageContext
 from ...settings import HarnessSettings
@@ -37,7 +37,7 @@ def harness_settings(context: StageContext) -> HarnessSettings:
     return getattr(settings, "harness", None) or HarnessSettings()
 
 
-def device_of(backend: Backend, context: StageContext) -> Device:
+def device_of(backend: Backend, context: StageContext) -> HarnessDevice:
     """The worker's device (``context.device``); one made for ``backend`` where a caller gave none."""
     if context.device is not None:
         return context.device

@@ -28,7 +28,7 @@ from .host_copies import host_copy
 from .reference import ProblemData, clone_values, problem_model, reference_data, seeded_inputs
 
 if TYPE_CHECKING:
-    from ...device import Device
+    from ...devices.harness_device import HarnessDevice
 
 KEPT_BYTES = 1 << 30  # expected outputs kept in host memory per problem; beyond, they are computed again
 KEPT_SHARE_OF_FREE = 0.25  # and never more than this share of the host memory this process may still take
@@ -94,7 +94,7 @@ class Expected:
 _cache: dict[tuple[Any, ...], Expected] = {}
 
 
-def expected_for(problem: Problem, device: Device, settings: HarnessSettings,
+def expected_for(problem: Problem, device: HarnessDevice, settings: HarnessSettings,
                  backend: Backend | None = None) -> Expected:
     """``problem``'s expected outputs on ``device``, computed on first use in this process (one problem at a
     time: another problem's are dropped first)."""
@@ -107,7 +107,7 @@ def expected_for(problem: Problem, device: Device, settings: HarnessSettings,
     return _cache[key]
 
 
-def _compute(data: ProblemData, on: Device, settings: HarnessSettings, backend: Backend | None) -> Expected:
+def _compute(data: ProblemData, on: HarnessDevice, settings: HarnessSettings, backend: Backend | None) -> Expected:
     """The reference over every trial, one at a time: its time, structure, tolerances and sensitivity."""
     _, model = problem_model(data.module, settings, data.device)
     fresh_model = copy.deepcopy(model)

@@ -13,11 +13,11 @@ from ..memory_words import OUT_OF_MEMORY_PATTERNS
 from .limit_hits import limit_reached
 
 if TYPE_CHECKING:
-    from ...device import Device
+    from ...devices.harness_device import HarnessDevice
 
 
 
-def classify_exception(exc: BaseException, device: Device | None = None) -> Failure:
+def classify_exception(exc: BaseException, device: HarnessDevice | None = None) -> Failure:
     """The failure class of an exception raised by candidate code (RUNTIME unless it says otherwise):
     RESOURCE_LIMIT when it, or what caused it, met one of the worker's limits (``limit_hits``)."""
     if isinstance(exc, SystemExit):
@@ -29,7 +29,7 @@ def classify_exception(exc: BaseException, device: Device | None = None) -> Fail
     return classify_text(str(exc), device) or Failure.RUNTIME
 
 
-def classify_text(text: str, device: Device | None = None) -> Failure | None:
+def classify_text(text: str, device: HarnessDevice | None = None) -> Failure | None:
     """DEVICE_FAULT or OUT_OF_MEMORY when ``text`` says so (the device's runtime first), else None."""
     found = device.classify(text) if device is not None else None
     if found is not None:

@@ -53,8 +53,8 @@ def _watched_namespaces(device_namespaces: tuple[str, ...]) -> dict[str, Any]:
 
 def _bindings(device_namespaces: tuple[str, ...], classes: tuple[type, ...] = ()) -> dict[str, tuple[Any, Any]]:
     """``"torch.allclose" -> (the object, its code when it is a Python function)``, for the watched modules' names,
-    and ``"kforge_core.device.Device.start_timer" -> ...`` for what the classes the harness defines (and ``classes``:
-    the device's) hold: a method replaced on a class leaves every module name as it was.
+    and ``"kforge_core.devices.harness_device.HarnessDevice.start_timer" -> ...`` for what the classes the harness
+    defines (and ``classes``: the device's) hold: a method replaced on a class leaves every module name as it was.
 
     The objects themselves are held (not their ids), so a replaced function cannot be freed and its id reused.
     """

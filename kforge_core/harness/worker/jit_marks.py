@@ -16,7 +16,7 @@ import sys
 from typing import Any, Iterator
 
 from ...languages.triton.builds import triton_builds_marked
-from ...stage_timer import StageTimer
+from ...timing.stage_timer import StageTimer
 
 _DYNAMO_BUILD = "Dynamo compiling (torch.compile)"
 

@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING
 from ..protocol import FinishReport
 
 if TYPE_CHECKING:
-    from ...device import Device
+    from ...devices.harness_device import HarnessDevice
 
 RECYCLE_SHARE = 0.5  # of the device's memory, still reserved after a candidate was dropped: the worker is replaced
 IDLE_CACHE_SHARE = 0.1  # of the device's memory, cached unused by a worker about to wait: handed back
 
 
-def released(report: FinishReport, device: Device) -> FinishReport:
+def released(report: FinishReport, device: HarnessDevice) -> FinishReport:
     """``report`` after the memory the candidate held was handed back; unclean (the worker is replaced) when the
     device still has more than :data:`RECYCLE_SHARE` of its memory reserved."""
     device.release_memory()
@@ -29,7 +29,7 @@ def released(report: FinishReport, device: Device) -> FinishReport:
     return dataclasses.replace(report, clean=False, notes=(*report.notes, note))
 
 
-def hand_back_idle_cache(device: Device, *, large: bool = False) -> bool:
+def hand_back_idle_cache(device: HarnessDevice, *, large: bool = False) -> bool:
     """After a request, in a worker that now waits while others use the device: when its allocator caches more
     than :data:`IDLE_CACHE_SHARE` of the device unused (a large problem's outputs, the float64 reference), or
     anything unused at all while the problem is ``large`` for the device (``problem_size``), hand it back, so that

@@ -25,7 +25,7 @@ from ...problem import import_problem_module
 from ...records import Backend, Problem
 from ...settings import HarnessSettings
 from ...values import map_tensors, tensor_bytes
-from ..timed_runs import pool_seeds
+from ...timing.timed_runs import pool_seeds
 
 WARMUP_SEED_OFFSET = 10_000
 # The timing sets kept resident never take more than this share of the memory the device has free (the candidate's
@@ -35,7 +35,7 @@ POOL_SHARE_OF_FREE = 0.25
 RESIDENT_FLOOR_BYTES = 64 << 20
 
 if TYPE_CHECKING:
-    from ...device import Device
+    from ...devices.harness_device import HarnessDevice
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,7 @@ ReferenceData = ProblemData  # the name plugins and older code use for the probl
 _cache: dict[tuple[Any, ...], ProblemData] = {}
 
 
-def reference_data(problem: Problem, device: Device, settings: HarnessSettings,
+def reference_data(problem: Problem, device: HarnessDevice, settings: HarnessSettings,
                    backend: Backend | None = None, *, timing: bool = True) -> ProblemData:
     """The problem's data for ``problem`` on ``device``, made on first use in this process. A worker holds one
     problem's data at a time: taking another problem drops the previous one's (its device memory too). Without
@@ -134,7 +134,7 @@ def problem_model(module: ModuleType, settings: HarnessSettings, device: torch.d
     return init_inputs, build_model(module.Model, init_inputs, settings.seed, device)
 
 
-def _prepare(problem: Problem, on: Device, settings: HarnessSettings) -> ProblemData:
+def _prepare(problem: Problem, on: HarnessDevice, settings: HarnessSettings) -> ProblemData:
     device = on.torch_device
     module = import_problem_module(problem.path)
     init_inputs, model = problem_model(module, settings, device)
@@ -207,7 +207,7 @@ def resident_sets(settings: HarnessSettings, set_bytes: int, free_bytes: int) ->
     return fitting if fitting >= 2 else 0
 
 
-def _prepare_timing(data: ProblemData, on: Device, settings: HarnessSettings) -> None:
+def _prepare_timing(data: ProblemData, on: HarnessDevice, settings: HarnessSettings) -> None:
     """The seeds of the timing runs' distinct input sets, and the resident ones made."""
     data.pool_seeds = pool_seeds(settings)
     first = seeded_inputs(data.module, data.pool_seeds[0], data.device)

@@ -35,7 +35,7 @@ from .host_copies import host_copy
 from .output_files import write_outputs
 
 if TYPE_CHECKING:
-    from ...device import Device
+    from ...devices.harness_device import HarnessDevice
     from ...records import Backend, Problem
     from ...settings import HarnessSettings
 
@@ -135,7 +135,7 @@ def _the_referee(referee: Referee | None) -> Referee:
 class LocalReferee:
     """Judges in this process: for stage hooks run outside a harness worker, where no KForge process waits."""
 
-    def __init__(self, problem: Problem, device: Device, settings: HarnessSettings, backend: Backend) -> None:
+    def __init__(self, problem: Problem, device: HarnessDevice, settings: HarnessSettings, backend: Backend) -> None:
         from .expected import expected_for
         from .judge import Judge
 

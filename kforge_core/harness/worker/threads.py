@@ -24,7 +24,7 @@ import time
 import weakref
 from types import CodeType
 
-from ...stage_timer import StageTimer
+from ...timing.stage_timer import StageTimer
 
 POLL_S = 0.05  # how often the threads still working are looked at again
 

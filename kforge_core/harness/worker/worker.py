@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from ...records import Candidate, CompileResult, Failure, Problem, StageContext, VerifyResult
-from ...stage_timer import StageTimer
+from ...timing.stage_timer import StageTimer
 from ...tracebacks import exception_line, exception_text
 from ..protocol import (
     BaselineResults, Begin, Channel, ChannelClosed, Conclude, Conclusion, DeviceFacts, Expect, Finish, FinishReport,
@@ -211,7 +211,7 @@ class Worker:
         return Prepared(f"{len(reference.trials)} trials prepared", 0.0)
 
     def _begin(self, request: Begin) -> None:
-        from .candidate_timing import blocking_switch_flags
+        from .candidate_steps import blocking_switch_flags
         from .rejection import watch
         from ..op_trace import hide_recorders
         from .integrity import ProcessSnapshot
@@ -261,7 +261,7 @@ class Worker:
         return dataclasses.replace(result, flags=(*result.flags, *blocking))
 
     def _time(self, request: Time) -> TimingOutcome:
-        from .candidate_timing import time_candidate
+        from .candidate_steps import time_candidate
         from .jit_marks import jit_builds_marked
 
         with jit_builds_marked(self.timer):
@@ -269,7 +269,7 @@ class Worker:
                                   request.runs)
 
     def _finish(self, request: Finish) -> FinishReport:
-        from .candidate_timing import finish_report
+        from .candidate_steps import finish_report
 
         from .candidate import forget_instances
         from .memory import released

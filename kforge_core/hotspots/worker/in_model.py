@@ -8,7 +8,7 @@ from __future__ import annotations
 import statistics
 from typing import Any, Callable
 
-from ...model_worker.timing import paired_samples, spread
+from ...model_worker.end_to_end_timing import paired_samples, spread
 from .kinds import GroupModule
 from .phases import Driver
 from .profile import profile_phases

@@ -10,7 +10,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ...model_worker.timing import cache_argument
+from ...model_worker.end_to_end_timing import cache_argument
 
 Around = Callable[[str, int], AbstractContextManager[Any]]
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from ...model_worker.model_source import is_factory, load_model
 from ...model_worker.device import backend_device
-from ...model_worker.timing import spread
+from ...model_worker.end_to_end_timing import spread
 from ..request import HotspotsRequest
 from .constructors import Constructors, recording_constructors
 from .extract import write_problem

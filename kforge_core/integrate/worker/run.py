@@ -11,7 +11,7 @@ from ...model_worker.device import backend_device
 from ...model_worker.model_source import load_model
 from .packages import load_kernels
 from .swap import Captured, Match, capture_calls, swap, try_kernel
-from ...model_worker.timing import end_to_end, paired_medians, timing_method
+from ...model_worker.end_to_end_timing import end_to_end, paired_medians, timing_method
 
 
 def integrate(request: IntegrateRequest) -> dict[str, Any]:

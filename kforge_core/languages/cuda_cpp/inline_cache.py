@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from kforge_core.stage_timer import StageTimer
+from kforge_core.timing.stage_timer import StageTimer
 
 from .build_cache import BuildOutcome, CudaBuildError
 from .compile_log import trim_compile_log

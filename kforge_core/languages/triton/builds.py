@@ -1,5 +1,5 @@
 """Triton's JIT compilations marked as builds on a stage's timer, so that compiling on the first call of
-``forward`` does not count against that call's time limit (see ``kforge_core.stage_timer``).
+``forward`` does not count against that call's time limit (see ``kforge_core.timing.stage_timer``).
 
 Triton calls a hook before it compiles a kernel for a new signature and another after; since Triton 3.4 they are
 ``triton.knobs.runtime.jit_cache_hook`` and ``jit_post_compile_hook``, before that ``JITFunction.cache_hook`` and
@@ -13,7 +13,7 @@ import contextlib
 import sys
 from typing import Any, Iterator
 
-from kforge_core.stage_timer import StageTimer
+from kforge_core.timing.stage_timer import StageTimer
 
 
 def _hook_slots() -> tuple[Any, str, str] | None:

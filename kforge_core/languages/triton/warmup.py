@@ -2,7 +2,8 @@
 ``__init__``) builds in the compile stage and its failures are compile errors. Tools' child processes (a profiler,
 a sanitizer) use the same steps to run a candidate.
 
-Device work goes through the backend's :class:`~kforge_core.device.Device`; nothing here names a vendor.
+Device work goes through the worker's device (:class:`~kforge_core.devices.harness_device.HarnessDevice`); nothing
+here names a vendor.
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 from ...candidate_module import DEFAULT_CLASS, candidate_class
 from ...problem import import_problem_module
-from ...stage_timer import StageTimer
+from ...timing.stage_timer import StageTimer
 from ...values import map_tensors
 from .builds import triton_builds_marked
 
 if TYPE_CHECKING:
-    from ...device import Device
+    from ...devices.harness_device import HarnessDevice
 
 
 def to_device(value: Any, device: Any) -> Any:
@@ -53,7 +54,7 @@ def build_model_and_inputs(module: ModuleType, problem_path: Path, device: Any, 
     return model, inputs
 
 
-def run_forward(module: ModuleType, problem_path: Path, device: Device, *, calls: int = 1,
+def run_forward(module: ModuleType, problem_path: Path, device: HarnessDevice, *, calls: int = 1,
                 class_name: str = DEFAULT_CLASS, timer: StageTimer | None = None) -> None:
     """Build the model and call it ``calls`` times, waiting for the device after each. The random generators'
     state is put back afterwards: this call must not change what the harness draws next. Each call is a call of

@@ -25,11 +25,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from kforge_core.candidate_module import (
-    CandidateClass, NotBuilt, candidate_class, candidate_class_name, import_for_compile,
-)
 from kforge_core.hookspecs import hookimpl
-from kforge_core.plugin_api import limit_reached
+from kforge_core.plugin_api import (
+    CandidateClass, NotBuilt, candidate_class, candidate_class_name, import_for_compile, limit_reached,
+)
 from kforge_core.records import Backend, Candidate, CompileResult, Failure, StageContext
 
 from .backend import CpuOptions, cpu_options

@@ -21,9 +21,8 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Callable, TypeVar
 
-from kforge_core.candidate_module import candidate_class, candidate_class_name, import_candidate
 from kforge_core.hookspecs import hookimpl
-from kforge_core.plugin_api import problem_floor
+from kforge_core.plugin_api import candidate_class, candidate_class_name, import_candidate, problem_floor
 from kforge_core.records import Backend, Candidate, KernelMetrics, ProfileResult, StageContext
 
 from .backend import CpuOptions, cpu_options

@@ -14,10 +14,9 @@ import os
 import time
 from pathlib import Path
 
-from kforge_core.candidate_module import NotBuilt, candidate_class_name, import_for_compile
 from kforge_core.hookspecs import hookimpl
 from kforge_core.languages.triton import run_forward
-from kforge_core.plugin_api import stage_device
+from kforge_core.plugin_api import NotBuilt, candidate_class_name, import_for_compile, stage_device
 from kforge_core.records import Backend, Candidate, CompileResult, Failure, StageContext
 from kforge_nvidia.warmup import context_poisoned, describe_exception
 

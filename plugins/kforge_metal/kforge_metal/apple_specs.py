@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from kforge_core.peaks import DevicePeaks, Peak, peaks_of
+from kforge_core.plugin_api import DevicePeaks, Peak, peaks_of
 
 
 @dataclass(frozen=True)

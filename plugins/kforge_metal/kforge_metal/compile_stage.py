@@ -19,9 +19,8 @@ import re
 import time
 from typing import Any
 
-from kforge_core.candidate_module import NotBuilt, candidate_class_name, import_for_compile
 from kforge_core.hookspecs import hookimpl
-from kforge_core.plugin_api import candidate_traceback
+from kforge_core.plugin_api import NotBuilt, candidate_class_name, candidate_traceback, import_for_compile
 from kforge_core.records import Backend, Candidate, CompileResult, Failure, StageContext
 
 from .backend import metal_options

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 from kforge_core.device import FIELD_FLUSH_BYTES, Device, MemoryStats
 from kforge_core.hookspecs import hookimpl
-from kforge_core.peaks import DevicePeaks
+from kforge_core.plugin_api import DevicePeaks
 
 from .faults import FAULT_PATTERNS, OUT_OF_MEMORY_PATTERNS
 
@@ -34,9 +34,9 @@ class MetalDevice(Device):
     measured_units: ClassVar[tuple[str, ...]] = ("fp32", "fp16")  # Apple states no rate for the M3 and M4 GPUs
     vector_units: ClassVar[str] = "GPU cores"
 
-    def __init__(self, backend: Any, *, flush_bytes: int = 0) -> None:
+    def __init__(self, backend: Any) -> None:
         self._read_facts: Any = None  # MetalFacts, read from the OS on first use
-        super().__init__(backend, flush_bytes=flush_bytes)
+        super().__init__(backend)
 
     def _device_facts(self) -> Any:
         from .device_facts import read_device_facts
@@ -45,12 +45,12 @@ class MetalDevice(Device):
             self._read_facts = read_device_facts()
         return self._read_facts
 
-    def _event(self) -> Any:
+    def event(self) -> Any:
         import torch
 
         return torch.mps.event.Event(enable_timing=True)
 
-    def _hardware_name(self) -> str:
+    def hardware_name(self) -> str:
         return self._device_facts().headline()
 
     @classmethod
@@ -65,10 +65,10 @@ class MetalDevice(Device):
 
         return tuple(dict.fromkeys(f"Apple {spec.chip}" for spec in CHIPS))
 
-    def _cache_bytes(self) -> int:
+    def cache_bytes(self) -> int:
         return 0  # torch.mps reports no cache size: the flush writes FALLBACK_FLUSH_BYTES
 
-    def _facts(self) -> dict[str, str]:
+    def facts(self) -> dict[str, str]:
         facts = self._device_facts()
         found = {"GPU cores": str(facts.gpu_cores or "unknown"), "Metal": facts.metal_family or "unknown",
                  "SIMD width": "32", "threadgroup memory": "32 KiB", "macOS": facts.macos or "unknown"}
@@ -76,7 +76,7 @@ class MetalDevice(Device):
             found["recommended working set"] = f"{facts.working_set_bytes / 2**30:.1f} GiB"
         return found
 
-    def _memory(self) -> MemoryStats:
+    def memory(self) -> MemoryStats:
         import torch
 
         return MemoryStats(allocated=int(torch.mps.current_allocated_memory()),

@@ -43,11 +43,11 @@ def test_fault_texts_are_classified(device, text, failure):
 
 
 def test_the_backend_hands_the_core_its_device_and_the_device_names_itself(device):
-    assert isinstance(device, MetalDevice) and str(device.torch_device) == "mps" and device.label == "mps"
+    assert isinstance(device.vendor, MetalDevice) and str(device.torch_device) == "mps" and device.label == "mps"
     assert device.hardware_name() == "Apple M4 Pro, 20-core GPU"
     assert device.flush_bytes == FALLBACK_FLUSH_BYTES  # no cache size from torch.mps: 256 MiB is written
     assert not device.host_cpu and device.profiler_activity == ""
-    facts = device._facts()
+    facts = device.vendor.facts()
     assert facts["GPU cores"] == "20" and facts["recommended working set"] == "36.0 GiB"
 
 

@@ -3,6 +3,7 @@ GPU variant where it differs), and the GPU's fp32 rate where Apple stated one, s
 
 import pytest
 
+from kforge_core.devices.harness_device import named_units
 from kforge_metal.apple_specs import apple_peaks
 from kforge_metal.device import MetalDevice
 
@@ -25,5 +26,5 @@ def test_apple_figures_by_chip_and_gpu_cores(name, bandwidth, fp32):
 def test_an_unknown_chip_has_none_and_the_device_names_its_units():
     assert apple_peaks("an Apple GPU") is None
     assert MetalDevice.stated_peaks("Apple M5") is None
-    assert MetalDevice.named_units(apple_peaks("Apple M2")).vector_units == "GPU cores"
+    assert named_units(MetalDevice, apple_peaks("Apple M2")).vector_units == "GPU cores"
     assert "Apple M4 Max" in MetalDevice.stated_devices()

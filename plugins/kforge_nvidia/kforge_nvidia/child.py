@@ -19,8 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from kforge_core.candidate_module import DEFAULT_CLASS
-from kforge_core.plugin_api import record_from_json, to_json
+from kforge_core.plugin_api import DEFAULT_CLASS, record_from_json, to_json
 
 from .builds import BuildRoutes, building, routes_name
 

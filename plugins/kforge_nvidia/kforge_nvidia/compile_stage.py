@@ -15,9 +15,8 @@ import dataclasses
 import time
 from types import ModuleType
 
-from kforge_core.candidate_module import NotBuilt, candidate_class, candidate_class_name, import_for_compile
 from kforge_core.languages import triton as triton_language
-from kforge_core.plugin_api import stage_device
+from kforge_core.plugin_api import NotBuilt, candidate_class, candidate_class_name, import_for_compile, stage_device
 from kforge_core.records import Backend, Candidate, CompileResult, Failure, StageContext
 
 from .builds import BuildRoutes, Builds, building, cache_root, caught_build_flags

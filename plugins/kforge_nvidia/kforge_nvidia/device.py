@@ -15,7 +15,7 @@ import ctypes
 from typing import Any, ClassVar
 
 from kforge_core.device import FIELD_FLUSH_BYTES, Device, DeviceClock, MemoryStats, StateChange
-from kforge_core.peaks import DevicePeaks
+from kforge_core.plugin_api import DevicePeaks
 
 from .device_time import DESCRIPTION as DEVICE_TIME_DESCRIPTION
 
@@ -62,18 +62,18 @@ class CudaDevice(Device):
     vector_units: ClassVar[str] = "CUDA cores"
     matrix_units: ClassVar[str] = "tensor cores"
 
-    def __init__(self, backend: Any, *, flush_bytes: int = 0) -> None:
-        super().__init__(backend, flush_bytes=flush_bytes)
+    def __init__(self, backend: Any) -> None:
+        super().__init__(backend)
         self._driver = CudaDriver.load()
         self._l2_limit_at_start: int | None = None
         self._sleep_cycles_per_ms: float | None = None
 
-    def _device_clock(self) -> DeviceClock:
+    def device_clock(self) -> DeviceClock:
         from .device_time import CuptiClock
 
         return CuptiClock()
 
-    def _hold(self, ms: float) -> None:
+    def hold(self, ms: float) -> None:
         import torch
 
         if self._sleep_cycles_per_ms is None:
@@ -95,7 +95,7 @@ class CudaDevice(Device):
             elapsed = float(start.elapsed_time(end))
         return cycles / max(elapsed, 1e-3)
 
-    def _current_index(self) -> int | None:
+    def current_index(self) -> int | None:
         import torch
 
         return torch.cuda.current_device()
@@ -112,20 +112,21 @@ class CudaDevice(Device):
 
         return datasheet_names()
 
-    def _peaks(self) -> DevicePeaks | None:
+    def peaks(self) -> DevicePeaks | None:
         """The datasheet's figures scaled to this device's SMs, else figures derived from its facts."""
         from .device_facts import read_gpu_facts
 
-        return read_gpu_facts(self.index or 0).peaks
+        index = self.torch_device.index
+        return read_gpu_facts((index if index is not None else self.current_index()) or 0).peaks
 
-    def _facts(self) -> dict[str, str]:
+    def facts(self) -> dict[str, str]:
         import torch
 
         props = torch.cuda.get_device_properties(self.torch_device)
         return {"compute capability": f"sm_{props.major}{props.minor}", "SMs": str(props.multi_processor_count),
                 "CUDA": str(torch.version.cuda)}
 
-    def _memory(self) -> MemoryStats:
+    def memory(self) -> MemoryStats:
         import torch
 
         total = int(torch.cuda.get_device_properties(self.torch_device).total_memory)
@@ -135,11 +136,11 @@ class CudaDevice(Device):
 
     # -------------------------------------------------------------------------------------- L2
 
-    def _flush(self) -> None:
+    def flush(self, nbytes: int) -> None:
         """Reset persisting lines first, so that they are evicted too; then write the flush buffer."""
         if self._driver is not None:
             self._driver.reset_persisting_l2()
-        super()._flush()
+        super().flush(nbytes)
 
     def _limit_at_start(self) -> int:
         """The context's persisting-L2 set-aside before any candidate ran.
@@ -163,7 +164,7 @@ class CudaDevice(Device):
         start, now = self._limit_at_start(), self._driver.persisting_l2_limit()
         return (start, now) if now != start else None
 
-    def _changed_state(self) -> list[StateChange]:
+    def changed_state(self) -> list[StateChange]:
         change = self.persisting_l2_change()
         if change is None:
             return []
@@ -171,7 +172,7 @@ class CudaDevice(Device):
             f"the CUDA context's persisting-L2 set-aside went from {change[0]:,} to {change[1]:,} bytes: the "
             "candidate asked for lines to persist in L2 across runs (the harness resets them before every flush)"))]
 
-    def _restore_state(self) -> None:
+    def restore_state(self) -> None:
         """Put the set-aside back where it was and return persisting lines to normal."""
         if self._driver is not None:
             self._driver.set_persisting_l2_limit(self._limit_at_start())
@@ -179,7 +180,7 @@ class CudaDevice(Device):
 
     # -------------------------------------------------------------------------------------- poison
 
-    def _free_block_sizes(self) -> list[int]:
+    def free_block_sizes(self) -> list[int]:
         return free_cuda_blocks(self.torch_device)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kforge_core.peaks import DevicePeaks
+from kforge_core.plugin_api import DevicePeaks
 
 from .driver import CLOCK_RATE_KHZ, MEMORY_BUS_BITS, MEMORY_CLOCK_KHZ, driver_attributes
 from .peaks import PER_SM_PER_CLOCK, gpu_peaks

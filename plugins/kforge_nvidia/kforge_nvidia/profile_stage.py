@@ -13,8 +13,8 @@ import logging
 import re
 from pathlib import Path
 
-from kforge_core.candidate_module import candidate_class_name
 from kforge_core.hookspecs import hookimpl
+from kforge_core.plugin_api import candidate_class_name
 from kforge_core.records import Backend, Candidate, Problem, ProfileResult, ProfileSummary, StageContext
 
 from .builds import BuildRoutes, cache_root

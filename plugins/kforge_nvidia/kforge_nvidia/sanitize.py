@@ -16,7 +16,7 @@ import subprocess
 from pathlib import Path
 from typing import Any, Generator
 
-from kforge_core.candidate_module import candidate_class_name
+from kforge_core.plugin_api import candidate_class_name
 from kforge_core.records import Backend, Candidate, Failure, StageContext, VerifyResult
 
 from .builds import BuildRoutes, cache_root

@@ -8,6 +8,7 @@ import sys
 
 import torch
 
+from kforge_core.devices import make_device
 from kforge_core.plugin_api import classify_exception
 from kforge_core.records import Failure
 from kforge_cuda import CUDA
@@ -21,7 +22,7 @@ def test_every_nvidia_backend_runs_on_the_cuda_device():
 
 
 def test_the_cuda_runtimes_faults_are_classified_by_the_device():
-    device = CudaDevice(CUDA)  # no GPU needed to read error texts
+    device = make_device(CUDA)  # no GPU needed to read error texts
     assert classify_exception(RuntimeError("CUDA error: an illegal memory access was encountered"), device) is \
         Failure.DEVICE_FAULT
     assert classify_exception(RuntimeError("CUDA error: device-side assert triggered"), device) is \

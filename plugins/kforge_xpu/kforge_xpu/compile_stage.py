@@ -14,10 +14,11 @@ import time
 from pathlib import Path
 from types import ModuleType
 
-from kforge_core.candidate_module import NotBuilt, candidate_class_name, import_for_compile
 from kforge_core.hookspecs import hookimpl
 from kforge_core.languages import triton as triton_language
-from kforge_core.plugin_api import candidate_traceback, exception_line, stage_device
+from kforge_core.plugin_api import (
+    NotBuilt, candidate_class_name, candidate_traceback, exception_line, import_for_compile, stage_device,
+)
 from kforge_core.records import Backend, Candidate, CompileResult, Failure, StageContext
 
 from .backend import xpu_options

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 from kforge_core.device import FIELD_FLUSH_BYTES, Device, MemoryStats
 from kforge_core.hookspecs import hookimpl
-from kforge_core.peaks import DevicePeaks
+from kforge_core.plugin_api import DevicePeaks
 
 from .device_facts import XpuFacts, read_xpu_facts
 from .intel_errors import DEVICE_FAULT_PATTERNS, OUT_OF_MEMORY_PATTERNS
@@ -44,10 +44,10 @@ class XpuDevice(Device):
     vector_units: ClassVar[str] = "Xe vector engines"
     matrix_units: ClassVar[str] = "XMX engines"
 
-    def __init__(self, backend: Any, *, flush_bytes: int = 0, xpu: Any = None) -> None:
+    def __init__(self, backend: Any, *, xpu: Any = None) -> None:
         self._xpu = xpu
         self._xpu_facts: XpuFacts | None = None
-        super().__init__(backend, flush_bytes=flush_bytes)
+        super().__init__(backend)
 
     def xpu_facts(self) -> XpuFacts:
         """The device's facts, read from its properties once."""
@@ -64,10 +64,10 @@ class XpuDevice(Device):
         index = self.torch_device.index
         return index if index is not None else int(self._module().current_device())
 
-    def _current_index(self) -> int | None:
+    def current_index(self) -> int | None:
         return int(self._module().current_device())
 
-    def _hardware_name(self) -> str:
+    def hardware_name(self) -> str:
         return self.xpu_facts().name
 
     @classmethod
@@ -82,17 +82,17 @@ class XpuDevice(Device):
 
         return tuple(spec.marker for spec in SPECS)
 
-    def _peaks(self) -> DevicePeaks | None:
+    def peaks(self) -> DevicePeaks | None:
         """Intel's stated figures, one stack's share of them where this device is one stack of a card."""
         from .vendor_specs import stated_peaks
 
         facts = self.xpu_facts()
         return stated_peaks(facts.name, facts.memory_bytes)
 
-    def _cache_bytes(self) -> int:
+    def cache_bytes(self) -> int:
         return self.xpu_facts().cache_bytes
 
-    def _facts(self) -> dict[str, str]:
+    def facts(self) -> dict[str, str]:
         facts = self.xpu_facts()
         values = {
             "Xe-cores": str(facts.xe_cores), "EUs": str(facts.eu_count),
@@ -105,7 +105,7 @@ class XpuDevice(Device):
             values["memory bandwidth"] = f"{facts.bandwidth.bytes_per_s / 1e9:.0f} GB/s ({facts.bandwidth.source})"
         return values
 
-    def _free_block_sizes(self) -> list[int]:
+    def free_block_sizes(self) -> list[int]:
         """The caching allocator's free blocks on this device, largest first, at most 8 GiB of them."""
         try:
             segments = self._module().memory_snapshot()
@@ -121,7 +121,7 @@ class XpuDevice(Device):
                 total += size
         return chosen
 
-    def _memory(self) -> MemoryStats:
+    def memory(self) -> MemoryStats:
         module, index = self._module(), self._module_index()
         return MemoryStats(int(module.memory_allocated(index)), int(module.memory_reserved(index)),
                            self.xpu_facts().memory_bytes)

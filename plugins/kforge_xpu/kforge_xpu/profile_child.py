@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from kforge_core.candidate_module import import_candidate
 from kforge_core.languages import triton as triton_language
+from kforge_core.plugin_api import import_candidate
 from kforge_core.records import Candidate
 
 WARMUP_CALLS = 2

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kforge_core.peaks import DevicePeaks, Peak, peaks_of
+from kforge_core.plugin_api import DevicePeaks, Peak, peaks_of
 
 T = 1e12
 

@@ -1,6 +1,7 @@
 """Runs the xpu compile stage on candidate files in this process, on the host CPU (a CpuDevice given in the stage
-context, as a worker gives its device) and prints each CompileResult as JSON. The compile-stage test runs it in a
-child process with TRITON_INTERPRET=1: ``python compile_check.py PROBLEM CACHE_DIR FILE...``."""
+context with the harness's policy around it, as a worker gives its device) and prints each CompileResult as JSON.
+The compile-stage test runs it in a child process with TRITON_INTERPRET=1: ``python compile_check.py PROBLEM
+CACHE_DIR FILE...``."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import tempfile
 from pathlib import Path
 
 from kforge_core.devices.cpu import CpuDevice
+from kforge_core.devices.harness_device import HarnessDevice
 from kforge_core.problem import load_problem
 from kforge_core.records import Candidate, StageContext
 from kforge_xpu.backend import XPU, XpuOptions
@@ -31,7 +33,7 @@ def main(problem_path: str, cache_dir: str, *files: str) -> None:
         candidate = Candidate.from_path(Path(name), label=Path(name).stem)
         with tempfile.TemporaryDirectory() as workdir:
             context = StageContext(problem=problem, workdir=Path(workdir), options=XpuOptions(),
-                                   cache_dir=Path(cache_dir), device=CpuDeviceWithIntelFaults(XPU))
+                                   cache_dir=Path(cache_dir), device=HarnessDevice(CpuDeviceWithIntelFaults(XPU)))
             result = compile_candidate(XPU, candidate, context)
         results[Path(name).name] = {"ok": result.ok, "failure": result.failure and result.failure.value,
                                     "log": result.log}

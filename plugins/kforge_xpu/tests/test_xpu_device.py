@@ -6,6 +6,7 @@ it in test_xpu_on_intel.py (``make xpu-test``)."""
 import pytest
 
 from kforge_core.devices import make_device
+from kforge_core.devices.harness_device import HarnessDevice
 from kforge_core.records import Failure
 from kforge_xpu.backend import XPU
 from kforge_xpu.device import XpuDevice
@@ -13,15 +14,16 @@ from kforge_xpu.device import XpuDevice
 from xpu_testing import StandInXpu, b580_properties
 
 
-def _device(xpu: StandInXpu | None = None, **kwargs) -> tuple[XpuDevice, StandInXpu]:
+def _device(xpu: StandInXpu | None = None, **kwargs) -> tuple[HarnessDevice, StandInXpu]:
+    """The device as a worker holds it (the harness's policy around XpuDevice), and the stand-in it calls."""
     xpu = xpu or StandInXpu(b580_properties(last_level_cache_size=1 << 20))
-    return XpuDevice(XPU, xpu=xpu, **kwargs), xpu
+    return HarnessDevice(XpuDevice(XPU, xpu=xpu), **kwargs), xpu
 
 
 def test_the_backend_hands_the_core_this_device():
     assert XPU.device_class is XpuDevice
     device = make_device(XPU)  # the real torch.xpu: constructible without an Intel GPU, used only in a worker
-    assert isinstance(device, XpuDevice) and device.torch_device.type == "xpu"
+    assert isinstance(device.vendor, XpuDevice) and device.torch_device.type == "xpu"
     assert XpuDevice.profiler_activity == "XPU"
 
 
@@ -59,13 +61,13 @@ def test_the_free_blocks_to_poison_are_this_devices_inactive_ones_largest_first(
         {"device": 0, "blocks": [{"size": 1024, "state": "inactive"}]},
         {"device": 1, "blocks": [{"size": 512, "state": "inactive"}]},  # another device's
     ]
-    assert device._free_block_sizes() == [1024, 64]
+    assert device.vendor.free_block_sizes() == [1024, 64]
 
     class NoSnapshot(StandInXpu):
         def memory_snapshot(self):
             raise RuntimeError("snapshots are not supported")
 
-    assert _device(NoSnapshot())[0]._free_block_sizes() == []
+    assert _device(NoSnapshot())[0].vendor.free_block_sizes() == []
 
 
 def test_memory_figures_come_from_the_allocator_and_the_driver():
@@ -73,7 +75,7 @@ def test_memory_figures_come_from_the_allocator_and_the_driver():
     xpu.allocated, xpu.reserved, xpu.peak, xpu.free = 100, 200, 300, 5000
     stats = device.memory()
     assert (stats.allocated, stats.reserved, stats.total) == (100, 200, 12168933376)
-    assert device.free_memory() == (5000, 12168933376) and device.peak_allocated() == 300
+    assert device.vendor.free_memory() == (5000, 12168933376) and device.vendor.peak_allocated() == 300
 
 
 def test_facts_a_prompt_may_quote():

@@ -24,10 +24,10 @@ PLUGINS = PluginSelection(only=("xpu",))
 def device():
     if not (hasattr(torch, "xpu") and torch.xpu.is_available()):
         pytest.skip("no Intel GPU visible to torch.xpu")
+    from kforge_core.devices import make_device
     from kforge_xpu.backend import XPU
-    from kforge_xpu.device import XpuDevice
 
-    device = XpuDevice(XPU)
+    device = make_device(XPU)
     device.start()
     return device
 
@@ -39,7 +39,7 @@ def test_the_backend_is_available_here(device):
 
 
 def test_the_device_layer_on_the_real_device(device):
-    facts = device.xpu_facts()
+    facts = device.vendor.xpu_facts()
     assert facts.xe_cores > 0 and facts.eu_count >= facts.xe_cores and facts.sub_group_sizes
     assert device.cache_bytes == facts.cache_bytes and device.flush_bytes > 0
     a = torch.randn(2048, 2048, device="xpu")
@@ -51,11 +51,11 @@ def test_the_device_layer_on_the_real_device(device):
     device.flush_caches()
     stats = device.memory()
     assert stats.allocated >= a.numel() * 4 and stats.total == facts.memory_bytes
-    assert device.free_memory()[0] > 0 and device.peak_allocated() >= stats.allocated
+    assert device.vendor.free_memory()[0] > 0 and device.vendor.peak_allocated() >= stats.allocated
     size = 1 << 20
     freed = torch.empty(size, dtype=torch.uint8, device="xpu")
     del freed
-    assert size in device._free_block_sizes()  # the caching allocator's snapshot has the block, free
+    assert size in device.vendor.free_block_sizes()  # the caching allocator's snapshot has the block, free
     device.poison([size])
     again = torch.empty(size // 4, dtype=torch.float32, device="xpu")
     assert device.poisoned_fraction(again) > 0.99  # the allocator handed back a poisoned block
@@ -63,7 +63,7 @@ def test_the_device_layer_on_the_real_device(device):
 
 def test_a_real_out_of_memory_is_read_as_one(device):
     with pytest.raises(Exception) as caught:
-        torch.empty(device.xpu_facts().memory_bytes * 4, dtype=torch.uint8, device="xpu")
+        torch.empty(device.vendor.xpu_facts().memory_bytes * 4, dtype=torch.uint8, device="xpu")
     assert device.classify(caught.value) is Failure.OUT_OF_MEMORY
 
 

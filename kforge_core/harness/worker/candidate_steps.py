@@ -11,21 +11,21 @@ from ...records import Backend, Candidate, Flag, StageContext
 from ...settings import HarnessSettings
 from .. import flags as F
 from ..protocol import FinishReport, TimingOutcome
-from ..timed_runs import pool_index
+from ...timing.timed_runs import pool_index
 from .candidate import candidate_instance
 from .integrity import ProcessSnapshot, changes_since, put_back_environment
 from ..precision_switches import switch_computes_in
 from .reference import ProblemData
 from .samples import sampled
 from .shipping import TIMED, ask_check, call_candidate, pack, send_all
-from .timing import Kept, TimedRuns, time_runs, timing_method
+from .run_timing import Kept, TimedRuns, time_runs, timing_method
 
 if TYPE_CHECKING:
-    from ...device import Device
+    from ...devices.harness_device import HarnessDevice
 
 
 def time_candidate(backend: Backend, candidate: Candidate, context: StageContext, reference: ProblemData,
-                   device: Device, runs: tuple[int, int] | None = None) -> TimingOutcome:
+                   device: HarnessDevice, runs: tuple[int, int] | None = None) -> TimingOutcome:
     """Time the candidate's ``ModelNew`` (the timed runs ``runs``, all by default, one block of several interleaved
     with the baselines'). Every timed call is checked: once it returned, the KForge process draws which elements of
     its outputs go to the referee (:func:`shipping.ask_check`, all of a small output), they are taken from the copy

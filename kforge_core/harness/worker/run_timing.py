@@ -7,7 +7,7 @@ the callable started has finished: work on side streams and threads is counted. 
 timed run is made a second time under them, the way the field times (Triton's ``do_bench``, KernelBench): the
 start event is recorded right behind the flush, which is not drained first, so the host launches the call while
 the flush runs and the launch time the flush covers is not counted; the wall clock, started after the drain,
-counts it. Where the device can hold its queue (``Device.hold``) and its ``device`` timer saw the call's work on
+counts it. Where the device can hold its queue (``Device.queue_hold``) and its ``device`` timer saw the call's work on
 the caller's stream alone (its runs come first in each block), the flush is followed by a hold as long as the
 run's wall-clock call took (less once the call's own launch time is known, never more than ``HOLD_LIMIT_MS``), so
 that the whole call is queued before the start event is reached: the figure is then the device's span, however
@@ -46,22 +46,22 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import torch
 
-from ...device import HOLD_LIMIT_MS
+from ...devices.harness_device import HOLD_LIMIT_MS
 from ...records import Flag
 from ...settings import HarnessSettings
-from ...stage_timer import StageTimer
+from ...timing.stage_timer import StageTimer
 from .. import flags as F
 from ...values import flatten_output
-from ..timed_runs import CHECKS_NOTE, pool_index, timed_label
+from ...timing.timed_runs import CHECKS_NOTE, pool_index, timed_label
 from ..cpu_placement import on_timing_cpu, settled
-from ..timers import headline_timer
+from ...timing.headline import headline_timer
 from ..verdict import TimingMethod
 from .host_copies import host_copy
 from .reference import ProblemData, fresh_inputs
 from .threads import join_threads, new_threads
 
 if TYPE_CHECKING:
-    from ...device import Device
+    from ...devices.harness_device import HarnessDevice
 
 THREAD_JOIN_S = 60.0
 LAUNCH_MARGIN_MS = 0.02  # added to twice the call's launch time when the hold is sized from it
@@ -83,7 +83,7 @@ KEEP_ON_DEVICE_SHARE = 4  # outputs kept on the device only where they take at m
 ASK_FROM_BYTES = 256 << 20  # smaller outputs are copied on the device without asking what is free
 
 
-def keep_outputs(result: Any, device: Device) -> Kept:
+def keep_outputs(result: Any, device: HarnessDevice) -> Kept:
     """Copies of ``result``'s tensors, made and finished on the device, or in host memory where copies on the device
     would take more than a :data:`KEEP_ON_DEVICE_SHARE` of its free memory (a 4.3 GB output whose call peaks at
     65 GB had no room for a second copy on a 141 GB device that other processes shared, and the candidate ran out
@@ -97,7 +97,7 @@ def keep_outputs(result: Any, device: Device) -> Kept:
     return Kept(kept, structure)
 
 
-def _fits_on_device(tensors: list[Any], device: Device) -> bool:
+def _fits_on_device(tensors: list[Any], device: HarnessDevice) -> bool:
     """Whether copies of ``tensors`` fit the device beside what it holds. The device is asked only for outputs
     from :data:`ASK_FROM_BYTES` up: asking takes time inside the call's marked interval, which widens what the
     outside clock must allow every call."""
@@ -120,7 +120,7 @@ class TimedRuns:
         return tuple((name, tuple(samples)) for name, samples in self.samples_ms.items())
 
 
-def timing_method(device: Device, settings: HarnessSettings, reference: ProblemData) -> TimingMethod:
+def timing_method(device: HarnessDevice, settings: HarnessSettings, reference: ProblemData) -> TimingMethod:
     headline, fallback = headline_timer(settings.timer, device.timers)
     notes = (f"{len(reference.pool)} distinct seeded input sets (seeds {reference.pool_seeds[0]}.."
              f"{reference.pool_seeds[-1]}) cycled, each run on a clone of one or on one made for it; "
@@ -144,7 +144,7 @@ def timing_method(device: Device, settings: HarnessSettings, reference: ProblemD
     )
 
 
-def time_runs(call: Callable[..., Any], reference: ProblemData, device: Device, settings: HarnessSettings,
+def time_runs(call: Callable[..., Any], reference: ProblemData, device: HarnessDevice, settings: HarnessSettings,
               timer: StageTimer | None = None, runs: range | None = None,
               returned: Callable[[int, str, Kept], None] | None = None) -> TimedRuns:
     """Warm up (in full before run 0, one run before a later block), then time ``runs`` (all
@@ -172,7 +172,7 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _time_runs(call: Callable[..., Any], reference: ProblemData, device: Device, settings: HarnessSettings,
+def _time_runs(call: Callable[..., Any], reference: ProblemData, device: HarnessDevice, settings: HarnessSettings,
                timer: StageTimer, runs: range, returned: Callable[[int, str, Kept], None] | None) -> TimedRuns:
     size = len(reference.pool)
     hold = _Hold()
@@ -208,7 +208,7 @@ def _time_runs(call: Callable[..., Any], reference: ProblemData, device: Device,
     return TimedRuns(samples, list(F.merge_flags(flags)), streams)
 
 
-def calls_per_run(device: Device) -> int:
+def calls_per_run(device: HarnessDevice) -> int:
     """How many calls each timed run makes besides the ``device`` timer's own runs (each one's result goes to
     ``returned``)."""
     return len(_samplers(device))
@@ -218,9 +218,9 @@ def calls_per_run(device: Device) -> int:
 class _Hold:
     """How long to hold the device's queue before the next ``events`` sample: the wall-clock time of the same run's
     call (its launch cannot have taken longer), or, once an events call's launch was timed, twice that and a
-    margin where that is less; never more than ``HOLD_LIMIT_MS`` (``Device.hold``). None where the call's work ran
-    on streams besides the caller's: a hold queued on the caller's stream does not hold theirs, and their work would
-    run while it lasts, unseen by the events (behind the flush alone, as the field times them)."""
+    margin where that is less; never more than ``HOLD_LIMIT_MS`` (``HarnessDevice.hold``). None where the call's
+    work ran on streams besides the caller's: a hold queued on the caller's stream does not hold theirs, and their
+    work would run while it lasts, unseen by the events (behind the flush alone, as the field times them)."""
 
     wall_ms: float = HOLD_LIMIT_MS
     launch_ms: float | None = None
@@ -234,7 +234,7 @@ class _Hold:
         return min(self.wall_ms, 2 * self.launch_ms + LAUNCH_MARGIN_MS)
 
 
-def _samplers(device: Device, hold: _Hold | None = None) -> list[tuple[str, Callable[..., tuple[float, Any]]]]:
+def _samplers(device: HarnessDevice, hold: _Hold | None = None) -> list[tuple[str, Callable[..., tuple[float, Any]]]]:
     """A timed run's calls, one per sample: the wall clock's, and the events' where the device has them (timer,
     how it is taken). Both share ``hold``: the wall clock's call sizes the events' hold."""
     hold = hold or _Hold()
@@ -242,7 +242,7 @@ def _samplers(device: Device, hold: _Hold | None = None) -> list[tuple[str, Call
     return [("wall", partial(_wall_sample, hold=hold)), *events]
 
 
-def _wall_sample(call: Callable[..., Any], args: list[Any], device: Device, hold: _Hold) -> tuple[float, Any]:
+def _wall_sample(call: Callable[..., Any], args: list[Any], device: HarnessDevice, hold: _Hold) -> tuple[float, Any]:
     """One call on the wall clock: caches flushed and the device drained before the clock starts."""
     device.flush_caches()
     device.synchronize()
@@ -254,7 +254,7 @@ def _wall_sample(call: Callable[..., Any], args: list[Any], device: Device, hold
     return hold.wall_ms, result
 
 
-def _events_sample(call: Callable[..., Any], args: list[Any], device: Device, hold: _Hold) -> tuple[float, Any]:
+def _events_sample(call: Callable[..., Any], args: list[Any], device: HarnessDevice, hold: _Hold) -> tuple[float, Any]:
     """One call between events, queued behind the flush and the hold: the device is drained of what came before,
     the flush and the hold are queued and not waited for, and the start event follows them on the caller's
     stream."""
@@ -271,7 +271,7 @@ def _events_sample(call: Callable[..., Any], args: list[Any], device: Device, ho
     return span.elapsed_ms(), result
 
 
-def _device_time(call: Callable[..., Any], reference: ProblemData, device: Device, settings: HarnessSettings,
+def _device_time(call: Callable[..., Any], reference: ProblemData, device: HarnessDevice, settings: HarnessSettings,
                  runs: range, timer: StageTimer, returned: Callable[[int, str, Kept], None] | None
                  ) -> tuple[list[float], int]:
     """The same runs again under the device's own clock: its busy time in each, on every stream, and how many
@@ -297,12 +297,12 @@ def _device_time(call: Callable[..., Any], reference: ProblemData, device: Devic
     return clock.busy_ms(), clock.streams()
 
 
-def _wait(device: Device, threads_before: set[threading.Thread]) -> None:
+def _wait(device: HarnessDevice, threads_before: set[threading.Thread]) -> None:
     device.synchronize()
     join_threads(new_threads(threads_before), THREAD_JOIN_S)
 
 
-def _changed_state(device: Device, settings: HarnessSettings, run: int) -> list[Flag]:
+def _changed_state(device: HarnessDevice, settings: HarnessSettings, run: int) -> list[Flag]:
     """Device state the run changed that would make later runs faster (a persisting-L2 set-aside): put back,
     and flagged."""
     changes = device.changed_state()

@@ -1,11 +1,15 @@
 """How figures name their timing method and where their baselines came from, in every report (console, report.md,
-bench summary): one wording, so that no figure is shown without both."""
+bench summary) and in the verdict's own notes: one wording, so that no figure is shown without both."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..harness.verdict import statistic_words
+
+
+def statistic_words(statistic: str) -> str:
+    """How a runtime's statistic reads in a sentence: "median", or "fastest run"."""
+    return "fastest run" if statistic == "min" else "median"
 
 
 def figures_of(verdict: Any) -> tuple[tuple[str, float], ...]:

@@ -1,0 +1,333 @@
+"""Baselines measured beside the candidate: the timed runs are split into blocks and taken in turn (candidate,
+eager, compile, candidate, eager, compile, ...), the candidate's in its worker and the baselines' in the baseline
+worker (which never runs candidate code), from the same seeded input sets, so that a speedup is a ratio of two
+figures taken in the same window of the machine's life.
+
+A baseline figure measured earlier (the baseline cache, or an earlier candidate of this session) is only a prior:
+the baseline still runs in the first block, and if that fresh figure (its median, or its fastest run: the method's
+statistic) lies within :data:`PRIOR_BAND` of the prior's, the prior's full figure stands (confirmed); otherwise the
+baseline goes on through every block and is measured in full again (re-measured). Every figure carries a
+:class:`~kforge_core.harness.verdict.BaselineSource` saying which.
+
+A harness's :class:`BaselinesWindow` owns what the windows need from one to the next: the baseline worker (and the
+one getting ready for the next problem), the priors, the baseline cache, and the last window's baselines.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable
+
+from ...records import Problem
+from ...settings import HarnessSettings
+from ...timing.wording import statistic_words
+from .. import flags as F
+from ..protocol import BaselineResults, DeviceFacts, Reply, Time, TimingOutcome
+from ..verdict import BaselineSource, RuntimeStats, figure_of
+from .baseline_cache import BaselineCache, BaselineKey
+from .baseline_worker import BaselineWorker
+from .deadline import StageTimeouts
+from .outside_clock import Interval, TimedBlock
+from .phases import EvaluationStep, Phases
+
+if TYPE_CHECKING:
+    from ...device import Device
+
+PRIOR_BAND = 0.10  # a fresh figure within ±10% of the prior's confirms the prior
+BLOCKS = 4  # the timed runs are taken in this many blocks per callable, unless the device says otherwise
+
+Figures = tuple[tuple[str, tuple[float, ...]], ...]  # timer -> samples
+
+
+@dataclass(frozen=True)
+class Prior:
+    """A baseline's figures from before this window, and where they came from."""
+
+    figures: Figures
+    measured_at: float
+    origin: str  # where it was measured, in words: "the baseline cache", "an earlier candidate's timing"
+
+    def samples(self, timer: str) -> tuple[float, ...]:
+        return dict(self.figures).get(timer, ())
+
+
+@dataclass
+class Window:
+    """What one window measured: the candidate's timing (or the reply that ended it), and the baselines."""
+
+    candidate: TimingOutcome | None = None
+    failure: Reply | None = None
+    baselines: BaselineResults = field(default_factory=lambda: BaselineResults((), (), None))
+    sources: tuple[BaselineSource, ...] = ()
+    measured: dict[str, Figures] = field(default_factory=dict)  # measured in full now (to keep as priors)
+    order: list[tuple[str, tuple[int, int]]] = field(default_factory=list)  # what ran, in order
+    # the baselines' blocks as their worker reported them and as the KForge process timed them: the outside
+    # clock's calibration (``outside_clock.calibration``)
+    baseline_blocks: list[TimedBlock] = field(default_factory=list)
+
+
+def blocks(repetitions: int, count: int = BLOCKS) -> list[tuple[int, int]]:
+    """The timed runs ``0..repetitions`` in ``count`` blocks (fewer when there are fewer runs), as even as can be."""
+    count = max(1, min(count, repetitions))
+    edges = [round(i * repetitions / count) for i in range(count + 1)]
+    return [(edges[i], edges[i + 1]) for i in range(count)]
+
+
+def confirms(fresh: tuple[float, ...], prior: tuple[float, ...], band: float = PRIOR_BAND,
+             statistic: str = "median") -> bool:
+    """Whether a fresh measurement's figure (its median, or its fastest run: ``TimingMethod.statistic``) lies
+    within ``band`` of the prior's."""
+    if not fresh or not prior:
+        return False
+    was = figure_of(prior, statistic)
+    return was > 0 and abs(figure_of(fresh, statistic) - was) <= band * was
+
+
+def measure_window(repetitions: int, names: tuple[str, ...], priors: dict[str, Prior],
+                   time_candidate: Callable[[tuple[int, int]], Reply] | None,
+                   time_baseline: Callable[[str, tuple[int, int]], Reply],
+                   now: Callable[[], float] = time.time, count: int = BLOCKS, band: float = PRIOR_BAND,
+                   baseline_calls: Callable[[], list[Interval]] = list) -> Window:
+    """Time the candidate (when ``time_candidate`` is given) and the baselines ``names`` in ``count`` interleaved
+    blocks (``Device.timing_blocks``); a prior stands when the first block comes within ``band`` of it
+    (``Device.prior_band``).
+
+    :param time_candidate: times the candidate's runs ``(start, stop)``; its reply's value is a TimingOutcome.
+    :param time_baseline: times one baseline's runs; its reply's value is a BaselineResults.
+    :param baseline_calls: the baseline's calls of the block just timed, by the KForge process's clock.
+    :returns: the window; ``failure`` set when the candidate's timing failed (nothing else is used then).
+    """
+    window = Window()
+    active = list(names)
+    parts: list[TimingOutcome] = []
+    measured: dict[str, list[Figures]] = {name: [] for name in names}
+    errors: list[tuple[str, str]] = []
+    confirmed: dict[str, str] = {}
+    refuted: dict[str, str] = {}
+    method = None
+    for number, block in enumerate(blocks(repetitions, count)):
+        if time_candidate is not None:
+            window.order.append(("candidate", block))
+            reply = time_candidate(block)
+            if reply.failure is not None:
+                window.failure = reply
+                return window
+            parts.append(reply.value)
+        for name in list(active):
+            window.order.append((name, block))
+            reply = time_baseline(name, block)
+            calls = baseline_calls()
+            found = reply.value if reply.failure is None else None
+            figures = dict(found.figures).get(name) if found is not None else None
+            if figures is None:
+                active.remove(name)
+                errors.append((name, reply.message if found is None else dict(found.errors).get(name, "not measured")))
+                continue
+            method = found.method
+            measured[name].append(figures)
+            window.baseline_blocks.append(TimedBlock(block[0], {t: list(v) for t, v in figures}, tuple(calls)))
+        if number == 0 and method is not None:
+            for name in [n for n in active if n in priors]:
+                fresh = dict(measured[name][0]).get(method.headline, ())
+                prior = priors[name].samples(method.headline)
+                detail = (f"fresh {statistic_words(method.statistic)} {figure_of(fresh, method.statistic):.4g} ms "
+                          f"over {len(fresh)} runs vs {figure_of(prior, method.statistic):.4g} ms" if fresh and prior
+                          else "no prior figure for this timer")
+                if confirms(fresh, prior, band, statistic=method.statistic):
+                    confirmed[name] = detail
+                    active.remove(name)
+                else:
+                    refuted[name] = detail
+    if parts:
+        window.candidate = _merged(parts)
+    window.baselines, window.sources, window.measured = _baselines(
+        names, priors, measured, confirmed, refuted, errors, method, now(), band)
+    return window
+
+
+def _baselines(names: tuple[str, ...], priors: dict[str, Prior], measured: dict[str, list[Figures]],
+               confirmed: dict[str, str], refuted: dict[str, str], errors: list[tuple[str, str]], method,
+               at: float, band: float) -> tuple[BaselineResults, tuple[BaselineSource, ...], dict[str, Figures]]:
+    failed = {name for name, _ in errors}
+    samples, figures, sources, full = [], [], [], {}
+    for name in names:
+        if name in failed or method is None:
+            continue
+        if name in confirmed:
+            prior = priors[name]
+            chosen = prior.figures
+            sources.append(BaselineSource(name, "confirmed", prior.measured_at, prior.origin, confirmed[name],
+                                          band, checked_at=at))
+        else:
+            chosen = full[name] = _joined(measured[name])
+            origin, prior = ("remeasured", priors[name].origin) if name in refuted else ("measured", "")
+            sources.append(BaselineSource(name, origin, at, prior, refuted.get(name, ""), band, checked_at=at))
+        samples.append((name, dict(chosen)[method.headline]))
+        figures.append((name, chosen))
+    notes = tuple((source.baseline, source.describe()) for source in sources)
+    return BaselineResults(tuple(samples), tuple(errors), method, notes, tuple(figures)), tuple(sources), full
+
+
+def _joined(blocks_figures: list[Figures]) -> Figures:
+    joined: dict[str, list[float]] = {}
+    for figures in blocks_figures:
+        for timer, samples in figures:
+            joined.setdefault(timer, []).extend(samples)
+    return tuple((timer, tuple(samples)) for timer, samples in joined.items())
+
+
+def _merged(parts: list[TimingOutcome]) -> TimingOutcome:
+    """The candidate's blocks as one timing outcome."""
+    return TimingOutcome(
+        samples_ms=tuple(s for part in parts for s in part.samples_ms), method=parts[0].method,
+        flags=tuple(F.merge_flags([f for part in parts for f in part.flags])),
+        notes=tuple(n for part in parts for n in part.notes), figures=_joined([part.figures for part in parts]),
+        device_streams=max(part.device_streams for part in parts),
+    )
+
+
+class BaselinesWindow:
+    """The baselines of one harness, measured in a window beside each candidate (:func:`measure_window`), and
+    what carries from one window to the next: the baseline worker (and a second one getting ready for the next
+    problem, swapped in when the harness moves on), the figures measured in full earlier in this session for the
+    current problem (the next window's priors), the baseline cache, and the last window's baselines.
+
+    :param settings: the harness settings (``baselines``, ``repetitions``, ``baseline_cache``, the limits).
+    :param device_class: the workers' device (``timing_blocks``, ``prior_band``, ``host_cpu``).
+    :param worker: times the baselines; :param ahead: gets ready for the next problem.
+    :param cache: the baseline cache, in KForge's own state directory.
+    :param facts: what the workers' device is (starts a worker when none has said yet); read for the cache's key.
+    """
+
+    def __init__(self, settings: HarnessSettings, device_class: type[Device], worker: BaselineWorker,
+                 ahead: BaselineWorker, cache: BaselineCache, facts: Callable[[], DeviceFacts]) -> None:
+        self._settings, self._device_class, self._facts = settings, device_class, facts
+        self.worker, self.ahead, self.cache = worker, ahead, cache
+        self._priors: dict[str, Prior] = {}  # baselines measured in full earlier in this session, for this problem
+        self.results: BaselineResults | None = None  # the last window's
+
+    def start(self) -> None:
+        """Start the baseline worker now, without waiting for it (where the settings measure any baseline)."""
+        if self._settings.baselines:
+            self.worker.start()
+
+    def get_ready(self, problem: Problem) -> None:
+        """Have the baseline worker prepare ``problem`` (as workers see it) and build the baselines; returns at
+        once."""
+        self.worker.get_ready(problem, self._settings.baselines)
+
+    def expect(self, problem: Problem) -> None:
+        """The second worker gets ready for ``problem``, the next one, while the current one is evaluated."""
+        self.ahead.get_ready(problem, self._settings.baselines)
+
+    def move_to(self, problem: Problem) -> None:
+        """Measure ``problem``'s baselines from now on: the worker that got ready for it takes over, and nothing
+        measured for the last problem is a prior."""
+        if self.ahead.prepared_for == problem.digest:  # built while the last problem was evaluated
+            self.worker, self.ahead = self.ahead, self.worker
+        self.results = None
+        self._priors = {}
+
+    def beside(self, problem: Problem, timeouts: StageTimeouts, phases: Phases, *,
+               ready_first: bool = False) -> CandidateBeside:
+        """What times one candidate with the baselines beside it; ``ready_first``: the baseline worker is told to
+        get ready only then (a problem large for the device, whose baselines would otherwise sit beside the
+        candidate's trials)."""
+        return CandidateBeside(self, problem, timeouts, phases, ready_first)
+
+    def runtimes(self) -> dict[str, RuntimeStats]:
+        """The last window's baselines' runtimes (the headline timer's); none before a window was measured."""
+        results = self.results or BaselineResults((), (), None)
+        statistic = results.method.statistic if results.method is not None else "median"
+        return {name: RuntimeStats.from_samples(samples, statistic) for name, samples in results.samples_ms}
+
+    def measure(self, problem: Problem, timeouts: StageTimeouts, phases: Phases,
+                candidate: Callable[[tuple[int, int]], Reply] | None = None) -> Window:
+        """Measure the baselines (beside ``candidate``'s timing, when given) and keep what was measured in full as
+        the prior of the next window, here and in the baseline cache."""
+        settings = self._settings
+        phases.step(EvaluationStep("baselines", what=", ".join(settings.baselines)))
+        self.worker.wait_ready(settings.startup_timeout_s + timeouts.build_s)
+        band = self._device_class.prior_band  # None: no figure measured before stands on this device
+        key = BaselineKey.of(problem.digest, self._facts(), settings, host_cpu=self._device_class.host_cpu) \
+            if settings.baseline_cache != "off" and band is not None else None
+        priors, notice = dict(self._priors), ""
+        if key is not None and settings.baseline_cache == "use":
+            cached = self.cache.read(key)
+            for name, baseline in cached.baselines.items():
+                priors.setdefault(name, Prior(baseline.figures, baseline.measured_at, "the baseline cache"))
+            notice = cached.notice
+
+        def baseline(name: str, block: tuple[int, int]) -> Reply:
+            self.worker.take_calls()  # what it marked before this block is not this block's
+            self.block_begins(phases, block, name)
+            return self.worker.time_block(name, block, timeouts.build_s + timeouts.timing_s)
+
+        window = measure_window(settings.repetitions, settings.baselines, priors, candidate, baseline,
+                                count=self._device_class.timing_blocks, band=band or 0.0,
+                                baseline_calls=self.worker.take_calls)
+        if notice:  # the entry that was not used, and why, beside each baseline's note
+            notes = _noted(window.baselines.notes, notice, settings.baselines)
+            window.baselines = dataclasses.replace(window.baselines, notes=notes)
+        method, measured_at = window.baselines.method, {s.baseline: s.measured_at for s in window.sources}
+        if band is not None:  # what was measured in full is the next window's prior
+            for name, figures in window.measured.items():
+                self._priors[name] = Prior(figures, measured_at[name],
+                                           "the timing of an earlier candidate in this command")
+        if key is not None and method is not None and window.measured:
+            self.cache.write(key, {name: (figures, method) for name, figures in window.measured.items()},
+                             at=max(measured_at[name] for name in window.measured))
+        if window.failure is None:
+            self.results = window.baselines
+        return window
+
+    def block_begins(self, phases: Phases, block: tuple[int, int], who: str) -> None:
+        """Tell ``phases``' observer that ``who``'s runs ``block`` begin, as block N of M."""
+        every = blocks(self._settings.repetitions, self._device_class.timing_blocks)
+        if block in every:
+            phases.step(EvaluationStep("timing", every.index(block) + 1, len(every), who))
+
+    def discard(self) -> None:
+        """End both baseline workers (each starts again when needed): the device's memory is wanted."""
+        self.worker.discard()
+        self.ahead.discard()
+
+    def close(self) -> None:
+        self.worker.close()
+        self.ahead.close()
+
+
+class CandidateBeside:
+    """Times one candidate with the baselines beside it (``run_stages``'s ``timing``), and keeps the window."""
+
+    def __init__(self, baselines: BaselinesWindow, problem: Problem, timeouts: StageTimeouts, phases: Phases,
+                 ready_first: bool) -> None:
+        self._baselines = baselines
+        self._problem = problem
+        self._timeouts = timeouts
+        self._phases = phases
+        self._ready_first = ready_first
+        self.window: Window | None = None
+
+    def time(self, call: Callable[..., Reply]) -> Reply:
+        """Time the candidate through its worker's ``call``, block by block, the baselines' blocks between."""
+        if self._ready_first:
+            self._baselines.get_ready(self._problem)
+        timeouts = self._timeouts
+
+        def candidate(block: tuple[int, int]) -> Reply:
+            self._baselines.block_begins(self._phases, block, "the candidate")
+            return call(Time(block), timeouts.timing_s, "timing", timeouts.waits)
+
+        self.window = self._baselines.measure(self._problem, timeouts, self._phases, candidate)
+        return self.window.failure or Reply(value=self.window.candidate)
+
+
+def _noted(notes: tuple[tuple[str, str], ...], notice: str,
+           names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """Each baseline's note with ``notice`` (why the baseline cache's entry was not used) after it."""
+    found = dict(notes)
+    return tuple((name, f"{found[name]}; {notice}" if found.get(name) else notice)
+                 for name in dict.fromkeys([*found, *names]))
