@@ -173,7 +173,7 @@ def test_a_worker_about_to_wait_on_a_problem_large_for_its_device_hands_back_any
     device = CountingDevice()
     gib = 1 << 30
     for reserved, handed_back in ((gib, False), (gib + gib // 20, True)):  # unused: none, and 0.05 of 10 GiB
-        device._memory = lambda reserved=reserved: MemoryStats(allocated=gib, reserved=reserved, total=10 * gib)
+        device.vendor.stats = MemoryStats(allocated=gib, reserved=reserved, total=10 * gib)
         emptied = device.emptied
         assert hand_back_idle_cache(device, large=True) is handed_back
         assert device.emptied - emptied == int(handed_back)

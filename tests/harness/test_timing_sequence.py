@@ -278,7 +278,7 @@ def test_no_garbage_collection_falls_inside_a_timed_block_and_the_collector_runs
         return x * 2
 
     assert gc.isenabled()
-    time_runs(call, reference, device, HarnessSettings(warmup=1, repetitions=3))
+    time_runs(call, reference, HarnessDevice(device), HarnessSettings(warmup=1, repetitions=3))
     assert enabled_in_calls and not any(enabled_in_calls)
     assert gc.isenabled()
 
@@ -298,5 +298,5 @@ def test_a_reference_cycle_a_timed_call_leaves_goes_before_the_next_call():
         left.append(weakref.ref(cycle["output"]))
         return cycle["output"]
 
-    time_runs(call, reference, device, HarnessSettings(warmup=0, repetitions=3))
+    time_runs(call, reference, HarnessDevice(device), HarnessSettings(warmup=0, repetitions=3))
     assert len(alive_at_calls) == 6 and not any(alive_at_calls)  # two calls a run, wall and events
