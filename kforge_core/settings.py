@@ -92,6 +92,7 @@ class HarnessSettings:
     # the shapes a candidate must also hold at (docs/verification.md, "Shapes"): "strict" fails a candidate wrong at
     # one of the problem's shape variants (flag shape_specific), "report" only flags it, "off" runs none
     shapes: Literal["strict", "report", "off"] = "strict"
+    time_shapes: bool = False  # a correct candidate is timed at each shape variant too (speedup per shape)
     baselines: tuple[str, ...] = ("eager", "compile")
     warm_workers: bool = True
     # workers kept started ahead of need when warm_workers is on (2 from SPARES_FROM_CORES cores up, else 1)
