@@ -1,5 +1,6 @@
 """A problem at one of its shape variants, written as a problem file of its own: the problem's source, then a
-``get_inputs()`` that makes the variant's inputs (and a ``get_input_variants()`` that declares none). Every part of
+``get_inputs()`` that makes the variant's inputs (and a ``get_input_variants()`` that declares none, with no
+weights). Every part of
 KForge then treats it as any problem (its own digest, reference, baselines and timing): ``--time-shapes`` times a
 candidate at each variant this way."""
 
@@ -23,6 +24,9 @@ get_inputs = _kforge_shapes.inputs_at((get_inputs, globals().get("get_input_vari
 
 def get_input_variants():
     return []
+
+
+INPUT_VARIANT_WEIGHTS = {{}}
 '''
 
 
