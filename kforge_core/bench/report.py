@@ -131,6 +131,19 @@ def render_bench_markdown(info: BenchInfo, plan: BenchPlan, results: list[Proble
     return "\n".join(lines) + "\n"
 
 
+def _shapes_held(r: ProblemResult) -> str:
+    """How the solution did at its problem's shape variants: ``3/3 held``, ``failed at half, prime`` ("-": none)."""
+    checked = (r.verdict or {}).get("shapes") or {}
+    outcomes = checked.get("outcomes") or []
+    if not outcomes:
+        return "-"
+    failed = [o["variant"] for o in outcomes if o["status"] == "failed"]
+    if failed:
+        return f"failed at {', '.join(failed)}"
+    judged = [o for o in outcomes if o["status"] != "dropped"]
+    return f"{sum(o['status'] == 'held' for o in judged)}/{len(judged)} held"
+
+
 def shape_series(results: list[ProblemResult]) -> list[tuple[str, tuple[ShapeTiming, ...]]]:
     """Each problem timed at its shapes (``--time-shapes``), from its verdict."""
     series = []
@@ -228,7 +241,7 @@ def _problems(results: list[ProblemResult], bench_dir: Path) -> list[str]:
     names = baselines_of(results) or ["eager", "compile"]
     llm = any(r.usage is not None for r in results)
     head = ["#", "problem", "verdict", "runtime (ms)", "by timer (ms)"] + [f"vs {n}" for n in names]
-    head += ["of SOL", "baselines' SOL", "SOL score", "baselines from", "bits", "flags", "device", "s"]
+    head += ["of SOL", "baselines' SOL", "SOL score", "baselines from", "bits", "shapes", "flags", "device", "s"]
     head += ["tokens", "cost (USD)", "run"] if llm else []
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for number, r in enumerate(results, start=1):
@@ -242,7 +255,8 @@ def _problems(results: list[ProblemResult], bench_dir: Path) -> list[str]:
                 ", ".join(f"{name} {percent(f)}" for name, f in r.baseline_fractions) or "-",
                 f"{r.sol_score:.2f}" if r.sol_score is not None else "-"]
         bits = f"{r.precision_bits:.1f}" if r.precision_bits is not None else "-"
-        row += [cell("; ".join(r.baseline_sources)) or "-", bits, ", ".join(r.flags), r.device, f"{r.seconds:.1f}"]
+        row += [cell("; ".join(r.baseline_sources)) or "-", bits, cell(_shapes_held(r)), ", ".join(r.flags), r.device,
+                f"{r.seconds:.1f}"]
         if llm:
             u = r.usage
             row += [f"{u.tokens:,}" if u else "-",

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..agents.views import CandidateView, Feedback
 from ..records import Candidate, Failure, Flag
+from ..shapes.words import check_lines
 from ..sol_words import sol_summary
 from ..timing_findings import launch_overhead_finding
 
@@ -83,6 +84,7 @@ class Outcome:
     sol_score: float | None = None
     sol_note: str = ""
     sol_summary: str = ""
+    shapes: tuple[str, ...] = ()  # the shape variants it was checked at, each with its outcome and why chosen
 
     @classmethod
     def from_verdict(cls, verdict: Any) -> Outcome:
@@ -115,6 +117,7 @@ class Outcome:
             sol_score=light.score if light is not None else None,
             sol_note=light.note if light is not None else "",
             sol_summary=sol_summary(light),
+            shapes=tuple(check_lines(verdict.verify.shapes)) if verdict.verify and verdict.verify.shapes else (),
         )
 
     @property

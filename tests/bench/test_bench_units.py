@@ -355,7 +355,8 @@ def test_the_report_gives_the_speedup_per_shape_and_plots_it_against_the_size(tm
     timings = (ShapeTiming("own", "tensor[4, 64] float32", 256, 0.02, (("eager", 0.04),), 2.0, 0.25),
                ShapeTiming("decode", "tensor[1, 64] float32", 64, 0.02, (("eager", 0.01),), 0.5, 0.75),
                ShapeTiming("long", "tensor[33, 64] float32", 2112, message="shape_mismatch: output 0 ..."))
-    results = [_result("a", verdict={"shape_timings": to_json(timings)}), _result("b")]
+    checked = {"outcomes": [{"variant": "decode", "status": "held"}, {"variant": "long", "status": "failed"}]}
+    results = [_result("a", verdict={"shape_timings": to_json(timings), "shapes": checked}), _result("b")]
     plan = BenchPlan(tmp_path, (), "cpu", tmp_path / "solutions", "model_new.py", True, Settings(),
                      tuple((r.key, "0" * 16) for r in results))
     info = BenchInfo("bench-1", 0.0, 0.0, "finished", "", str(tmp_path), "cpu", plan.source, tmp_path / "bench", {})
@@ -366,4 +367,5 @@ def test_the_report_gives_the_speedup_per_shape_and_plots_it_against_the_size(tm
     assert "| decode | tensor[1, 64] float32 | 64 | 0.02 | eager 0.01 | 0.50x | 75% |" in text
     assert "| long | tensor[33, 64] float32 | 2,112 | - | - | shape_mismatch: output 0 ... | - |" in text
     assert "Weighted by the passes served at each shape: 0.62x." in text
+    assert "| failed at long |" in text  # the problems' table says how each did at its variants
     assert (info.bench_dir / SHAPES_PLOT).read_bytes()[:4] == b"\x89PNG"
