@@ -207,3 +207,21 @@ def test_kforge_eval_prints_the_speedup_per_shape():
     assert "speedup per shape (wall time, against the faster baseline there)" in text
     assert "decode" in text and "0.50x" in text and "2.00x" in text
     assert "weighted by the passes served at each shape: 0.62x" in text
+
+
+def test_the_verdict_document_keeps_the_shape_check_and_the_timings_exactly():
+    from dataclasses import replace
+
+    from kforge_core.harness import Verdict
+    from kforge_core.harness.host.harness import unparsed_verdict
+    from kforge_core.records import Backend, VerifyResult
+
+    verdict = replace(unparsed_verdict(Candidate((SourceFile("model_new.py", "x ="),)), "SyntaxError",
+                                       backend=Backend("cpu", "Numba", "cpu"), problem="linear", contract="fp32"),
+                      verify=VerifyResult(correct=True, shapes=_check("report")),
+                      shape_timings=(ShapeTiming("own", "tensor[32, 96] float32", 3072, 0.5, (("eager", 1.0),), 2.0),))
+    document = json.loads(json.dumps(verdict.to_json()))
+    assert document["shapes"]["plan"]["variants"][0]["name"] == "half"
+    assert document["shapes"]["outcomes"][2] == {"variant": "double", "status": "dropped", "failure": None,
+                                                 "message": "the reference itself fails there (RuntimeError: ...)"}
+    assert Verdict.from_json(document) == verdict
