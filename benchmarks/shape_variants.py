@@ -92,7 +92,8 @@ def _row(key: str, offs: list[dict[str, Any] | None], reports: list[dict[str, An
             row["variants"][outcome["variant"]] = {k: outcome[k] for k in ("status", "failure", "message")}
         row["plan"] = {"source": checked["plan"]["source"],
                        "variants": {v["name"]: v["why"] or "declared" for v in checked["plan"]["variants"]},
-                       "fixed": [f"{f['size']} ({', '.join(f['where'])}): {f['reason']}" for f in checked["plan"]["fixed"]],
+                       "fixed": [f"{f['size']} ({', '.join(f['where'])}): {f['reason']}"
+                                 for f in checked["plan"]["fixed"]],
                        "notes": checked["plan"]["notes"]}
     row["why"] = _why(row)
     for mode, entries in (("off", offs), ("report", reports)):

@@ -2,8 +2,9 @@
 
 Each call goes through the harness's one call path (``shipping.call_candidate``) on the variant's seeded inputs,
 with the memory it should write poisoned first, and its outputs leave at once to be judged by the referee, as a
-trial's do (for a problem small for its device, judged while the next variant is called). What the referee cannot see is said here: a call that raised, or returned what is not tensors, is this
-worker's own claim of a failure there (it can only make the verdict worse: ``harness/shape_findings.py``).
+trial's do (for a problem small for its device, judged while the next variant is called). What the referee cannot
+see is said here: a call that raised, or returned what is not tensors, is this worker's own claim of a failure
+there (it can only make the verdict worse: ``harness/shape_findings.py``).
 """
 
 from __future__ import annotations

@@ -160,6 +160,9 @@ def trusted_verify(verify: VerifyResult, conclusion: Conclusion, settings: Harne
     if failure is None and missing:  # the worker says its trials passed, yet the referee never saw one
         failure, message = Failure.CHEAT, f"trial seed {missing[0]} never reached the referee"
         flags.append(F.raise_flag(F.TAMPERING, message, settings))
+    cheats = [f for f in flags if f.blocking and f.code != F.SHAPE_SPECIFIC]
+    if failure is None and cheats:  # a cheat is what the verdict says, before any shape it failed at
+        failure, message = Failure.CHEAT, F.describe_blocking(F.merge_flags(cheats))
     _, shape_failure, shape_message = shape_findings(shapes, settings)
     if failure is None and shape_failure is not None:  # wrong at a shape variant, under harness.shapes = strict
         failure, message = shape_failure, shape_message
