@@ -175,8 +175,9 @@ def kforge_verify(backend: Backend, candidate: Candidate, context: StageContext)
 
     The core's generic implementation works on any device through ``context.device`` (the backend's
     ``device_class``): seeded trials with fresh inputs, dtype tolerances, the candidate's parameters initialised as
-    KernelBench does (then copied from the reference where that fails) and the cheat checks. Override it only for
-    what a device needs differently.
+    KernelBench does (then copied from the reference where that fails), the cheat checks and one call at each of
+    the problem's shape variants (``context.problem.shapes``). Override it only for what a device needs
+    differently: the referee expects every trial and every variant's call.
 
     :param backend: the target backend, one this plugin registered.
     :param candidate: the candidate.

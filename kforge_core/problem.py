@@ -11,12 +11,15 @@ import importlib.util
 import sys
 import time
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from .errors import KForgeError
 from .records import Problem, ValueSpec
+from .shapes.plan import VariantsError, shape_plan
+from .shapes.probe import Probe
 from .values import UnsupportedValue, describe_value, flatten_output, output_labels
 
 
@@ -98,7 +101,8 @@ def load_problem(path: Path | str) -> Problem:
     any data, which gives every shape and dtype without computing anything (a ConvTranspose3d problem's forward on
     the CPU took seconds of a bench's start, a level-1 matmul's minutes). A problem that does not run there (its
     forward reads a value, or makes tensors on a device of its own) runs on the CPU instead, and so does one that
-    fails there, so that its message is the one its own inputs give."""
+    fails there, so that its message is the one its own inputs give. Its shape variants are declared or derived
+    then (``shapes/plan.py``)."""
     import torch
 
     path = Path(path).resolve()
@@ -108,37 +112,57 @@ def load_problem(path: Path | str) -> Problem:
         raise ProblemError(f"{path} defines no Model")
     if not (isinstance(model_cls, type) and issubclass(model_cls, torch.nn.Module)):
         raise ProblemError(f"{path}: Model is not a torch.nn.Module subclass (it is a {type(model_cls).__name__})")
-    described = _described_on_meta(module, model_cls, path) or _made_and_run(module, model_cls, path)
-    init_specs, input_specs, outputs, parameter_count = described
+    made = _made_on_meta(module, model_cls, path)
+    started = time.perf_counter()
+    if made is None:
+        made = _made_and_run(module, model_cls, path)
+    try:
+        shapes = shape_plan(module, Probe(module, made.model, made.init_inputs, made.inputs, made.device),
+                            made.input_specs, cpu_forward_s=time.perf_counter() - started)
+    except VariantsError as exc:
+        raise ProblemError(f"{path}: {exc}") from None
     return Problem(
         name=path.stem,
         path=path,
         source=path.read_text(),
-        inputs=input_specs,
-        init_inputs=init_specs,
-        outputs=outputs,
-        parameter_count=parameter_count,
+        inputs=made.input_specs,
+        init_inputs=made.init_specs,
+        outputs=made.outputs,
+        parameter_count=made.parameter_count,
+        shapes=shapes,
     )
 
 
-_Described = tuple[tuple[ValueSpec, ...], tuple[ValueSpec, ...], tuple[ValueSpec, ...], int]
+@dataclass(frozen=True)
+class _Made:
+    """The problem as it was made and run to describe it: the description, and the model and inputs (kept to try
+    other shapes of its inputs, ``shapes/plan.py``)."""
+
+    init_specs: tuple[ValueSpec, ...]
+    input_specs: tuple[ValueSpec, ...]
+    outputs: tuple[ValueSpec, ...]
+    parameter_count: int
+    model: Any
+    init_inputs: list[Any]
+    inputs: list[Any]
+    device: str
 
 
-def _described_on_meta(module: ModuleType, model_cls: type, path: Path) -> _Described | None:
-    """The description from a run on the ``meta`` device, or None where the problem does not run there."""
+def _made_on_meta(module: ModuleType, model_cls: type, path: Path) -> _Made | None:
+    """The problem made and run on the ``meta`` device, or None where it does not run there."""
     import torch
 
     try:
         with torch.device("meta"):
-            described = _made_and_run(module, model_cls, path)
+            made = _made_and_run(module, model_cls, path, "meta")
     except Exception:  # noqa: BLE001 - the CPU run says what is wrong, if anything is
         return None
-    return described
+    return made
 
 
-def _made_and_run(module: ModuleType, model_cls: type, path: Path) -> _Described:
-    """The description of the inputs, model and forward made and run as they come: on the CPU, or on the device
-    in force."""
+def _made_and_run(module: ModuleType, model_cls: type, path: Path, device: str = "cpu") -> _Made:
+    """The inputs, model and forward made and run as they come: on the CPU, or on the device in force
+    (``device``)."""
     import torch
 
     torch.manual_seed(0)
@@ -153,7 +177,8 @@ def _made_and_run(module: ModuleType, model_cls: type, path: Path) -> _Described
             output = model(*inputs)
     except Exception as exc:
         raise ProblemError(f"{path}: Model's forward raised {_one_line(exc)} on the problem's own inputs") from None
-    return init_specs, input_specs, _describe_outputs(path, output), sum(p.numel() for p in model.parameters())
+    return _Made(init_specs, input_specs, _describe_outputs(path, output), sum(p.numel() for p in model.parameters()),
+                 model, init_inputs, inputs, device)
 
 
 def time_reference_forward(problem: Problem) -> float:

@@ -164,6 +164,90 @@ class ValueSpec:
         return tuple(leaf for leaf in self.leaves() if leaf.kind == "tensor")
 
 
+VARIANT_ORIGINS = ("declared", "derived")
+
+
+@dataclass(frozen=True)
+class ShapeVariant:
+    """Another set of inputs a candidate must hold at, besides the problem's own (``get_inputs()``).
+
+    :param name: how verdicts and prompts name it: ``half``, ``prime``, ``double`` (derived), or the problem's own
+        name for a declared one (``decode``; ``declared 1`` for the second of a list).
+    :param inputs: its inputs, described as :attr:`Problem.inputs` describes the problem's own.
+    :param origin: ``declared`` (the problem's ``get_input_variants()``) or ``derived`` (by KForge).
+    :param why: for a derived variant, which sizes it changes and why.
+    :param sizes: for a derived variant, each size it changes: (the problem's size, the variant's).
+    :param outputs: the reference's outputs at it, as the run that checked it gave them (empty: not run yet; the
+        referee runs it before any candidate is judged there).
+    :param weight: its share of the passes a model serves (a problem extracted from a model); 0: not stated.
+    """
+
+    name: str
+    inputs: tuple[ValueSpec, ...]
+    origin: str
+    why: str = ""
+    sizes: tuple[tuple[int, int], ...] = ()
+    outputs: tuple[ValueSpec, ...] = ()
+    weight: float = 0.0
+
+    def __post_init__(self) -> None:
+        _check(bool(self.name), self, "a variant needs a name")
+        _check(self.origin in VARIANT_ORIGINS, self, f"origin {self.origin!r} must be one of {VARIANT_ORIGINS}")
+        _check(self.weight >= 0, self, "weight must be >= 0")
+
+    def describe(self) -> str:
+        """``half (x tensor[8, 2048] float32)``: the name and the inputs' shapes."""
+        return f"{self.name} ({', '.join(spec.describe() for spec in self.inputs)})"
+
+
+@dataclass(frozen=True)
+class FixedDimension:
+    """A size of the problem's inputs that no derived variant changes, and why.
+
+    :param size: the size.
+    :param where: the dimensions that have it (``x dim 1``).
+    :param reason: why it stays ("the reference fails when it changes (...); parameter linear.weight [128, 256] has
+        this size").
+    """
+
+    size: int
+    where: tuple[str, ...]
+    reason: str
+
+
+SHAPE_SOURCES = ("declared", "derived", "none")
+
+
+@dataclass(frozen=True)
+class ShapePlan:
+    """The shapes a problem must hold at besides its own, and how they were chosen.
+
+    :param source: ``declared`` (``get_input_variants()``), ``derived`` (KForge's, from the sizes it saw free), or
+        ``none`` (no variant: none declared, and none derived).
+    :param variants: the variants, each run once in verification.
+    :param fixed: the sizes left fixed, each with its reason (derived plans only).
+    :param notes: what else was decided: a variant dropped and why, where the reference was run to check them.
+    :param own_weight: the problem's own shape's share of the passes a model serves; 0: not stated.
+    """
+
+    source: str = "none"
+    variants: tuple[ShapeVariant, ...] = ()
+    fixed: tuple[FixedDimension, ...] = ()
+    notes: tuple[str, ...] = ()
+    own_weight: float = 0.0
+
+    def __post_init__(self) -> None:
+        _check(self.source in SHAPE_SOURCES, self, f"source {self.source!r} must be one of {SHAPE_SOURCES}")
+        _check(len({v.name for v in self.variants}) == len(self.variants), self, "variant names must differ")
+
+    def variant(self, name: str) -> ShapeVariant:
+        """The variant called ``name``; KeyError when there is none."""
+        for variant in self.variants:
+            if variant.name == name:
+                return variant
+        raise KeyError(name)
+
+
 @dataclass(frozen=True)
 class Problem:
     """A validated KernelBench-format problem: a file with ``Model``, ``get_inputs`` and ``get_init_inputs``.
@@ -176,6 +260,7 @@ class Problem:
     :param outputs: what ``Model(*init_inputs)(*inputs)`` returns, as a tuple even for one tensor; an output may
         be a tuple or list of tensors, nested.
     :param parameter_count: number of elements in the model's parameters.
+    :param shapes: the other shapes a candidate must hold at (declared by the problem, or derived when it loaded).
     """
 
     name: str
@@ -185,6 +270,7 @@ class Problem:
     init_inputs: tuple[ValueSpec, ...]
     outputs: tuple[ValueSpec, ...]
     parameter_count: int
+    shapes: ShapePlan = field(default_factory=ShapePlan)
 
     def __post_init__(self) -> None:
         _check(self.path.is_absolute(), self, f"path {self.path} must be absolute")
@@ -416,6 +502,49 @@ class SourceCheck:
         return re.search(self.pattern, text, re.IGNORECASE) is not None
 
 
+VARIANT_STATUSES = ("held", "failed", "dropped", "not_run")
+
+
+@dataclass(frozen=True)
+class VariantOutcome:
+    """How a candidate did at one shape variant.
+
+    :param variant: the variant's name (:attr:`ShapeVariant.name`).
+    :param status: ``held`` (judged correct), ``failed`` (wrong there, or it raised), ``dropped`` (the reference
+        itself cannot run there: never the candidate's failure) or ``not_run`` (verification ended before it).
+    :param failure: for ``failed``, its class.
+    :param message: what the referee or the call said; for ``dropped``, why.
+    """
+
+    variant: str
+    status: str
+    failure: Failure | None = None
+    message: str = ""
+
+    def __post_init__(self) -> None:
+        _check(self.status in VARIANT_STATUSES, self, f"status {self.status!r} must be one of {VARIANT_STATUSES}")
+        _check((self.status == "failed") == (self.failure is not None), self,
+               "failure must be set exactly when the status is failed")
+
+
+@dataclass(frozen=True)
+class ShapeCheck:
+    """The shape variants a candidate was checked at, and how it did at each.
+
+    :param policy: ``harness.shapes`` when it was checked (``strict`` or ``report``).
+    :param plan: the problem's variants and why they were chosen.
+    :param outcomes: one per variant, in the plan's order.
+    """
+
+    policy: str
+    plan: ShapePlan
+    outcomes: tuple[VariantOutcome, ...] = ()
+
+    @property
+    def failed(self) -> tuple[VariantOutcome, ...]:
+        return tuple(outcome for outcome in self.outcomes if outcome.status == "failed")
+
+
 @dataclass(frozen=True)
 class VerifyResult:
     """Whether a candidate computes what the reference computes.
@@ -428,6 +557,7 @@ class VerifyResult:
     :param notes: facts worth reporting ("copied 2 parameters and 0 buffers from Model into ModelNew").
     :param precision_bits: the precision reached: the fewest bits of agreement of any output with the reference
         computed in float64 (None when not estimated).
+    :param shapes: the shape variants it was checked at and how it did there (None: none were run).
     """
 
     correct: bool
@@ -437,6 +567,7 @@ class VerifyResult:
     flags: tuple[Flag, ...] = ()
     notes: tuple[str, ...] = ()
     precision_bits: float | None = None
+    shapes: ShapeCheck | None = None
 
     def __post_init__(self) -> None:
         _check(self.correct == (self.failure is None), self, "failure must be set exactly when correct is False")

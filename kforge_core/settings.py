@@ -89,6 +89,10 @@ class HarnessSettings:
     output_limit_kb: int = 64
     cheat_policy: Literal["strict", "report"] = "strict"
     precision_policy: Literal["strict", "report"] = "strict"
+    # the shapes a candidate must also hold at (docs/verification.md, "Shapes"): "strict" fails a candidate wrong at
+    # one of the problem's shape variants (flag shape_specific), "report" only flags it, "off" runs none
+    shapes: Literal["strict", "report", "off"] = "strict"
+    time_shapes: bool = False  # a correct candidate is timed at each shape variant too (speedup per shape)
     baselines: tuple[str, ...] = ("eager", "compile")
     warm_workers: bool = True
     # workers kept started ahead of need when warm_workers is on (2 from SPARES_FROM_CORES cores up, else 1)
@@ -145,6 +149,8 @@ class HarnessSettings:
         if self.cgroups not in ("auto", "off"):
             raise ValueError(f"harness.cgroups {self.cgroups!r}: use auto or off")
         contract_named(self.precision)  # an unknown contract is a ValueError that lists the known ones
+        if self.shapes not in ("strict", "report", "off"):
+            raise ValueError(f"harness.shapes {self.shapes!r}: use strict, report or off")
         if self.timer not in ("wall", "events", "device"):
             raise ValueError(f"harness.timer {self.timer!r}: use wall, events or device")
         unknown = set(self.baselines) - {"eager", "compile"}

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from ..candidate_module import DEFAULT_CLASS
 from ..prompts import PromptTemplates
 from ..records import Lowering, Problem, SourceFile
+from ..shapes.words import prompt_words
 from .prompt import Prompt
 from .reply_parser import ParsedReply, parse_reply
 from .views import CandidateView, Feedback, PrecisionTerms
@@ -71,7 +72,7 @@ class GenerationAgent:
     def __init__(
         self, templates: PromptTemplates, problem: Problem, lowering: Lowering, reference: Reference | None = None,
         *, precision: PrecisionTerms, candidate_class: str = DEFAULT_CLASS,
-        references: tuple[RetrievedReference, ...] = (),
+        references: tuple[RetrievedReference, ...] = (), check_shapes: bool = True,
     ) -> None:
         self.templates = templates
         self.problem = problem
@@ -80,6 +81,8 @@ class GenerationAgent:
         self.precision = precision
         self.candidate_class = candidate_class  # the class the candidate defines (harness.candidate_class)
         self.references = references  # kernels retrieved from the index (warm starts and related problems)
+        # the shape variants the kernel is checked at, said in the prompt ("" where harness.shapes is off)
+        self.shapes = prompt_words(problem.shapes) if check_shapes else ""
 
     def prompt(self, request: GenerationRequest) -> Prompt:
         context = dict(
@@ -87,7 +90,7 @@ class GenerationAgent:
             pass_kind=request.pass_kind, round=request.round, attempt=request.attempt, feedback=request.feedback,
             best=request.best, recommendations=request.recommendations, candidate_class=self.candidate_class,
             variant=request.variant,
-            references=self.references,
+            references=self.references, shapes=self.shapes,
         )
         return Prompt(
             agent="generation",

@@ -1,5 +1,6 @@
 """What a bench leaves in its directory (``RUNS_DIR/BENCH_ID/``): ``report.md`` with the fast_p curve, the
-speedup histogram and the speedups against the fractions of the speed of light, ``summary.json`` (the ``kforge
+speedup histogram, the speedups against the fractions of the speed of light and, with ``--time-shapes``, the
+speedup per shape, ``summary.json`` (the ``kforge
 bench --json`` document) and ``problems/KEY/`` (each problem's verdict and solution). Built from the results kept
 in the run store."""
 
@@ -14,7 +15,9 @@ from typing import Any
 from ..secrets import redact
 from ..report.markdown import cell, ms
 from ..store import BenchInfo
-from ..codec import to_json
+from ..codec import from_json, to_json
+from ..harness.verdict import ShapeTiming
+from ..report.shape_speedups import SHAPES_PLOT, plot_shape_speedups, shape_markdown
 from .plan import BenchPlan
 from ..sol_words import percent
 from .plots import plot_fast_p, plot_sol, plot_speedup_histogram
@@ -57,7 +60,8 @@ def document_of(info: BenchInfo, plan: BenchPlan, results: list[ProblemResult],
     summary.update({
         "backend": plan.backend, "source": plan.source, "precision": settings.precision,
         "precision_computes_in": settings.contract.computes_in, "precision_policy": settings.precision_policy,
-        "cheat_policy": settings.cheat_policy, "baselines": list(settings.baselines), **run,
+        "cheat_policy": settings.cheat_policy, "shapes": settings.shapes, "baselines": list(settings.baselines),
+        **run,
     })
     problems = []
     for r in results:
@@ -82,6 +86,7 @@ def write_bench_outputs(info: BenchInfo, plan: BenchPlan, results: list[ProblemR
     plot_fast_p(results, len(results) or len(plan.keys), title, directory / FAST_P_PLOT)  # over those finished
     plot_speedup_histogram(results, title, directory / HISTOGRAM)
     plot_sol(results, title, directory / SOL_PLOT)
+    plot_shape_speedups(shape_series(results), title, directory / SHAPES_PLOT)
     (directory / SUMMARY).write_text(redact(json.dumps(document, indent=2, allow_nan=False)))
     path = directory / REPORT
     path.write_text(redact(render_bench_markdown(info, plan, results, document["summary"])))
@@ -113,7 +118,7 @@ def render_bench_markdown(info: BenchInfo, plan: BenchPlan, results: list[Proble
         f"| started | {started} |",
         f"| harness | {counted(harness.trials, 'trial')}; {harness.warmup} warm-up + {counted(harness.repetitions, 'timed run')}; "
         f"baselines {', '.join(harness.baselines) or 'none'}, measured beside each solution; cheat policy "
-        f"{harness.cheat_policy}, precision policy {harness.precision_policy} |",
+        f"{harness.cheat_policy}, precision policy {harness.precision_policy}, shapes {harness.shapes} |",
         f"| timer | {cell(', '.join(summary.get('timers') or [harness.timer]))} (the headline figures; "
         "docs/timing.md) |",
         f"| baselines from | {cell(_origins(summary.get('baseline_origins') or {}))} |", "",
@@ -122,8 +127,44 @@ def render_bench_markdown(info: BenchInfo, plan: BenchPlan, results: list[Proble
         "", f"![fast_p curve]({FAST_P_PLOT})", "", f"![speedup histogram]({HISTOGRAM})", "",
         f"![speedup against the fraction of the speed of light]({SOL_PLOT})", "",
         "## Problems", "",
-    ] + _problems(results, info.bench_dir) + _failures(results)
+    ] + _problems(results, info.bench_dir) + _shapes(results) + _failures(results)
     return "\n".join(lines) + "\n"
+
+
+def _shapes_held(r: ProblemResult) -> str:
+    """How the solution did at its problem's shape variants: ``3/3 held``, ``failed at half, prime`` ("-": none)."""
+    checked = (r.verdict or {}).get("shapes") or {}
+    outcomes = checked.get("outcomes") or []
+    if not outcomes:
+        return "-"
+    failed = [o["variant"] for o in outcomes if o["status"] == "failed"]
+    if failed:
+        return f"failed at {', '.join(failed)}"
+    judged = [o for o in outcomes if o["status"] != "dropped"]
+    return f"{sum(o['status'] == 'held' for o in judged)}/{len(judged)} held"
+
+
+def shape_series(results: list[ProblemResult]) -> list[tuple[str, tuple[ShapeTiming, ...]]]:
+    """Each problem timed at its shapes (``--time-shapes``), from its verdict."""
+    series = []
+    for r in results:
+        timings = from_json(tuple[ShapeTiming, ...], (r.verdict or {}).get("shape_timings") or [])
+        if timings:
+            series.append((r.key, timings))
+    return series
+
+
+def _shapes(results: list[ProblemResult]) -> list[str]:
+    """The speedup per shape of every problem timed at its shapes, and the plot of them all."""
+    series = shape_series(results)
+    if not series:
+        return []
+    lines = ["", "## Speedup per shape", "",
+             "Each solution timed at its problem's shape variants too (--time-shapes), each against the baselines "
+             "timed at that shape.", "", f"![speedup against the size of the inputs]({SHAPES_PLOT})"]
+    for key, timings in series:
+        lines += [""] + shape_markdown(key, timings)
+    return lines
 
 
 def _origins(origins: dict[str, int]) -> str:
@@ -200,7 +241,7 @@ def _problems(results: list[ProblemResult], bench_dir: Path) -> list[str]:
     names = baselines_of(results) or ["eager", "compile"]
     llm = any(r.usage is not None for r in results)
     head = ["#", "problem", "verdict", "runtime (ms)", "by timer (ms)"] + [f"vs {n}" for n in names]
-    head += ["of SOL", "baselines' SOL", "SOL score", "baselines from", "bits", "flags", "device", "s"]
+    head += ["of SOL", "baselines' SOL", "SOL score", "baselines from", "bits", "shapes", "flags", "device", "s"]
     head += ["tokens", "cost (USD)", "run"] if llm else []
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for number, r in enumerate(results, start=1):
@@ -214,7 +255,8 @@ def _problems(results: list[ProblemResult], bench_dir: Path) -> list[str]:
                 ", ".join(f"{name} {percent(f)}" for name, f in r.baseline_fractions) or "-",
                 f"{r.sol_score:.2f}" if r.sol_score is not None else "-"]
         bits = f"{r.precision_bits:.1f}" if r.precision_bits is not None else "-"
-        row += [cell("; ".join(r.baseline_sources)) or "-", bits, ", ".join(r.flags), r.device, f"{r.seconds:.1f}"]
+        row += [cell("; ".join(r.baseline_sources)) or "-", bits, cell(_shapes_held(r)), ", ".join(r.flags), r.device,
+                f"{r.seconds:.1f}"]
         if llm:
             u = r.usage
             row += [f"{u.tokens:,}" if u else "-",

@@ -18,6 +18,7 @@ from typing import Any, Iterable
 from ..harness import Harness, Verdict
 from ..harness.host.deadline import BUDGET_RAN_OUT
 from ..harness.host.pool import WorkerStartError
+from ..harness.host.shape_timing import time_at_shapes
 from ..plugins import PluginSelection
 from ..problem import ProblemError, load_problem
 from ..records import Backend, Failure, Problem
@@ -114,6 +115,9 @@ class DeviceSlot:
             harness = self.harness_for(problem)
             self._expect_next(harness)
             verdict = harness.evaluate(job.candidate, measure=self.measure, stop_at=stop_at)
+            if self.settings.harness.time_shapes and verdict.runtime is not None and problem.shapes.variants:
+                verdict = dataclasses.replace(verdict, shape_timings=time_at_shapes(
+                    harness, job.candidate, verdict, harness.root / "shapes"))
         except (ProblemError, WorkerStartError) as exc:  # not loadable, or its reference fails in a worker
             return ProblemResult(job.key, False, _start_failure(exc), str(exc)[:MESSAGE_LIMIT], device=self.label,
                                  seconds=time.perf_counter() - start, candidate_digest=job.candidate.digest)

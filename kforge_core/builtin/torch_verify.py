@@ -7,8 +7,9 @@ judged by the referee, a process that never imports candidate code and alone kno
 process holds none of the call's device memory (``shipping.send``); its answer says whether the trial passed. After
 the first trial, a problem small for its device has each trial judged while the next one runs (``send_ahead``).
 Here, only what one call shows: outputs that are not plain tensors, unwritten (stale) output, work finishing after
-return, an output that aliases the previous call's. After the trials: the referee's conclusion across calls (cached,
-constant outputs, changed inputs, the precision reached), and the PyTorch operators ``ModelNew.forward`` ran.
+return, an output that aliases the previous call's. Once every trial passed, one call at each of the problem's shape
+variants (``variant_calls.py``). After that: the referee's conclusion across calls (cached, constant outputs, changed
+inputs, the precision reached, the shape variants), and the PyTorch operators ``ModelNew.forward`` ran.
 """
 
 from __future__ import annotations
@@ -38,7 +39,9 @@ from ..harness.worker.shipping import (
 from ..harness.worker.memory import hand_back_idle_cache
 from ..harness.worker.rejection import blocking_now
 from ..harness.worker.threads import wait_for_threads
-from ..records import Backend, Candidate, Failure, Flag, StageContext, TrialError, VerifyResult
+from ..harness.shape_findings import held_words, merged_check, shape_findings, with_shape_flag
+from ..records import Backend, Candidate, Failure, Flag, ShapeCheck, StageContext, TrialError, VerifyResult
+from .variant_calls import call_at_variants
 from ..settings import HarnessSettings
 from ..values import flatten_output, tensor_leaves
 from ..plural import counted
@@ -57,6 +60,8 @@ class _Run:
     message: str = ""
     precision_bits: float | None = None
     previous: list[tuple[int, StorageWeakRef]] = field(default_factory=list)  # the last call's output buffers
+    at_variants: ShapeCheck | None = None  # the failures at shape variants only this process saw
+    shapes: ShapeCheck | None = None  # how it did at the shape variants, as concluded
 
     def fail(self, failure: Failure, message: str, *, earlier: bool = False) -> None:
         """Keep the first failure; ``earlier``: this one came from a trial before the one already kept (judged
@@ -93,9 +98,12 @@ def verify_with_torch(backend: Backend, candidate: Candidate, context: StageCont
                     break
         else:
             _run_judged_ahead(chosen.model, reference.trials[1:], reference, device, settings, context, run)
+    if run.trials and run.failure is None and not any(f.blocking for f in run.flags):
+        # every trial passed and showed no cheat: one call at each shape variant
+        run.at_variants = call_at_variants(chosen.model, reference, device, settings, context)
     if run.failure not in (Failure.RUNTIME, Failure.OUT_OF_MEMORY, Failure.DEVICE_FAULT, Failure.OUTPUT_TYPE,
                            Failure.RESOURCE_LIMIT):
-        _conclude(run)
+        _conclude(run, settings)
     if run.failure is None:  # the operator check decides nothing for a candidate that failed already
         _check_operators(chosen.model, reference, settings, context, run)
     return _result(run)
@@ -272,14 +280,20 @@ def _changed_inputs(now: list[Any], pristine: list[Any]) -> dict[str, torch.Tens
             if path not in before or not same_bits(tensor, before[path].to(tensor.device))}
 
 
-def _conclude(run: _Run) -> None:
-    """The referee's conclusion over the trials: cheats across calls, changed inputs, the precision reached."""
+def _conclude(run: _Run, settings: HarnessSettings) -> None:
+    """The referee's conclusion over the trials: cheats across calls, changed inputs, the precision reached, how it
+    did at the shape variants (with the failures there only this process saw)."""
     conclusion = conclude("verify")
     run.flags.extend(conclusion.flags)
     run.notes.extend(conclusion.notes)
     run.precision_bits = conclusion.precision_bits
     if conclusion.failure is not None:
         run.fail(conclusion.failure, conclusion.message)
+    run.shapes = merged_check(conclusion.shapes, run.at_variants)
+    run.flags = with_shape_flag(run.flags, run.shapes, settings)
+    _, failure, message = shape_findings(run.shapes, settings)
+    if failure is not None and not any(f.blocking and f.code != F.SHAPE_SPECIFIC for f in run.flags):
+        run.fail(failure, message)  # a cheat, where there is one, is what the verdict says
 
 
 def _check_operators(model: Any, reference: ProblemData, settings: HarnessSettings, context: StageContext,
@@ -323,7 +337,7 @@ def _result(run: _Run) -> VerifyResult:
         failure, message = Failure.HARNESS, "no trial ran"
     passed = sum(t.passed for t in run.trials)
     if failure is None:
-        message = f"all {counted(passed, 'trial')} passed"
+        message = f"all {counted(passed, 'trial')} passed{held_words(run.shapes)}"
     return VerifyResult(correct=failure is None, trials=tuple(run.trials), failure=failure, message=message,
-                        flags=flags, notes=tuple(run.notes), precision_bits=run.precision_bits)
+                        flags=flags, notes=tuple(run.notes), precision_bits=run.precision_bits, shapes=run.shapes)
 

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ..app import App
+from ..codec import to_json
 from ..errors import KForgeError
 from ..harness.host.limits import describe_limits
 from ..harness.host.namespaces import sandbox_status
@@ -19,6 +20,7 @@ from ..problem import load_problem, time_reference_forward
 from ..records import Problem
 from ..report.tables import Column, fitted_table
 from ..settings import HarnessSettings
+from ..shapes.words import plan_lines
 from ..speed_of_light import SolBound, problem_bound
 from .device_peaks import device_peaks
 from .precision_flag import precision_flag
@@ -82,6 +84,7 @@ def check(app: App, problem_path: Path | None, as_json: bool, show_sandbox: bool
             "outputs": [spec.describe() for spec in problem.outputs],
             "parameter_count": problem.parameter_count,
             "reference_forward_cpu_ms": seconds * 1e3,
+            "shapes": to_json(problem.shapes),
             **bound_json,
             **document,
         }, indent=2, allow_nan=False))
@@ -93,6 +96,8 @@ def check(app: App, problem_path: Path | None, as_json: bool, show_sandbox: bool
     console = Console(soft_wrap=True)
     console.print(Text(f"{problem.name}  ({problem.path})"))  # a path stays whole, to be copied
     console.print(fitted_table(_COLUMNS, rows, console.width))
+    for line in plan_lines(problem.shapes):
+        console.print(Text(line))
     if bound is not None:
         console.print(Text(f"speed of light on the {bound.device} ({bound.contract} contract):"))
         for line in bound.describe():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -16,8 +17,12 @@ from ..errors import KForgeError
 from ..candidate_module import syntax_error
 from ..harness import Harness, Verdict
 from ..harness.host.verdict_parts import unparsed_verdict
+from ..harness.host.shape_timing import time_at_shapes
+from ..harness.verdict import weighted_speedup
+from ..report.shape_speedups import SHAPE_HEADERS, shape_rows
 from ..problem import load_problem
 from ..records import Candidate, SourceFile
+from ..shapes.words import check_lines
 from ..sol_words import bound_words, fractions_words
 from ..report.tables import Column, fitted_table
 from ..timing.wording import sources_of, statistic_words
@@ -72,7 +77,10 @@ def eval_command(app: App, problem_path: Path, candidate_paths: tuple[Path, ...]
                  scratch_root=keep_dir) as harness, EvalProgress() as progress:
         verdicts = harness.evaluate_all(candidates, profile=profile, measure=not no_timing,
                                         observer=lambda candidate: progress.observer(candidate.label))
-        for verdict in verdicts:
+        for candidate, verdict in zip(candidates, verdicts):
+            if settings.harness.time_shapes and verdict.runtime is not None and problem.shapes.variants:
+                verdict = dataclasses.replace(verdict, shape_timings=time_at_shapes(
+                    harness, candidate, verdict, harness.root / "shapes"))
             progress.pause()
             shown.verdict(verdict, harness.summarize(verdict.profile).text if verdict.profile is not None else None)
     shown.end()
@@ -141,6 +149,8 @@ def print_verdict(console: Console, verdict: Verdict, summary: str | None) -> No
         _print_trials(console, verdict)
     if verdict.runtime is not None or verdict.baselines:
         _print_runtimes(console, verdict)
+    if verdict.shape_timings:
+        _print_shape_timings(console, verdict)
     if verdict.speed_of_light is not None and verdict.method is not None:
         _print_speed_of_light(console, verdict)
     if verdict.flags:
@@ -199,6 +209,9 @@ def _print_trials(console: Console, verdict: Verdict) -> None:
               f"{trial.max_abs_error:.3g}", f"{trial.max_rel_error:.3g}", trial.message]
              for trial in verdict.verify.trials]
     console.print(fitted_table(_TRIAL_COLUMNS, cells, console.width, title="correctness trials"))
+    if verdict.verify.shapes is not None:
+        for line in check_lines(verdict.verify.shapes):
+            console.print(line, markup=False, highlight=False)
     for note in verdict.verify.notes:
         console.print(f"[dim]{escape(note)}[/]")
 
@@ -230,6 +243,17 @@ def _print_runtimes(console: Console, verdict: Verdict) -> None:
         console.print(f"[dim]outside clock, {escape(figure.describe())}[/]")
     if verdict.device_alone:
         console.print(f"[yellow]{escape(verdict.device_alone)}[/]")
+
+
+def _print_shape_timings(console: Console, verdict: Verdict) -> None:
+    """The candidate's speedup at each shape (--time-shapes), and over the shapes' weights where they have some."""
+    columns = [Column(header, fold=header in ("inputs", "speedup"), optional=header in ("elements", "weight"))
+               for header in SHAPE_HEADERS]
+    console.print(fitted_table(columns, shape_rows(verdict.shape_timings), console.width,
+                               title=f"speedup per shape ({verdict.timer} time, against the faster baseline there)"))
+    weighted = weighted_speedup(verdict.shape_timings)
+    if weighted is not None:
+        console.print(f"weighted by the passes served at each shape: {weighted:.2f}x")
 
 
 def _print_speed_of_light(console: Console, verdict: Verdict) -> None:

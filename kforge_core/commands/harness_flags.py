@@ -9,6 +9,7 @@ import click
 
 from .precision_flag import SETTING as PRECISION_SETTING
 from .precision_flag import precision_flag
+from .shapes_flags import shapes_flag, shapes_settings, time_shapes_flag
 from .timer_flag import SETTING as TIMER_SETTING
 from .timer_flag import timer_flag
 
@@ -18,6 +19,8 @@ _FLAGS: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
     click.option("--repetitions", type=click.IntRange(min=1), help="Timed runs (harness.repetitions)."),
     click.option("--policy", type=click.Choice(["strict", "report"]),
                  help="strict: reference calls and input mutation reject the candidate; report: only flag them."),
+    shapes_flag,
+    time_shapes_flag,
     precision_flag,
     click.option("--precision-policy", type=click.Choice(["strict", "report"]),
                  help="strict: computing below the precision contract rejects the candidate; report: only flags it."),
@@ -52,4 +55,5 @@ def harness_settings(flags: dict[str, Any]) -> dict[str, Any]:
         "harness.baseline_cache": "refresh" if flags.pop("fresh_baselines") else None,
         "harness.sandbox": flags.pop("sandbox"),
         TIMER_SETTING: flags.pop("timer"),
+        **shapes_settings(flags.pop("shapes"), flags.pop("time_shapes")),
     }

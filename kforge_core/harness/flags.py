@@ -5,6 +5,8 @@ A flag that blocks makes the verdict ``Failure.CHEAT``. Which flags block:
 * ``reference_call`` and ``input_mutation`` follow ``harness.cheat_policy`` (``strict`` blocks, ``report`` only
   flags): a candidate may call PyTorch for part of the work, or work in place, on purpose.
 * ``precision_downgrade`` follows ``harness.precision_policy``.
+* ``shape_specific`` follows ``harness.shapes`` (``strict`` blocks, ``report`` only flags): a kernel written for
+  one size only may be all a user wants.
 * The others always block, because they make the measurement itself untrustworthy.
 * ``insensitive_problem`` is about the problem, not the candidate, and never blocks; evidence found only in the
   candidate's source (``Flag.message`` starts with "source:") never blocks either.
@@ -32,6 +34,7 @@ BUILD_ERROR_CAUGHT = "build_error_caught"
 PERSISTENT_OUTPUT = "persistent_output"
 TIMING_MISMATCH = "timing_mismatch"
 FASTER_THAN_HARDWARE = "faster_than_hardware"
+SHAPE_SPECIFIC = "shape_specific"
 
 # code -> (the cheat number, what it catches); the table in docs/eval.md is written from this
 CATALOGUE: dict[str, tuple[str, str]] = {
@@ -54,16 +57,19 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     FASTER_THAN_HARDWARE: ("6", "a figure below the problem's physical floor on this device (the bytes every call "
                                 "must move beyond the cache, at peak bandwidth): impossible, so not the call's real "
                                 "time (docs/limits.md)"),
+    SHAPE_SPECIFIC: ("-", "correct at the problem's own shape, wrong at one of its shape variants (a size hard-coded, "
+                          "a tile's tail, a grid too small): the variant and the error are named"),
 }
 
 _POLICY_GOVERNED = {REFERENCE_CALL: "cheat_policy", INPUT_MUTATION: "cheat_policy",
-                    PRECISION_DOWNGRADE: "precision_policy"}
+                    PRECISION_DOWNGRADE: "precision_policy", SHAPE_SPECIFIC: "shapes"}
 _NEVER_BLOCKING = {INSENSITIVE_PROBLEM, BUILD_ERROR_CAUGHT, PERSISTENT_OUTPUT}
 # the way out of a policy's block, said with the block: the policy is a choice, not a property of the solution
 _REPORT_INSTEAD = {
     "cheat_policy": "--policy report evaluates such solutions and flags the PyTorch calls or the input changes "
                     "instead",
     "precision_policy": "--precision-policy report evaluates such solutions and flags the lower precision instead",
+    "shapes": "--shapes report evaluates such solutions at their own shape and flags the shapes they fail at instead",
 }
 
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from ..peaks import DevicePeaks
 from ..plugins import PluginSelection
-from ..records import Candidate, Failure, Flag, Problem, TrialError
+from ..records import Candidate, Failure, Flag, Problem, ShapeCheck, TrialError
 from ..settings import HarnessSettings
 from .cpu_placement import CpuPlacement
 from .sandbox_plan import SandboxPlan
@@ -162,8 +162,8 @@ class Shipped:
     :class:`Judged` once the KForge process had the referee worker judge it; sent on to the referee as a request.
 
     :param label: what the call was ("trial seed 42", "timed run 7").
-    :param kind: ``"trial"`` (a correctness trial), ``"traced"`` (the operator-traced call) or ``"timed"`` (a timed
-        call: every one is checked).
+    :param kind: ``"trial"`` (a correctness trial), ``"traced"`` (the operator-traced call), ``"timed"`` (a timed
+        call: every one is checked) or ``"variant"`` (the call at one of the problem's shape variants).
     :param seed: the seed of the call's inputs.
     :param paths: the files holding the output leaves and the inputs the call changed (``output_files``; more than
         one where they would not fit the worker's file-size limit).
@@ -171,6 +171,7 @@ class Shipped:
     :param structure: how the output leaves nest (``values.flatten_output``).
     :param sample_seed: for a timed call, the KForge process's draw (:class:`CheckAnswer`): the files hold only the
         elements of each output it picks (``worker/samples.py``); None: the whole outputs.
+    :param variant: for a ``"variant"`` call, the variant's name.
     """
 
     label: str
@@ -180,6 +181,7 @@ class Shipped:
     digests: tuple[str, ...]
     structure: tuple[Any, ...]
     sample_seed: int | None = None
+    variant: str = ""
 
 
 @dataclass(frozen=True)
@@ -239,7 +241,8 @@ class Conclude:
 @dataclass(frozen=True)
 class Conclusion:
     """What the referee found over a candidate's shipped calls: the trials in order, the cheats seen across calls
-    (cached, constant outputs, changed inputs, files changed after they were written), the precision reached."""
+    (cached, constant outputs, changed inputs, files changed after they were written), the precision reached, and
+    how it did at the problem's shape variants (None: none were checked)."""
 
     trials: tuple[TrialError, ...] = ()
     flags: tuple[Flag, ...] = ()
@@ -247,6 +250,7 @@ class Conclusion:
     failure: Failure | None = None
     message: str = ""
     precision_bits: float | None = None
+    shapes: ShapeCheck | None = None
 
 
 # --------------------------------------------------------------------------------------------------- replies

@@ -237,6 +237,40 @@ class PrecisionReached:
 
 
 @dataclass(frozen=True)
+class ShapeTiming:
+    """A candidate timed at one shape (``--time-shapes``): the problem's own, or one of its shape variants, each
+    evaluated as a problem of its own (verified there, timed against the baselines there).
+
+    :param shape: ``own`` or the variant's name.
+    :param inputs: the inputs at that shape, described.
+    :param elements: the elements of the inputs' tensors (the size plots put on their axis).
+    :param runtime_ms: the candidate's headline figure there (None: not correct there, or not timed).
+    :param baselines_ms: each baseline's figure there.
+    :param speedup: against the faster baseline there (None: no figure).
+    :param weight: the shape's share of the passes a model serves (0: not stated).
+    :param message: why there is no figure (the verdict's failure there).
+    """
+
+    shape: str
+    inputs: str
+    elements: int
+    runtime_ms: float | None = None
+    baselines_ms: tuple[tuple[str, float], ...] = ()
+    speedup: float | None = None
+    weight: float = 0.0
+    message: str = ""
+
+
+def weighted_speedup(timings: Iterable[ShapeTiming]) -> float | None:
+    """The speedup over the shapes' stated weights (a model's served passes): total weighted time before over
+    after, ``sum(w) / sum(w / speedup)``; None where no shape has both a weight and a speedup."""
+    weighed = [(t.weight, t.speedup) for t in timings if t.weight > 0 and t.speedup]
+    if not weighed:
+        return None
+    return sum(w for w, _ in weighed) / sum(w / s for w, s in weighed)
+
+
+@dataclass(frozen=True)
 class Verdict:
     """Everything the harness found out about one candidate. ``failure`` is None exactly when it is correct.
 
@@ -275,6 +309,7 @@ class Verdict:
     device_alone: str = ""
     outside_clock: tuple[OutsideFigure, ...] = ()  # each timer's figure beside the KForge process's own clock
     speed_of_light: SpeedOfLight | None = None  # the figures against the problem's bound on the device (None: none)
+    shape_timings: tuple[ShapeTiming, ...] = ()  # timed at each shape too (--time-shapes; empty: not)
 
     @property
     def correct(self) -> bool:
@@ -370,6 +405,9 @@ class Verdict:
             "sol_fraction": self.speed_of_light.fraction if self.speed_of_light else None,
             "sol_score": self.speed_of_light.score if self.speed_of_light else None,
             "speed_of_light": self.speed_of_light.to_json() if self.speed_of_light else None,
+            "shapes": to_json(self.verify.shapes) if self.verify is not None else None,
+            "shape_timings": to_json(self.shape_timings),
+            "weighted_speedup": weighted_speedup(self.shape_timings),
         }
 
     @classmethod
@@ -409,4 +447,5 @@ class Verdict:
             device_alone=data.get("device_alone", ""),
             outside_clock=from_json(tuple[OutsideFigure, ...], data.get("outside_clock", [])),
             speed_of_light=SpeedOfLight.from_json(data["speed_of_light"]) if data.get("speed_of_light") else None,
+            shape_timings=from_json(tuple[ShapeTiming, ...], data.get("shape_timings", [])),
         )

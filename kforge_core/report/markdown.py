@@ -99,6 +99,7 @@ def _result(report: RunReport, best_file: str | None) -> list[str]:
         f"{sources_caption(outcome.baseline_sources)}.", "",
         *([f"Against the speed of light: {outcome.sol_summary}.", ""] if outcome.sol_summary else []),
         f"Precision: {_reached(report, best)}.", "", f"Baselines measured before the first candidate: {baselines}.",
+        *(["", "```text", *outcome.shapes, "```"] if outcome.shapes else []),
     ]
     if report.contract.mixed:
         lines += ["", f"The baselines run the reference as written; under the {report.contract.name} contract the "

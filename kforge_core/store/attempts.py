@@ -11,6 +11,7 @@ from typing import Any
 
 from ..agents.views import CandidateView, Feedback
 from ..records import Candidate, Failure, Flag
+from ..shapes.words import check_lines
 from ..sol_words import sol_summary
 from ..timing.findings import launch_overhead_finding
 
@@ -83,6 +84,7 @@ class Outcome:
     sol_score: float | None = None
     sol_note: str = ""
     sol_summary: str = ""
+    shapes: tuple[str, ...] = ()  # the shape variants it was checked at, each with its outcome and why chosen
 
     @classmethod
     def from_verdict(cls, verdict: Any) -> Outcome:
@@ -115,6 +117,7 @@ class Outcome:
             sol_score=light.score if light is not None else None,
             sol_note=light.note if light is not None else "",
             sol_summary=sol_summary(light),
+            shapes=tuple(check_lines(verdict.verify.shapes)) if verdict.verify and verdict.verify.shapes else (),
         )
 
     @property
@@ -137,7 +140,7 @@ class Outcome:
         elif not self.compiled:
             kind, headline = "compile", (f"The compile stage, which imports it and may run it once, ended in "
                                          f"{self.failure} (see the log: it is not a build that failed).")
-        elif self.failure == "cheat" or any(f.blocking for f in self.flags):
+        elif self.failure == "cheat" or any(f.blocking and f.code != _SHAPE_SPECIFIC for f in self.flags):
             kind, headline = "verify", "It was rejected: " + "; ".join(f"{f.code}: {f.message}" for f in self.flags)
         elif self.correct:
             kind, headline = "verify", "It is correct, but it could not be timed."
@@ -146,6 +149,11 @@ class Outcome:
         log = self.compile_log if not self.compiled else ""
         message = "" if self.message and self.message.strip() in log else self.message
         return Feedback(kind, self.label, headline, message, log, candidate.files, candidate.entry)
+
+
+# wrong at a shape variant is a verification failure like any other (its message names the variant), not a
+# rejection: the flag code, as kforge_core.harness.flags names it
+_SHAPE_SPECIFIC = "shape_specific"
 
 
 @dataclass(frozen=True)

@@ -345,3 +345,27 @@ def test_one_of_a_thing_is_not_said_in_the_plural():
     _print_summary(console, summarize(RESULTS[:1]) | {"precision": "fp32", "evaluated_now": 1, "wall_seconds": 2.0,
                                                       "seconds_per_problem": 2.0})
     assert "\n1 problem in 2.0 s: 2.00 s per problem" in console.export_text()
+
+
+def test_the_report_gives_the_speedup_per_shape_and_plots_it_against_the_size(tmp_path):
+    from kforge_core.bench.report import SHAPES_PLOT, write_bench_outputs
+    from kforge_core.codec import to_json
+    from kforge_core.harness.verdict import ShapeTiming
+
+    timings = (ShapeTiming("own", "tensor[4, 64] float32", 256, 0.02, (("eager", 0.04),), 2.0, 0.25),
+               ShapeTiming("decode", "tensor[1, 64] float32", 64, 0.02, (("eager", 0.01),), 0.5, 0.75),
+               ShapeTiming("long", "tensor[33, 64] float32", 2112, message="shape_mismatch: output 0 ..."))
+    checked = {"outcomes": [{"variant": "decode", "status": "held"}, {"variant": "long", "status": "failed"}]}
+    results = [_result("a", verdict={"shape_timings": to_json(timings), "shapes": checked}), _result("b")]
+    plan = BenchPlan(tmp_path, (), "cpu", tmp_path / "solutions", "model_new.py", True, Settings(),
+                     tuple((r.key, "0" * 16) for r in results))
+    info = BenchInfo("bench-1", 0.0, 0.0, "finished", "", str(tmp_path), "cpu", plan.source, tmp_path / "bench", {})
+    report = write_bench_outputs(info, plan, results, {"executor": "local, cpu", "wall_seconds": 1.0,
+                                                       "evaluated_now": 2, "seconds_per_problem": 0.5})
+    text = report.report_path.read_text()
+    assert "## Speedup per shape" in text and f"![speedup against the size of the inputs]({SHAPES_PLOT})" in text
+    assert "| decode | tensor[1, 64] float32 | 64 | 0.02 | eager 0.01 | 0.50x | 75% |" in text
+    assert "| long | tensor[33, 64] float32 | 2,112 | - | - | shape_mismatch: output 0 ... | - |" in text
+    assert "Weighted by the passes served at each shape: 0.62x." in text
+    assert "| failed at long |" in text  # the problems' table says how each did at its variants
+    assert (info.bench_dir / SHAPES_PLOT).read_bytes()[:4] == b"\x89PNG"

@@ -93,6 +93,23 @@ def test_extracted_problems_pass_check_and_reproduce_the_modules(tiny_llama: tup
         assert [_shapes(v) for v in served] == [_shapes(v) for v in saved["inputs"]], name
 
 
+def test_an_extracted_problem_carries_its_other_served_shapes_and_their_weights(
+        tiny_llama: tuple[dict, Path]) -> None:
+    """The prefill MLP's problem declares the decode step's shape as a variant, each with its share of the model's
+    time; the attention of a decode step (it takes a cache) and of a prefill (it does not) stay apart."""
+    _, folder = tiny_llama
+    document = json.loads((folder / "model.json").read_text())["problems"]
+    prefill = load_problem(folder / "prefill_llama_mlp_2x8x64.py").shapes
+    assert prefill.source == "declared" and [v.name for v in prefill.variants] == ["decode"]
+    assert [s.shape for s in prefill.variants[0].inputs] == [(2, 1, 64)]
+    assert prefill.own_weight == pytest.approx(document["prefill_llama_mlp_2x8x64"]["weight"], rel=1e-4)
+    assert prefill.variant("decode").weight == pytest.approx(document["decode_llama_mlp_2x1x64"]["weight"], rel=1e-4)
+    decode = load_problem(folder / "decode_llama_mlp_2x1x64.py").shapes
+    assert [(v.name, v.inputs[0].shape) for v in decode.variants] == [("prefill", (2, 8, 64))]
+    attention = load_problem(folder / "decode_llama_attention_2x1x64.py").shapes
+    assert "prefill" not in [v.name for v in attention.variants]
+
+
 def test_check_command_accepts_an_extracted_problem(tiny_llama: tuple[dict, Path]) -> None:
     _, folder = tiny_llama
     result = CliRunner().invoke(cli, ["check", str(folder / "decode_llama_attention_2x1x64.py")], obj=App())

@@ -80,6 +80,7 @@ class FakeVerdict:
     figures: tuple = ()
     baseline_sources: tuple = ()
     speed_of_light: Any = None
+    verify: Any = None  # the verify stage's result (its shape check): none here
 
     @property
     def correct(self) -> bool:

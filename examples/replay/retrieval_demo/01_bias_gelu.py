@@ -28,7 +28,7 @@ def bias_gelu(x, bias, out):
 class ModelNew(nn.Module):
     def __init__(self, features: int):
         super().__init__()
-        self.bias = nn.Parameter(torch.empty(features))  # the harness copies the reference's values in
+        self.bias = nn.Parameter(torch.randn(features) * 0.1)  # as Model makes it: the same values, seeded alike
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = x.contiguous()

@@ -69,10 +69,12 @@ class StageTimeouts:
     profile_s: float
 
     @classmethod
-    def derive(cls, settings: HarnessSettings, reference_s: float) -> StageTimeouts:
-        """The limits for a problem whose reference forward takes ``reference_s`` seconds on the device."""
+    def derive(cls, settings: HarnessSettings, reference_s: float, variants: int = 0) -> StageTimeouts:
+        """The limits for a problem whose reference forward takes ``reference_s`` seconds on the device, and which
+        verification also calls at ``variants`` shape variants (each counted as two calls: a doubled one is
+        larger)."""
         call = settings.call_timeout_s or max(CALL_FLOOR_S, CALL_MULTIPLE * reference_s)
-        verify_calls = settings.trials + VERIFY_CALLS_BEYOND_TRIALS
+        verify_calls = settings.trials + VERIFY_CALLS_BEYOND_TRIALS + 2 * variants
         timing_calls = settings.warmup + settings.repetitions
         return cls(
             reference_s=reference_s,

@@ -255,7 +255,8 @@ class Harness:
         """The limits of a candidate's stages, derived from the settings and the reference's time on the device
         (measured by the first worker; starts one when none has started yet)."""
         self._referee.ready()
-        return StageTimeouts.derive(self.settings.harness, self._referee.reference_s or 0.0)
+        variants = len(self.problem.shapes.variants) if self.settings.harness.shapes != "off" else 0
+        return StageTimeouts.derive(self.settings.harness, self._referee.reference_s or 0.0, variants)
 
     @property
     def baseline_errors(self) -> dict[str, str]:

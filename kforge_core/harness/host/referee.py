@@ -17,6 +17,7 @@ from typing import Any, Callable
 from ...records import Failure, VerifyResult
 from ...settings import HarnessSettings
 from .. import flags as F
+from ..shape_findings import held_words, merged_check, shape_findings, unjudged, with_shape_flag
 from ..protocol import (
     OUTPUTS_DIR, Conclude, Conclusion, Expect, JudgeBegin, Judged, JudgedBatch, Prepared, Shipped, ShippedBatch,
     WorkerInit,
@@ -146,10 +147,11 @@ class Referee:
 
 
 def trusted_verify(verify: VerifyResult, conclusion: Conclusion, settings: HarnessSettings) -> VerifyResult:
-    """The worker's verify result with the referee's conclusion in its place: the trials, the precision and the
-    cheats across calls are the referee's; a failure the worker reported stands (it can only have made the
-    candidate look worse), and the candidate passes only when the referee says so too."""
-    flags = [*verify.flags, *conclusion.flags]
+    """The worker's verify result with the referee's conclusion in its place: the trials, the precision, the cheats
+    across calls and the shape variants are the referee's; a failure the worker reported stands (it can only have
+    made the candidate look worse), and the candidate passes only when the referee says so too."""
+    shapes = merged_check(conclusion.shapes, verify.shapes)  # the referee's, with the worker's own failures there
+    flags = with_shape_flag([*verify.flags, *conclusion.flags], shapes, settings)
     failure, message = verify.failure, verify.message
     if failure is None and conclusion.failure is not None:
         failure, message = conclusion.failure, conclusion.message
@@ -157,6 +159,16 @@ def trusted_verify(verify: VerifyResult, conclusion: Conclusion, settings: Harne
     missing = [settings.seed + t for t in range(settings.trials) if settings.seed + t not in judged]
     if failure is None and missing:  # the worker says its trials passed, yet the referee never saw one
         failure, message = Failure.CHEAT, f"trial seed {missing[0]} never reached the referee"
+        flags.append(F.raise_flag(F.TAMPERING, message, settings))
+    cheats = [f for f in flags if f.blocking and f.code != F.SHAPE_SPECIFIC]
+    if failure is None and cheats:  # a cheat is what the verdict says, before any shape it failed at
+        failure, message = Failure.CHEAT, F.describe_blocking(F.merge_flags(cheats))
+    _, shape_failure, shape_message = shape_findings(shapes, settings)
+    if failure is None and shape_failure is not None:  # wrong at a shape variant, under harness.shapes = strict
+        failure, message = shape_failure, shape_message
+    unseen = unjudged(shapes)
+    if failure is None and unseen:  # the worker says it held at every variant, yet the referee never saw one
+        failure, message = Failure.CHEAT, f"the call at shape variant {unseen[0].variant} never reached the referee"
         flags.append(F.raise_flag(F.TAMPERING, message, settings))
     flags = F.merge_flags(flags)
     blocking = [f for f in flags if f.blocking]
@@ -166,10 +178,10 @@ def trusted_verify(verify: VerifyResult, conclusion: Conclusion, settings: Harne
     if failure is None and not trials:
         failure, message = Failure.HARNESS, "no trial reached the referee"
     if failure is None:
-        message = f"all {counted(sum(t.passed for t in trials), 'trial')} passed"
+        message = f"all {counted(sum(t.passed for t in trials), 'trial')} passed{held_words(shapes)}"
     notes = tuple(dict.fromkeys([*verify.notes, *conclusion.notes]))
     return VerifyResult(correct=failure is None, trials=trials, failure=failure, message=message, flags=flags,
-                        notes=notes, precision_bits=conclusion.precision_bits)
+                        notes=notes, precision_bits=conclusion.precision_bits, shapes=shapes)
 
 
 def _with_message(failed: Any, message: str) -> Any:

@@ -1,8 +1,8 @@
 """The reference's answers. Computed only in the referee: a worker that never imports candidate code.
 
 Per problem: ``Model`` built under the run's seed, how its outputs nest, the tolerance per output, how much its
-output changes between trials (a constant passes an insensitive problem), its median forward time on the device
-and, on first use, the operators it runs. Expected outputs are computed one call at a time; they are kept in host
+output changes between trials (a constant passes an insensitive problem), its median forward time on the device,
+its outputs at the problem's shape variants (``variant_expected.py``) and, on first use, the operators it runs. Expected outputs are computed one call at a time; they are kept in host
 memory while they fit :data:`KEPT_BYTES`, else computed again when asked for. The float64 reference is computed
 when a candidate's first trial is judged and freed after it.
 """
@@ -26,6 +26,7 @@ from ..op_trace import compute_ops, trace_ops
 from .compare import max_difference, within_tolerance
 from .host_copies import host_copy
 from .reference import ProblemData, clone_values, problem_model, reference_data, seeded_inputs
+from .variant_expected import VariantAnswers, variant_answers
 
 if TYPE_CHECKING:
     from ...devices.harness_device import HarnessDevice
@@ -48,6 +49,7 @@ class Expected:
     sensitivity: float  # largest change of the reference output between trials
     insensitive: bool  # every trial's output within tolerance of the first's: a constant passes
     kept: dict[int, list[torch.Tensor]] = field(default_factory=dict)  # seed -> outputs, in host memory
+    variants: VariantAnswers = field(default_factory=VariantAnswers)  # at the problem's shape variants
     _ops: list[str] | None = None
 
     def outputs(self, seed: int) -> list[torch.Tensor]:
@@ -140,8 +142,9 @@ def _compute(data: ProblemData, on: HarnessDevice, settings: HarnessSettings, ba
                 kept_bytes += size
             del leaves
     on.synchronize()
+    variants = variant_answers(data.variants, model, structure, on, budget - kept_bytes)
     return Expected(data, model, fresh_model, structure, tolerances, notes, statistics.median(seconds), sensitivity,
-                    insensitive and len(data.trials) > 1, kept)
+                    insensitive and len(data.trials) > 1, kept, variants)
 
 
 def _tolerances(outputs: list[torch.Tensor], settings: HarnessSettings, backend: Backend | None

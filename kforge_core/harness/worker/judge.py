@@ -8,7 +8,10 @@ compared with the reference's outputs for the same seed. The inputs the candidat
 the reference leaves in its own. Across a candidate's calls: outputs cached from the previous trial, outputs that do
 not change with the input, and the precision of the first trial against the float64 reference (computed then and
 freed). Only the first and the last trial's outputs are kept, whatever the number of calls: where they were judged
-(the device) for a problem small for the device, else in host memory.
+(the device) for a problem small for the device, else in host memory. A call at one of the problem's shape
+variants is judged against the reference's outputs there, and takes no part in the checks across calls; the
+conclusion says how the candidate did at each variant (``shape_findings.py`` decides what that means, with the
+worker's own failures there).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from typing import Any, Callable
 
 import torch
 
-from ...records import Failure, Flag, TrialError
+from ...records import Failure, Flag, ShapeCheck, TrialError, VariantOutcome
 from ...settings import HarnessSettings
 from ...values import tensor_leaves
 from .. import flags as F
@@ -30,7 +33,7 @@ from .output_files import OutputsPlace, UnreadableOutputs, read_outputs
 from .precision import precision_report
 from .reference import seeded_inputs
 from .samples import sampled
-from ..call_kinds import TIMED, TRACED, TRIAL
+from ..call_kinds import TIMED, TRACED, TRIAL, VARIANT
 
 
 @dataclass
@@ -48,6 +51,7 @@ class _Session:
     timed_failures: list[str] = field(default_factory=list)
     timed_checked: int = 0
     labels: set[str] = field(default_factory=set)
+    variants: dict[str, VariantOutcome] = field(default_factory=dict)  # each shape variant's call, as judged
 
 
 class Judge:
@@ -91,6 +95,8 @@ class Judge:
         if isinstance(loaded, Judged):
             return self._record(shipped, loaded)
         on_host, changed = loaded
+        if shipped.kind == VARIANT:
+            return self._record(shipped, self._at_variant(shipped, on_host))
         expected = self.expected.outputs(shipped.seed)  # first: its inputs are gone before the outputs come over
         if shipped.sample_seed is not None:  # a timed call: the elements the KForge process drew, drawn here too
             expected = sampled(expected, shipped.sample_seed, settings.timed_check_elements)
@@ -133,8 +139,10 @@ class Judge:
                 f"the output changes by at most {session.change:.3g} across trials with different inputs, where the "
                 f"reference's changes by {self.expected.sensitivity:.3g}: it does not depend on the input"), settings))
         failure, message = session.failures[0] if session.failures else (None, "")
+        # what the shape variants decide is decided where the worker's own failures there are known too
         return Conclusion(tuple(session.trials), F.merge_flags(flags),
-                          (*self.expected.tolerance_notes, *session.notes), failure, message, session.precision_bits)
+                          (*self.expected.tolerance_notes, *session.notes), failure, message, session.precision_bits,
+                          self._shape_check())
 
     # ------------------------------------------------------------------------------------------ inside
 
@@ -152,6 +160,36 @@ class Judge:
             return Judged(False, Failure.CHEAT, f"{shipped.label}: {exc}")
         return outputs, changed
 
+    def _at_variant(self, shipped: Shipped, on_host: list[Any]) -> Judged:
+        """A call at one of the problem's shape variants, against the reference's outputs there; a variant the
+        reference cannot run at is not judged (its reason is the outcome)."""
+        answers = self.expected.variants
+        trial = answers.trials.get(shipped.variant)
+        if trial is None or shipped.seed != trial.seed:
+            what = "a shape variant the problem does not have" if trial is None else "inputs of another seed"
+            self.session.flags.append(F.raise_flag(F.TAMPERING, f"{shipped.label} was shipped for {what}",
+                                                   self.settings))
+            return Judged(False, Failure.CHEAT, f"{shipped.label}: shipped for {what}")
+        if shipped.variant in answers.dropped:
+            return Judged(True, None, f"not judged: {answers.dropped[shipped.variant]}")
+        expected = answers.outputs(shipped.variant)
+        device = self.expected.data.device
+        outputs = [o.to(device) if isinstance(o, torch.Tensor) else o for o in on_host]
+        comparison = check_structure(outputs, expected, structure=shipped.structure,
+                                     reference_structure=self.expected.structure) or \
+            compare_outputs(outputs, expected, self.expected.tolerances, shipped.structure)
+        return _judged(comparison)
+
+    def _shape_check(self) -> ShapeCheck | None:
+        """How the candidate did at each of the problem's shape variants (None: none are checked)."""
+        plan = self.expected.data.problem.shapes
+        if self.settings.shapes == "off" or not plan.variants:
+            return None
+        dropped, judged = self.expected.variants.dropped, self.session.variants
+        outcomes = tuple(VariantOutcome(v.name, "dropped", message=dropped[v.name]) if v.name in dropped
+                         else judged.get(v.name, VariantOutcome(v.name, "not_run")) for v in plan.variants)
+        return ShapeCheck(self.settings.shapes, plan, outcomes)
+
     def _record(self, shipped: Shipped, judged: Judged) -> Judged:
         session = self.session
         if shipped.kind == TRIAL:
@@ -168,6 +206,10 @@ class Judge:
             session.timed_checked += 1
             if not judged.passed:
                 session.timed_failures.append(f"{shipped.label} ({judged.message})")
+        elif shipped.kind == VARIANT and shipped.variant not in self.expected.variants.dropped:
+            session.variants[shipped.variant] = VariantOutcome(
+                shipped.variant, "held" if judged.passed else "failed",
+                None if judged.passed else judged.failure or Failure.MISMATCH, judged.message)
         return judged
 
     def _across_trials(self, shipped: Shipped, on_host: list[Any], outputs: list[torch.Tensor],

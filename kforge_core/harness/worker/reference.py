@@ -22,12 +22,14 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from ...problem import import_problem_module
-from ...records import Backend, Problem
+from ...records import Backend, Problem, ShapeVariant, ValueSpec
+from ...shapes.inputs import variant_maker
 from ...settings import HarnessSettings
 from ...values import map_tensors, tensor_bytes
 from ...timing.timed_runs import pool_seeds
 
 WARMUP_SEED_OFFSET = 10_000
+VARIANT_SEED_OFFSET = 30_000  # the shape variants' inputs, past the trials' and the timing sets' seeds
 # The timing sets kept resident never take more than this share of the memory the device has free (the candidate's
 # own inputs, outputs and workspace need the rest), nor more than one input set or RESIDENT_FLOOR_BYTES, whichever is
 # larger: a problem's memory stays in proportion to one call, and small sets are not made again for every run.
@@ -40,15 +42,17 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Trial:
-    """One correctness trial: its seed; its inputs are made afresh each time they are asked for."""
+    """One correctness trial: its seed; its inputs are made afresh each time they are asked for. A trial at one of
+    the problem's shape variants (``variant``) makes that variant's inputs."""
 
     seed: int
     module: ModuleType
     device: torch.device
+    variant: ShapeVariant | None = None
 
     @property
     def inputs(self) -> list[Any]:
-        return seeded_inputs(self.module, self.seed, self.device)
+        return seeded_inputs(self.module, self.seed, self.device, self.variant)
 
 
 @dataclass
@@ -66,6 +70,7 @@ class ProblemData:
     output_bytes: list[int]  # per output leaf, from the problem's description (what poisoning claims)
     pool: SeededPool | list[list[Any]] = field(default_factory=list)  # distinct input sets for the timing runs
     pool_seeds: list[int] = field(default_factory=list)
+    variants: list[Trial] = field(default_factory=list)  # one call at each of the problem's shape variants
 
     @property
     def known_ops(self) -> list[str]:
@@ -101,12 +106,14 @@ def forget_problems() -> None:
     _cache.clear()
 
 
-def seeded_inputs(module: ModuleType, seed: int, device: torch.device) -> list[Any]:
-    """The problem's ``get_inputs()`` under ``seed``, made on ``device`` (its random draws run there, not on the
-    host: the same seed gives the same values in every process on the same kind of device)."""
+def seeded_inputs(module: ModuleType, seed: int, device: torch.device,
+                  variant: ShapeVariant | None = None) -> list[Any]:
+    """The problem's ``get_inputs()`` under ``seed`` (its shape ``variant``'s inputs, when given), made on
+    ``device`` (its random draws run there, not on the host: the same seed gives the same values in every process
+    on the same kind of device)."""
     torch.manual_seed(seed)
     with torch.device(device):
-        values = module.get_inputs()
+        values = module.get_inputs() if variant is None else variant_maker(module, variant)()
     return [to_device(value, device) for value in values]
 
 
@@ -142,18 +149,38 @@ def _prepare(problem: Problem, on: HarnessDevice, settings: HarnessSettings) -> 
     del model
     trials = [Trial(settings.seed + t, module, device) for t in range(settings.trials)]
     data = ProblemData(problem, module, device, settings.seed, init_inputs, parameters, buffers, trials,
-                       _output_bytes(problem))
+                       _output_bytes(problem), variants=variant_trials(problem, module, device, settings))
     on.synchronize()
     return data
 
 
-def _output_bytes(problem: Problem) -> list[int]:
+def variant_trials(problem: Problem, module: ModuleType, device: torch.device,
+                   settings: HarnessSettings) -> list[Trial]:
+    """One trial at each of the problem's shape variants, each with a seed of its own (none with
+    ``harness.shapes = off``)."""
+    if settings.shapes == "off":
+        return []
+    return [Trial(variant_seed(index, settings), module, device, variant)
+            for index, variant in enumerate(problem.shapes.variants)]
+
+
+def variant_seed(index: int, settings: HarnessSettings) -> int:
+    """The seed of the inputs of the problem's shape variant ``index``."""
+    return settings.seed + VARIANT_SEED_OFFSET + index
+
+
+def output_bytes(outputs: tuple[ValueSpec, ...]) -> list[int]:
+    """The bytes of each output leaf ``outputs`` describe."""
     sizes = []
-    for output in problem.outputs:
+    for output in outputs:
         for spec in output.tensors():
             dtype = getattr(torch, spec.dtype, torch.float32)
             sizes.append(math.prod(spec.shape) * dtype.itemsize)
     return sizes
+
+
+def _output_bytes(problem: Problem) -> list[int]:
+    return output_bytes(problem.outputs)
 
 
 def _named_state(model: Any) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:

@@ -85,15 +85,17 @@ def ship(label: str, kind: str, seed: int, outputs: list[torch.Tensor], structur
 
 
 def pack(label: str, kind: str, seed: int, outputs: list[torch.Tensor], structure: tuple[Any, ...],
-         changed_inputs: dict[str, torch.Tensor], workdir: Path, sample_seed: int | None = None) -> Shipped:
+         changed_inputs: dict[str, torch.Tensor], workdir: Path, sample_seed: int | None = None,
+         variant: str = "") -> Shipped:
     """Write copies of ``outputs`` (and of the inputs the call changed) to files: what :func:`send` has judged.
     Once it returns, the caller may free the tensors: the referee reads only the files. With ``sample_seed`` the
-    outputs are the elements the KForge process drew (``samples.sampled``), and the referee draws the same."""
+    outputs are the elements the KForge process drew (``samples.sampled``), and the referee draws the same;
+    ``variant`` names the shape variant of a call at one."""
     directory = workdir / OUTPUTS_DIR
     directory.mkdir(parents=True, exist_ok=True)
     paths, digests = write_outputs(directory / f"{next(_numbers):05d}.pt", [host_copy(o) for o in outputs],
                                    {path: host_copy(t) for path, t in changed_inputs.items()})
-    return Shipped(label, kind, seed, paths, digests, structure, sample_seed)
+    return Shipped(label, kind, seed, paths, digests, structure, sample_seed, variant)
 
 
 def send(shipped: Shipped, referee: Referee | None = None) -> Judged:

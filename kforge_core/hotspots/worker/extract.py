@@ -1,7 +1,9 @@
 """One hot group as a KernelBench problem: ``Model`` is the model's own class (imported from its installed package,
 or its source carried), built from the arguments the model's module was built with and cast to the served dtype;
 its ``forward`` takes the tensors the module was called with, in the order of the module's signature, and passes
-the plain values as they were; ``get_inputs`` gives values of the served shapes and dtypes.
+the plain values as they were; ``get_inputs`` gives values of the served shapes and dtypes, and
+``get_input_variants`` the module's other served shapes (another phase's call taking the same inputs), with each
+shape's share of the model's time.
 
 A key-value cache argument becomes two inputs, the keys and values the module's layer held before the call, and
 the forward builds a fresh cache holding them (so a decode step's attention reads a cache of the served length).
@@ -48,9 +50,23 @@ def _tensors(value):
 '''
 
 
+@dataclass(frozen=True)
+class Served:
+    """Another call of the same module (same class, parameters and attributes) at another shape, in another phase
+    or at another size: a shape variant of the problem, with its share of the model's time."""
+
+    name: str
+    module: Any
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    weight: float
+
+
 def write_problem(module: Any, built: Built | None, args: tuple[Any, ...], kwargs: dict[str, Any], dtype: Any,
-                  docstring: str) -> Written:
-    """The problem's source; raises :class:`NotExtractable` with a one-line reason."""
+                  docstring: str, served: tuple[Served, ...] = (), weight: float = 0.0) -> Written:
+    """The problem's source; raises :class:`NotExtractable` with a one-line reason. ``served``: the module's other
+    served shapes, declared as its shape variants (those whose call takes the same inputs) with their weights
+    beside ``weight``, the problem's own."""
     cls = type(module)
     if built is None:
         raise NotExtractable("its constructor's arguments were not seen (the module was not built by the model's "
@@ -77,8 +93,33 @@ def write_problem(module: Any, built: Built | None, args: tuple[Any, ...], kwarg
               "        return out[0] if len(out) == 1 else tuple(out)", "", "",
               *init.constants,
               "def get_inputs():", f"    return [{', '.join(call.expressions)}]", "", "",
-              "def get_init_inputs():", f"    return [{', '.join([*init.values, literal(dtype)])}]", ""]
+              "def get_init_inputs():", f"    return [{', '.join([*init.values, literal(dtype)])}]", "",
+              *_served_shapes(cls, call, served, weight)]
     return Written("\n".join(lines), call.served, call.parameters)
+
+
+def _served_shapes(cls: type, call: _Call, served: tuple[Served, ...], weight: float) -> list[str]:
+    """``get_input_variants()`` holding the other served calls that take the same inputs as this one (a decode
+    step's attention with its cache does not take a prefill's), each made only when it runs, and
+    ``INPUT_VARIANT_WEIGHTS``: each shape's share of the model's time."""
+    variants = []
+    for other in served:
+        try:
+            again = _call(cls, other.module, other.args, other.kwargs)
+        except NotExtractable:
+            continue
+        if again.parameters == call.parameters and again.body == call.body:
+            variants.append((other, again))
+    if not variants:
+        return []
+    lines = ["", "def get_input_variants():",
+             '    """The other shapes the model serves this module at (kforge hotspots), each made when it runs."""',
+             "    return {"]
+    lines += [f"        {other.name!r}: lambda: [{', '.join(again.expressions)}]," for other, again in variants]
+    weights = {"get_inputs": weight, **{other.name: other.weight for other, _ in variants}}
+    lines += ["    }", "", "",
+              f"INPUT_VARIANT_WEIGHTS = {{{', '.join(f'{k!r}: {v:.6g}' for k, v in weights.items())}}}", ""]
+    return lines
 
 
 @dataclass

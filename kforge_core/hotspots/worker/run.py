@@ -16,7 +16,7 @@ from ...model_worker.device import backend_device
 from ...model_worker.end_to_end_timing import spread
 from ..request import HotspotsRequest
 from .constructors import Constructors, recording_constructors
-from .extract import write_problem
+from .extract import Served, write_problem
 from .kinds import group_modules
 from .phases import Driver
 from .profile import PhaseProfile, profile_phases
@@ -197,15 +197,36 @@ def _extract(rows: list[dict], tracker: Tracker, built: Constructors, request: H
             continue
         name = _name(row, captured, taken)
         try:
-            row.update(_write(folder, name, row, captured, built, dtype, description, device, request))
+            row.update(_write(folder, name, row, captured, built, dtype, description, device, request,
+                              _served_elsewhere(row, rows, tracker)))
         except NotExtractable as exc:
             row["why_not"] = str(exc)
         except Exception as exc:  # the module's own code failed on its rebuilt self: the reason, in one line
             row["why_not"] = f"its problem failed: {_one_line(exc)}"
 
 
+def _served_elsewhere(row: dict, rows: list[dict], tracker: Tracker) -> tuple[Served, ...]:
+    """The same module's other served calls (same class, parameters and attributes; another phase or shape), each
+    named by its phase (and its shape where a phase has several) with its share of the model's time."""
+    def same_module(other: dict) -> bool:
+        return other["key"] is not None and other["key"] != row["key"] and other["key"][1] == row["key"][1] \
+            and other["key"][2].split("|", 1)[1:] == row["key"][2].split("|", 1)[1:]
+
+    others = [other for other in rows if same_module(other)]
+    found = []
+    for other in others:
+        captured = tracker.captured.get(GroupKey(*other["key"]))
+        if captured is None:
+            continue
+        alone = sum(o["phase"] == other["phase"] for o in others) == 1 and other["phase"] != row["phase"]
+        name = other["phase"] if alone else f"{other['phase']} {other['shapes'][:60]}"
+        found.append(Served(name, captured.group.module, captured.args, captured.kwargs, other["model_share"]))
+    return tuple(found)
+
+
 def _write(folder: Path, name: str, row: dict, captured: Captured, built: Constructors, dtype: Any,
-           description: str, device: Any, request: HotspotsRequest) -> dict[str, Any]:
+           description: str, device: Any, request: HotspotsRequest, served: tuple[Served, ...] = ()
+           ) -> dict[str, Any]:
     module = captured.group.module
     modules = row["modules"]
     shown = ", ".join(modules[:3]) + (f" and {len(modules) - 3} more" if len(modules) > 3 else "")
@@ -215,10 +236,15 @@ def _write(folder: Path, name: str, row: dict, captured: Captured, built: Constr
                  f"Model is the model's own class, built from the arguments the model built it with and cast to "
                  f"{request.dtype};\nget_inputs gives random values of the served shapes and dtypes (positions and "
                  "masks as served).")
-    written = write_problem(module, built.of(module), captured.args, captured.kwargs, dtype, docstring)
+    written = write_problem(module, built.of(module), captured.args, captured.kwargs, dtype, docstring, served,
+                            row["model_share"])
     path = folder / f"{name}.py"
     path.write_text(written.text)
     refused = check_problem(path)
+    if refused and served:  # its other served shapes are what it fails at: the problem stands without them
+        written = write_problem(module, built.of(module), captured.args, captured.kwargs, dtype, docstring)
+        path.write_text(written.text)
+        refused = check_problem(path)
     if refused:
         path.unlink()
         raise NotExtractable(f"the problem written for it fails kforge check: {refused}")

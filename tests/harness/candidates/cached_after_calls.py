@@ -1,9 +1,10 @@
-"""Cheat 3, patient: correct for its first calls (those a verifier makes), then returns its last output."""
+"""Cheat 3, patient: correct for its first calls (those a verifier makes on relu_scale: 3 trials, a call at each of
+its 3 shape variants, the operator trace), then returns its last output."""
 
 import numpy as np
 import torch
 
-HONEST_CALLS = 4
+HONEST_CALLS = 7
 
 
 class ModelNew(torch.nn.Module):

@@ -1,0 +1,97 @@
+"""A problem's shape plan, made when it loads: the variants it declares (``get_input_variants()``, checked by
+running the reference at each on meta tensors), else those KForge derives (``derive.py``)."""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+from ..records import ShapePlan, ShapeVariant, ValueSpec
+from .declared import declared_entries, declared_weights, declares_variants
+from .derive import derived_plan
+from .probe import Probe, one_line
+
+# sizes are tried on the CPU (for a problem that does not run on meta tensors) only where its own forward took
+# less than this there: deriving runs it about ten times
+CPU_PROBE_S = 1.0
+
+
+class VariantsError(ValueError):
+    """A problem's declared variants are wrong (the reference fails at one, or they are not lists of inputs)."""
+
+
+def shape_plan(module: ModuleType, probe: Probe, inputs: tuple[ValueSpec, ...], *, cpu_forward_s: float
+               ) -> ShapePlan:
+    """The variants ``module``'s problem is checked at. ``probe`` runs its reference (on meta tensors, or on the
+    CPU where it does not run there); ``inputs`` describe its own inputs; ``cpu_forward_s``: how long its forward
+    took on the CPU (0 where it ran on meta tensors). Raises :class:`VariantsError` for declared variants that are
+    wrong."""
+    runs_on_meta = probe.device == "meta"
+    tried = runs_on_meta or cpu_forward_s <= CPU_PROBE_S
+    if declares_variants(module):
+        return _declared(module, probe if tried else None)
+    if not tried:
+        return ShapePlan("none", notes=(
+            f"no variant derived: the reference does not run on meta tensors, and its forward took "
+            f"{cpu_forward_s:.1f} s on the CPU, too long to try other sizes there; declare them with "
+            "get_input_variants()",))
+    try:
+        return derived_plan(probe, inputs, "meta tensors" if runs_on_meta else "the CPU")
+    except Exception as exc:  # noqa: BLE001 - it ran there when it was described; a model that does not twice
+        return ShapePlan("none", notes=(f"no variant derived: the reference did not run again on "
+                                        f"{'meta tensors' if runs_on_meta else 'the CPU'} ({one_line(exc)})",))
+
+
+def _declared(module: ModuleType, probe: Probe | None) -> ShapePlan:
+    from .declared import DeclaredVariantsError
+
+    try:
+        entries = declared_entries(module)
+        own_weight, weights = declared_weights(module, list(entries))
+    except DeclaredVariantsError as exc:
+        raise VariantsError(str(exc)) from None
+    variants = []
+    for name, make in entries.items():
+        values = _made(make, name, probe.device if probe is not None else "meta")
+        outputs: list[ValueSpec] = []
+        if probe is not None:
+            try:
+                outputs, _ = probe.run(values)
+            except Exception as exc:  # noqa: BLE001 - the problem's own variant must run
+                raise VariantsError(f"Model's forward raised {one_line(exc)} at get_input_variants() variant "
+                                    f"{name!r}") from None
+        variants.append(ShapeVariant(name, _described(values, name), "declared", outputs=tuple(outputs),
+                                     weight=weights.get(name, 0.0)))
+    notes = (f"each declared variant checked by running the reference at it on "
+             f"{'meta tensors' if probe.device == 'meta' else 'the CPU'}",) if probe is not None else (
+        "declared variants not run here (the reference does not run on meta tensors and is slow on the CPU): the "
+        "referee runs each before judging a candidate there",)
+    return ShapePlan("declared", tuple(variants), notes=notes, own_weight=own_weight)
+
+
+def _made(make: Any, name: str, device: str) -> list[Any]:
+    """A declared variant's inputs on ``device`` (on the CPU where they cannot be made on meta tensors)."""
+    import torch
+
+    from .declared import DeclaredVariantsError
+
+    for device in dict.fromkeys((device, "cpu")):
+        try:
+            with torch.device(device):
+                torch.manual_seed(0)
+                return make()
+        except DeclaredVariantsError as exc:
+            raise VariantsError(str(exc)) from None
+        except Exception as exc:  # noqa: BLE001 - tried again on the CPU, whose error is the one said
+            error = exc
+    raise VariantsError(f"get_input_variants() variant {name!r} raised {one_line(error)}")
+
+
+def _described(values: list[Any], name: str) -> tuple[ValueSpec, ...]:
+    from ..values import UnsupportedValue, describe_value
+
+    try:
+        return tuple(describe_value(value, f"[{i}]") for i, value in enumerate(values))
+    except UnsupportedValue as exc:
+        raise VariantsError(f"get_input_variants() variant {name!r}{exc.path} is a {type(exc.value).__name__}, "
+                            "which no problem passes") from None

@@ -1,0 +1,21 @@
+"""relu(x @ W.T + b): the Linear layer pins x's last size, the batch stays free."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, in_features: int, out_features: int):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.linear(x))
+
+
+def get_inputs():
+    return [torch.randn(32, 96)]
+
+
+def get_init_inputs():
+    return [96, 48]
