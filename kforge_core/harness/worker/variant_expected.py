@@ -20,7 +20,7 @@ from .host_copies import host_copy
 from .reference import Trial
 
 if TYPE_CHECKING:
-    from ...device import Device
+    from ...devices.harness_device import HarnessDevice
 
 
 @dataclass
@@ -41,7 +41,7 @@ class VariantAnswers:
             return [o.detach() for o in flatten_output(self.model(*trial.inputs))[0]]
 
 
-def variant_answers(trials: list[Trial], model: Any, structure: tuple[Any, ...], on: Device,
+def variant_answers(trials: list[Trial], model: Any, structure: tuple[Any, ...], on: HarnessDevice,
                     budget: int) -> VariantAnswers:
     """Run the reference at each variant's trial; keep outputs within ``budget`` bytes of host memory."""
     answers = VariantAnswers(model=model)
