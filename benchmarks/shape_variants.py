@@ -5,9 +5,10 @@ own shape, as before) and with ``--shapes report`` (every solution also called o
 variants; a wrong one keeps its verdict and gets the ``shape_specific`` flag), in turn ``--passes N`` times (each
 figure the median of its passes), after a first ``--shapes off`` pass that fills the build caches (not counted;
 ``--no-warm-up`` leaves it out). For each solution correct at its own shape it says how it did at each variant and
-why it failed where it did: a wrong output shape or an exception at another size (a size hard-coded), wrong values
-only at the prime sizes (a tile's tail), wrong values only when doubled (a grid or a launch sized for the problem's
-own shape), wrong values elsewhere. It prints a table, the counts and the verification time added (the ``verify``
+how it failed where it did, with the cause each pattern points to (to be confirmed by reading the kernel): a wrong
+output shape (a size fixed in the kernel), an exception at another size, wrong values only at the prime sizes (a
+tile's tail), wrong values only when doubled (a grid or a launch sized for the problem's own shape), wrong values
+elsewhere. It prints a table, the counts and the verification time added (the ``verify``
 phase, and with the referee's preparation, per problem: median and total ratio), and writes it all as JSON.
 
     python benchmarks/shape_variants.py --problems DIR/problems --solutions DIR/solutions --backend cuda \\
@@ -116,13 +117,13 @@ def _why(row: dict[str, Any]) -> str:
         return "holds" if held else "every variant dropped (the reference fails there)"
     failures = {v["failure"] for v in failed.values()}
     if "shape_mismatch" in failures or "output_type" in failures:
-        return "hard-coded size (wrong output shape)"
+        return "wrong output shape (a size fixed in the kernel?)"
     if failures & {"runtime_error", "crash", "device_fault", "timeout"}:
         return "raises or crashes at another size"
     if set(failed) == {"prime"}:
-        return "tails (wrong only at sizes no multiple of a tile)"
+        return "wrong only at the prime sizes (a tile's tail?)"
     if set(failed) == {"double"}:
-        return "larger sizes (a grid or a launch sized for its own shape)"
+        return "wrong only when doubled (a grid or a launch sized for its own shape?)"
     return "wrong values at other sizes"
 
 

@@ -20,7 +20,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..records import FixedDimension, ShapePlan, ShapeVariant, ValueSpec
-from .probe import Probe, one_line
+from ..tracebacks import exception_line
+from .probe import Probe
 from .sizes import doubled, halved, prime_below
 from .symbols import Symbol, resized, symbols_of
 
@@ -85,7 +86,7 @@ def _runs(probe: Probe, changes: list[tuple[Symbol, int]]) -> tuple[list[ValueSp
     try:
         outputs, size = probe.at(resized(probe.shapes, changes))
     except Exception as exc:  # noqa: BLE001 - whatever the reference raises says why the size is pinned
-        return [], 0, f"the reference fails when it changes ({one_line(exc)})"
+        return [], 0, f"the reference fails when it changes ({exception_line(exc)})"
     return outputs, size, _does_not_follow(probe.output_shapes, [o.shape for o in outputs],
                                            {s.size: new for s, new in changes})
 

@@ -9,7 +9,8 @@ from typing import Any
 from ..records import ShapePlan, ShapeVariant, ValueSpec
 from .declared import declared_entries, declared_weights, declares_variants
 from .derive import derived_plan
-from .probe import Probe, one_line
+from ..tracebacks import exception_line
+from .probe import Probe
 
 # sizes are tried on the CPU (for a problem that does not run on meta tensors) only where its own forward took
 # less than this there: deriving runs it about ten times
@@ -39,7 +40,7 @@ def shape_plan(module: ModuleType, probe: Probe, inputs: tuple[ValueSpec, ...], 
         return derived_plan(probe, inputs, "meta tensors" if runs_on_meta else "the CPU")
     except Exception as exc:  # noqa: BLE001 - it ran there when it was described; a model that does not twice
         return ShapePlan("none", notes=(f"no variant derived: the reference did not run again on "
-                                        f"{'meta tensors' if runs_on_meta else 'the CPU'} ({one_line(exc)})",))
+                                        f"{'meta tensors' if runs_on_meta else 'the CPU'} ({exception_line(exc)})",))
 
 
 def _declared(module: ModuleType, probe: Probe | None) -> ShapePlan:
@@ -58,7 +59,7 @@ def _declared(module: ModuleType, probe: Probe | None) -> ShapePlan:
             try:
                 outputs, _ = probe.run(values)
             except Exception as exc:  # noqa: BLE001 - the problem's own variant must run
-                raise VariantsError(f"Model's forward raised {one_line(exc)} at get_input_variants() variant "
+                raise VariantsError(f"Model's forward raised {exception_line(exc)} at get_input_variants() variant "
                                     f"{name!r}") from None
         variants.append(ShapeVariant(name, _described(values, name), "declared", outputs=tuple(outputs),
                                      weight=weights.get(name, 0.0)))
@@ -84,7 +85,7 @@ def _made(make: Any, name: str, device: str) -> list[Any]:
             raise VariantsError(str(exc)) from None
         except Exception as exc:  # noqa: BLE001 - tried again on the CPU, whose error is the one said
             error = exc
-    raise VariantsError(f"get_input_variants() variant {name!r} raised {one_line(error)}")
+    raise VariantsError(f"get_input_variants() variant {name!r} raised {exception_line(error)}")
 
 
 def _described(values: list[Any], name: str) -> tuple[ValueSpec, ...]:

@@ -5,18 +5,12 @@ problem code (never candidate code)."""
 from __future__ import annotations
 
 import inspect
-import traceback
 from types import ModuleType
 from typing import Any
 
 from ..records import ValueSpec
 from .inputs import resized_inputs
 from .symbols import leaf_shapes
-
-
-def one_line(exc: BaseException) -> str:
-    """The last line of the exception as Python prints it."""
-    return "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()[-1]
 
 
 class Probe:

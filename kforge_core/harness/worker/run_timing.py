@@ -21,10 +21,10 @@ The timed runs may be asked for in blocks (``runs``), so that the KForge process
 baselines' blocks in another worker; the warm-up runs come before the first block, and one more before each later
 block (what idled in between, a thread pool, is awake again when the clock starts).
 
-The garbage collector is run before each block and never by itself while it runs (``timeit`` pauses it too), for
-the candidate's blocks and the baselines' alike: a collection falls in whichever call happens to allocate past its
-threshold, and a worker that allocates more Python objects between calls (the candidate's, whose calls are marked
-and checked) would have its calls hit more often. The youngest objects are collected after each call instead,
+The garbage collector's young generations are collected before each block, and it never runs by itself while the
+block runs (``timeit`` pauses it too), for the candidate's blocks and the baselines' alike: a collection falls in
+whichever call happens to allocate past its threshold, and a worker that allocates more Python objects between
+calls (the candidate's, whose calls are marked and checked) would have its calls hit more often. The youngest objects are collected after each call instead,
 outside its interval, so that reference cycles a call left (holding its outputs) go before the next.
 
 Every timed call is marked (``timer.calling``), so the KForge process holds its own clock against each one
@@ -160,10 +160,11 @@ def time_runs(call: Callable[..., Any], reference: ProblemData, device: HarnessD
 
 @contextlib.contextmanager
 def collector_paused() -> Iterator[None]:
-    """Collect now, then no automatic collection until the block ends (it is enabled again only where it was); the
-    block collects its youngest objects after each call itself."""
+    """Collect the young generations now (a full collection, with torch's compiler loaded, is too slow for every
+    block), then no automatic collection until the block ends (it is enabled again only where it was);
+    the block collects its youngest objects after each call itself."""
     was_enabled = gc.isenabled()
-    gc.collect()
+    gc.collect(1)
     gc.disable()
     try:
         yield

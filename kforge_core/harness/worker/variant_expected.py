@@ -9,12 +9,12 @@ a candidate's call there is judged.
 
 from __future__ import annotations
 
-import traceback
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import torch
 
+from ...tracebacks import exception_line
 from ...values import flatten_output
 from .host_copies import host_copy
 from .reference import Trial
@@ -55,7 +55,7 @@ def variant_answers(trials: list[Trial], model: Any, structure: tuple[Any, ...],
             leaves = [o.detach() for o in leaves]
             on.synchronize()
         except Exception as exc:  # noqa: BLE001 - whatever stops the reference there drops the variant
-            answers.dropped[name] = f"the reference itself fails there ({_one_line(exc)})"
+            answers.dropped[name] = f"the reference itself fails there ({exception_line(exc)})"
             on.release_memory()
             continue
         if nested != structure:
@@ -68,6 +68,3 @@ def variant_answers(trials: list[Trial], model: Any, structure: tuple[Any, ...],
         del leaves
     return answers
 
-
-def _one_line(exc: BaseException) -> str:
-    return "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()[-1]
