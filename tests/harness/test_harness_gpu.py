@@ -216,7 +216,9 @@ def test_the_outside_clock_contradicts_timers_replaced_on_the_gpu_devices_classe
     assert verdict.failure is Failure.CHEAT, verdict.message
     assert codes(verdict)[F.TIMING_MISMATCH] is True
     wall = next(figure for figure in verdict.outside_clock if figure.timer == "wall")
-    assert wall.worker_ms < 0.01 and wall.outside_ms > 50 and wall.contradiction  # 100 ms a call, said 1 us
+    # 100 ms a call, said 1 us; the lower bound is the median interval less the most any baseline call took beyond
+    # its figure, which other processes on the same GPU can make tens of milliseconds
+    assert wall.worker_ms < 0.01 and wall.outside_ms + wall.overhead_ms > 90 and wall.contradiction
 
 
 def test_3_outputs_while_timing_are_checked_on_the_gpu(gpu_harness):
@@ -237,15 +239,15 @@ def test_the_harness_restores_the_persisting_l2_set_aside():
     from kforge_core.devices import make_device
 
     ops = make_device(TORCH_CUDA)
-    assert ops.persisting_l2_change() is None  # nothing touched it: the driver's own default is not a cheat
+    assert ops.vendor.persisting_l2_change() is None  # nothing touched it: the driver's own default is not a cheat
     libcuda = ctypes.CDLL("libcuda.so.1")
     most = ctypes.c_int(0)
     assert libcuda.cuDeviceGetAttribute(ctypes.byref(most), ctypes.c_int(108), ctypes.c_int(0)) == 0
     assert libcuda.cuCtxSetLimit(ctypes.c_int(0x06), ctypes.c_size_t(most.value)) == 0
-    assert ops.persisting_l2_change() is not None
+    assert ops.vendor.persisting_l2_change() is not None
     assert [change.flag for change in ops.changed_state()] == [F.L2_PERSISTENCE]
     ops.restore_state()
-    assert ops.persisting_l2_change() is None and ops.changed_state() == ()
+    assert ops.vendor.persisting_l2_change() is None and ops.changed_state() == ()
 
 
 @pytest.mark.parametrize("name", ["gpu_illegal_address", "gpu_device_assert"])

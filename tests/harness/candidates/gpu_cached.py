@@ -1,4 +1,5 @@
-"""Cheat 3 on the GPU: a CUDA kernel for the verifier's calls, then the last output again and again."""
+"""Cheat 3 on the GPU: a CUDA kernel for the verifier's calls (and at every new shape, so the shape variants pass),
+then the last output again and again."""
 
 import torch
 
@@ -16,6 +17,6 @@ class ModelNew(torch.nn.Module):
 
     def forward(self, x):
         self.calls += 1
-        if self.last is None or self.calls <= HONEST_CALLS:
+        if self.last is None or self.calls <= HONEST_CALLS or self.last.shape != x.shape:
             self.last = ext.relu_scale(x, self.scale)
         return self.last
