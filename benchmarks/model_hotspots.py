@@ -143,10 +143,11 @@ def compiled(name: str, folder: Path, report: dict, args: argparse.Namespace) ->
         model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(folder / f"{name}-config"),
                                                  dtype=torch.bfloat16).eval()
     ids = torch.randint(0, model.config.vocab_size, (args.batch, args.prompt_tokens), device="cuda")
-    from kforge_nvidia.device import CudaDevice
+    from kforge_core.devices import make_device
     from kforge_core.records import Backend
 
-    device = CudaDevice(Backend(name=args.backend, programming_model="Triton", device="cuda"))
+    device = make_device(Backend(name=args.backend, programming_model="Triton", device="cuda"))  # as a worker has it
+    device.start()
     driver = Driver(model, (ids,), True)
     eager = {phase: _steps(driver, phase, device, args) for phase in driver.phases}
     model.compile()
