@@ -116,3 +116,52 @@ def test_the_reference_runs_in_full_float32_whatever_a_kernel_package_set() -> N
         torch.set_float32_matmul_precision(before)
     assert _Recorder.seen == ["highest"] and reference is not None
     assert reference.outputs[0].dtype == torch.float32 and model.weight.dtype == torch.bfloat16
+
+
+class _SwigluMlp(torch.nn.Module):
+    def __init__(self, hidden: int, inner: int) -> None:
+        super().__init__()
+        self.gate = torch.nn.Linear(hidden, inner, bias=False)
+        self.up = torch.nn.Linear(hidden, inner, bias=False)
+        self.down = torch.nn.Linear(inner, hidden, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.down(torch.nn.functional.silu(self.gate(x)) * self.up(x))
+
+
+def test_a_layer_that_rounds_once_where_the_module_rounds_at_each_step_matches_it() -> None:
+    """A fused bfloat16 MLP (float32 inside, one rounding of its product) misses atol/rtol 0.02 on a few outputs of
+    the module's own bfloat16 run; it is as close to the module's float32 run as the module, so it matches. The same
+    kernel without the SiLU does not."""
+    from kforge_core.integrate.worker.compare import compare
+    from kforge_core.integrate.worker.swap import Captured, layer_agreement
+
+    torch.manual_seed(0)
+    module = _SwigluMlp(1024, 4096).to(torch.bfloat16)
+    x = torch.randn(4, 1024, dtype=torch.bfloat16) * 4
+    with torch.no_grad():
+        expected = module(x)
+        gate, up = (x.float() @ layer.weight.float().T for layer in (module.gate, module.up))
+        down = module.down.weight.float().T
+        fused = ((torch.nn.functional.silu(gate) * up).bfloat16().float() @ down).bfloat16()
+        wrong = ((gate * up).bfloat16().float() @ down).bfloat16()
+    tolerances = {"bfloat16": (0.02, 0.02)}
+    assert not compare(fused, expected, tolerances).matches  # the tolerances alone would turn it away
+    captured = Captured("mlp", module, (x,), {})
+    assert layer_agreement(captured, fused, expected, tolerances) == ""
+    why = layer_agreement(captured, wrong, expected, tolerances)
+    assert why.startswith("outputs differ: output 0 is ") and "as far from the float32 run" in why
+
+
+def test_the_float32_run_of_a_layer_casts_its_keyword_arguments_inside_tuples() -> None:
+    class Rotate(torch.nn.Module):
+        def forward(self, x: torch.Tensor, position_embeddings: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+            cos, sin = position_embeddings
+            return x * cos + x * sin
+
+    x = torch.randn(3, 4, dtype=torch.bfloat16)
+    embeddings = (torch.rand(3, 4, dtype=torch.bfloat16), torch.rand(3, 4, dtype=torch.bfloat16))
+    reference = reference_run(Rotate(), (x,), "bfloat16", {"position_embeddings": embeddings})
+    assert reference is not None and reference.outputs is not None, reference
+    assert reference.outputs[0].dtype == torch.float32
+    assert torch.allclose(reference.outputs[0], x.float() * embeddings[0].float() + x.float() * embeddings[1].float())

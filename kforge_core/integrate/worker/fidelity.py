@@ -63,10 +63,12 @@ class Reference:
     why_not: str = ""
 
 
-def reference_run(model: Any, inputs: tuple[Any, ...], dtype: str) -> Reference | None:
-    """Run a float32 copy of the untouched ``model`` on ``inputs`` (floating ones cast); None for a model whose
-    ``dtype`` needs no reference. The copy is dropped before returning: it holds the weights in float32, twice a
-    bfloat16 model's, and is needed for this one forward only."""
+def reference_run(model: Any, inputs: tuple[Any, ...], dtype: str,
+                  kwargs: dict[str, Any] | None = None) -> Reference | None:
+    """Run a float32 copy of the untouched ``model`` (a whole model, or one layer) on ``inputs`` and ``kwargs``
+    (floating tensors cast, inside tuples, lists and dicts too); None for a ``dtype`` that needs no reference. The
+    copy is dropped before returning: it holds the weights in float32, twice a bfloat16 model's, and is needed for
+    this one forward only."""
     import torch
 
     target = REFERENCE_DTYPE.get(dtype)
@@ -78,16 +80,28 @@ def reference_run(model: Any, inputs: tuple[Any, ...], dtype: str) -> Reference 
     torch.set_float32_matmul_precision("highest")
     try:
         wide = copy.deepcopy(model).to(torch_dtype)
-        wide_inputs = [x.to(torch_dtype) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
-                       for x in inputs]
         with torch.no_grad():
-            outputs = [leaf.detach() for leaf in leaves(wide(*wide_inputs))]
+            outputs = [leaf.detach() for leaf in leaves(wide(*_widened(inputs, torch_dtype),
+                                                             **_widened(kwargs or {}, torch_dtype)))]
     except Exception as exc:  # out of memory, or a model that cannot be copied or cast: the tolerances alone judge
         first_line = (str(exc).strip().splitlines() or [""])[0]
         return Reference(target, None, f"{type(exc).__name__}: {first_line[:200]}")
     finally:
         torch.set_float32_matmul_precision(matmul_precision)
     return Reference(target, outputs)  # the copy goes with this frame
+
+
+def _widened(value: Any, dtype: Any) -> Any:
+    """``value`` with its floating tensors cast to ``dtype``, through tuples, lists and dicts."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return value.to(dtype) if value.is_floating_point() else value
+    if isinstance(value, (tuple, list)):
+        return type(value)(_widened(v, dtype) for v in value)
+    if isinstance(value, dict):
+        return {k: _widened(v, dtype) for k, v in value.items()}
+    return value
 
 
 def distance(output: Any, reference: Any) -> Distance:

@@ -2,7 +2,9 @@
 
 A kernel replaces a class of module when the mapping says so (``--map``) or, without one, when it can be bound to
 the class's first module (same forward arity, every attribute ModelNew reads found) and computes what that module
-computes on the inputs the model gave it, under the precision contract. Every module of a matched class is then
+computes on the inputs the model gave it, under the precision contract: within its tolerances or, for a module in
+float16 or bfloat16, as close to the module's own float32 run as the module itself (the rule the whole model is
+held to, :mod:`.fidelity`). Every module of a matched class is then
 swapped: its ``forward`` becomes the kernel layer's, bound to it (what ``kernels.kernelize`` does).
 """
 
@@ -14,7 +16,9 @@ import types
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...model_worker.outputs import leaves
 from .compare import compare
+from .fidelity import judge, reference_run
 from .packages import LoadedKernel
 
 
@@ -96,8 +100,23 @@ def try_kernel(kernel: LoadedKernel, captured: Captured, aliases: dict[str, str]
             actual = kernel.layer.forward(module, *_clone(captured.args), **_clone(captured.kwargs))
         except Exception as exc:  # a kernel that fails on this layer's inputs does not match it
             return f"the kernel failed on its inputs: {type(exc).__name__}: {exc}"
+    return layer_agreement(captured, actual, expected, tolerances)
+
+
+def layer_agreement(captured: Captured, actual: Any, expected: Any,
+                    tolerances: dict[str, tuple[float, float]]) -> str:
+    """Why ``actual`` does not stand for ``expected``, the output of ``captured.module`` on its captured inputs (""
+    when it does): the tolerances decide, and where they fail on a float16 or bfloat16 output, the distance from a
+    float32 run of the module, against the module's own (rounding in another order moves a value by an ulp of a
+    large intermediate, which the tolerances of a small output do not allow)."""
     result = compare(actual, expected, tolerances)
-    return "" if result.matches else f"outputs differ: {result.message}"
+    if result.matches:
+        return ""
+    floating = [leaf for leaf in leaves(expected) if leaf.is_floating_point()]
+    dtype = str(floating[0].dtype).removeprefix("torch.") if floating else ""
+    reference = reference_run(captured.module, _clone(captured.args), dtype, _clone(captured.kwargs))
+    outputs = judge(result, leaves(actual), leaves(expected), reference)
+    return "" if outputs["within_contract"] else f"outputs differ: {outputs['message']}"
 
 
 def _arity(forward: Any) -> int:
