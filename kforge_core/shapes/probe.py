@@ -4,6 +4,7 @@ problem code (never candidate code)."""
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 from types import ModuleType
 from typing import Any
@@ -60,7 +61,9 @@ class Probe:
 
         from ..values import describe_value, flatten_output, tensor_bytes
 
-        with torch.no_grad():
+        from .meta_checks import checked_meta_mode
+
+        with torch.no_grad(), (checked_meta_mode() if self.device == "meta" else contextlib.nullcontext()):
             leaves, _ = flatten_output(self.model(*inputs))
         if not all(isinstance(leaf, torch.Tensor) for leaf in leaves):
             raise TypeError("an output is not a tensor")

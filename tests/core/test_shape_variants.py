@@ -225,3 +225,14 @@ def test_the_verdict_document_keeps_the_shape_check_and_the_timings_exactly():
     assert document["shapes"]["outcomes"][2] == {"variant": "double", "status": "dropped", "failure": None,
                                                  "message": "the reference itself fails there (RuntimeError: ...)"}
     assert Verdict.from_json(document) == verdict
+
+
+def test_a_transposed_convolution_pins_its_input_channels_though_meta_tensors_let_them_change():
+    """On meta tensors a transposed convolution takes any channel count; the probe checks what a device would, so
+    the channels stay fixed, named with the weight, and only batch and image sizes vary."""
+    plan = problem("conv_transpose").shapes
+    [fixed] = plan.fixed
+    assert fixed.size == 8 and fixed.where == ("x dim 1",)
+    assert "the reference fails when it changes" in fixed.reason and "to have 8 channels" in fixed.reason
+    assert shapes_of(plan) == {"half": (2, 8, 8, 8), "prime": (3, 8, 13, 13), "double": (8, 8, 32, 32)}
+    assert all(v.outputs[0].shape[1] == 6 for v in plan.variants)
