@@ -10,8 +10,9 @@ differently. So each worker is started on the chosen node (what it allocates is 
 its CPUs, on which its main thread times: the candidate's blocks and the baselines' take turns on that CPU (they never
 overlap), and no worker's other work (a referee judging, a spare preparing) runs there meanwhile. Each harness
 claims its own timing CPU (a lock under the host's temporary directory), so that harnesses side by side on one host
-(one per device, or several commands) never time on the same CPU. Not on the host CPU, whose timed work runs on all
-its cores.
+(one per device, or several commands) never time on the same CPU; and the timing CPUs come from a pool at the top of
+the node that no harness's workers run on (:func:`timing_pool`), so that one harness's referee or build never runs
+on another's timing CPU. Not on the host CPU, whose timed work runs on all its cores.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from typing import Iterator
 
 NODES = Path("/sys/devices/system/node")
 RESERVE_FROM_CPUS = 4  # the timing CPU is kept from the workers' other work only where the node has this many
+POOL_SHARE = 8  # one CPU in this many of a node is in the timing pool (at least one, at most POOL_MOST)
+POOL_MOST = 8  # harnesses timing side by side on one host that never share a CPU with another's workers
 CLAIMS_DIR = "kforge-timing-cpus"  # under the host's temporary directory: one lock per claimed timing CPU
 
 
@@ -41,26 +44,37 @@ class CpuPlacement:
         return f"workers on CPUs {_ranges(self.node_cpus)}, timed blocks on CPU {self.timing_cpu}"
 
 
+def timing_pool(node: list[int]) -> list[int]:
+    """The CPUs of ``node`` (sorted) kept for timed blocks alone: its highest, one in :data:`POOL_SHARE` (at least
+    one, at most :data:`POOL_MOST`); none on a node of fewer than :data:`RESERVE_FROM_CPUS` CPUs. On a 16-CPU node
+    two, on a 64-CPU node of four GPUs eight."""
+    if len(node) < RESERVE_FROM_CPUS:
+        return []
+    return node[-min(POOL_MOST, max(1, len(node) // POOL_SHARE)):]
+
+
 def choose_placement(nodes_dir: Path = NODES, claims_dir: Path | None = None) -> ClaimedPlacement | None:
-    """The NUMA node with the most CPUs this process may use (the lowest of equals), and the highest of them that no
-    other harness on this host times on (each claims its timing CPU with a lock in ``claims_dir``, held until
-    :meth:`ClaimedPlacement.release` or the process's end: eight harnesses of parallel tests, or one per device of
-    ``--devices``, timing on one CPU would slow each other's timed calls). The other CPUs of the node are for
-    everything else the workers do, so that no worker's other work shares the timing CPU with a timed block; on a
-    node of fewer than :data:`RESERVE_FROM_CPUS` CPUs the workers keep them all (one would leave too few). CPU 0,
-    where interrupts are often served, is claimed last. None where this process may not set affinities (not Linux)
-    or every CPU of the node is claimed."""
+    """The NUMA node with the most CPUs this process may use (the lowest of equals), and the highest CPU of its
+    :func:`timing_pool` that no other harness on this host times on (each claims its timing CPU with a lock in
+    ``claims_dir``, held until :meth:`ClaimedPlacement.release` or the process's end: eight harnesses of parallel
+    tests, or one per device of ``--devices``, timing on one CPU would slow each other's timed calls); with the pool
+    all claimed, the highest unclaimed CPU outside it. The node's CPUs outside the pool (and outside the claimed one)
+    are for everything else the workers do, so that no worker's other work, this harness's or another's, shares a
+    timing CPU with a timed block; on a node of fewer than :data:`RESERVE_FROM_CPUS` CPUs the workers keep them all
+    (one would leave too few). CPU 0, where interrupts are often served, is claimed last. None where this process
+    may not set affinities (not Linux) or every CPU of the node is claimed."""
     if not hasattr(os, "sched_getaffinity"):
         return None
     allowed = os.sched_getaffinity(0)
     nodes = [cpus & allowed for cpus in _node_cpus(nodes_dir)] or [allowed]
     chosen = sorted(max(nodes, key=len))
+    pool = timing_pool(chosen)
     claims_dir = claims_dir or Path(tempfile.gettempdir()) / CLAIMS_DIR
-    for cpu in reversed(chosen):
+    for cpu in reversed(chosen):  # the pool first: it is the node's top
         lock = _claim(claims_dir, cpu)
         if lock is None:
             continue
-        others = [c for c in chosen if c != cpu] if len(chosen) >= RESERVE_FROM_CPUS else chosen
+        others = [c for c in chosen if c != cpu and c not in pool] if pool else chosen
         return ClaimedPlacement(CpuPlacement(tuple(others), cpu), lock)
     return None
 

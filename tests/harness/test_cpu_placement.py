@@ -82,3 +82,20 @@ def test_a_timed_block_runs_on_the_timing_cpu_and_the_thread_is_put_back_after(m
     thread.start()
     thread.join()
     assert seen["during"] == {allowed[-1]} and sorted(seen["after"]) == allowed and seen["named"] == allowed[-1]
+
+
+def test_no_harness_runs_its_workers_on_another_harness_timing_cpu(tmp_path, monkeypatch):
+    """On a 64-CPU node (four GPUs, a harness each) the top eight are the timing pool: four harnesses time on
+    63, 62, 61 and 60, and every one's workers keep to 0-55, so a referee judging or a build for one device never
+    runs where another device's candidate is timed."""
+    claims = tmp_path / "claims"
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(64)))
+    assert cpu_placement.timing_pool(list(range(64))) == list(range(56, 64))
+    assert cpu_placement.timing_pool(list(range(16))) == [14, 15]
+    harnesses = [choose_placement(tmp_path, claims) for _ in range(4)]
+    timing = [claimed.placement.timing_cpu for claimed in harnesses]
+    assert timing == [63, 62, 61, 60]
+    for claimed in harnesses:
+        assert claimed.placement.node_cpus == tuple(range(56))
+        assert not set(timing) & set(claimed.placement.node_cpus)
+        claimed.release()
