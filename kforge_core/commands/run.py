@@ -21,7 +21,7 @@ from .devices_flag import parse_devices
 from .exit_codes import EXIT_INCORRECT
 from .precision_flag import SETTING as PRECISION_SETTING
 from .precision_flag import precision_flag
-from .shapes_flags import shapes_flag, shapes_settings
+from .shapes_flags import shapes_flag, shapes_settings, time_shapes_flag
 from .timer_flag import SETTING as TIMER_SETTING
 from .timer_flag import timer_flag
 
@@ -80,6 +80,7 @@ def budget_option_flags(command: Callable[..., Any]) -> Callable[..., Any]:
 @budget_option_flags
 @evaluation_flags
 @shapes_flag
+@time_shapes_flag
 @precision_flag
 @timer_flag
 @backend_option_flags
@@ -88,7 +89,7 @@ def run(ctx: click.Context, problem_path: Path | None, backend: str | None, mode
         analyst_model: str | None, base_url: str | None, runs_dir: Path | None, prompts_dir: Path | None,
         reference_file: Path | None, reference_run: str | None, references: str | None,
         profile_images: tuple[Path, ...],
-        resume_id: str | None, precision: str | None, timer: str | None, shapes: str | None,
+        resume_id: str | None, precision: str | None, timer: str | None, shapes: str | None, time_shapes: bool | None,
         backend_options: tuple[str, ...], sanitize: bool, atol: float | None, rtol: float | None,
         candidate_class: str | None, width: int | None, keep: int | None, devices: str | None,
         **budget_flags: object) -> None:
@@ -99,7 +100,7 @@ def run(ctx: click.Context, problem_path: Path | None, backend: str | None, mode
     """
     app: App = ctx.obj
     budget = {BUDGET_FLAGS[k]: v for k, v in budget_flags.items() if v is not None}
-    evaluation = {**evaluation_settings(atol, rtol, candidate_class), **shapes_settings(shapes)}
+    evaluation = {**evaluation_settings(atol, rtol, candidate_class), **shapes_settings(shapes, time_shapes)}
     if resume_id is not None:
         if (problem_path is not None or backend or model or analyst_model or reference_file or reference_run
                 or references or backend_options or sanitize or profile_images or timer or width or keep

@@ -1,6 +1,7 @@
 """``--shapes strict|report|off``, shared by the commands that evaluate candidates (``kforge eval``, ``kforge run``,
 ``kforge bench``): what a candidate wrong at one of the problem's shape variants is; and ``--time-shapes``
-(``kforge eval``, ``kforge bench``): whether a correct candidate is timed at the variants too. They set
+(``kforge eval``, ``kforge bench``, ``kforge run`` for its best): whether a correct candidate is timed at the
+variants too. They set
 ``harness.shapes`` and ``harness.time_shapes`` over the config file and the environment."""
 
 from __future__ import annotations

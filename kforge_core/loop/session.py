@@ -29,6 +29,7 @@ from ..store import RunDirectory, RunInfo, RunStore
 from ..store.locks import held
 from ..store.attempts import Place
 from .agent_loop import AgentLoop
+from .best_at_shapes import time_best_at_shapes
 from .budget import Budget, RunClock
 from .evaluator import EvaluatorFactory, open_harness
 from .journal import Journal
@@ -231,6 +232,8 @@ def _work(
         loop = AgentLoop(steps, settings.budget, progress, on_new_best=record.new_best, loop=settings.loop,
                          activity=activity)
         result = loop.run()
+        if settings.harness.time_shapes and result.best is not None and problem.shapes.variants:
+            time_best_at_shapes(journal, evaluators[0], result.best, problem, progress)
     if settings.loop.width > 1 or settings.loop.devices:
         progress.event(_search_line(activity, budget, time.monotonic() - began, len(evaluators)))
     progress.event(f"stopped: {result.stop_reason}")

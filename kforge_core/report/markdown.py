@@ -7,6 +7,7 @@ import datetime as dt
 from ..sol_words import percent
 from ..timing.wording import sources_caption, statistic_words, timer_caption
 from .run_report import AttemptRow, RunReport
+from .shape_speedups import shape_markdown
 
 
 def ms(value: float | None) -> str:
@@ -26,7 +27,7 @@ def cell(text: str) -> str:
 
 
 def render_markdown(report: RunReport, *, plot_file: str | None, best_file: str | None,
-                    search_plot_file: str | None = None) -> str:
+                    search_plot_file: str | None = None, shapes_plot_file: str | None = None) -> str:
     run = report.run
     started = dt.datetime.fromtimestamp(run.created_at).strftime("%Y-%m-%d %H:%M:%S")
     lines = [
@@ -44,6 +45,13 @@ def render_markdown(report: RunReport, *, plot_file: str | None, best_file: str 
     lines += _result(report, best_file)
     if plot_file:
         lines += ["", f"![speedup by attempt]({plot_file})"]
+    if report.shape_timings:
+        lines += ["", "## Speedup per shape", "",
+                  "The best candidate timed at the problem's shape variants too (--time-shapes), each against the "
+                  "baselines timed at that shape."]
+        if shapes_plot_file:
+            lines += ["", f"![speedup against the size of the inputs]({shapes_plot_file})"]
+        lines += [""] + shape_markdown(report.best.label if report.best else "best", report.shape_timings)
     if report.references:
         lines += ["", "## Retrieved references", ""] + _references(report)
     if report.wide:

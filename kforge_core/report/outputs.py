@@ -11,12 +11,13 @@ from ..store import RunStore
 from .markdown import render_markdown
 from .plot import plot_search, plot_speedups
 from .run_report import RunReport
+from .shape_speedups import SHAPES_PLOT, plot_shape_speedups
 
 BEST = "best.py"
 REPORT = "report.md"
 PLOT = "speedup.png"
 SEARCH_PLOT = "search.png"  # a wide search's best speedup by round and by wall time
-_RESERVED = {BEST, REPORT, PLOT, SEARCH_PLOT, "steps"}
+_RESERVED = {BEST, REPORT, PLOT, SEARCH_PLOT, SHAPES_PLOT, "steps"}
 
 
 @dataclass(frozen=True)
@@ -38,8 +39,13 @@ def write_outputs(store: RunStore, run_id: str) -> RunOutputs:
     if report.wide:
         plot_search(report, run_dir / SEARCH_PLOT)
         search_plot = SEARCH_PLOT
+    shapes_plot = None
+    if report.shape_timings and plot_shape_speedups(
+            [(report.best.label if report.best else "best", report.shape_timings)],
+            f"{report.run.problem_name}: the best candidate at each shape", run_dir / SHAPES_PLOT):
+        shapes_plot = SHAPES_PLOT
     text = render_markdown(report, plot_file=PLOT, best_file=BEST if best_path else None,
-                           search_plot_file=search_plot)
+                           search_plot_file=search_plot, shapes_plot_file=shapes_plot)
     report_path = run_dir / REPORT
     report_path.write_text(redact(text))
     return RunOutputs(report, report_path, best_path, plot_path)

@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..codec import record_from_json
-from ..harness.verdict import RuntimeStats
+from ..codec import from_json, record_from_json
+from ..harness.verdict import RuntimeStats, ShapeTiming
 from ..precision_contract import PrecisionContract, contract_named
 from ..records import Candidate
 from ..store import RunInfo, RunStore, StepRecord
@@ -95,6 +95,7 @@ class RunReport:
     usage: tuple[UsageRow, ...]
     baselines: tuple[tuple[str, float], ...]
     references: tuple[ReferenceRow, ...] = ()
+    shape_timings: tuple[ShapeTiming, ...] = ()  # the best timed at each shape (``--time-shapes``); empty: not
 
     @property
     def wide(self) -> bool:
@@ -131,7 +132,8 @@ class RunReport:
     def from_store(cls, store: RunStore, run_id: str) -> RunReport:
         run = store.get_run(run_id)
         steps = store.steps(run_id)
-        return cls(run, _attempts(steps), _rounds(steps), _usage(steps), _baselines(steps), _references(steps))
+        return cls(run, _attempts(steps), _rounds(steps), _usage(steps), _baselines(steps), _references(steps),
+                   _shape_timings(steps))
 
 
 def _attempts(steps: list[StepRecord]) -> tuple[AttemptRow, ...]:
@@ -197,6 +199,13 @@ def _baselines(steps: list[StepRecord]) -> tuple[tuple[str, float], ...]:
     for step in steps:
         if step.kind == "baselines":
             return tuple((name, RuntimeStats.from_json(stats).figure) for name, stats in step.data["baselines"])
+    return ()
+
+
+def _shape_timings(steps: list[StepRecord]) -> tuple[ShapeTiming, ...]:
+    for step in steps:
+        if step.kind == "shape_timing":
+            return from_json(tuple[ShapeTiming, ...], step.data["shape_timings"])
     return ()
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from ...errors import KForgeError
 from ...problem import load_problem
-from ...records import Candidate, ValueSpec
+from ...records import Candidate, Problem, ValueSpec
 from ...shapes.problem_file import variant_problem_file
 from ..verdict import ShapeTiming, Verdict
 
@@ -27,7 +27,22 @@ def time_at_shapes(harness: Harness, candidate: Candidate, verdict: Verdict, dir
     """The candidate at its problem's own shape (from ``verdict``) and at each shape variant (evaluated now; the
     variants' problem files are written in ``directory``)."""
     problem = harness.problem
-    rows = [_row("own", problem.inputs, verdict, problem.shapes.own_weight)]
+    return (_row("own", problem.inputs, verdict, problem.shapes.own_weight),
+            *variant_timings(harness, candidate, directory))
+
+
+def own_timing(problem: Problem, runtime_ms: float, baselines_ms: tuple[tuple[str, float], ...],
+               speedup: float | None) -> ShapeTiming:
+    """The row of the problem's own shape, from figures already measured there."""
+    return ShapeTiming("own", _inputs(problem.inputs), _elements(problem.inputs), runtime_ms, baselines_ms, speedup,
+                       problem.shapes.own_weight)
+
+
+def variant_timings(harness: Harness, candidate: Candidate, directory: Path) -> tuple[ShapeTiming, ...]:
+    """The candidate verified and timed at each shape variant of the harness's problem (its problem files written
+    in ``directory``); the harness is back on its problem afterwards."""
+    problem = harness.problem
+    rows: list[ShapeTiming] = []
     try:
         for variant in problem.shapes.variants:
             try:
