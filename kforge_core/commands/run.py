@@ -89,7 +89,8 @@ def run(ctx: click.Context, problem_path: Path | None, backend: str | None, mode
         analyst_model: str | None, base_url: str | None, runs_dir: Path | None, prompts_dir: Path | None,
         reference_file: Path | None, reference_run: str | None, references: str | None,
         profile_images: tuple[Path, ...],
-        resume_id: str | None, precision: str | None, timer: str | None, shapes: str | None, time_shapes: bool | None,
+        resume_id: str | None, precision: str | None, timer: str | None, shapes: str | None,
+        time_shapes: bool | None,
         backend_options: tuple[str, ...], sanitize: bool, atol: float | None, rtol: float | None,
         candidate_class: str | None, width: int | None, keep: int | None, devices: str | None,
         **budget_flags: object) -> None:
