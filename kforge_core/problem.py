@@ -130,6 +130,7 @@ def load_problem(path: Path | str) -> Problem:
         outputs=made.outputs,
         parameter_count=made.parameter_count,
         shapes=shapes,
+        weight_bytes=made.weight_bytes,
     )
 
 
@@ -146,6 +147,11 @@ class _Made:
     init_inputs: list[Any]
     inputs: list[Any]
     device: str
+
+    @property
+    def weight_bytes(self) -> int:
+        """The model's parameters and buffers, in bytes (meta tensors have sizes and dtypes too)."""
+        return sum(t.numel() * t.element_size() for t in (*self.model.parameters(), *self.model.buffers()))
 
 
 def _made_on_meta(module: ModuleType, model_cls: type, path: Path) -> _Made | None:

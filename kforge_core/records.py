@@ -261,6 +261,8 @@ class Problem:
         be a tuple or list of tensors, nested.
     :param parameter_count: number of elements in the model's parameters.
     :param shapes: the other shapes a candidate must hold at (declared by the problem, or derived when it loaded).
+    :param weight_bytes: bytes of the model's parameters and buffers as ``Model(*init_inputs)`` makes them (what
+        every process that runs the problem holds besides a call's inputs and outputs).
     """
 
     name: str
@@ -271,6 +273,7 @@ class Problem:
     outputs: tuple[ValueSpec, ...]
     parameter_count: int
     shapes: ShapePlan = field(default_factory=ShapePlan)
+    weight_bytes: int = 0
 
     def __post_init__(self) -> None:
         _check(self.path.is_absolute(), self, f"path {self.path} must be absolute")

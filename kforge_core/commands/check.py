@@ -15,6 +15,7 @@ from ..codec import to_json
 from ..errors import KForgeError
 from ..harness.host.limits import describe_limits
 from ..harness.host.namespaces import sandbox_status
+from ..harness.problem_size import call_bytes, footprint_bytes
 from ..precision_contract import contract_named
 from ..problem import load_problem, time_reference_forward
 from ..records import Problem
@@ -83,6 +84,8 @@ def check(app: App, problem_path: Path | None, as_json: bool, show_sandbox: bool
             "init_inputs": [spec.describe() for spec in problem.init_inputs],
             "outputs": [spec.describe() for spec in problem.outputs],
             "parameter_count": problem.parameter_count,
+            "weight_bytes": problem.weight_bytes,
+            "footprint_bytes": footprint_bytes(problem),
             "reference_forward_cpu_ms": seconds * 1e3,
             "shapes": to_json(problem.shapes),
             **bound_json,
@@ -92,7 +95,10 @@ def check(app: App, problem_path: Path | None, as_json: bool, show_sandbox: bool
     rows = [*([f"init input {i}", spec.describe()] for i, spec in enumerate(problem.init_inputs)),
             *([f"input {i}", spec.describe()] for i, spec in enumerate(problem.inputs)),
             *([f"output {i}", spec.describe()] for i, spec in enumerate(problem.outputs)),
-            ["parameters", f"{problem.parameter_count:,}"], ["reference forward (CPU)", f"{seconds * 1e3:.3f} ms"]]
+            ["parameters", f"{problem.parameter_count:,}"],
+            ["footprint", f"{_size(footprint_bytes(problem))}: one call's inputs and outputs "
+                          f"{_size(call_bytes(problem))}, parameters and buffers {_size(problem.weight_bytes)}"],
+            ["reference forward (CPU)", f"{seconds * 1e3:.3f} ms"]]
     console = Console(soft_wrap=True)
     console.print(Text(f"{problem.name}  ({problem.path})"))  # a path stays whole, to be copied
     console.print(fitted_table(_COLUMNS, rows, console.width))
@@ -137,3 +143,11 @@ def _limits(settings: HarnessSettings) -> list[dict[str, str]]:
     """What bounds a worker here, one record a limit (docs/trust.md, "Resource limits")."""
     sandboxed = settings.sandbox != "off" and sandbox_status().available
     return [{"name": line.name, "applies": line.applies} for line in describe_limits(settings, sandboxed)]
+
+
+def _size(nbytes: int) -> str:
+    """``512 B``, ``16 KiB``, ``8 GiB``: three significant figures in the largest unit it reaches."""
+    for unit, power in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if nbytes >= 1 << power:
+            return f"{nbytes / (1 << power):.3g} {unit}"
+    return f"{nbytes} B"

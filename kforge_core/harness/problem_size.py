@@ -1,5 +1,5 @@
-"""How large a problem is for its device: one call's inputs and outputs, from the problem's description, against the
-device's memory.
+"""How large a problem is for its device: its footprint (one call's inputs and outputs, and the model's parameters
+and buffers, from the problem's description) against the device's memory.
 
 The harness overlaps work in separate processes for speed: the baseline worker gets ready while a candidate is
 verified, and spares and a second baseline worker prepare the next problem beside the current one. Each of them holds
@@ -14,7 +14,7 @@ import math
 
 from ..records import Problem
 
-LARGE_SHARE = 1 / 16  # a call's inputs and outputs above this share of the device's memory: a large problem
+LARGE_SHARE = 1 / 16  # a footprint above this share of the device's memory: a large problem
 
 
 def call_bytes(problem: Problem) -> int:
@@ -25,7 +25,14 @@ def call_bytes(problem: Problem) -> int:
                for value in (*problem.inputs, *problem.outputs) for spec in value.tensors())
 
 
+def footprint_bytes(problem: Problem) -> int:
+    """What every process that runs ``problem`` holds for it at least: one call's inputs and outputs, and the model's
+    parameters and buffers (a wide MLP's weights can be gigabytes where its inputs are kilobytes). Not counted: the
+    call's own workspace (intermediates, library scratch), which only running it shows."""
+    return call_bytes(problem) + problem.weight_bytes
+
+
 def large_for_device(problem: Problem, memory_bytes: int) -> bool:
-    """Whether one call of ``problem`` takes more than :data:`LARGE_SHARE` of a device of ``memory_bytes`` (never,
+    """Whether ``problem``'s footprint is more than :data:`LARGE_SHARE` of a device of ``memory_bytes`` (never,
     where the device's memory is not known: 0)."""
-    return memory_bytes > 0 and call_bytes(problem) > LARGE_SHARE * memory_bytes
+    return memory_bytes > 0 and footprint_bytes(problem) > LARGE_SHARE * memory_bytes

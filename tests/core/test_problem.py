@@ -149,6 +149,8 @@ def test_kforge_check_prints_the_description(tmp_path):
     described = json.loads(result.output)
     assert described["outputs"] == ["tensor[2, 4] float32"]
     assert described["parameter_count"] == 36
+    assert described["weight_bytes"] == 36 * 4  # float32 parameters, no buffers
+    assert described["footprint_bytes"] == 36 * 4 + (2 * 8 + 2 * 4) * 4  # and one call's input and output
     assert described["reference_forward_cpu_ms"] > 0
 
 
@@ -156,6 +158,7 @@ def test_kforge_check_table_output(tmp_path):
     result = CliRunner().invoke(cli, ["check", str(write_problem(tmp_path))], obj=App())
     assert result.exit_code == 0
     assert "tensor[2, 8] float32" in result.output and "problem OK" in result.output
+    assert "footprint" in result.output and "parameters and buffers 144 B" in result.output
 
 
 def test_kforge_check_reports_a_bad_problem_cleanly(tmp_path):

@@ -342,7 +342,7 @@ def test_poisoning_claims_the_outputs_blocks_before_it_asks_which_blocks_are_sti
     assert order == ["claim 1024", "free blocks asked", "claim 4096", "claim 64"]
 
 
-def test_a_problem_large_for_the_device_is_its_calls_inputs_and_outputs_above_a_share_of_its_memory():
+def test_a_problem_large_for_the_device_is_its_footprint_above_a_share_of_its_memory():
     from kforge_core.harness.problem_size import LARGE_SHARE, call_bytes, large_for_device
 
     wide = problem("wide_relu")
@@ -350,6 +350,44 @@ def test_a_problem_large_for_the_device_is_its_calls_inputs_and_outputs_above_a_
     assert large_for_device(wide, int(call_bytes(wide) / LARGE_SHARE) - 1)
     assert not large_for_device(wide, int(call_bytes(wide) / LARGE_SHARE))
     assert not large_for_device(wide, 0)  # the device's memory unknown
+
+
+WIDE_WEIGHTS = """
+import torch
+
+
+class Model(torch.nn.Module):
+    def __init__(self, features):
+        super().__init__()
+        self.linear = torch.nn.Linear(features, features)
+        self.register_buffer("scale", torch.ones(features))
+
+    def forward(self, x):
+        return self.linear(x) * self.scale
+
+
+def get_inputs():
+    return [torch.randn(2, 4096)]
+
+
+def get_init_inputs():
+    return [4096]
+"""
+
+
+def test_a_models_weights_count_in_its_footprint_so_a_wide_mlp_with_small_inputs_is_large(tmp_path):
+    """KernelBench's 2_ShallowWideMLP holds about 14 GB of weights and takes kilobytes of input: judged by its
+    inputs and outputs alone it was small, and its processes filled the device."""
+    from kforge_core.harness.problem_size import LARGE_SHARE, call_bytes, footprint_bytes, large_for_device
+    from kforge_core.problem import load_problem
+
+    (tmp_path / "wide_weights.py").write_text(WIDE_WEIGHTS)
+    wide = load_problem(tmp_path / "wide_weights.py")
+    assert call_bytes(wide) == 2 * 2 * 4096 * 4  # 32 KiB in, 32 KiB out
+    assert wide.weight_bytes == (4096 * 4096 + 4096 + 4096) * 4  # weight, bias, and the buffer
+    assert footprint_bytes(wide) == call_bytes(wide) + wide.weight_bytes
+    device = int(footprint_bytes(wide) / LARGE_SHARE) - 1  # about 1 GiB: its inputs alone would be small there
+    assert call_bytes(wide) < LARGE_SHARE * device and large_for_device(wide, device)
 
 
 @pytest.mark.parametrize("large", [False, True])
