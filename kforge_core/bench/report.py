@@ -15,7 +15,7 @@ from typing import Any
 from ..secrets import redact
 from ..report.markdown import cell, ms
 from ..store import BenchInfo
-from ..codec import from_json, to_json
+from ..codec import to_json
 from ..harness.verdict import ShapeTiming
 from ..report.shape_speedups import SHAPES_PLOT, plot_shape_speedups, shape_markdown
 from .plan import BenchPlan
@@ -23,6 +23,7 @@ from ..sol_words import percent
 from .plots import plot_fast_p, plot_sol, plot_speedup_histogram
 from .results import ProblemResult
 from .model_weights import problem_weights
+from .shape_summary import shape_summary_line, shape_timings_of
 from .summary import THRESHOLDS, baselines_of, summarize, threshold_key
 from ..plural import counted
 
@@ -127,7 +128,7 @@ def render_bench_markdown(info: BenchInfo, plan: BenchPlan, results: list[Proble
         "", f"![fast_p curve]({FAST_P_PLOT})", "", f"![speedup histogram]({HISTOGRAM})", "",
         f"![speedup against the fraction of the speed of light]({SOL_PLOT})", "",
         "## Problems", "",
-    ] + _problems(results, info.bench_dir) + _shapes(results) + _failures(results)
+    ] + _problems(results, info.bench_dir) + _shapes(results, summary) + _failures(results)
     return "\n".join(lines) + "\n"
 
 
@@ -146,15 +147,10 @@ def _shapes_held(r: ProblemResult) -> str:
 
 def shape_series(results: list[ProblemResult]) -> list[tuple[str, tuple[ShapeTiming, ...]]]:
     """Each problem timed at its shapes (``--time-shapes``), from its verdict."""
-    series = []
-    for r in results:
-        timings = from_json(tuple[ShapeTiming, ...], (r.verdict or {}).get("shape_timings") or [])
-        if timings:
-            series.append((r.key, timings))
-    return series
+    return [(r.key, timings) for r in results if (timings := shape_timings_of(r))]
 
 
-def _shapes(results: list[ProblemResult]) -> list[str]:
+def _shapes(results: list[ProblemResult], summary: dict[str, Any]) -> list[str]:
     """The speedup per shape of every problem timed at its shapes, and the plot of them all."""
     series = shape_series(results)
     if not series:
@@ -162,6 +158,9 @@ def _shapes(results: list[ProblemResult]) -> list[str]:
     lines = ["", "## Speedup per shape", "",
              "Each solution timed at its problem's shape variants too (--time-shapes), each against the baselines "
              "timed at that shape.", "", f"![speedup against the size of the inputs]({SHAPES_PLOT})"]
+    across = summary.get("across_shapes")
+    if across is not None:
+        lines += ["", shape_summary_line(across)]
     for key, timings in series:
         lines += [""] + shape_markdown(key, timings)
     return lines

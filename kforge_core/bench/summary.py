@@ -12,7 +12,8 @@ each problem by its share of the model's time: ``weighted_fast_p`` counts each p
 
 Against the speed of light (``kforge_core.speed_of_light``): ``geomean_sol_score`` is the geometric mean of the
 correct problems' SOL scores (SOL-ExecBench: 0.5 at the faster baseline, 1 at the limit), and ``sol_fraction`` the
-distribution of the fractions of the limit the solutions reach, with the baselines' own beside them.
+distribution of the fractions of the limit the solutions reach, with the baselines' own beside them. With
+``--time-shapes``, ``across_shapes`` says how the solutions did across their shapes (``bench/shape_summary.py``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from collections import Counter
 from typing import Any, Iterable
 
 from .results import ProblemResult
+from .shape_summary import shape_summary
 
 THRESHOLDS = (0.0, 1.0, 1.5, 2.0)
 
@@ -82,6 +84,7 @@ def summarize(results: list[ProblemResult], total: int | None = None,
     finished = len(results)
     baselines = baselines_of(results)
     correct = [r for r in results if r.correct]
+    across_shapes = shape_summary(results, THRESHOLDS, threshold_key, geomean)
     weighted = {} if weights is None else {
         "weighted_fast_p": {threshold_key(p): weighted_fast_p(results, weights, p) for p in THRESHOLDS},
         "model_time_weighed": sum(weights.values())}
@@ -111,6 +114,7 @@ def summarize(results: list[ProblemResult], total: int | None = None,
         "seconds": sum(r.seconds for r in results),
         "llm": _usage(results),
         **weighted,
+        **({"across_shapes": across_shapes} if across_shapes is not None else {}),
     }
 
 

@@ -13,6 +13,7 @@ from rich.console import Console
 
 from ..app import App
 from ..bench import ExecutorChoice, plan_bench, resume_bench, start_bench
+from ..bench.shape_summary import shape_summary_line
 from ..bench.interrupt import GracefulStop
 from ..errors import KForgeError
 from .devices_flag import parse_devices
@@ -138,6 +139,8 @@ def _print_summary(console: Console, summary: dict[str, Any]) -> None:
                              for p, v in summary["weighted_fast_p"].items())
         console.print(f"weighted by the model's time (model.json; its problems hold "
                       f"{summary['model_time_weighed']:.1%} of it): {weighted}", markup=False)
+    if "across_shapes" in summary:
+        console.print(shape_summary_line(summary["across_shapes"]), markup=False)
     if geomeans:
         timers = ", ".join(summary.get("timers") or []) or "wall"
         origins = ", ".join(f"{n} {origin}" for origin, n in (summary.get("baseline_origins") or {}).items())

@@ -369,3 +369,24 @@ def test_the_report_gives_the_speedup_per_shape_and_plots_it_against_the_size(tm
     assert "Weighted by the passes served at each shape: 0.62x." in text
     assert "| failed at long |" in text  # the problems' table says how each did at its variants
     assert (info.bench_dir / SHAPES_PLOT).read_bytes()[:4] == b"\x89PNG"
+    # across the suite: "a" has no figure at "long", so it is fast at no threshold at every shape
+    assert "At every shape timed (1 solutions): fast_1 0.000, fast_1.5 0.000; geomean of each solution's slowest " \
+           "shape -; weighted by the passes served at each shape (1 problems): geomean 0.62x." in text
+
+
+def test_the_summary_counts_a_solution_fast_only_where_it_is_fast_at_every_shape():
+    from kforge_core.codec import to_json
+    from kforge_core.harness.verdict import ShapeTiming
+
+    def timed(*speedups):
+        rows = tuple(ShapeTiming(name, "x", 1, 1.0, (), speedup) for name, speedup in zip(("own", "half", "prime"),
+                                                                                         speedups))
+        return {"shape_timings": to_json(rows)}
+
+    results = [_result("a", verdict=timed(2.0, 1.8, 1.6)), _result("b", verdict=timed(3.0, 1.2, 0.9)),
+               _result("c", verdict=timed(1.5, None, 2.0)), _result("d"), _result("e", False, failure="x")]
+    across = summarize(results)["across_shapes"]
+    assert across["problems"] == 3 and across["weighted"] == 0 and across["geomean_weighted_speedup"] is None
+    assert across["fast_p_every_shape"] == {"0": 2 / 3, "1": 1 / 3, "1.5": 1 / 3, "2": 0.0}
+    assert across["geomean_worst_shape_speedup"] == pytest.approx((1.6 * 0.9) ** 0.5)
+    assert "across_shapes" not in summarize(results[3:])  # no solution timed at its shapes
