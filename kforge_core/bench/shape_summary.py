@@ -41,14 +41,14 @@ def shape_summary(results: list[ProblemResult], thresholds: tuple[float, ...], k
     }
 
 
-def shape_summary_line(shapes: dict[str, Any]) -> str:
+def shape_summary_line(across: dict[str, Any]) -> str:
     """The ``across_shapes`` summary in a sentence, for the report and the console."""
-    fast = shapes["fast_p_every_shape"]
-    worst = shapes["geomean_worst_shape_speedup"]
-    line = (f"At every shape timed ({shapes['problems']} solutions): fast_1 {fast['1']:.3f}, fast_1.5 "
+    fast = across["fast_p_every_shape"]
+    worst = across["geomean_worst_shape_speedup"]
+    line = (f"At every shape timed ({across['problems']} solutions): fast_1 {fast['1']:.3f}, fast_1.5 "
             f"{fast['1.5']:.3f}; geomean of each solution's slowest shape "
             + (f"{worst:.2f}x" if worst is not None else "-"))
-    if shapes["weighted"]:
-        line += (f"; weighted by the passes served at each shape ({shapes['weighted']} problems): geomean "
-                 f"{shapes['geomean_weighted_speedup']:.2f}x")
+    if across["weighted"]:
+        line += (f"; weighted by the passes served at each shape ({across['weighted']} problems): geomean "
+                 f"{across['geomean_weighted_speedup']:.2f}x")
     return line + "."
