@@ -18,6 +18,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
+from .byte_words import byte_words
 from .peaks import DevicePeaks, Peak, peaks_of
 
 if TYPE_CHECKING:
@@ -165,13 +166,9 @@ def _copy_bandwidth(device: HarnessDevice, sizes: Iterator[int], where: str = ""
         within = f" {where}" if where else ""
         others = ", ".join(f"{kind} {rate / 1e9:.1f}" for kind, rate in rates.items() if kind != best)
         return Peak(rates[best], f"measured on this device: the fastest of streaming kernels on arrays of "
-                                 f"{_size_words(size)}{within}, each the best of at least {REPETITIONS} runs: torch "
+                                 f"{byte_words(size)}{within}, each the best of at least {REPETITIONS} runs: torch "
                                  f"{best} (bytes read and written counted{threads}; {others} GB/s)", measured=True)
     return None
-
-
-def _size_words(size: int) -> str:
-    return f"{size // _MIB} MiB" if size >= _MIB else f"{size >> 10} KiB"
 
 
 @contextlib.contextmanager

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ..app import App
+from ..byte_words import byte_words
 from ..codec import to_json
 from ..errors import KForgeError
 from ..harness.host.limits import describe_limits
@@ -96,8 +97,9 @@ def check(app: App, problem_path: Path | None, as_json: bool, show_sandbox: bool
             *([f"input {i}", spec.describe()] for i, spec in enumerate(problem.inputs)),
             *([f"output {i}", spec.describe()] for i, spec in enumerate(problem.outputs)),
             ["parameters", f"{problem.parameter_count:,}"],
-            ["footprint", f"{_size(footprint_bytes(problem))}: one call's inputs and outputs "
-                          f"{_size(call_bytes(problem))}, parameters and buffers {_size(problem.weight_bytes)}"],
+            ["footprint", f"{byte_words(footprint_bytes(problem))}: one call's inputs and outputs "
+                          f"{byte_words(call_bytes(problem))}, parameters and buffers "
+                          f"{byte_words(problem.weight_bytes)}"],
             ["reference forward (CPU)", f"{seconds * 1e3:.3f} ms"]]
     console = Console(soft_wrap=True)
     console.print(Text(f"{problem.name}  ({problem.path})"))  # a path stays whole, to be copied
@@ -143,11 +145,3 @@ def _limits(settings: HarnessSettings) -> list[dict[str, str]]:
     """What bounds a worker here, one record a limit (docs/trust.md, "Resource limits")."""
     sandboxed = settings.sandbox != "off" and sandbox_status().available
     return [{"name": line.name, "applies": line.applies} for line in describe_limits(settings, sandboxed)]
-
-
-def _size(nbytes: int) -> str:
-    """``512 B``, ``16 KiB``, ``8 GiB``: three significant figures in the largest unit it reaches."""
-    for unit, power in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
-        if nbytes >= 1 << power:
-            return f"{nbytes / (1 << power):.3g} {unit}"
-    return f"{nbytes} B"

@@ -4,7 +4,6 @@ report.md shows as a table and ``shapes.png``, the speedup against the size of t
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from ..codec import from_json, to_json
@@ -27,15 +26,16 @@ def time_best_at_shapes(journal: Journal, evaluator: Any, best: Attempt, problem
 
     def work(artifact_dir: str) -> tuple[dict[str, Any], None]:
         rows = (own_timing(problem, outcome.runtime_ms, outcome.baselines_ms, outcome.best_speedup),
-                *variant_timings(evaluator, candidate, Path(journal.run_dir.path) / artifact_dir))
+                *variant_timings(evaluator, candidate, journal.run_dir.path / artifact_dir))
         return {"candidate_label": candidate.label, "shape_timings": to_json(rows)}, None
 
     progress.event(f"timing {candidate.label} at the problem's {len(problem.shapes.variants)} shape variants "
                    "(--time-shapes)")
     step = journal.step(STEP, candidate.digest, Place("setup"), STEP, work)
-    for row in step.data["shape_timings"]:
-        figure = f"{row['speedup']:.2f}x" if row.get("speedup") is not None else (row.get("message") or "-")
-        progress.event(f"  {row['shape']}: {row['inputs']}: {figure}")
-    weighted = weighted_speedup(from_json(tuple[ShapeTiming, ...], step.data["shape_timings"]))
+    rows = from_json(tuple[ShapeTiming, ...], step.data["shape_timings"])
+    for row in rows:
+        figure = f"{row.speedup:.2f}x" if row.speedup is not None else (row.message or "-")
+        progress.event(f"  {row.shape}: {row.inputs}: {figure}")
+    weighted = weighted_speedup(rows)
     if weighted is not None:
         progress.event(f"  weighted by the passes served at each shape: {weighted:.2f}x")

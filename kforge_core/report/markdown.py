@@ -51,7 +51,7 @@ def render_markdown(report: RunReport, *, plot_file: str | None, best_file: str 
                   "baselines timed at that shape."]
         if shapes_plot_file:
             lines += ["", f"![speedup against the size of the inputs]({shapes_plot_file})"]
-        lines += [""] + shape_markdown(report.best.label if report.best else "best", report.shape_timings)
+        lines += [""] + shape_markdown(report.shapes_timed_for, report.shape_timings)
     if report.references:
         lines += ["", "## Retrieved references", ""] + _references(report)
     if report.wide:

@@ -41,7 +41,7 @@ def write_outputs(store: RunStore, run_id: str) -> RunOutputs:
         search_plot = SEARCH_PLOT
     shapes_plot = None
     if report.shape_timings and plot_shape_speedups(
-            [(report.best.label if report.best else "best", report.shape_timings)],
+            [(report.shapes_timed_for, report.shape_timings)],
             f"{report.run.problem_name}: the best candidate at each shape", run_dir / SHAPES_PLOT):
         shapes_plot = SHAPES_PLOT
     text = render_markdown(report, plot_file=PLOT, best_file=BEST if best_path else None,

@@ -96,6 +96,7 @@ class RunReport:
     baselines: tuple[tuple[str, float], ...]
     references: tuple[ReferenceRow, ...] = ()
     shape_timings: tuple[ShapeTiming, ...] = ()  # the best timed at each shape (``--time-shapes``); empty: not
+    shapes_timed_for: str = ""  # the label of the candidate timed at each shape
 
     @property
     def wide(self) -> bool:
@@ -133,7 +134,7 @@ class RunReport:
         run = store.get_run(run_id)
         steps = store.steps(run_id)
         return cls(run, _attempts(steps), _rounds(steps), _usage(steps), _baselines(steps), _references(steps),
-                   _shape_timings(steps))
+                   *_shape_timings(steps))
 
 
 def _attempts(steps: list[StepRecord]) -> tuple[AttemptRow, ...]:
@@ -202,11 +203,11 @@ def _baselines(steps: list[StepRecord]) -> tuple[tuple[str, float], ...]:
     return ()
 
 
-def _shape_timings(steps: list[StepRecord]) -> tuple[ShapeTiming, ...]:
+def _shape_timings(steps: list[StepRecord]) -> tuple[tuple[ShapeTiming, ...], str]:
     for step in steps:
         if step.kind == "shape_timing":
-            return from_json(tuple[ShapeTiming, ...], step.data["shape_timings"])
-    return ()
+            return from_json(tuple[ShapeTiming, ...], step.data["shape_timings"]), step.data["candidate_label"]
+    return (), ""
 
 
 def _references(steps: list[StepRecord]) -> tuple[ReferenceRow, ...]:

@@ -17,7 +17,7 @@ before judging, and drops what fails there).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator
 
 from ..records import FixedDimension, ShapePlan, ShapeVariant, ValueSpec
 from ..tracebacks import exception_line
@@ -160,12 +160,17 @@ def _reshaped(spec: ValueSpec, shapes: Any) -> ValueSpec:
 
 
 def _fixed(probe: Probe, symbol: Symbol, reason: str) -> FixedDimension:
-    return FixedDimension(symbol.size, tuple(f"{probe.labels[d.leaf]} dim {d.axis}" for d in symbol.dims), reason)
+    return FixedDimension(symbol.size, tuple(_places(probe, symbol)), reason)
 
 
 def _where(probe: Probe, symbol: Symbol) -> str:
-    places = [f"{probe.labels[d.leaf]} dim {d.axis}" for d in symbol.dims]
+    places = _places(probe, symbol)
     return ", ".join(places[:3]) + (f" and {len(places) - 3} more" if len(places) > 3 else "")
+
+
+def _places(probe: Probe, symbol: Symbol) -> list[str]:
+    """Where ``symbol``'s size is in the inputs: ``x dim 0``, ..."""
+    return [f"{probe.labels[d.leaf]} dim {d.axis}" for d in symbol.dims]
 
 
 def _pins(probe: Probe, size: int) -> str:
@@ -183,20 +188,17 @@ def _pins(probe: Probe, size: int) -> str:
 def _ints(values: list[Any]) -> list[tuple[str, int]]:
     """Every int inside ``values`` (nested in tuples, lists, dicts and ``torch.Size``), with where it is (``1``,
     ``2[0]``)."""
-    found: list[tuple[str, int]] = []
+    return [found for index, value in enumerate(values) for found in _ints_in(value, str(index))]
 
-    def walk(value: Any, at: str) -> None:
-        if isinstance(value, bool):
-            return
-        if isinstance(value, int):
-            found.append((at, value))
-        elif isinstance(value, (tuple, list)):
-            for i, item in enumerate(value):
-                walk(item, f"{at}[{i}]")
-        elif isinstance(value, dict):
-            for key, item in value.items():
-                walk(item, f"{at}[{key!r}]")
 
-    for index, value in enumerate(values):
-        walk(value, str(index))
-    return found
+def _ints_in(value: Any, at: str) -> Iterator[tuple[str, int]]:
+    if isinstance(value, bool):
+        return
+    if isinstance(value, int):
+        yield at, value
+    elif isinstance(value, (tuple, list)):
+        for i, item in enumerate(value):
+            yield from _ints_in(item, f"{at}[{i}]")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _ints_in(item, f"{at}[{key!r}]")

@@ -57,7 +57,12 @@ def _blocks(source: tuple[int, ...], target: tuple[int, ...]) -> int:
     """How many copies of a tensor of shape ``source`` make one of shape ``target``."""
     if len(source) != len(target):
         raise ValueError(f"a tensor of shape {list(source)} cannot take the shape {list(target)}")
-    return math.prod(-(-t // s) if s else 1 for s, t in zip(source, target))
+    return math.prod(_counts(source, target))
+
+
+def _counts(source: tuple[int, ...], target: tuple[int, ...]) -> list[int]:
+    """Along each axis, how many blocks of ``source`` cover ``target``."""
+    return [-(-t // s) if s else 1 for s, t in zip(source, target)]
 
 
 def _fit(copies: list[Any], target: tuple[int, ...]) -> Any:
@@ -65,7 +70,7 @@ def _fit(copies: list[Any], target: tuple[int, ...]) -> Any:
     source = tuple(copies[0].shape)
     if source == target:
         return copies[0]
-    counts = [-(-t // s) if s else 1 for s, t in zip(source, target)]
+    counts = _counts(source, target)
     whole = _tiled(copies[:math.prod(counts)], counts, 0)
     return whole[tuple(slice(0, size) for size in target)].clone()
 

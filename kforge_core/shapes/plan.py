@@ -37,10 +37,10 @@ def shape_plan(module: ModuleType, probe: Probe, inputs: tuple[ValueSpec, ...], 
             f"{cpu_forward_s:.1f} s on the CPU, too long to try other sizes there; declare them with "
             "get_input_variants()",))
     try:
-        return derived_plan(probe, inputs, "meta tensors" if runs_on_meta else "the CPU")
+        return derived_plan(probe, inputs, _place(probe))
     except Exception as exc:  # noqa: BLE001 - it ran there when it was described; a model that does not twice
-        return ShapePlan("none", notes=(f"no variant derived: the reference did not run again on "
-                                        f"{'meta tensors' if runs_on_meta else 'the CPU'} ({exception_line(exc)})",))
+        return ShapePlan("none", notes=(f"no variant derived: the reference did not run again on {_place(probe)} "
+                                        f"({exception_line(exc)})",))
 
 
 def _declared(module: ModuleType, probe: Probe | None) -> ShapePlan:
@@ -63,11 +63,17 @@ def _declared(module: ModuleType, probe: Probe | None) -> ShapePlan:
                                     f"{name!r}") from None
         variants.append(ShapeVariant(name, _described(values, name), "declared", outputs=tuple(outputs),
                                      weight=weights.get(name, 0.0)))
-    notes = (f"each declared variant checked by running the reference at it on "
-             f"{'meta tensors' if probe.device == 'meta' else 'the CPU'}",) if probe is not None else (
-        "declared variants not run here (the reference does not run on meta tensors and is slow on the CPU): the "
-        "referee runs each before judging a candidate there",)
+    if probe is not None:
+        notes = (f"each declared variant checked by running the reference at it on {_place(probe)}",)
+    else:
+        notes = ("declared variants not run here (the reference does not run on meta tensors and is slow on the "
+                 "CPU): the referee runs each before judging a candidate there",)
     return ShapePlan("declared", tuple(variants), notes=notes, own_weight=own_weight)
+
+
+def _place(probe: Probe) -> str:
+    """Where ``probe`` runs the reference, in words."""
+    return "meta tensors" if probe.device == "meta" else "the CPU"
 
 
 def _made(make: Any, name: str, device: str) -> list[Any]:

@@ -38,7 +38,7 @@ def variant_problem_file(problem: Problem, variant: ShapeVariant, directory: Pat
     path = directory / f"{problem.name}@{re.sub(r'[^A-Za-z0-9_.-]+', '_', variant.name)}.py"
     why = variant.why.splitlines()[0] if variant.why else variant.origin
     path.write_text(problem.source.rstrip() + "\n" + _TAIL.format(
-        name=variant.name, why=why.replace("\n", " "), variant=json.dumps(to_json(variant))))
+        name=variant.name, why=why, variant=json.dumps(to_json(variant))))
     return path
 
 
