@@ -143,10 +143,10 @@ def compiled(name: str, folder: Path, report: dict, args: argparse.Namespace) ->
         model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(folder / f"{name}-config"),
                                                  dtype=torch.bfloat16).eval()
     ids = torch.randint(0, model.config.vocab_size, (args.batch, args.prompt_tokens), device="cuda")
+    from kforge_core.app import App
     from kforge_core.devices import make_device
-    from kforge_core.records import Backend
 
-    device = make_device(Backend(name=args.backend, programming_model="Triton", device="cuda"))  # as a worker has it
+    device = make_device(App().backend(args.backend).backend)  # the plugin's device, as a worker has it
     device.start()
     driver = Driver(model, (ids,), True)
     eager = {phase: _steps(driver, phase, device, args) for phase in driver.phases}
