@@ -221,6 +221,39 @@ def test_the_outside_clock_contradicts_timers_replaced_on_the_gpu_devices_classe
     assert wall.worker_ms < 0.01 and wall.outside_ms + wall.overhead_ms > 90 and wall.contradiction
 
 
+def test_a_candidate_replaying_a_cuda_graph_with_random_draws_is_judged_as_pytorch_runs_it(outside_harness):
+    verdict = outside_harness.evaluate(candidate("gpu_graph_rng"))
+    assert verdict.correct, verdict.message
+    assert verdict.speedup("eager") is not None
+
+
+def test_a_failed_graph_capture_the_candidate_caught_is_not_a_harness_error(outside_harness):
+    # the capture leaves the device's generator expecting its end; KForge's next input draw would raise without
+    # the repair, and the verdict would be KForge's harness_error
+    verdict = outside_harness.evaluate(candidate("gpu_graph_capture_fails"))
+    assert verdict.failure is None, verdict.message
+    assert verdict.correct, verdict.message
+
+
+def test_the_generator_left_by_a_failed_capture_draws_again_after_the_repair():
+    from kforge_core.harness.worker.random_state import draws_on
+
+    device = torch.device("cuda")
+    assert draws_on(device) is False
+    try:
+        with torch.cuda.graph(torch.cuda.CUDAGraph()):
+            torch.cuda.synchronize()
+    except Exception:
+        pass
+    with pytest.raises(RuntimeError, match="graph capture"):
+        torch.empty(1, device=device).uniform_()
+    assert draws_on(device) is True
+    torch.manual_seed(3)
+    first = torch.randn(4, device=device)
+    torch.manual_seed(3)
+    assert torch.equal(first, torch.randn(4, device=device))
+
+
 def test_3_outputs_while_timing_are_checked_on_the_gpu(gpu_harness):
     verdict = gpu_harness.evaluate(candidate("gpu_cached"))
     assert verdict.verify.correct, verdict.message

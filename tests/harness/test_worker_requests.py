@@ -27,6 +27,8 @@ def test_a_message_that_is_no_request_fails_as_the_harnesss_fault():
     reply = _bare_worker().handle(Wait("call", "timed run 0", True))
     assert reply.failure is Failure.HARNESS
     assert reply.message.startswith("the harness failed: ") and "unknown request Wait(" in reply.message
+    assert "a KForge bug" in reply.message and "--debug" in reply.message  # the user is told where to look
+    assert "Traceback" in reply.detail and "unknown request" in reply.detail  # what --debug shows
 
 
 def test_the_referee_judges_only_once_told_the_problem_and_never_where_a_candidate_is_served():

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+import logging
 import weakref
 from collections import deque
 from dataclasses import dataclass
@@ -29,6 +30,8 @@ from .outside_clock import CallLog
 from .timed_checks import TimedCallChecks
 from .sandbox import limits_setter, worker_environment
 from .worker_output import WorkerOutput
+
+log = logging.getLogger("kforge")
 
 _REAP_S = 10.0
 
@@ -198,6 +201,9 @@ class WorkerProcess:
             self.wait_notes.extend(deadline.notes)
             if not isinstance(message[1], Reply):
                 raise self._forged(what, "it did not answer the request that was sent")
+            if message[1].failure is Failure.HARNESS and message[1].detail:
+                log.debug("KForge's own code failed in the worker during %s (a KForge bug, not the candidate's "
+                          "doing):\n%s", what, message[1].detail)
             return message[1]
 
     def _answer(self, request_id: int, answer: Any) -> None:

@@ -26,6 +26,7 @@ from ...records import Backend, Problem, ShapeVariant, ValueSpec
 from ...shapes.inputs import variant_maker
 from ...settings import HarnessSettings
 from ...values import map_tensors, tensor_bytes
+from .random_state import draws_on
 from ...timing.timed_runs import pool_seeds
 
 WARMUP_SEED_OFFSET = 10_000
@@ -110,7 +111,9 @@ def seeded_inputs(module: ModuleType, seed: int, device: torch.device,
                   variant: ShapeVariant | None = None) -> list[Any]:
     """The problem's ``get_inputs()`` under ``seed`` (its shape ``variant``'s inputs, when given), made on
     ``device`` (its random draws run there, not on the host: the same seed gives the same values in every process
-    on the same kind of device)."""
+    on the same kind of device). A generator a candidate's failed graph capture left unusable is repaired first
+    (``random_state``)."""
+    draws_on(device)
     torch.manual_seed(seed)
     with torch.device(device):
         values = module.get_inputs() if variant is None else variant_maker(module, variant)()

@@ -345,7 +345,8 @@ class Worker:
         elif failure is Failure.OUT_OF_MEMORY:
             message = f"out of memory: {exception_text(exc)}"
         else:
-            failure, message = Failure.HARNESS, f"the harness failed: {exception_text(exc)}"
+            failure, message = Failure.HARNESS, (f"the harness failed: {exception_text(exc)} (a KForge bug, not "
+                                                 "the candidate's doing; `kforge --debug` shows its traceback)")
         return Reply(failure=failure, message=message, detail=detail)
 
 
