@@ -27,6 +27,7 @@ from ..store.locks import held
 from ..codec import record_from_json, to_json
 from ..devices import device_class_of
 from .agent import run_agent
+from .describer import Describer
 from .local import LocalExecutor
 from .plan import BenchPlan, absolute_settings
 from .ray_executor import RayExecutor, SlotSpec
@@ -195,7 +196,9 @@ def _run(app: App, plan: BenchPlan, info: BenchInfo, choice: ExecutorChoice, job
                         plan.measure)
         RayExecutor(spec, choice.ray_address).run(jobs, keep, halt)
         return
-    loader = ProblemLoader()
+    # on an accelerator, the suite is described ahead in a process of its own (``describer.py``)
+    loader = ProblemLoader(None if device_class_of(backend).host_cpu else Describer())
+    loader.ahead(job.path for job in jobs)
 
     def make_slot(index: int | None) -> DeviceSlot:
         return DeviceSlot(backend=backend, settings=plan.settings, plugins=app.plugin_selection, options=options,
@@ -208,7 +211,10 @@ def _run(app: App, plan: BenchPlan, info: BenchInfo, choice: ExecutorChoice, job
         work = functools.partial(run_agent, app=app, settings=plan.settings, bench_id=info.id,
                                  console=Console(highlight=False, soft_wrap=True, stderr=True), lock=threading.Lock())
         lookahead = 0
-    LocalExecutor(make_slot, list(choice.devices), lookahead).run(jobs, work, keep, halt)
+    try:
+        LocalExecutor(make_slot, list(choice.devices), lookahead).run(jobs, work, keep, halt)
+    finally:
+        loader.close()
 
 
 class _Keeper:

@@ -12,6 +12,7 @@ import dataclasses
 import threading
 import time
 from concurrent.futures import Future
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -25,36 +26,69 @@ from ..records import Backend, Failure, Problem
 from ..timing.wording import figures_of, sources_of
 from ..settings import Settings
 from ..speed_of_light import SpeedOfLight
+from .describer import Describer
 from .results import BUDGET_EXCEEDED, INVALID_PROBLEM, NO_SOLUTION, ProblemJob, ProblemResult
 
 MESSAGE_LIMIT = 2000  # characters of a failure's message kept in the store (the verdict file has all of it)
 
 
 class ProblemLoader:
-    """Problems loaded once, by any slot, in the KForge process (``load_problem`` describes each, on the meta device
-    where it runs there)."""
+    """Problems loaded once, by any slot: each described by ``load_problem`` (on the meta device where it runs
+    there), in the KForge process, or ahead in a child process where a :class:`~.describer.Describer` is given."""
 
-    def __init__(self) -> None:
+    def __init__(self, describer: Describer | None = None) -> None:
         self._lock = threading.Lock()
         self._loaded: dict[Path, Future[Problem]] = {}
+        self._describer = describer
+
+    def ahead(self, paths: Iterable[Path]) -> None:
+        """Have the describer describe ``paths``, in order, from now on (nothing without a describer)."""
+        if self._describer is None:
+            return
+        with self._lock:
+            for path in paths:
+                if path not in self._loaded:
+                    self._loaded[path] = self._describer.submit(path)
+
+    def ready(self, path: Path) -> bool:
+        """Whether ``load(path)`` returns at once: described, or to be described in this process when asked."""
+        with self._lock:
+            future = self._loaded.get(path)
+        return future.done() if future is not None else self._describer is None
 
     def load(self, path: Path) -> Problem:
         """The problem; raises the ProblemError that loading it raised."""
+        self.ahead([path])
         with self._lock:
             future = self._loaded.get(path)
             mine = future is None
             if mine:
                 future = self._loaded[path] = Future()
         if mine:
-            try:
-                future.set_result(load_problem(path))
-            except Exception as exc:  # noqa: BLE001 - whoever waits for it gets the same error
-                future.set_exception(exc)
-        return future.result()
+            _settle(future, path)
+        try:
+            return future.result()
+        except BrokenProcessPool:  # the describing process died (killed, out of memory): describe it here
+            retry: Future[Problem] = Future()
+            _settle(retry, path)
+            with self._lock:
+                self._loaded[path] = retry
+            return retry.result()
 
     def forget(self, path: Path) -> None:
         with self._lock:
             self._loaded.pop(path, None)
+
+    def close(self) -> None:
+        if self._describer is not None:
+            self._describer.close()
+
+
+def _settle(future: Future[Problem], path: Path) -> None:
+    try:
+        future.set_result(load_problem(path))
+    except Exception as exc:  # noqa: BLE001 - whoever waits for it gets the same error
+        future.set_exception(exc)
 
 
 class DeviceSlot:
@@ -131,8 +165,8 @@ class DeviceSlot:
 
     def _expect_next(self, harness: Harness) -> None:
         """Spare workers prepare for the next job's problem while this one is evaluated."""
-        if self.upcoming is None:
-            return
+        if self.upcoming is None or not self.loader.ready(self.upcoming.path):
+            return  # still being described: the next problem is prepared for in its own turn
         try:
             harness.expect_problem(self.loader.load(self.upcoming.path))
         except ProblemError:

@@ -79,6 +79,22 @@ def choose_placement(nodes_dir: Path = NODES, claims_dir: Path | None = None) ->
     return None
 
 
+def off_timing_pools(nodes_dir: Path = NODES) -> None:
+    """Keep this process off every node's :func:`timing_pool` (:func:`outside_timing_pools`): a helper of the
+    KForge process (one that describes problems ahead) never runs on a CPU that timed blocks run on."""
+    if not hasattr(os, "sched_getaffinity"):
+        return
+    allowed = os.sched_getaffinity(0)
+    with contextlib.suppress(OSError):
+        os.sched_setaffinity(0, outside_timing_pools(allowed, _node_cpus(nodes_dir)))
+
+
+def outside_timing_pools(allowed: set[int], nodes: list[set[int]]) -> set[int]:
+    """The CPUs of ``allowed`` in no node's :func:`timing_pool`; all of them where nothing would be left."""
+    pools = {cpu for cpus in nodes for cpu in timing_pool(sorted(cpus & allowed))}
+    return (allowed - pools) or allowed
+
+
 class ClaimedPlacement:
     """A placement whose timing CPU this harness holds (:func:`choose_placement`)."""
 
