@@ -67,7 +67,14 @@ class HarnessSettings:
     precision: str = DEFAULT_PRECISION  # the precision contract: fp32, tf32, fp16 or bf16
     candidate_class: str = "ModelNew"  # the class a candidate defines (ModelNew falls back to Model)
     warmup: int = 3
-    repetitions: int = 20
+    repetitions: int = 20  # timed runs, at most: a long call gets fewer (timing_target_ms)
+    # the timed runs of each callable under each timer aim at this much of the call's time: a call of the length L
+    # gets ceil(timing_target_ms / L) runs, never fewer than 8 (the outside clock's lower bound needs them) nor more
+    # than repetitions (docs/timing.md, "Runs in proportion"); 0: always repetitions
+    timing_target_ms: float = 100.0
+    # the timers measured beside the headline (harness.timer): "auto" every one the device has for a call shorter
+    # than timing_target_ms / 8, the headline alone for a longer one; "all" every one always; "headline" never
+    beside_timers: Literal["auto", "all", "headline"] = "auto"
     compile_timeout_s: float = 600.0  # one build: importing a candidate, a JIT, load_inline
     call_timeout_s: float = 0.0  # one call of forward; 0: follows the reference's time (harness.stage_timeouts)
     verify_timeout_s: float = 0.0  # 0: follows the problem, like timing_timeout_s
@@ -131,6 +138,8 @@ class HarnessSettings:
         for name in ("compile_timeout_s", "profile_timeout_s", "startup_timeout_s"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"harness.{name} must be > 0")
+        if self.timing_target_ms < 0:
+            raise ValueError("harness.timing_target_ms must be >= 0 (0: always harness.repetitions timed runs)")
         for name in ("call_timeout_s", "verify_timeout_s", "timing_timeout_s", "problem_budget_s"):
             if getattr(self, name) < 0:
                 raise ValueError(f"harness.{name} must be >= 0 (0: follows the problem)")

@@ -134,7 +134,8 @@ def read_candidate(path: Path, entry: str) -> Candidate:
 _FLAG_COLUMNS = (Column("flag"), Column("blocks"), Column("evidence", fold=True, min_width=30))
 _TRIAL_COLUMNS = (Column("seed"), Column("passed"), Column("max abs error"), Column("max rel error", optional=True),
                   Column("where they differ", fold=True, min_width=24))
-_RUNTIME_COLUMNS = (Column(""), Column("timer"), Column("median"), Column("fastest"), Column("mean", optional=True),
+_RUNTIME_COLUMNS = (Column(""), Column("timer"), Column("median"), Column("median's interval", optional=True),
+                    Column("fastest"), Column("mean", optional=True),
                     Column("std", optional=True), Column("count", optional=True),
                     Column("speedup of the candidate", fold=True))
 _STATISTIC_COLUMN = {"median": "median", "min": "fastest"}  # the column of the figure speedups are taken from
@@ -170,13 +171,23 @@ def print_verdict(console: Console, verdict: Verdict, summary: str | None) -> No
     if verdict.correct:
         best = verdict.best_speedup
         sources = "; ".join(sources_of(verdict))
-        speed = (f", {best:.2f}x against the faster baseline ({verdict.timer} time; baselines: {escape(sources)})"
-                 if best is not None else "")
+        speed = (f", {best:.2f}x{_interval(verdict)} against the faster baseline ({verdict.timer} time; "
+                 f"baselines: {escape(sources)})" if best is not None else "")
         console.print(f"[bold green]CORRECT[/]{speed} ({escape(verdict.precision.describe())})")
     else:
         console.print(f"[bold red]NOT CORRECT[/]: {verdict.failure.value}")
         if verdict.compile.ok:  # a build's failure was printed with its log above
             console.print(verdict.message, markup=False, highlight=False)
+
+
+def _interval(verdict: Verdict) -> str:
+    """The best speedup's confidence interval, in words ("" where there is none)."""
+    faster = min(verdict.speedups, key=lambda item: item[1])[0]
+    interval = verdict.speedup_interval(faster)
+    if interval is None:
+        return ""
+    level = verdict.runtime.level * dict(verdict.baselines)[faster].level
+    return f" ({interval[0]:.2f}-{interval[1]:.2f} at {level:.0%} confidence or more)"
 
 
 def _print_precision(console: Console, verdict: Verdict) -> None:
@@ -226,7 +237,8 @@ def _print_runtimes(console: Console, verdict: Verdict) -> None:
     cells = []
     for name, timer, stats in rows:
         speedup = by_timer.get(timer, {}).get(name) if by_timer else verdict.speedup(name)
-        cells.append([name, timer + (" *" if timer == verdict.timer else ""), f"{stats.median:.4f}",
+        interval = f"{stats.low:.4f}-{stats.high:.4f} ({stats.level:.0%})" if stats.level else ""
+        cells.append([name, timer + (" *" if timer == verdict.timer else ""), f"{stats.median:.4f}", interval,
                       f"{stats.min:.4f}", f"{stats.mean:.4f}", f"{stats.std:.4f}", str(stats.count),
                       f"{speedup:.2f}x" if speedup is not None else ""])
     marked = _STATISTIC_COLUMN[verdict.statistic]

@@ -190,8 +190,7 @@ class HarnessDevice:
     def timers(self) -> tuple[str, ...]:
         """The timing methods this device offers (:data:`~kforge_core.device.TIMERS`): the wall clock always,
         events and device time where the device has them."""
-        return tuple(t for t in TIMERS if t == "wall" or (t == "events" and self.vendor.event_timer)
-                     or (t == "device" and self.vendor.device_timer))
+        return timers_of(self.vendor)
 
     def describe_timer(self, timer: str) -> str:
         """What ``timer`` measures on this device, for the timing method."""
@@ -312,3 +311,10 @@ def _dynamo_compiled() -> bool:
         return False  # not loaded, or still being imported by another thread (a worker's preload): nothing compiled
     counter = getattr(sys.modules.get("torch._dynamo.convert_frame"), "FRAME_COUNTER", None)
     return not isinstance(counter, int) or counter > 0 or "torch._inductor.cudagraph_trees" in sys.modules
+
+
+def timers_of(vendor: Device | type[Device]) -> tuple[str, ...]:
+    """The timing methods a device (or its class) offers (:data:`~kforge_core.device.TIMERS`): the wall clock always, events
+    and device time where it has them."""
+    return tuple(t for t in TIMERS if t == "wall" or (t == "events" and vendor.event_timer)
+                 or (t == "device" and vendor.device_timer))

@@ -111,9 +111,11 @@ class RunStage:
 @dataclass(frozen=True)
 class Time:
     """Time the current candidate (warm-up, timed runs, outputs of some runs checked again): the timed runs
-    ``runs`` (start, stop), all of them when None; warm-up runs come before run 0."""
+    ``runs`` (start, stop), all of them when None; warm-up runs come before run 0; under ``timers`` (every timer
+    the device has when empty)."""
 
     runs: tuple[int, int] | None = None
+    timers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,7 @@ class MeasureBaselines:
 
     names: tuple[str, ...]
     runs: tuple[int, int] | None = None
+    timers: tuple[str, ...] = ()  # as :class:`Time`'s
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from ..timing.confidence import median_interval, speedup_interval
 from ..codec import from_json, record_from_json, to_json
 from ..precision_contract import DEFAULT as DEFAULT_PRECISION
 from ..precision_contract import PrecisionContract, contract_named
@@ -30,6 +31,10 @@ class RuntimeStats:
     min: float
     count: int
     statistic: str = "median"  # which of them is the runtime (``TimingMethod.statistic``): "median" or "min"
+    # the median's confidence interval and the level it reaches (``timing/confidence.py``; 0: not known)
+    low: float = 0.0
+    high: float = 0.0
+    level: float = 0.0
 
     def __post_init__(self) -> None:
         if self.count < 1:
@@ -41,8 +46,9 @@ class RuntimeStats:
     def from_samples(cls, samples_ms: Iterable[float], statistic: str = "median") -> RuntimeStats:
         samples = list(samples_ms)
         std = statistics.stdev(samples) if len(samples) > 1 else 0.0
+        low, high, level = median_interval(samples)
         return cls(statistics.median(samples), statistics.fmean(samples), std, min(samples), len(samples),
-                   statistic)
+                   statistic, low, high, level)
 
     @property
     def figure(self) -> float:
@@ -318,6 +324,17 @@ class Verdict:
     def speedup(self, baseline: str) -> float | None:
         """Baseline runtime / candidate runtime (each ``RuntimeStats.figure``), or None when either is missing."""
         return dict(self.speedups).get(baseline)
+
+    def speedup_interval(self, baseline: str) -> tuple[float, float] | None:
+        """The speedup's confidence interval from the two medians' (``timing/confidence.py``); None where the
+        speedup is not a ratio of medians (the fastest runs' on the host CPU) or a figure has no interval (a baseline
+        from before intervals were kept)."""
+        base = dict(self.baselines).get(baseline)
+        if self.runtime is None or base is None or not (self.runtime.level and base.level):
+            return None
+        if self.runtime.statistic != "median":
+            return None
+        return speedup_interval((base.low, base.high), (self.runtime.low, self.runtime.high))
 
     @property
     def best_speedup(self) -> float | None:

@@ -31,6 +31,8 @@ from .baseline_worker import BaselineWorker
 from .deadline import StageTimeouts
 from .outside_clock import Interval, TimedBlock
 from .phases import EvaluationStep, Phases
+from ...devices.harness_device import timers_of
+from .run_count import measured_timers, timed_runs
 
 if TYPE_CHECKING:
     from ...device import Device
@@ -142,6 +144,10 @@ def measure_window(repetitions: int, names: tuple[str, ...], priors: dict[str, P
                     refuted[name] = detail
     if parts:
         window.candidate = _merged(parts)
+        window.candidate = dataclasses.replace(window.candidate, method=dataclasses.replace(
+            window.candidate.method, repetitions=repetitions))
+    if method is not None:
+        method = dataclasses.replace(method, repetitions=repetitions)
     window.baselines, window.sources, window.measured = _baselines(
         names, priors, measured, confirmed, refuted, errors, method, now(), band)
     return window
@@ -206,7 +212,16 @@ class BaselinesWindow:
         self._settings, self._device_class, self._facts = settings, device_class, facts
         self.worker, self.ahead, self.cache = worker, ahead, cache
         self._priors: dict[str, Prior] = {}  # baselines measured in full earlier in this session, for this problem
+        self._runs = settings.repetitions  # the timed runs of the window being measured (``run_count``)
         self.results: BaselineResults | None = None  # the last window's
+
+    @property
+    def settings(self) -> HarnessSettings:
+        return self._settings
+
+    def timers_for(self, call_ms: float | None) -> tuple[str, ...]:
+        """The timers a call of ``call_ms`` is timed under (``run_count.measured_timers``; empty: every one)."""
+        return measured_timers(call_ms, self._settings, timers_of(self._device_class))
 
     def start(self) -> None:
         """Start the baseline worker now, without waiting for it (where the settings measure any baseline)."""
@@ -230,12 +245,13 @@ class BaselinesWindow:
         self.results = None
         self._priors = {}
 
-    def beside(self, problem: Problem, timeouts: StageTimeouts, phases: Phases, *,
-               ready_first: bool = False) -> CandidateBeside:
+    def beside(self, problem: Problem, timeouts: StageTimeouts, phases: Phases, *, ready_first: bool = False,
+               call_ms: Callable[[], float | None] = lambda: None) -> CandidateBeside:
         """What times one candidate with the baselines beside it; ``ready_first``: the baseline worker is told to
         get ready only then (a problem large for the device, whose baselines would otherwise sit beside the
-        candidate's trials)."""
-        return CandidateBeside(self, problem, timeouts, phases, ready_first)
+        candidate's trials); ``call_ms``: the candidate's call length when its timing begins, by the KForge
+        process's clock (the timed runs follow it: ``run_count``)."""
+        return CandidateBeside(self, problem, timeouts, phases, ready_first, call_ms)
 
     def runtimes(self) -> dict[str, RuntimeStats]:
         """The last window's baselines' runtimes (the headline timer's); none before a window was measured."""
@@ -244,10 +260,13 @@ class BaselinesWindow:
         return {name: RuntimeStats.from_samples(samples, statistic) for name, samples in results.samples_ms}
 
     def measure(self, problem: Problem, timeouts: StageTimeouts, phases: Phases,
-                candidate: Callable[[tuple[int, int]], Reply] | None = None) -> Window:
-        """Measure the baselines (beside ``candidate``'s timing, when given) and keep what was measured in full as
-        the prior of the next window, here and in the baseline cache."""
+                candidate: Callable[[tuple[int, int]], Reply] | None = None, runs: int | None = None,
+                timers: tuple[str, ...] = ()) -> Window:
+        """Measure the baselines (beside ``candidate``'s timing, when given) over ``runs`` timed runs (default
+        ``harness.repetitions``) under ``timers`` (every one the device has when empty), and keep what was measured
+        in full as the prior of the next window, here and in the baseline cache."""
         settings = self._settings
+        self._runs = runs or settings.repetitions
         phases.step(EvaluationStep("baselines", what=", ".join(settings.baselines)))
         self.worker.wait_ready(settings.startup_timeout_s + timeouts.build_s)
         band = self._device_class.prior_band  # None: no figure measured before stands on this device
@@ -263,9 +282,9 @@ class BaselinesWindow:
         def baseline(name: str, block: tuple[int, int]) -> Reply:
             self.worker.take_calls()  # what it marked before this block is not this block's
             self.block_begins(phases, block, name)
-            return self.worker.time_block(name, block, timeouts.build_s + timeouts.timing_s)
+            return self.worker.time_block(name, block, timeouts.build_s + timeouts.timing_s, timers)
 
-        window = measure_window(settings.repetitions, settings.baselines, priors, candidate, baseline,
+        window = measure_window(self._runs, settings.baselines, priors, candidate, baseline,
                                 count=self._device_class.timing_blocks, band=band or 0.0,
                                 baseline_calls=self.worker.take_calls)
         if notice:  # the entry that was not used, and why, beside each baseline's note
@@ -285,7 +304,7 @@ class BaselinesWindow:
 
     def block_begins(self, phases: Phases, block: tuple[int, int], who: str) -> None:
         """Tell ``phases``' observer that ``who``'s runs ``block`` begin, as block N of M."""
-        every = blocks(self._settings.repetitions, self._device_class.timing_blocks)
+        every = blocks(self._runs, self._device_class.timing_blocks)
         if block in every:
             phases.step(EvaluationStep("timing", every.index(block) + 1, len(every), who))
 
@@ -303,8 +322,9 @@ class CandidateBeside:
     """Times one candidate with the baselines beside it (``run_stages``'s ``timing``), and keeps the window."""
 
     def __init__(self, baselines: BaselinesWindow, problem: Problem, timeouts: StageTimeouts, phases: Phases,
-                 ready_first: bool) -> None:
+                 ready_first: bool, call_ms: Callable[[], float | None]) -> None:
         self._baselines = baselines
+        self._call_ms = call_ms
         self._problem = problem
         self._timeouts = timeouts
         self._phases = phases
@@ -319,9 +339,22 @@ class CandidateBeside:
 
         def candidate(block: tuple[int, int]) -> Reply:
             self._baselines.block_begins(self._phases, block, "the candidate")
-            return call(Time(block), timeouts.timing_s, "timing", timeouts.waits)
+            return call(Time(block, timers), timeouts.timing_s, "timing", timeouts.waits)
 
-        self.window = self._baselines.measure(self._problem, timeouts, self._phases, candidate)
+        settings, call_ms = self._baselines.settings, self._call_ms()
+        runs, timers = timed_runs(call_ms, settings), self._baselines.timers_for(call_ms)
+        self.window = window = self._baselines.measure(self._problem, timeouts, self._phases, candidate, runs,
+                                                       timers)
+        if window.candidate is not None and runs < settings.repetitions:
+            method = window.candidate.method
+            why = (f"{runs} timed runs, not {settings.repetitions}: in proportion to the candidate's calls of "
+                   f"{call_ms:.3g} ms in verification (harness.timing_target_ms: {settings.timing_target_ms:g} ms of "
+                   "each callable's time under each timer)")
+            if timers:
+                why += (f"; timed under the {timers[0]} timer alone, the others costing a call more each run "
+                        "(harness.beside_timers)")
+            window.candidate = dataclasses.replace(window.candidate, method=dataclasses.replace(
+                method, notes=f"{why}; {method.notes}" if method.notes else why))
         return self.window.failure or Reply(value=self.window.candidate)
 
 

@@ -108,8 +108,8 @@ def evaluate_candidate(setup: EvaluationSetup, candidate: Candidate, *, profile:
         worker = workers.acquire_for_candidate()
     workdir = _scratch_dir(candidate, worker, next(setup.numbers))
     static_flags = check_source(candidate, setup.problem, settings.contract, setup.source_checks)
-    beside = setup.baselines.beside(setup.seen, timeouts, phases, ready_first=after_verify) \
-        if measure and settings.baselines else None
+    beside = setup.baselines.beside(setup.seen, timeouts, phases, ready_first=after_verify,
+                                    call_ms=worker.calls.median_ms) if measure and settings.baselines else None
     if beside is not None and not after_verify:  # the baseline worker gets ready while the candidate is verified
         setup.baselines.get_ready(setup.seen)
     with phases.phase("compile"):  # what the build caches hold now, and the worker's cgroup's counts

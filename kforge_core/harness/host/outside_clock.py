@@ -80,6 +80,10 @@ class CallLog:
         taken, self._intervals = self._intervals, []
         return taken
 
+    def median_ms(self) -> float | None:
+        """The median length of the calls noted since the last take (None: none was)."""
+        return statistics.median(i.ms for i in self._intervals) if self._intervals else None
+
 
 Samples = dict[str, list[float]]  # timer -> one figure per timed run, in run order from ``first_run``
 

@@ -28,19 +28,20 @@ _built_for: list[ProblemData] = []
 
 def measure_baselines(names: tuple[str, ...], reference: ProblemData, device: HarnessDevice,
                       settings: HarnessSettings, runs: tuple[int, int] | None = None,
-                      timer: StageTimer | None = None) -> BaselineResults:
+                      timer: StageTimer | None = None, timers: tuple[str, ...] = ()) -> BaselineResults:
     """Time ``names`` over the timed runs ``runs`` (all by default); ``(0, 0)`` builds them only. With ``timer``,
     each timed call is marked as a candidate's is, so the KForge process times the baselines' calls from outside
-    too: what its clock adds to theirs is what it allows a candidate's (``harness/host/outside_clock.py``)."""
+    too: what its clock adds to theirs is what it allows a candidate's (``harness/host/outside_clock.py``).
+    ``timers``: the timers measured (every one the device has when empty)."""
     samples, figures, errors = [], [], []
-    method = timing_method(device, settings, reference)
+    method = timing_method(device, settings, reference, timers)
     for name in names:
         try:
             call = _baseline(name, reference)
             if runs == (0, 0):
                 continue
             timed = time_runs(call, reference, device, settings, timer=timer,
-                              runs=range(*runs) if runs is not None else None)
+                              runs=range(*runs) if runs is not None else None, timers=timers)
             samples.append((name, tuple(timed.samples_ms[method.headline])))
             figures.append((name, timed.figures()))
         except Exception as exc:  # a baseline that cannot be measured is reported, not fatal

@@ -25,13 +25,15 @@ if TYPE_CHECKING:
 
 
 def time_candidate(backend: Backend, candidate: Candidate, context: StageContext, reference: ProblemData,
-                   device: HarnessDevice, runs: tuple[int, int] | None = None) -> TimingOutcome:
+                   device: HarnessDevice, runs: tuple[int, int] | None = None,
+                   timers: tuple[str, ...] = ()) -> TimingOutcome:
     """Time the candidate's ``ModelNew`` (the timed runs ``runs``, all by default, one block of several interleaved
     with the baselines'). Every timed call is checked: once it returned, the KForge process draws which elements of
     its outputs go to the referee (:func:`shipping.ask_check`, all of a small output), they are taken from the copy
     made as it returned, and the block's are shipped once its last call is timed, so that nothing but the KForge
     process's draw runs between two timed calls (the referee's work would share the device and the host's cores).
-    The referee's conclusion comes after the last block."""
+    The referee's conclusion comes after the last block. ``timers``: those measured (every one the device has
+    when empty)."""
     settings: HarnessSettings = context.settings
     model = candidate_instance(backend, candidate, context).model
     block = range(*runs) if runs is not None else range(settings.repetitions)
@@ -44,7 +46,7 @@ def time_candidate(backend: Backend, candidate: Candidate, context: StageContext
                       kept.structure))
 
     timed = time_runs(lambda *args: call_candidate(model, list(args)), reference, device, settings,
-                      timer=context.timer, runs=block, returned=returned)
+                      timer=context.timer, runs=block, returned=returned, timers=timers)
     packed = []
     while drawn:  # each call's drawn elements written, and freed, before the next's
         label, seed, sample_seed, leaves, structure = drawn.pop(0)
@@ -52,7 +54,7 @@ def time_candidate(backend: Backend, candidate: Candidate, context: StageContext
         del leaves
     send_all(packed)  # one message each way for the block; the referee's conclusion says what it found
     flags = [*timed.flags, *hidden_work_flags(timed, settings)]
-    method = timing_method(device, settings, reference)
+    method = timing_method(device, settings, reference, timers)
     return TimingOutcome(tuple(timed.samples_ms[method.headline]), method, tuple(flags), figures=timed.figures(),
                          device_streams=timed.device_streams)
 

@@ -120,8 +120,11 @@ class TimedRuns:
         return tuple((name, tuple(samples)) for name, samples in self.samples_ms.items())
 
 
-def timing_method(device: HarnessDevice, settings: HarnessSettings, reference: ProblemData) -> TimingMethod:
+def timing_method(device: HarnessDevice, settings: HarnessSettings, reference: ProblemData,
+                  timers: tuple[str, ...] = ()) -> TimingMethod:
+    """How the runs are timed: under ``timers`` (every timer the device has when empty)."""
     headline, fallback = headline_timer(settings.timer, device.timers)
+    measured = _measured(device, timers)
     notes = (f"{len(reference.pool)} distinct seeded input sets (seeds {reference.pool_seeds[0]}.."
              f"{reference.pool_seeds[-1]}) cycled, each run on a clone of one or on one made for it; "
              f"{CHECKS_NOTE.format(elements=settings.timed_check_elements)}")
@@ -139,23 +142,28 @@ def timing_method(device: HarnessDevice, settings: HarnessSettings, reference: P
         fresh_inputs=True,
         notes=f"{fallback}; {notes}" if fallback else notes,
         headline=headline,
-        timers=tuple((name, device.describe_timer(name)) for name in device.timers),
+        timers=tuple((name, device.describe_timer(name)) for name in measured),
         statistic=device.headline_statistic,
     )
 
 
 def time_runs(call: Callable[..., Any], reference: ProblemData, device: HarnessDevice, settings: HarnessSettings,
               timer: StageTimer | None = None, runs: range | None = None,
-              returned: Callable[[int, str, Kept], None] | None = None) -> TimedRuns:
+              returned: Callable[[int, str, Kept], None] | None = None, timers: tuple[str, ...] = ()) -> TimedRuns:
     """Warm up (in full before run 0, one run before a later block), then time ``runs`` (all
     ``settings.repetitions`` by default) of ``call`` with every timer the device has. With a ``timer``, each call
     is marked as a call of forward (the mark is sent before the clock starts, and ends once the copy of its outputs
     is made); ``returned`` gets each timed call's run, label and copied outputs, after its mark ended and before
-    the next call."""
+    the next call. ``timers``: the timers measured (every one the device has when empty)."""
     # the candidate's blocks and the baselines' on one CPU (``cpu_placement``), with no collection inside
     with on_timing_cpu(), collector_paused():
         return _time_runs(call, reference, device, settings, timer or StageTimer(),
-                          range(settings.repetitions) if runs is None else runs, returned)
+                          range(settings.repetitions) if runs is None else runs, returned, _measured(device, timers))
+
+
+def _measured(device: HarnessDevice, timers: tuple[str, ...]) -> tuple[str, ...]:
+    """The device's timers among ``timers`` (all of them for none)."""
+    return tuple(t for t in device.timers if not timers or t in timers)
 
 
 @contextlib.contextmanager
@@ -174,10 +182,11 @@ def collector_paused() -> Iterator[None]:
 
 
 def _time_runs(call: Callable[..., Any], reference: ProblemData, device: HarnessDevice, settings: HarnessSettings,
-               timer: StageTimer, runs: range, returned: Callable[[int, str, Kept], None] | None) -> TimedRuns:
+               timer: StageTimer, runs: range, returned: Callable[[int, str, Kept], None] | None,
+               timers: tuple[str, ...]) -> TimedRuns:
     size = len(reference.pool)
     hold = _Hold()
-    samplers = _samplers(device, hold)
+    samplers = [(name, sample) for name, sample in _samplers(device, hold) if name in timers]
     samples: dict[str, list[float]] = {name: [] for name, _ in samplers}
     with torch.no_grad():
         # the first block is warmed up in full; a later one by one run, which wakes what idled since (thread pools)
@@ -188,7 +197,7 @@ def _time_runs(call: Callable[..., Any], reference: ProblemData, device: Harness
                 call(*args)
                 _wait(device, threads_before)
         streams = 0
-        if "device" in device.timers:  # first: the streams it sees decide whether the events' queue is held
+        if "device" in timers:  # first: the streams it sees decide whether the events' queue is held
             samples["device"], streams = _device_time(call, reference, device, settings, runs, timer, returned)
             hold.one_stream = streams <= 1
         flags = []

@@ -266,7 +266,7 @@ class Worker:
 
         with jit_builds_marked(self.timer):
             return time_candidate(self.backend, self.candidate, self.context, self.reference(), self.device,
-                                  request.runs)
+                                  request.runs, request.timers)
 
     def _finish(self, request: Finish) -> FinishReport:
         from .candidate_steps import finish_report
@@ -285,7 +285,7 @@ class Worker:
         from .baselines import measure_baselines
 
         return measure_baselines(request.names, self.reference(), self.device, self.init.settings, request.runs,
-                                 timer=self.timer)
+                                 timer=self.timer, timers=request.timers)
 
     # ------------------------------------------------------------------------------------------- the referee
     # It never serves a candidate, so nothing it judges with ran candidate code.

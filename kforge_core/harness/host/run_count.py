@@ -1,0 +1,46 @@
+"""How many timed runs a candidate and its baselines get, in proportion to the call's length, and under which
+timers.
+
+The spread of a call's time is a share of the call, so a 40 ms forward's median is as sure after 8 runs as a 40 us
+kernel's after 20; and each timed run is one call under each timer, for the candidate and every baseline, so 20
+runs of a 40 ms forward under three timers beside two baselines cost seconds of the problem's time for nothing. The
+runs are ``ceil(harness.timing_target_ms / call)``, at least :data:`FEWEST_RUNS` (the outside clock draws its lower
+bound of a wall figure only from :data:`~.outside_clock.MIN_CALLS` calls on each side) and at most
+``harness.repetitions``. The call's length is the median of the candidate's calls in verification, as the KForge
+process's own clock saw them (``CallLog``): nothing the candidate says, and a candidate that slowed its verification
+to be timed fewer times only widens its own confidence interval, which the verdict reports.
+
+Each timer beside the headline is a call more in every run. Under ``harness.beside_timers = "auto"`` they are
+measured for calls shorter than ``timing_target_ms / FEWEST_RUNS`` (12.5 ms at the default), where they cost little;
+a longer call is timed under the headline alone, and ``"all"`` measures them whatever they cost.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ...settings import HarnessSettings
+from ...timing.headline import headline_timer
+from .outside_clock import MIN_CALLS
+
+FEWEST_RUNS = MIN_CALLS
+
+
+def measured_timers(call_ms: float | None, settings: HarnessSettings, offered: tuple[str, ...]) -> tuple[str, ...]:
+    """The timers a call of ``call_ms`` is timed under, among those the device ``offered``: every one (empty) or
+    the headline alone."""
+    headline, _ = headline_timer(settings.timer, offered)
+    if settings.beside_timers == "all":
+        return ()
+    if settings.beside_timers == "headline":
+        return (headline,)
+    long = call_ms is not None and settings.timing_target_ms and call_ms * FEWEST_RUNS > settings.timing_target_ms
+    return (headline,) if long else ()
+
+
+def timed_runs(call_ms: float | None, settings: HarnessSettings) -> int:
+    """The timed runs for a call of ``call_ms`` (None: not known, ``settings.repetitions``)."""
+    most = settings.repetitions
+    if not settings.timing_target_ms or call_ms is None or call_ms <= 0:
+        return most
+    return max(min(most, FEWEST_RUNS), min(most, math.ceil(settings.timing_target_ms / call_ms)))

@@ -1,0 +1,126 @@
+"""Timing in proportion: the timed runs follow the call's length (fewer for a long call, never below what the
+outside clock needs), the verdict says how many were made, and every figure carries its median's confidence
+interval, the speedup too."""
+
+from __future__ import annotations
+
+import pytest
+
+from kforge_core.harness.host.baselines_window import measure_window
+from kforge_core.harness.host.outside_clock import MIN_CALLS, CallLog
+from kforge_core.harness.host.run_count import FEWEST_RUNS, measured_timers, timed_runs
+from kforge_core.harness.verdict import RuntimeStats
+from kforge_core.settings import HarnessSettings
+from kforge_core.timing.confidence import median_interval, speedup_interval
+
+from .test_timing import FakeWorkers
+
+
+def test_a_long_call_gets_fewer_runs_never_fewer_than_the_outside_clock_needs_nor_more_than_asked():
+    settings = HarnessSettings()  # 20 runs at most, 100 ms of each callable's time under each timer
+    assert FEWEST_RUNS == MIN_CALLS == 8
+    assert timed_runs(None, settings) == 20  # not known: as asked
+    assert timed_runs(0.01, settings) == 20 and timed_runs(5.0, settings) == 20
+    assert timed_runs(10.0, settings) == 10 and timed_runs(7.0, settings) == 15
+    assert timed_runs(40.0, settings) == 8 and timed_runs(4000.0, settings) == 8
+    assert timed_runs(40.0, HarnessSettings(repetitions=5)) == 5  # never more than asked, even below the floor
+    assert timed_runs(40.0, HarnessSettings(timing_target_ms=0)) == 20  # 0: always repetitions
+    with pytest.raises(ValueError, match="timing_target_ms"):
+        HarnessSettings(timing_target_ms=-1)
+
+
+def test_a_long_call_is_timed_under_the_headline_alone_unless_every_timer_is_asked_for():
+    gpu = ("wall", "events", "device")
+    events = HarnessSettings(timer="events")
+    assert measured_timers(5.0, events, gpu) == ()  # short: every timer, beside the headline
+    assert measured_timers(None, events, gpu) == ()
+    assert measured_timers(13.0, events, gpu) == ("events",)  # 8 runs of it are more than 100 ms
+    assert measured_timers(13.0, HarnessSettings(timer="device"), ("wall",)) == ("wall",)  # the device's fallback
+    assert measured_timers(13.0, HarnessSettings(timer="events", beside_timers="all"), gpu) == ()
+    assert measured_timers(0.1, HarnessSettings(beside_timers="headline"), gpu) == ("wall",)
+    assert measured_timers(500.0, HarnessSettings(timing_target_ms=0), gpu) == ()  # 0: no proportion at all
+
+
+def test_a_worker_times_under_the_timers_it_is_asked_for():
+    from kforge_core.devices import make_device
+    from kforge_core.harness.worker.reference import reference_data
+    from kforge_core.harness.worker.run_timing import time_runs, timing_method
+
+    from .helpers import TORCH_CPU, problem
+
+    device = make_device(TORCH_CPU)
+    settings = HarnessSettings(warmup=1, repetitions=3)
+    reference = reference_data(problem("relu_scale"), device, settings)
+    timed = time_runs(lambda x: x * 2, reference, device, settings, timers=("wall",))
+    assert set(timed.samples_ms) == {"wall"} and len(timed.samples_ms["wall"]) == 3
+    assert [name for name, _ in timing_method(device, settings, reference, ("wall",)).timers] == ["wall"]
+
+
+def test_the_call_length_is_the_median_of_the_calls_the_kforge_process_timed():
+    calls = CallLog()
+    assert calls.median_ms() is None
+    for label, start, end in (("trial 0", 0.0, 0.5), ("trial 1", 1.0, 1.04), ("trial 2", 2.0, 2.03)):
+        calls.mark(label, True, start)
+        calls.mark(label, False, end)
+    assert calls.median_ms() == pytest.approx(40.0)  # the first call's build (500 ms) does not set it
+    calls.take()
+    assert calls.median_ms() is None
+
+
+def test_the_window_says_how_many_runs_it_made():
+    workers = FakeWorkers({"candidate": 1.0, "eager": 4.0})
+    window = measure_window(8, ("eager",), {}, workers.candidate, workers.baseline)
+    assert window.candidate.method.repetitions == 8 and window.baselines.method.repetitions == 8
+    assert len(window.candidate.samples_ms) == 8
+
+
+def test_the_medians_interval_holds_at_95_percent_from_the_order_statistics():
+    assert median_interval([]) == (0.0, 0.0, 0.0)
+    runs = [float(v) for v in range(1, 21)]  # 20 runs: the 6th smallest to the 6th largest, 95.9%
+    low, high, level = median_interval(runs)
+    assert (low, high) == (6.0, 15.0) and level == pytest.approx(0.9586, abs=1e-4)
+    low, high, level = median_interval([float(v) for v in range(8)])  # 8 runs: the fastest to the slowest, 99.2%
+    assert (low, high) == (0.0, 7.0) and level == pytest.approx(0.9922, abs=1e-4)
+    assert median_interval([3.0, 1.0, 2.0, 5.0, 4.0])[2] == pytest.approx(0.9375)  # 5 runs cannot reach 95%
+    stats = RuntimeStats.from_samples(runs)
+    assert (stats.low, stats.high) == (6.0, 15.0)
+
+
+def test_a_speedups_interval_puts_both_intervals_at_their_extremes():
+    assert speedup_interval((4.0, 5.0), (1.0, 2.0)) == (2.0, 5.0)
+    assert speedup_interval((0.0, 0.0), (1.0, 2.0)) is None
+
+
+def test_a_verdict_gives_the_interval_of_a_speedup_of_medians_only():
+    from dataclasses import replace
+
+    from kforge_core.harness.verdict import Verdict
+
+    candidate = RuntimeStats.from_samples([float(v) for v in range(1, 21)])  # median 10.5, 6..15
+    eager = RuntimeStats.from_samples([float(v) for v in range(21, 41)])  # median 30.5, 26..35
+    verdict = Verdict.__new__(Verdict)
+    object.__setattr__(verdict, "runtime", candidate)
+    object.__setattr__(verdict, "baselines", (("eager", eager),))
+    assert verdict.speedup_interval("eager") == pytest.approx((26 / 15, 35 / 6))
+    assert verdict.speedup_interval("compile") is None
+    object.__setattr__(verdict, "runtime", replace(candidate, statistic="min"))
+    assert verdict.speedup_interval("eager") is None
+
+
+def test_a_slow_candidate_is_timed_eight_times_a_fast_one_as_often_as_asked(cache_dir):
+    from kforge_core.harness import Harness
+
+    from .helpers import SELECTION, TORCH_CPU, candidate, problem, settings_for
+
+    settings = settings_for(cache_dir, repetitions=12, spare_workers=0)
+    with Harness(backend=TORCH_CPU, problem=problem("relu_scale"), plugins=SELECTION, settings=settings) as harness:
+        slow = harness.evaluate(candidate("slow_relu_scale"))
+        fast = harness.evaluate(candidate("relu_scale_numpy"))
+    assert slow.correct and fast.correct, (slow.message, fast.message)
+    assert slow.method.repetitions == 8 and slow.runtime.count == 8
+    assert "8 timed runs, not 12: in proportion to the candidate's calls of" in slow.method.notes
+    assert dict(slow.baselines)["eager"].count == 8  # the baselines are timed as many times, beside it
+    assert fast.method.repetitions == 12 and fast.runtime.count == 12
+    assert slow.runtime.level > 0.95 and slow.runtime.low <= slow.runtime.median <= slow.runtime.high
+    # on the host CPU the speedup is a ratio of fastest runs: the medians' intervals say nothing of it
+    assert slow.statistic == "min" and slow.speedup_interval("eager") is None
