@@ -12,30 +12,30 @@ from .derive import derived_plan
 from ..tracebacks import exception_line
 from .probe import Probe
 
-# sizes are tried on the CPU (for a problem that does not run on meta tensors) only where its own forward took
-# less than this there: deriving runs it about ten times
-CPU_PROBE_S = 1.0
+# sizes are tried only where the problem's own forward took less than this where it was described: deriving runs
+# it about ten times. On the CPU (a problem that does not run on meta tensors), and on meta tensors, where most
+# forwards take milliseconds but a recurrence is unrolled op by op (KernelBench's 35_LSTM: 8 s a forward there)
+PROBE_LIMIT_S = {"cpu": 1.0, "meta": 2.0}
 
 
 class VariantsError(ValueError):
     """A problem's declared variants are wrong (the reference fails at one, or they are not lists of inputs)."""
 
 
-def shape_plan(module: ModuleType, probe: Probe, inputs: tuple[ValueSpec, ...], *, cpu_forward_s: float
+def shape_plan(module: ModuleType, probe: Probe, inputs: tuple[ValueSpec, ...], *, forward_s: float
                ) -> ShapePlan:
     """The variants ``module``'s problem is checked at. ``probe`` runs its reference (on meta tensors, or on the
-    CPU where it does not run there); ``inputs`` describe its own inputs; ``cpu_forward_s``: how long its forward
-    took on the CPU (0 where it ran on meta tensors). Raises :class:`VariantsError` for declared variants that are
-    wrong."""
+    CPU where it does not run there); ``inputs`` describe its own inputs; ``forward_s``: how long making and running
+    it took there. Raises :class:`VariantsError` for declared variants that are wrong."""
     runs_on_meta = probe.device == "meta"
-    tried = runs_on_meta or cpu_forward_s <= CPU_PROBE_S
+    tried = forward_s <= PROBE_LIMIT_S["meta" if runs_on_meta else "cpu"]
     if declares_variants(module):
-        return _declared(module, probe if tried else None)
+        return _declared(module, probe if tried or runs_on_meta else None)
     if not tried:
+        why = ("" if runs_on_meta else "the reference does not run on meta tensors, and ")
         return ShapePlan("none", notes=(
-            f"no variant derived: the reference does not run on meta tensors, and its forward took "
-            f"{cpu_forward_s:.1f} s on the CPU, too long to try other sizes there; declare them with "
-            "get_input_variants()",))
+            f"no variant derived: {why}its forward took {forward_s:.1f} s on {_place(probe)}, too long to try "
+            "other sizes there; declare them with get_input_variants()",))
     try:
         return derived_plan(probe, inputs, _place(probe))
     except Exception as exc:  # noqa: BLE001 - it ran there when it was described; a model that does not twice

@@ -133,7 +133,7 @@ def test_rich_output_of_a_correct_candidate_shows_the_figure_the_speedups_are_ta
     # on the host CPU the headline is the fastest run: its column is there, marked, at any width
     assert "the speedups are ratios of the wall timer's fastest run (marked *)" in result.stdout
     fastest = re.findall(r"fastest \*\s+│?\s*([\d.]+)", result.stdout) if columns == "80" else [
-        row.split("│")[4].strip() for row in result.stdout.splitlines() if row.startswith(("│ candidate", "│ eager"))]
+        row.split("│")[5].strip() for row in result.stdout.splitlines() if row.startswith(("│ candidate", "│ eager"))]
     assert "fastest *" in result.stdout and len(fastest) == 2, result.stdout
     candidate, eager = map(float, fastest)
     speedup = float(re.search(r"CORRECT, ([\d.]+)x against the faster baseline", result.stdout).group(1))

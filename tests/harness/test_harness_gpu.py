@@ -233,6 +233,7 @@ def test_a_failed_graph_capture_the_candidate_caught_is_not_a_harness_error(outs
     verdict = outside_harness.evaluate(candidate("gpu_graph_capture_fails"))
     assert verdict.failure is None, verdict.message
     assert verdict.correct, verdict.message
+    assert verdict.worker_replaced  # what else the unfinished capture left in its process goes with the process
 
 
 def test_the_generator_left_by_a_failed_capture_draws_again_after_the_repair():

@@ -268,7 +268,8 @@ class BaselinesWindow:
         settings = self._settings
         self._runs = runs or settings.repetitions
         phases.step(EvaluationStep("baselines", what=", ".join(settings.baselines)))
-        self.worker.wait_ready(settings.startup_timeout_s + timeouts.build_s)
+        with phases.phase("baselines_ready"):  # within timing: the baselines' own build (torch.compile's), apart
+            self.worker.wait_ready(settings.startup_timeout_s + timeouts.build_s)
         band = self._device_class.prior_band  # None: no figure measured before stands on this device
         key = BaselineKey.of(problem.digest, self._facts(), settings, host_cpu=self._device_class.host_cpu) \
             if settings.baseline_cache != "off" and band is not None else None

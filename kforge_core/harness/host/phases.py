@@ -46,11 +46,12 @@ class Phases:
         if name not in self._begun:  # a phase that goes on in a second part is told once
             self._begun.add(name)
             self.step(EvaluationStep(name))
+        self._spent.setdefault(name, 0.0)  # in the order the phases began, a phase inside another after it
         start = time.perf_counter()
         try:
             yield
         finally:
-            self._spent[name] = self._spent.get(name, 0.0) + time.perf_counter() - start
+            self._spent[name] += time.perf_counter() - start
 
     def step(self, step: EvaluationStep) -> None:
         if self._observer is not None:

@@ -27,6 +27,8 @@ from typing import Any, Callable
 
 import torch
 
+from .random_state import repairs
+
 _WATCHED_MODULE_PREFIXES = ("kforge_core", "kforge_problem_")
 
 
@@ -116,6 +118,7 @@ def _state_readers() -> dict[str, Callable[[], Any]]:
         "torch.is_anomaly_enabled()": torch.is_anomaly_enabled,
         "torch function modes": torch._C._len_torch_function_stack,
         "torch dispatch modes": torch._C._len_torch_dispatch_stack,
+        "graph captures left unfinished (the device's random generator repaired)": repairs,
     }
 
 

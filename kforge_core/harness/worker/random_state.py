@@ -12,7 +12,10 @@ as it runs.
 Before it draws, the worker tries one draw; where the generator refuses it, a copy of its state takes its place (the
 seed and offset carried over, nothing of the unfinished capture) and the draw is tried again. A generator that still
 refuses, or any other error, is raised as it was. Nothing here names a device: the generators are the device
-module's (``torch.get_device_module``), and a device without them is left alone.
+module's (``torch.get_device_module``), and a device without them is left alone. Each repair is counted
+(:func:`repairs`): the worker's integrity check sees the count change during a candidate, and a worker whose
+candidate left a capture unfinished is not reused for the next one (what else of the capture it left, the
+allocator's or the driver's, is not KForge's to know).
 """
 
 from __future__ import annotations
@@ -22,12 +25,16 @@ import logging
 import torch
 
 log = logging.getLogger("kforge")
+_repaired = [0]
+
+
+def repairs() -> int:
+    """How many times this process's generators were repaired."""
+    return _repaired[0]
 
 
 def draws_on(device: torch.device) -> bool:
     """Make sure the default generator of ``device`` draws outside a capture; True when it had to be repaired."""
-    if device.type == "cpu":
-        return False
     try:
         _draw(device)
         return False
@@ -39,6 +46,7 @@ def draws_on(device: torch.device) -> bool:
         except RuntimeError:
             raise refused from None
         log.debug("the %s generator was left inside an unfinished graph capture; its state was copied anew", device)
+        _repaired[0] += 1
         return True
 
 
