@@ -43,6 +43,7 @@ from ..harness.shape_findings import held_words, merged_check, shape_findings, w
 from ..records import Backend, Candidate, Failure, Flag, ShapeCheck, StageContext, TrialError, VerifyResult
 from .variant_calls import call_at_variants
 from ..settings import HarnessSettings
+from ..timing.timed_runs import TRIAL_CALL
 from ..values import flatten_output, tensor_leaves
 from ..plural import counted
 
@@ -178,7 +179,7 @@ def _called_and_packed(model: Any, trial: Trial, how: str, reference: ProblemDat
     """One trial's call, its checks, and its outputs written to be judged; None when verification cannot go on
     (an exception, outputs of the wrong kind)."""
     inputs = trial.inputs
-    with context.timer.calling(f"forward (trial seed {trial.seed})"):  # until the device and its threads are done
+    with context.timer.calling(TRIAL_CALL.format(seed=trial.seed)):  # until the device and its threads are done
         called = _call(model, inputs, trial, reference, device, settings, context, run)
     if called is None:
         return None

@@ -9,6 +9,10 @@ import re
 from ..settings import HarnessSettings
 
 TIMING_SEED_OFFSET = 20_000  # the timing input sets' seeds start here, past every trial's
+# how a correctness trial's call is marked (``StageTimer.calling``): the KForge process takes the call's length
+# from these (``harness/host/run_count.py``), not from the traced call or the shape variants' calls
+TRIAL_CALL = "forward (trial seed {seed})"
+TRIAL_CALL_PREFIX = TRIAL_CALL.split("{")[0]
 # the label of a timed call, by timer: the worker marks each call with it, and ships its outputs under it
 _SUFFIX = {"wall": "", "events": " (events)", "device": " (device time)"}
 _LABEL = re.compile(r"^timed run (\d+)(?: \((events|device time)\))?$")

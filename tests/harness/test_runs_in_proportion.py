@@ -63,6 +63,13 @@ def test_the_call_length_is_the_median_of_the_calls_the_kforge_process_timed():
         calls.mark(label, True, start)
         calls.mark(label, False, end)
     assert calls.median_ms() == pytest.approx(40.0)  # the first call's build (500 ms) does not set it
+    calls.mark("forward (traced for the operators it runs)", True, 3.0)  # the tracer's Python slows it
+    calls.mark("forward (traced for the operators it runs)", False, 4.0)
+    calls.mark("forward (traced for the operators it runs)", True, 5.0)
+    calls.mark("forward (traced for the operators it runs)", False, 6.0)
+    assert calls.median_ms() == pytest.approx(500.0)
+    assert calls.median_ms("trial") == pytest.approx(40.0)  # the trials' calls alone, where there are some
+    assert calls.median_ms("nothing so named") == pytest.approx(500.0)
     calls.take()
     assert calls.median_ms() is None
 

@@ -80,9 +80,11 @@ class CallLog:
         taken, self._intervals = self._intervals, []
         return taken
 
-    def median_ms(self) -> float | None:
-        """The median length of the calls noted since the last take (None: none was)."""
-        return statistics.median(i.ms for i in self._intervals) if self._intervals else None
+    def median_ms(self, prefix: str = "") -> float | None:
+        """The median length of the calls noted since the last take whose label starts with ``prefix``, or of every
+        one where none does (None: none was noted)."""
+        chosen = [i.ms for i in self._intervals if i.label.startswith(prefix)] or [i.ms for i in self._intervals]
+        return statistics.median(chosen) if chosen else None
 
 
 Samples = dict[str, list[float]]  # timer -> one figure per timed run, in run order from ``first_run``

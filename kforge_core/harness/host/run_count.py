@@ -6,9 +6,11 @@ kernel's after 20; and each timed run is one call under each timer, for the cand
 runs of a 40 ms forward under three timers beside two baselines cost seconds of the problem's time for nothing. The
 runs are ``ceil(harness.timing_target_ms / call)``, at least :data:`FEWEST_RUNS` (the outside clock draws its lower
 bound of a wall figure only from :data:`~.outside_clock.MIN_CALLS` calls on each side) and at most
-``harness.repetitions``. The call's length is the median of the candidate's calls in verification, as the KForge
-process's own clock saw them (``CallLog``): nothing the candidate says, and a candidate that slowed its verification
-to be timed fewer times only widens its own confidence interval, which the verdict reports.
+``harness.repetitions``. The call's length is the median of the candidate's correctness trials, as the KForge
+process's own clock saw them (``CallLog``; the traced call and the shape variants' are left out: the tracer's Python
+made a launch-bound network's call 5x longer, and a variant is another size): nothing the candidate says, and a
+candidate that slowed its verification to be timed fewer times only widens its own confidence interval, which the
+verdict reports.
 
 Each timer beside the headline is a call more in every run. Under ``harness.beside_timers = "auto"`` they are
 measured for calls shorter than ``timing_target_ms / FEWEST_RUNS`` (12.5 ms at the default), where they cost little;
