@@ -7,8 +7,9 @@ runs of a 40 ms forward under three timers beside two baselines cost seconds of 
 runs are ``ceil(harness.timing_target_ms / call)``, at least :data:`FEWEST_RUNS` (the outside clock draws its lower
 bound of a wall figure only from :data:`~.outside_clock.MIN_CALLS` calls on each side) and at most
 ``harness.repetitions``. The call's length is the median of the candidate's correctness trials, as the KForge
-process's own clock saw them (``CallLog``; the traced call and the shape variants' are left out: the tracer's Python
-made a launch-bound network's call 5x longer, and a variant is another size): nothing the candidate says, and a
+process's own clock saw them (``CallLog``; the traced call, slowed by the tracer's Python, and the shape variants'
+calls at other sizes are left out: with them, EfficientNet-B0's calls came out above 12.5 ms where its timed calls
+took 2.8 ms): nothing the candidate says, and a
 candidate that slowed its verification to be timed fewer times only widens its own confidence interval, which the
 verdict reports.
 
