@@ -2,8 +2,8 @@
 
 Describing a problem runs its reference on meta tensors about ten times (its shapes, its footprint, its shape
 variants: ``problem.load_problem``). Most take a fraction of a second; KernelBench's ``35_LSTM`` took a minute, its
-recurrence unrolled into tens of thousands of meta operators each run (10 s now that a forward this slow derives no
-variants: ``shapes/plan.py``). Done in the KForge process, that stalled the problem before it (a slot describes the
+recurrence unrolled into tens of thousands of meta operators each run (18 s, two runs, now that a forward this slow
+derives no variants: ``shapes/plan.py``). Done in the KForge process, that stalled the problem before it (a slot describes the
 next problem to prepare for it) and held the interpreter lock that the process's own clock of the workers' calls
 needs. So a bench on an accelerator hands the descriptions of its whole suite, in order, to a child process (two on
 a host of 8 CPUs or more) as it starts: they work through them while the device is busy, off the host's timing CPUs

@@ -3,6 +3,7 @@ running the reference at each on meta tensors), else those KForge derives (``der
 
 from __future__ import annotations
 
+import time
 from types import ModuleType
 from typing import Any
 
@@ -22,12 +23,15 @@ class VariantsError(ValueError):
     """A problem's declared variants are wrong (the reference fails at one, or they are not lists of inputs)."""
 
 
-def shape_plan(module: ModuleType, probe: Probe, inputs: tuple[ValueSpec, ...], *, forward_s: float
+def shape_plan(module: ModuleType, probe: Probe, inputs: tuple[ValueSpec, ...], *, cpu_forward_s: float
                ) -> ShapePlan:
     """The variants ``module``'s problem is checked at. ``probe`` runs its reference (on meta tensors, or on the
-    CPU where it does not run there); ``inputs`` describe its own inputs; ``forward_s``: how long making and running
-    it took there. Raises :class:`VariantsError` for declared variants that are wrong."""
+    CPU where it does not run there); ``inputs`` describe its own inputs; ``cpu_forward_s``: how long making and
+    running it took on the CPU (0 where it ran on meta tensors, whose forward is timed here: the first run in a
+    process also imports PyTorch's meta kernels, seconds on a busy machine). Raises :class:`VariantsError` for
+    declared variants that are wrong."""
     runs_on_meta = probe.device == "meta"
+    forward_s = _timed_own_run(probe) if runs_on_meta else cpu_forward_s
     tried = forward_s <= PROBE_LIMIT_S["meta" if runs_on_meta else "cpu"]
     if declares_variants(module):
         return _declared(module, probe if tried or runs_on_meta else None)
@@ -41,6 +45,17 @@ def shape_plan(module: ModuleType, probe: Probe, inputs: tuple[ValueSpec, ...], 
     except Exception as exc:  # noqa: BLE001 - it ran there when it was described; a model that does not twice
         return ShapePlan("none", notes=(f"no variant derived: the reference did not run again on {_place(probe)} "
                                         f"({exception_line(exc)})",))
+
+
+def _timed_own_run(probe: Probe) -> float:
+    """Seconds the reference's forward takes on meta tensors at its own shape (the probe keeps what it gave; a
+    forward that raises there is left for the derivation to report)."""
+    started = time.perf_counter()
+    try:
+        probe.outputs  # noqa: B018 - run once here, and kept for the derivation
+    except Exception:  # noqa: BLE001 - said where the variants are derived
+        return 0.0
+    return time.perf_counter() - started
 
 
 def _declared(module: ModuleType, probe: Probe | None) -> ShapePlan:

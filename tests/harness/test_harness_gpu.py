@@ -137,7 +137,7 @@ def test_every_timer_times_a_known_kernel(cache_dir):
     from .helpers import SELECTION
 
     with Harness(backend=TORCH_CUDA, problem=problem("relu_scale"), plugins=SELECTION,
-                 settings=settings_for(cache_dir, timer="events", **GPU)) as harness:
+                 settings=settings_for(cache_dir, timer="events", beside_timers="all", **GPU)) as harness:
         verdict = harness.evaluate(candidate("gpu_relu_scale"))
     assert verdict.correct, verdict.message
     figures = dict(verdict.figures)
@@ -196,7 +196,8 @@ def outside_harness(cache_dir):
     from .helpers import SELECTION
 
     with Harness(backend=TORCH_CUDA, problem=problem("relu_scale"), plugins=SELECTION,
-                 settings=settings_for(cache_dir, repetitions=20, cheat_policy="report", **GPU)) as harness:
+                 settings=settings_for(cache_dir, repetitions=20, timing_target_ms=0, beside_timers="all",
+                                       cheat_policy="report", **GPU)) as harness:
         yield harness
 
 

@@ -16,9 +16,11 @@ from .helpers import SELECTION, TORCH_CPU, candidate, problem, settings_for
 
 @pytest.fixture(scope="module")
 def timed_harness(cache_dir):
-    # twenty timed runs as by default, and eager beside them: the outside clock's overhead is measured on its calls
+    # twenty timed runs however long a call takes on a busy machine, and eager beside them: the outside clock's
+    # overhead is measured on its calls
     with Harness(backend=TORCH_CPU, problem=problem("relu_scale"), plugins=SELECTION,
-                 settings=settings_for(cache_dir, repetitions=20, baselines=("eager",))) as harness:
+                 settings=settings_for(cache_dir, repetitions=20, timing_target_ms=0,
+                                       baselines=("eager",))) as harness:
         yield harness
 
 
@@ -85,10 +87,26 @@ def test_a_figure_shorter_than_the_outside_clock_allows_is_contradicted():
     assert not honest.contradiction and honest.outside_ms == pytest.approx(2.02)
     shaved = judge([_block([1.7] * 10, [2.52] * 10)], overhead, "min")[0]  # 16% under: beyond the 10% slack
     assert "1.7 ms" in shaved.contradiction and "2.02 ms" in shaved.contradiction
-    held_up = judge([_block([2.0] * 10, [2.52] * 4 + [30.0] * 6)], overhead, "median")[0]
+    forty = Overhead({"wall": 0.4}, {"wall": 0.5}, {"wall": 40})  # as by default: 20 calls against 40, the median
+    held_up = judge([_block([2.0] * 20, [2.52] * 8 + [30.0] * 12)], forty, "median")[0]
     assert held_up.contradiction  # most calls 28 ms longer than their figures: more than any baseline call was
-    busy = Overhead({"wall": 0.4}, {"wall": 29.0}, {"wall": 20})  # ... unless a baseline call was held up as long
-    assert not judge([_block([2.0] * 10, [2.52] * 4 + [30.0] * 6)], busy, "median")[0].contradiction
+    busy = Overhead({"wall": 0.4}, {"wall": 29.0}, {"wall": 40})  # ... unless a baseline call was held up as long
+    assert not judge([_block([2.0] * 20, [2.52] * 8 + [30.0] * 12)], busy, "median")[0].contradiction
+
+
+def test_with_fewer_calls_the_bound_starts_from_a_shorter_interval():
+    from kforge_core.harness.host.outside_clock import bounding_interval
+
+    twenty = [float(v) for v in range(1, 21)]
+    assert bounding_interval(twenty, 40) == (10.5, "a median")  # the default: 2.5 in a million from the median
+    assert bounding_interval(twenty, 20) == (7.0, "the 7th shortest")
+    assert bounding_interval([float(v) for v in range(1, 9)], 8) == (1.0, "the shortest")
+    overhead = Overhead({"wall": 0.4}, {"wall": 0.5}, {"wall": 8})
+    # an honest 30 ms call timed 8 times on a busy host: four of its calls woke late, more than any baseline call
+    honest = judge([_block([30.0] * 8, [30.5] * 4 + [36.0] * 4)], overhead, "median")[0]
+    assert not honest.contradiction and honest.outside_ms == pytest.approx(30.0)
+    faked = judge([_block([1.0] * 8, [30.5] * 8)], overhead, "median")[0]  # a timer that says 1 ms
+    assert "the shortest 30.5 ms between the marks" in faked.contradiction
 
 
 def test_too_few_calls_give_no_lower_bound():

@@ -21,9 +21,10 @@ What is checked, per timer (:func:`judge`):
   by tens of milliseconds, which no interval can be told apart from; a candidate's figure is contradicted only
   when more than half of its calls took longer, beyond what the worker says, than any baseline call did. If the
   host's delays fell on the calls at random, that needs the slowest half of the candidate's calls to be slower
-  than all of the baselines' (with 20 calls against 40: a chance of 2.5 in a million; see docs/timing.md). It
-  needs at least :data:`MIN_CALLS` calls on each side; with fewer, the figure is bounded from above only, and the
-  verdict says so.
+  than all of the baselines' (with 20 calls against 40: a chance of 2.5 in a million; see docs/timing.md). With
+  fewer calls the bound starts from a shorter interval than the median, one that holds that chance as near as the
+  calls allow (:func:`bounding_interval`). It needs at least :data:`MIN_CALLS` calls on each side; with fewer, the
+  figure is bounded from above only, and the verdict says so.
 * ``events`` and ``device`` measure the device, not the host, so the intervals bound them only from above; below,
   the problem's physical floor bounds them (``faster_than_hardware``).
 
@@ -32,6 +33,7 @@ A figure the outside clock contradicts is a blocking ``timing_mismatch`` flag th
 
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass
 from typing import Iterable
@@ -46,6 +48,9 @@ from ..verdict import OutsideFigure, figure_of
 ABSOLUTE_SLACK_MS = 0.05  # below this, the pipe's and the host's own jitter decide, not the call
 RELATIVE_SLACK = 0.10  # a figure may be this much shorter than the outside clock's before it is contradicted
 MIN_CALLS = 8  # timed calls on each side (the candidate's, the baselines') below which no lower bound is drawn
+# the chance that host delays falling at random contradict an honest wall figure, at the default 20 calls against
+# 40 baseline calls from the median; with fewer calls the bound starts from a shorter interval to hold it
+FALSE_ALARM = 2.5e-6
 CLOCK_EPSILON_MS = 0.005  # the clocks' resolution and rounding: a figure may pass its interval by no more
 
 
@@ -171,6 +176,28 @@ def check_candidate(timing: TimingOutcome, calls: Iterable[Interval], baseline_b
     return figures, flags
 
 
+def bounding_interval(intervals: list[float], baseline_calls: int) -> tuple[float, str]:
+    """The interval a wall figure's lower bound starts from, and what it is in words: the median where as many of
+    the candidate's calls must each have been delayed beyond every baseline call for an honest figure to be
+    contradicted as the default timing needs (20 calls against 40: :data:`FALSE_ALARM`), else the k-th shortest,
+    for the k that holds that chance (with fewer calls, the shortest)."""
+    n = len(intervals)
+    delayed = next((j for j in range(1, n + 1) if _chance(n, baseline_calls, j) <= FALSE_ALARM), n)
+    rank = n - delayed + 1
+    if rank >= (n + 1) // 2:
+        return statistics.median(intervals), "a median"
+    return sorted(intervals)[rank - 1], "the shortest" if rank == 1 else f"the {_ordinal(rank)} shortest"
+
+
+def _chance(n: int, m: int, j: int) -> float:
+    """The chance that the j longest of n + m exchangeable delays are all among the first n."""
+    return math.comb(n, j) / math.comb(n + m, j)
+
+
+def _ordinal(k: int) -> str:
+    return f"{k}{'th' if 10 <= k % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(k % 10, 'th')}"
+
+
 def _one_timer(timer: str, samples: list[float], paired: list[tuple[float, float]], calls: int,
                overhead: Overhead | None, statistic: str) -> OutsideFigure:
     worker = figure_of(samples, statistic) if samples else 0.0  # medians below, where the figures are compared
@@ -195,10 +222,11 @@ def _one_timer(timer: str, samples: list[float], paired: list[tuple[float, float
         return OutsideFigure(timer, worker, whole, 0.0, 0.0, calls, "", note)
     most = overhead.most_ms[timer]
     median = statistics.median(samples)
-    outside = statistics.median(intervals) - most
+    between, which = bounding_interval(intervals, seen)
+    outside = between - most
     slack = max(ABSOLUTE_SLACK_MS, RELATIVE_SLACK * outside)
     contradiction = "" if median >= outside - slack else (
         f"the worker's median wall figure is {median:.4g} ms, this process's clock gives at least {outside:.4g} ms "
-        f"(a median {outside + most:.4g} ms between the marks, less {most:.4g} ms, the most the harness's own work "
+        f"({which} {between:.4g} ms between the marks, less {most:.4g} ms, the most the harness's own work "
         f"added to any of the {seen} baseline calls beside it), beyond the slack of {slack:.4g} ms")
     return OutsideFigure(timer, median, outside, most, slack, calls, contradiction)

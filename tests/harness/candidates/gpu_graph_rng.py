@@ -21,8 +21,10 @@ class ModelNew(torch.nn.Module):
                 noise.uniform_()
                 torch.mul(torch.relu(static_in), self.scale, out=static_out)
                 static_out.add_(noise, alpha=0.0)
-            self.graphs[key] = (graph, static_in, static_out)
-        graph, static_in, static_out = self.graphs[key]
+            # every tensor the graph reads or writes is kept with it: a buffer let go (the noise) is handed to other
+            # tensors, and each replay would write into them
+            self.graphs[key] = (graph, static_in, static_out, noise)
+        graph, static_in, static_out, _ = self.graphs[key]
         static_in.copy_(x)
         graph.replay()
         return static_out
