@@ -126,7 +126,7 @@ class Baselines:
     def get_ready(self, problem) -> None:  # noqa: ANN001
         self.log.append("baselines ready")
 
-    def beside(self, problem, timeouts, phases, *, ready_first=False, call_ms=None):  # noqa: ANN001, ANN202
+    def beside(self, problem, timeouts, phases, *, ready_first=False, calls=None):  # noqa: ANN001, ANN202
         return Beside(self.log, self.window)
 
 

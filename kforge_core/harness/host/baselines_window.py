@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Callable
 
 from ...records import Problem
 from ...settings import HarnessSettings
+from ...timing.timed_runs import TRIAL_CALL_PREFIX
 from ...timing.wording import statistic_words
 from .. import flags as F
 from ..protocol import BaselineResults, DeviceFacts, Reply, Time, TimingOutcome
@@ -29,7 +30,7 @@ from ..verdict import BaselineSource, RuntimeStats, figure_of
 from .baseline_cache import BaselineCache, BaselineKey
 from .baseline_worker import BaselineWorker
 from .deadline import StageTimeouts
-from .outside_clock import Interval, TimedBlock
+from .outside_clock import CallLog, Interval, TimedBlock
 from .phases import EvaluationStep, Phases
 from ...devices.harness_device import timers_of
 from .run_count import measured_timers, timed_runs
@@ -246,12 +247,12 @@ class BaselinesWindow:
         self._priors = {}
 
     def beside(self, problem: Problem, timeouts: StageTimeouts, phases: Phases, *, ready_first: bool = False,
-               call_ms: Callable[[], float | None] = lambda: None) -> CandidateBeside:
+               calls: CallLog | None = None) -> CandidateBeside:
         """What times one candidate with the baselines beside it; ``ready_first``: the baseline worker is told to
         get ready only then (a problem large for the device, whose baselines would otherwise sit beside the
-        candidate's trials); ``call_ms``: the candidate's call length when its timing begins, by the KForge
-        process's clock (the timed runs follow it: ``run_count``)."""
-        return CandidateBeside(self, problem, timeouts, phases, ready_first, call_ms)
+        candidate's trials); ``calls``: the candidate's calls as the KForge process's clock saw them, from which its
+        timing takes the call's length (the timed runs follow it: ``run_count``)."""
+        return CandidateBeside(self, problem, timeouts, phases, ready_first, calls)
 
     def runtimes(self) -> dict[str, RuntimeStats]:
         """The last window's baselines' runtimes (the headline timer's); none before a window was measured."""
@@ -323,9 +324,9 @@ class CandidateBeside:
     """Times one candidate with the baselines beside it (``run_stages``'s ``timing``), and keeps the window."""
 
     def __init__(self, baselines: BaselinesWindow, problem: Problem, timeouts: StageTimeouts, phases: Phases,
-                 ready_first: bool, call_ms: Callable[[], float | None]) -> None:
+                 ready_first: bool, calls: CallLog | None) -> None:
         self._baselines = baselines
-        self._call_ms = call_ms
+        self._calls = calls
         self._problem = problem
         self._timeouts = timeouts
         self._phases = phases
@@ -333,30 +334,40 @@ class CandidateBeside:
         self.window: Window | None = None
 
     def time(self, call: Callable[..., Reply]) -> Reply:
-        """Time the candidate through its worker's ``call``, block by block, the baselines' blocks between."""
+        """Time the candidate through its worker's ``call``, block by block, the baselines' blocks between, over
+        as many runs and under the timers its call's length gives (``run_count``)."""
         if self._ready_first:
             self._baselines.get_ready(self._problem)
-        timeouts = self._timeouts
+        # the length of its correctness trials' calls, not the traced call's or the shape variants'
+        call_ms = self._calls.median_ms(TRIAL_CALL_PREFIX) if self._calls is not None else None
+        timeouts, settings = self._timeouts, self._baselines.settings
+        runs, timers = timed_runs(call_ms, settings), self._baselines.timers_for(call_ms)
 
         def candidate(block: tuple[int, int]) -> Reply:
             self._baselines.block_begins(self._phases, block, "the candidate")
             return call(Time(block, timers), timeouts.timing_s, "timing", timeouts.waits)
 
-        settings, call_ms = self._baselines.settings, self._call_ms()
-        runs, timers = timed_runs(call_ms, settings), self._baselines.timers_for(call_ms)
         self.window = window = self._baselines.measure(self._problem, timeouts, self._phases, candidate, runs,
                                                        timers)
-        if window.candidate is not None and runs < settings.repetitions:
+        why = _proportion_words(runs, timers, call_ms, settings)
+        if window.candidate is not None and why:
             method = window.candidate.method
-            why = (f"{runs} timed runs, not {settings.repetitions}: in proportion to the candidate's calls of "
-                   f"{call_ms:.3g} ms in verification (harness.timing_target_ms: {settings.timing_target_ms:g} ms of "
-                   "each callable's time under each timer)")
-            if timers:
-                why += (f"; timed under the {timers[0]} timer alone, the others costing a call more each run "
-                        "(harness.beside_timers)")
             window.candidate = dataclasses.replace(window.candidate, method=dataclasses.replace(
                 method, notes=f"{why}; {method.notes}" if method.notes else why))
         return self.window.failure or Reply(value=self.window.candidate)
+
+
+def _proportion_words(runs: int, timers: tuple[str, ...], call_ms: float | None, settings: HarnessSettings) -> str:
+    """Why the candidate was timed fewer times, or under fewer timers, than the settings' most ("": it was not)."""
+    words = []
+    if runs < settings.repetitions:
+        words.append(f"{runs} timed runs, not {settings.repetitions}: in proportion to the candidate's calls of "
+                     f"{call_ms:.3g} ms in verification (harness.timing_target_ms: {settings.timing_target_ms:g} ms "
+                     "of each callable's time under each timer)")
+    if timers:
+        words.append(f"timed under {' and '.join(timers)} alone, the other timers costing a call more each run "
+                     "(harness.beside_timers)")
+    return "; ".join(words)
 
 
 def _noted(notes: tuple[tuple[str, str], ...], notice: str,

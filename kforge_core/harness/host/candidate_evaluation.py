@@ -19,7 +19,6 @@ from typing import Iterator
 from ...candidate_module import syntax_error
 from ...records import Backend, Candidate, CompileResult, Failure, Problem, SourceCheck
 from ...settings import HarnessSettings
-from ...timing.timed_runs import TRIAL_CALL_PREFIX
 from ..verdict import OutsideFigure, RuntimeStats, Verdict
 from .cache_quota import Added, CacheWatch, Removed, Snapshot
 from .cgroups import LimitCounts
@@ -109,9 +108,8 @@ def evaluate_candidate(setup: EvaluationSetup, candidate: Candidate, *, profile:
         worker = workers.acquire_for_candidate()
     workdir = _scratch_dir(candidate, worker, next(setup.numbers))
     static_flags = check_source(candidate, setup.problem, settings.contract, setup.source_checks)
-    beside = (setup.baselines.beside(setup.seen, timeouts, phases, ready_first=after_verify,
-                                     call_ms=lambda: worker.calls.median_ms(TRIAL_CALL_PREFIX))
-              if measure and settings.baselines else None)
+    beside = setup.baselines.beside(setup.seen, timeouts, phases, ready_first=after_verify, calls=worker.calls) \
+        if measure and settings.baselines else None
     if beside is not None and not after_verify:  # the baseline worker gets ready while the candidate is verified
         setup.baselines.get_ready(setup.seen)
     with phases.phase("compile"):  # what the build caches hold now, and the worker's cgroup's counts
