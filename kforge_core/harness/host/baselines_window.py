@@ -213,7 +213,6 @@ class BaselinesWindow:
         self._settings, self._device_class, self._facts = settings, device_class, facts
         self.worker, self.ahead, self.cache = worker, ahead, cache
         self._priors: dict[str, Prior] = {}  # baselines measured in full earlier in this session, for this problem
-        self._runs = settings.repetitions  # the timed runs of the window being measured (``run_count``)
         self.results: BaselineResults | None = None  # the last window's
 
     @property
@@ -267,7 +266,7 @@ class BaselinesWindow:
         ``harness.repetitions``) under ``timers`` (every one the device has when empty), and keep what was measured
         in full as the prior of the next window, here and in the baseline cache."""
         settings = self._settings
-        self._runs = runs or settings.repetitions
+        runs = runs or settings.repetitions
         phases.step(EvaluationStep("baselines", what=", ".join(settings.baselines)))
         with phases.phase("baselines_ready"):  # within timing: the baselines' own build (torch.compile's), apart
             self.worker.wait_ready(settings.startup_timeout_s + timeouts.build_s)
@@ -283,10 +282,10 @@ class BaselinesWindow:
 
         def baseline(name: str, block: tuple[int, int]) -> Reply:
             self.worker.take_calls()  # what it marked before this block is not this block's
-            self.block_begins(phases, block, name)
+            self.block_begins(phases, block, runs, name)
             return self.worker.time_block(name, block, timeouts.build_s + timeouts.timing_s, timers)
 
-        window = measure_window(self._runs, settings.baselines, priors, candidate, baseline,
+        window = measure_window(runs, settings.baselines, priors, candidate, baseline,
                                 count=self._device_class.timing_blocks, band=band or 0.0,
                                 baseline_calls=self.worker.take_calls)
         if notice:  # the entry that was not used, and why, beside each baseline's note
@@ -304,9 +303,9 @@ class BaselinesWindow:
             self.results = window.baselines
         return window
 
-    def block_begins(self, phases: Phases, block: tuple[int, int], who: str) -> None:
-        """Tell ``phases``' observer that ``who``'s runs ``block`` begin, as block N of M."""
-        every = blocks(self._runs, self._device_class.timing_blocks)
+    def block_begins(self, phases: Phases, block: tuple[int, int], runs: int, who: str) -> None:
+        """Tell ``phases``' observer that ``who``'s runs ``block`` of the window's ``runs`` begin, as block N of M."""
+        every = blocks(runs, self._device_class.timing_blocks)
         if block in every:
             phases.step(EvaluationStep("timing", every.index(block) + 1, len(every), who))
 
@@ -344,7 +343,7 @@ class CandidateBeside:
         runs, timers = timed_runs(call_ms, settings), self._baselines.timers_for(call_ms)
 
         def candidate(block: tuple[int, int]) -> Reply:
-            self._baselines.block_begins(self._phases, block, "the candidate")
+            self._baselines.block_begins(self._phases, block, runs, "the candidate")
             return call(Time(block, timers), timeouts.timing_s, "timing", timeouts.waits)
 
         self.window = window = self._baselines.measure(self._problem, timeouts, self._phases, candidate, runs,
