@@ -128,7 +128,8 @@ def test_a_prior_the_fresh_measurement_does_not_confirm_is_measured_again_in_ful
 
 def test_a_prior_says_in_words_where_and_how_long_before_it_was_measured():
     workers = FakeWorkers({"candidate": 1.0, "eager": 4.0})
-    prior = Prior((("wall", (4.0,) * 8),), 1000.0, "the timing of an earlier candidate in this command")
+    prior = Prior((("wall", (4.0,) * 8), ("events", (2.0,) * 8)), 1000.0,
+                  "the timing of an earlier candidate in this command")
     window = measure_window(8, ("eager",), {"eager": prior}, workers.candidate, workers.baseline,
                             now=lambda: 1000.0 + 31 * 60, band=0.25)
     (source,) = window.sources
@@ -137,6 +138,16 @@ def test_a_prior_says_in_words_where_and_how_long_before_it_was_measured():
     assert source.short().endswith(", 31 min earlier), confirmed now")
     assert ", 31 min earlier; confirmed now by a short measurement beside the candidate within ±25%" in \
         source.describe()
+
+
+def test_a_prior_measured_under_fewer_timers_cannot_stand_for_a_window_of_more():
+    # a long call's window timed the headline alone; a later one of every timer needs them all measured now
+    workers = FakeWorkers({"candidate": 1.0, "eager": 4.0})
+    prior = Prior((("wall", (4.0,) * 8),), 1000.0, "the baseline cache")
+    window = measure_window(8, ("eager",), {"eager": prior}, workers.candidate, workers.baseline)
+    (source,) = window.sources
+    assert source.origin == "remeasured" and "no prior figure for the events timer" in source.describe()
+    assert set(dict(dict(window.baselines.figures)["eager"])) == {"wall", "events"}
 
 
 def test_confirms_compares_medians_within_the_band():
