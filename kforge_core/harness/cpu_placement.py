@@ -12,7 +12,9 @@ overlap), and no worker's other work (a referee judging, a spare preparing) runs
 claims its own timing CPU (a lock under the host's temporary directory), so that harnesses side by side on one host
 (one per device, or several commands) never time on the same CPU; and the timing CPUs come from a pool at the top of
 the node that no harness's workers run on (:func:`timing_pool`), so that one harness's referee or build never runs
-on another's timing CPU. Not on the host CPU, whose timed work runs on all its cores.
+on another's timing CPU. The pool takes one hardware thread of a core, and the core's other threads (its SMT
+siblings) are kept from the workers too: a build on the other thread of the timing CPU's core shares that core's
+execution units with the launches being timed. Not on the host CPU, whose timed work runs on all its cores.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from pathlib import Path
 from typing import Iterator
 
 NODES = Path("/sys/devices/system/node")
+CPUS = Path("/sys/devices/system/cpu")
 RESERVE_FROM_CPUS = 4  # the timing CPU is kept from the workers' other work only where the node has this many
 POOL_SHARE = 8  # one CPU in this many of a node is in the timing pool (at least one, at most POOL_MOST)
 POOL_MOST = 8  # harnesses timing side by side on one host that never share a CPU with another's workers
@@ -44,16 +47,43 @@ class CpuPlacement:
         return f"workers on CPUs {_ranges(self.node_cpus)}, timed blocks on CPU {self.timing_cpu}"
 
 
-def timing_pool(node: list[int]) -> list[int]:
-    """The CPUs of ``node`` (sorted) kept for timed blocks alone: its highest, one in :data:`POOL_SHARE` (at least
-    one, at most :data:`POOL_MOST`); none on a node of fewer than :data:`RESERVE_FROM_CPUS` CPUs. On a 16-CPU node
-    two, on a 64-CPU node of four GPUs eight."""
+def timing_pool(node: list[int], cpus_dir: Path = CPUS) -> list[int]:
+    """The CPUs of ``node`` (sorted) kept for timed blocks alone: from its highest, one in :data:`POOL_SHARE` (at
+    least one, at most :data:`POOL_MOST`), never two threads of one core; none on a node of fewer than
+    :data:`RESERVE_FROM_CPUS` CPUs. On a 16-CPU node two, on a 64-CPU node of four GPUs eight."""
     if len(node) < RESERVE_FROM_CPUS:
         return []
-    return node[-min(POOL_MOST, max(1, len(node) // POOL_SHARE)):]
+    size = min(POOL_MOST, max(1, len(node) // POOL_SHARE))
+    pool: list[int] = []
+    taken: set[int] = set()
+    for cpu in reversed(node):
+        if cpu in taken:
+            continue
+        pool.append(cpu)
+        taken |= {cpu} | smt_siblings([cpu], cpus_dir)
+        if len(pool) == size:
+            break
+    return sorted(pool)
 
 
-def choose_placement(nodes_dir: Path = NODES, claims_dir: Path | None = None) -> ClaimedPlacement | None:
+def kept_from_workers(pool: list[int], cpus_dir: Path = CPUS) -> set[int]:
+    """The CPUs no worker runs on: the timing pool's and their cores' other threads."""
+    return set(pool) | smt_siblings(pool, cpus_dir)
+
+
+def smt_siblings(cpus: list[int], cpus_dir: Path = CPUS) -> set[int]:
+    """The other hardware threads of the cores ``cpus`` are threads of (Linux's ``thread_siblings_list``)."""
+    found: set[int] = set()
+    for cpu in cpus:
+        try:
+            found |= _parse_list((cpus_dir / f"cpu{cpu}" / "topology" / "thread_siblings_list").read_text())
+        except (OSError, ValueError):
+            continue
+    return found - set(cpus)
+
+
+def choose_placement(nodes_dir: Path = NODES, claims_dir: Path | None = None,
+                     cpus_dir: Path = CPUS) -> ClaimedPlacement | None:
     """The NUMA node with the most CPUs this process may use (the lowest of equals), and the highest CPU of its
     :func:`timing_pool` that no other harness on this host times on (each claims its timing CPU with a lock in
     ``claims_dir``, held until :meth:`ClaimedPlacement.release` or the process's end: eight harnesses of parallel
@@ -68,30 +98,33 @@ def choose_placement(nodes_dir: Path = NODES, claims_dir: Path | None = None) ->
     allowed = os.sched_getaffinity(0)
     nodes = [cpus & allowed for cpus in _node_cpus(nodes_dir)] or [allowed]
     chosen = sorted(max(nodes, key=len))
-    pool = timing_pool(chosen)
+    pool = timing_pool(chosen, cpus_dir)
+    kept = kept_from_workers(pool, cpus_dir)
     claims_dir = claims_dir or Path(tempfile.gettempdir()) / CLAIMS_DIR
     for cpu in reversed(chosen):  # the pool first: it is the node's top
         lock = _claim(claims_dir, cpu)
         if lock is None:
             continue
-        others = [c for c in chosen if c != cpu and c not in pool] if pool else chosen
+        others = [c for c in chosen if c != cpu and c not in kept] if pool else chosen
         return ClaimedPlacement(CpuPlacement(tuple(others), cpu), lock)
     return None
 
 
-def off_timing_pools(nodes_dir: Path = NODES) -> None:
+def off_timing_pools(nodes_dir: Path = NODES, cpus_dir: Path = CPUS) -> None:
     """Keep this process off every node's :func:`timing_pool` (:func:`outside_timing_pools`): a helper of the
     KForge process (one that describes problems ahead) never runs on a CPU that timed blocks run on."""
     if not hasattr(os, "sched_getaffinity"):
         return
     allowed = os.sched_getaffinity(0)
     with contextlib.suppress(OSError):
-        os.sched_setaffinity(0, outside_timing_pools(allowed, _node_cpus(nodes_dir)))
+        os.sched_setaffinity(0, outside_timing_pools(allowed, _node_cpus(nodes_dir), cpus_dir))
 
 
-def outside_timing_pools(allowed: set[int], nodes: list[set[int]]) -> set[int]:
-    """The CPUs of ``allowed`` in no node's :func:`timing_pool`; all of them where nothing would be left."""
-    pools = {cpu for cpus in nodes for cpu in timing_pool(sorted(cpus & allowed))}
+def outside_timing_pools(allowed: set[int], nodes: list[set[int]], cpus_dir: Path = CPUS) -> set[int]:
+    """The CPUs of ``allowed`` kept from no node's workers (:func:`kept_from_workers`); all of them where nothing
+    would be left."""
+    pools = {cpu for cpus in nodes
+             for cpu in kept_from_workers(timing_pool(sorted(cpus & allowed), cpus_dir), cpus_dir)}
     return (allowed - pools) or allowed
 
 

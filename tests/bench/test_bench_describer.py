@@ -59,9 +59,9 @@ def test_only_a_described_problem_is_ready_and_without_a_describer_every_one_is(
     assert ProblemLoader().ready(PROBLEMS / "relu_scale.py")
 
 
-def test_the_child_keeps_off_every_nodes_timing_cpus():
+def test_the_child_keeps_off_every_nodes_timing_cpus(tmp_path):
     from kforge_core.harness.cpu_placement import outside_timing_pools
 
-    nodes = [set(range(16)), set(range(16, 32))]
-    assert outside_timing_pools(set(range(32)), nodes) == set(range(14)) | set(range(16, 30))
-    assert outside_timing_pools({0, 1}, [{0, 1}]) == {0, 1}  # a node too small for a pool keeps every CPU
+    nodes = [set(range(16)), set(range(16, 32))]  # no SMT siblings under tmp_path
+    assert outside_timing_pools(set(range(32)), nodes, tmp_path) == set(range(14)) | set(range(16, 30))
+    assert outside_timing_pools({0, 1}, [{0, 1}], tmp_path) == {0, 1}  # a node too small for a pool keeps every CPU

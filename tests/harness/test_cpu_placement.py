@@ -90,12 +90,39 @@ def test_no_harness_runs_its_workers_on_another_harness_timing_cpu(tmp_path, mon
     runs where another device's candidate is timed."""
     claims = tmp_path / "claims"
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(64)))
-    assert cpu_placement.timing_pool(list(range(64))) == list(range(56, 64))
-    assert cpu_placement.timing_pool(list(range(16))) == [14, 15]
-    harnesses = [choose_placement(tmp_path, claims) for _ in range(4)]
+    assert cpu_placement.timing_pool(list(range(64)), tmp_path) == list(range(56, 64))
+    assert cpu_placement.timing_pool(list(range(16)), tmp_path) == [14, 15]
+    harnesses = [choose_placement(tmp_path, claims, tmp_path) for _ in range(4)]
     timing = [claimed.placement.timing_cpu for claimed in harnesses]
     assert timing == [63, 62, 61, 60]
     for claimed in harnesses:
         assert claimed.placement.node_cpus == tuple(range(56))
         assert not set(timing) & set(claimed.placement.node_cpus)
         claimed.release()
+
+
+def _siblings(cpus_dir, pairs):
+    for pair in pairs:
+        for cpu in pair:
+            topology = cpus_dir / f"cpu{cpu}" / "topology"
+            topology.mkdir(parents=True)
+            topology.joinpath("thread_siblings_list").write_text(",".join(map(str, pair)) + "\n")
+    return cpus_dir
+
+
+def test_the_timing_cpus_are_threads_of_cores_of_their_own_and_no_worker_runs_on_their_cores(tmp_path, monkeypatch):
+    """A 16-CPU node of 8 cores: with a core's threads numbered apart (k and k + 8), the pool is 14 and 15 and the
+    workers keep off 6 and 7 too; numbered side by side (2k and 2k + 1), the pool is 13 and 15, never 14 and 15 (two
+    harnesses would time on one core), and the workers keep to 0-11."""
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(16)))
+    apart = _siblings(tmp_path / "apart", [(k, k + 8) for k in range(8)])
+    assert cpu_placement.timing_pool(list(range(16)), apart) == [14, 15]
+    claimed = choose_placement(tmp_path / "nodes", tmp_path / "claims-apart", apart)
+    assert claimed.placement == CpuPlacement((0, 1, 2, 3, 4, 5, 8, 9, 10, 11, 12, 13), 15)
+    claimed.release()
+    adjacent = _siblings(tmp_path / "adjacent", [(2 * k, 2 * k + 1) for k in range(8)])
+    assert cpu_placement.timing_pool(list(range(16)), adjacent) == [13, 15]
+    claimed = choose_placement(tmp_path / "nodes", tmp_path / "claims-adjacent", adjacent)
+    assert claimed.placement == CpuPlacement(tuple(range(12)), 15)
+    claimed.release()
+    assert cpu_placement.outside_timing_pools(set(range(16)), [set(range(16))], adjacent) == set(range(12))
