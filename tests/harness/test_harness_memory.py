@@ -422,3 +422,47 @@ def test_the_baselines_get_ready_beside_verification_unless_the_problem_is_large
         else order.index("baselines get ready") < order.index("verify concluded")
     harness.expect_problem(problem("wide_relu"))
     assert (harness._pool.upcoming is None) is large
+
+
+class _Tied(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.first = torch.nn.Linear(4, 4)
+        self.second = torch.nn.Linear(4, 4)
+        self.second.weight = self.first.weight  # tied
+        self.register_buffer("scale", torch.full((4,), 2.0))
+
+    def forward(self, x):
+        return self.second(self.first(x)) * self.scale
+
+
+def test_the_referees_untouched_copy_of_the_model_lies_in_host_memory_and_keeps_its_ties():
+    from kforge_core.harness.worker.expected import host_model_copy
+
+    model = _Tied()
+    copy = host_model_copy(model)
+    assert all(t.device.type == "cpu" for t in (*copy.parameters(), *copy.buffers()))
+    assert copy.second.weight is copy.first.weight and copy.first.weight is not model.first.weight
+    x = torch.randn(3, 4)
+    assert torch.equal(copy(x), model(x))
+    with torch.no_grad():
+        model.first.weight.add_(1.0)  # the copy is its own
+    assert not torch.equal(copy(x), model(x))
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs an NVIDIA GPU")
+def test_large_weights_wait_in_host_memory_while_the_float64_reference_runs_and_come_back_as_they_were():
+    from kforge_core.harness.worker import expected
+
+    model = torch.nn.Linear(8192, 8192 + 1024).cuda()  # 288 MiB of weights: above PARKED_FROM_BYTES
+    weight, before = model.weight, model.weight.detach().clone()
+    with expected._parked(model, torch.device("cuda")):
+        assert model.weight.device.type == "cpu"
+    assert model.weight is weight and model.weight.device.type == "cuda" and torch.equal(model.weight, before)
+    small = torch.nn.Linear(4, 4).cuda()
+    with expected._parked(small, torch.device("cuda")):
+        assert small.weight.device.type == "cuda"  # small weights stay
+    copy = expected.host_model_copy(model)
+    assert copy.weight.device.type == "cpu"
+    assert torch.cuda.memory_allocated() < 2 * before.numel() * 4 + (64 << 20)  # model, before; no device copy
