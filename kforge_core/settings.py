@@ -54,6 +54,18 @@ def default_spare_workers() -> int:
     return 2 if (os.cpu_count() or 1) >= SPARES_FROM_CORES else 1
 
 
+BUILDERS_FROM_CORES = 8  # from this many cores up, the torch.compile baselines of coming problems build side by side
+MOST_BUILDERS = 4
+
+
+def default_baseline_builders() -> int:
+    """Builders of coming problems' ``torch.compile`` baselines by default: one per four cores (each compiles in
+    its own process), at most :data:`MOST_BUILDERS`, none below :data:`BUILDERS_FROM_CORES` cores (their builds
+    would share the few cores with the evaluation)."""
+    cores = os.cpu_count() or 1
+    return min(MOST_BUILDERS, cores // 4) if cores >= BUILDERS_FROM_CORES else 0
+
+
 @dataclass(frozen=True)
 class HarnessSettings:
     """``[harness]``: how candidates are checked and timed (docs/eval.md explains each)."""
@@ -115,6 +127,9 @@ class HarnessSettings:
     # torch.compile's (Inductor's) compile threads in a worker: 1 compiles in the worker's own process; 0 leaves
     # PyTorch's choice (a pool of subprocesses, one per core, started by every worker that imports Inductor)
     compile_threads: int = 1
+    # on an accelerator, processes that build the torch.compile baselines of the problems coming next, side by side,
+    # into Inductor's cache (harness/host/baseline_builds.py); 0: the baseline worker builds each in its turn
+    baseline_builders: int = field(default_factory=default_baseline_builders)
     # baselines kept in <state_dir>/baselines across runs: "use" reads and writes them, "refresh" measures again
     # and writes, "off" neither reads nor writes
     baseline_cache: Literal["use", "refresh", "off"] = "use"
@@ -132,7 +147,7 @@ class HarnessSettings:
             if getattr(self, name) < 1:
                 raise ValueError(f"harness.{name} must be >= 1")
         for name in ("warmup", "spare_workers", "memory_limit_mb", "l2_flush_bytes",
-                     "prebuild_jobs", "compile_threads"):
+                     "prebuild_jobs", "compile_threads", "baseline_builders"):
             if getattr(self, name) < 0:
                 raise ValueError(f"harness.{name} must be >= 0")
         for name in ("compile_timeout_s", "profile_timeout_s", "startup_timeout_s"):

@@ -76,6 +76,7 @@ class ProblemResult:
     timer: str = "wall"  # the timing method of runtime_ms and the speedups
     figures_ms: tuple[tuple[str, float], ...] = ()  # the solution's median by every timer measured
     baseline_sources: tuple[str, ...] = ()  # where each baseline's figure came from and when, in words
+    baseline_errors: tuple[tuple[str, str], ...] = ()  # baseline -> why it has no figure (a build under way, ...)
     phases: tuple[tuple[str, float], ...] = ()  # where its seconds went on the host, phase by phase (the verdict's)
     sol_ms: float | None = None
     sol_binds: str = ""
@@ -90,3 +91,9 @@ class ProblemResult:
 
     def speedup(self, baseline: str) -> float | None:
         return dict(self.speedups).get(baseline)
+
+    def missing_words(self) -> str:
+        """``", no compile figure (its build was still running (31 s in) when the candidate was timed)"``: each
+        baseline without a figure, and its reason's first clause ("" when every baseline has one)."""
+        return "".join(f", no {name} figure ({reason.split(': ', 1)[-1].split(';')[0]})"
+                       for name, reason in self.baseline_errors)

@@ -246,8 +246,9 @@ def describe(result: ProblemResult) -> str:
     if result.correct:
         timed = f", {result.runtime_ms:.3f} ms" if result.runtime_ms is not None else ""
         speedups = "".join(f", {value:.2f}x vs {name}" for name, value in result.speedups)
+        missing = result.missing_words() if result.runtime_ms is not None else ""
         flags = f" [flags: {', '.join(result.flags)}]" if result.flags else ""
-        return f"correct{timed}{speedups}{flags}{where}"
+        return f"correct{timed}{speedups}{missing}{flags}{where}"
     first = result.message.strip().splitlines()[0] if result.message.strip() else ""
     return f"{result.failure}{': ' + first[:160] if first else ''}{where}"
 

@@ -91,6 +91,9 @@ def _settle(future: Future[Problem], path: Path) -> None:
         future.set_exception(exc)
 
 
+WAIT_SHOWN_S = 0.05  # a wait for the problem's baseline builds this long or longer is a phase of its own
+
+
 class DeviceSlot:
     """Evaluates problems on one unit of the backend's device (``device_index``; None: what the process sees).
 
@@ -112,6 +115,7 @@ class DeviceSlot:
         self._harness: Harness | None = None
         self._made = threading.Event()  # set once the harness exists (or the slot closed without one)
         self.upcoming: ProblemJob | None = None  # the job this slot takes after the current one, when known
+        self.wait_for_builds = False  # the job in hand was taken with no other's baselines built: it waits for its own
 
     def harness(self) -> Harness:
         """The slot's harness, made on first use with its processes started (they start their runtimes and the
@@ -128,6 +132,16 @@ class DeviceSlot:
         start-up (the runtime, the device, the baseline worker's imports) overlaps the others' and the first
         problem's description. Raises KForgeError for an unusable backend or device."""
         self.harness()
+
+    def baselines_built(self, job: ProblemJob) -> bool:
+        """Whether ``job``'s baselines need no build still under way (``Harness.baselines_built``); a problem not
+        described yet is not known to: it is not waited for either."""
+        if self._harness is None or not self.loader.ready(job.path):
+            return True
+        try:
+            return self._harness.baselines_built(self.loader.load(job.path))
+        except ProblemError:
+            return True
 
     def harness_for(self, problem: Problem) -> Harness:
         """The slot's harness, moved on to ``problem``."""
@@ -147,6 +161,10 @@ class DeviceSlot:
         try:
             problem = self.loader.load(job.path)
             harness = self.harness_for(problem)
+            waited = time.perf_counter()
+            if self.wait_for_builds:  # nothing else to evaluate meanwhile: its own torch.compile build is waited for
+                harness.wait_for_baseline_builds(problem, stop_at)
+            waited = time.perf_counter() - waited
             self._expect_next(harness)
             verdict = harness.evaluate(job.candidate, measure=self.measure, stop_at=stop_at)
             if self.settings.harness.time_shapes and verdict.runtime is not None and problem.shapes.variants:
@@ -158,6 +176,8 @@ class DeviceSlot:
         finally:
             self.loader.forget(job.path)
         result = result_of(job.key, verdict, self.label, time.perf_counter() - start)
+        if waited >= WAIT_SHOWN_S:  # the torch.compile build's own time, apart from the evaluation's phases
+            result = dataclasses.replace(result, phases=(("baseline_builds", waited), *result.phases))
         if BUDGET_RAN_OUT in verdict.message:  # the budget ended it, not the candidate: say what was done
             result = dataclasses.replace(result, failure=BUDGET_EXCEEDED, message=(
                 f"the problem's budget of {budget:g} s ran out ({_done(verdict)}): {verdict.message}")[:MESSAGE_LIMIT])
@@ -173,21 +193,27 @@ class DeviceSlot:
             pass  # its own turn reports why
 
     def prebuild(self, jobs: Iterable[ProblemJob]) -> None:
-        """Build the solutions of later problems ahead, where the backend can (see ``Harness.prebuild``). Handed
-        the later problems with the first one, it waits until the harness exists (made for the first problem): a
-        suite's builds then start with its first problem, not after it (else the second and third of a suite's
-        `load_inline` solutions built in their own verification, a minute or so each)."""
+        """Build what later problems need ahead: their ``torch.compile`` baselines (``Harness.build_baselines_ahead``)
+        and, where the backend can, their solutions (``Harness.prebuild``). Handed the later problems with the first
+        one, it waits until the harness exists (made for the first problem): a suite's builds then start with its
+        first problem, not after it (else the second and third of a suite's `load_inline` solutions built in their
+        own verification, a minute or so each)."""
         self._made.wait()
-        if self._harness is None or not self._harness.builds_ahead:
+        harness = self._harness
+        if harness is None:
             return
+        later = []
         for job in jobs:
-            if job.candidate is None:
-                continue
             try:
-                problem = self.loader.load(job.path)
+                later.append((job, self.loader.load(job.path)))
             except ProblemError:
                 continue  # its own turn reports why
-            self._harness.prebuild([job.candidate], problem)
+            harness.build_baselines_ahead([later[-1][1]])
+        if not harness.builds_ahead:
+            return
+        for job, problem in later:
+            if job.candidate is not None:
+                harness.prebuild([job.candidate], problem)
 
     def close(self) -> None:
         if self._harness is not None:
@@ -215,6 +241,7 @@ def result_of(key: str, verdict: Verdict, device: str, seconds: float) -> Proble
         precision_bits=verdict.precision.bits, device=device,
         seconds=seconds, candidate_digest=verdict.candidate_digest, verdict=verdict.to_json(),
         timer=verdict.timer, figures_ms=figures_of(verdict), baseline_sources=sources_of(verdict),
+        baseline_errors=tuple(verdict.baseline_errors),
         phases=verdict.phases, **sol_fields(verdict.speed_of_light),
     )
 

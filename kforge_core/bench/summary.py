@@ -5,8 +5,10 @@ baseline, ``sum(correct_i and speedup_i > p) / total``, over the problems finish
 is). fast_0 is the correctness rate. ``fast_p`` is taken against
 the faster baseline of each problem (KForge's headline speedup, the harder one to beat) and, in
 ``fast_p_by_baseline``, against each baseline. Speedups are by the headline timer (``harness.timer``; ``timers``
-says which); ``figures_geomean_ms`` gives every timer's geomean runtime, and ``baseline_origins`` where the
-baselines' figures came from. A suite written by ``kforge hotspots --extract`` holds a ``model.json`` that weighs
+says which); ``figures_geomean_ms`` gives every timer's geomean runtime, ``baseline_origins`` where the
+baselines' figures came from, and ``baselines_missing`` how many timed solutions lack a baseline's figure (left out
+of its geomean and fast_p: the baseline's ``torch.compile`` build was still under way, or it failed; each
+``baseline_errors`` says why). A suite written by ``kforge hotspots --extract`` holds a ``model.json`` that weighs
 each problem by its share of the model's time: ``weighted_fast_p`` counts each problem by that weight, and
 ``model_time_weighed`` says how much of the model's time the suite's problems hold.
 
@@ -106,6 +108,7 @@ def summarize(results: list[ProblemResult], total: int | None = None,
         "figures_geomean_ms": {timer: geomean(ms for r in correct for t, ms in r.figures_ms if t == timer)
                                for timer in _timers(correct)},
         "baseline_origins": _origins(correct),
+        "baselines_missing": _missing(correct),
         "geomean_sol_score": geomean(r.sol_score for r in correct if r.sol_score is not None),
         "sol_scored": sum(1 for r in correct if r.sol_score is not None),
         "sol_fraction": {"solutions": distribution([r.sol_fraction for r in correct if r.sol_fraction is not None]),
@@ -148,6 +151,16 @@ def _origins(results: list[ProblemResult]) -> dict[str, int]:
         for source in result.baseline_sources:
             counts["confirmed from a prior" if "confirmed now" in source else
                    "re-measured (prior disagreed)" if "re-measured" in source else "measured now"] += 1
+    return dict(counts)
+
+
+def _missing(results: list[ProblemResult]) -> dict[str, int]:
+    """How many timed solutions lack each baseline's figure (its ``torch.compile`` build still under way, or the
+    baseline failed): the geomean against it leaves them out."""
+    counts: Counter[str] = Counter()
+    for result in results:
+        if result.runtime_ms is not None:
+            counts.update(name for name, _ in result.baseline_errors)
     return dict(counts)
 
 

@@ -144,8 +144,10 @@ def _print_summary(console: Console, summary: dict[str, Any]) -> None:
     if geomeans:
         timers = ", ".join(summary.get("timers") or []) or "wall"
         origins = ", ".join(f"{n} {origin}" for origin, n in (summary.get("baseline_origins") or {}).items())
-        console.print(f"geomean speedup ({timers} time; baselines: {origins or 'none measured'}): {geomeans}",
-                      markup=False)
+        missing = "".join(f"; {counted(n, 'solution')} without a {name} figure (see its baseline_errors)"
+                          for name, n in (summary.get("baselines_missing") or {}).items())
+        console.print(f"geomean speedup ({timers} time; baselines: {origins or 'none measured'}): {geomeans}"
+                      f"{missing}", markup=False)
     solutions = (summary.get("sol_fraction") or {}).get("solutions") or {}
     if solutions.get("count"):
         score = summary.get("geomean_sol_score")

@@ -222,8 +222,12 @@ def test_devices_are_distinct_indices_for_the_local_executor():
 
 
 class _FakeSlot:
-    def __init__(self, index):
+    def __init__(self, index, unbuilt=()):
         self.index, self.built_ahead, self.closed, self.started = index, [], False, False
+        self.unbuilt, self.waited, self.upcoming, self.wait_for_builds = set(unbuilt), [], None, False
+
+    def baselines_built(self, job):
+        return job.key not in self.unbuilt
 
     def start(self):
         self.started = True
@@ -265,6 +269,24 @@ def test_the_local_executor_runs_a_problem_at_a_time_on_each_device_and_builds_l
     assert "p0" not in ahead  # taken first: nothing was ahead of it
     assert "p1" in ahead or "p2" in ahead  # handed out with the first problems, not after them
     assert all(slot.closed for slot in slots.values())
+
+
+def test_problems_whose_compile_builds_are_done_go_first_and_the_last_ones_wait_for_theirs():
+    """p1 and p3's torch.compile baselines are still building: the slot takes p2 and p4 before them, and takes p1
+    only when nothing else is left, told to wait for its build (as p3 after it, whose build ends meanwhile)."""
+    slot = _FakeSlot(0, unbuilt={"p1", "p3"})
+    order = []
+
+    def work(slot, job):
+        order.append((job.key, slot.wait_for_builds, slot.upcoming.key if slot.upcoming else None))
+        if job.key == "p1":
+            slot.unbuilt.discard("p3")
+        return ProblemResult(job.key, True, None)
+
+    jobs = [ProblemJob(f"p{i}", Path(f"p{i}.py")) for i in range(5)]
+    LocalExecutor(lambda index: slot, [0]).run(jobs, work, lambda result: None)
+    assert order == [("p0", False, "p2"), ("p2", False, "p4"), ("p4", False, "p1"), ("p1", True, "p3"),
+                     ("p3", False, None)]
 
 
 def test_an_error_of_a_slot_stops_the_local_executor():
@@ -390,3 +412,18 @@ def test_the_summary_counts_a_solution_fast_only_where_it_is_fast_at_every_shape
     assert across["fast_p_every_shape"] == {"0": 2 / 3, "1": 1 / 3, "1.5": 1 / 3, "2": 0.0}
     assert across["geomean_worst_shape_speedup"] == pytest.approx((1.6 * 0.9) ** 0.5)
     assert "across_shapes" not in summarize(results[3:])  # no solution timed at its shapes
+
+
+def test_a_solution_timed_before_its_compile_baseline_was_built_says_so_and_stays_out_of_that_geomean():
+    from kforge_core.bench.session import describe
+
+    missing = (("compile", "compile baseline not measured: its build was still running (31 s in) when the "
+                           "candidate was timed; it goes on"),)
+    early = _result("e", runtime_ms=2.0, speedups=(("eager", 2.0),), baseline_errors=missing)
+    line = describe(early)
+    assert "2.00x vs eager, no compile figure (its build was still running (31 s in) when the candidate was timed)" \
+        in line and "it goes on" not in line
+    summary = summarize(RESULTS + [early])
+    assert summary["baselines_missing"] == {"compile": 1}
+    assert summary["geomean_speedup"]["compile"] == pytest.approx((1.6 * 0.5 * 1.0) ** (1 / 3))
+    assert summarize(RESULTS)["baselines_missing"] == {}

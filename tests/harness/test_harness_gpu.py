@@ -213,9 +213,11 @@ def test_the_outside_clock_agrees_with_an_honest_candidate_on_every_timer(outsid
 
 
 def test_the_outside_clock_contradicts_timers_replaced_on_the_gpu_devices_classes(outside_harness):
+    """Whether or not an honest candidate's window came first (a prior of the baselines then stands after two
+    blocks: the ten calls the outside clock needs to bound a wall figure from below)."""
     verdict = outside_harness.evaluate(candidate("gpu_timer_class_patch"))
     assert verdict.failure is Failure.CHEAT, verdict.message
-    assert codes(verdict)[F.TIMING_MISMATCH] is True
+    assert codes(verdict).get(F.TIMING_MISMATCH) is True, (verdict.message, codes(verdict), verdict.outside_clock)
     wall = next(figure for figure in verdict.outside_clock if figure.timer == "wall")
     # 100 ms a call, said 1 us; the lower bound is the median interval less the most any baseline call took beyond
     # its figure, which other processes on the same GPU can make tens of milliseconds

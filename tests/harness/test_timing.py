@@ -102,16 +102,21 @@ def test_the_device_says_in_how_many_blocks_the_runs_take_turns():
     assert len(window.order) == 20 and len(window.candidate.samples_ms) == 20
 
 
-def test_a_prior_confirmed_within_the_band_stands_after_one_block():
+def test_a_prior_confirmed_within_the_band_stands_once_the_outside_clock_has_its_calls():
+    """20 runs in blocks of 5: the prior is judged after the second block, the first that gives the baseline the 8
+    calls the outside clock's lower bound of a candidate's wall figure needs (``MIN_CALLS``); with 8 runs, only the
+    last block gives them, and the prior saves nothing."""
     workers = FakeWorkers({"candidate": 1.0, "eager": 4.0 * (1 + PRIOR_BAND / 2), "compile": 2.0})
     prior = Prior((("wall", (4.0,) * 8), ("events", (2.0,) * 8)), 1000.0, "the baseline cache")
-    window = measure_window(8, ("eager", "compile"), {"eager": prior}, workers.candidate, workers.baseline)
-    assert [what for what, _ in window.order].count("eager") == 1  # a short fresh measurement, in the first block
+    window = measure_window(20, ("eager", "compile"), {"eager": prior}, workers.candidate, workers.baseline)
+    assert [what for what, _ in window.order].count("eager") == 2  # a short fresh measurement, 10 calls
     assert [what for what, _ in window.order].count("compile") == 4
     assert dict(window.baselines.samples_ms)["eager"] == (4.0,) * 8  # the prior's full figure stands
     eager = window.sources[0]
     assert (eager.origin, eager.prior, eager.measured_at) == ("confirmed", "the baseline cache", 1000.0)
-    assert "4.2 ms over 2 runs vs 4 ms" in eager.detail and "eager" not in window.measured
+    assert "4.2 ms over 10 runs vs 4 ms" in eager.detail and "eager" not in window.measured
+    window = measure_window(8, ("eager",), {"eager": prior}, workers.candidate, workers.baseline)
+    assert [what for what, _ in window.order].count("eager") == 4 and window.sources[0].origin == "confirmed"
 
 
 def test_a_prior_the_fresh_measurement_does_not_confirm_is_measured_again_in_full():
@@ -290,8 +295,11 @@ def test_the_baseline_worker_gets_ready_without_being_waited_for(tmp_path):
     assert process.pending == 0
     assert worker.time_block("eager", (0, 5), 60.0).failure is None
     assert process.sent[-1] == MeasureBaselines(("eager",), (0, 5))
-    worker.get_ready(relu, ("eager",))  # the next candidate: the same worker, the problem already prepared
-    assert started == [process] and process.sent[-1] == MeasureBaselines(("eager",), (0, 0))
+    sent = len(process.sent)
+    worker.get_ready(relu, ("eager",))  # the next candidate: the same worker, the problem prepared, eager built
+    assert started == [process] and len(process.sent) == sent
+    worker.get_ready(relu, ("eager", "compile", "other"))  # only what it was not told to build yet
+    assert process.sent[-1] == MeasureBaselines(("other",), (0, 0))
     assert not any(isinstance(r, Prepare) for r in process.sent[5:])
 
 

@@ -32,16 +32,19 @@ def baseline_modules(names: tuple[str, ...]) -> tuple[str, ...]:
 
 class BaselineWorker:
     """:param make_init: what a new worker is told. :param root: where its home directories go.
-    :param start: starts a worker process (``WorkerProcess(init, home)``)."""
+    :param start: starts a worker process (``WorkerProcess(init, home)``). :param name: its homes' names begin so
+    (two baseline workers with one root need two)."""
 
     def __init__(self, make_init: Callable[[], WorkerInit], root: Path,
-                 start: Callable[[WorkerInit, Path], WorkerProcess] = WorkerProcess) -> None:
+                 start: Callable[[WorkerInit, Path], WorkerProcess] = WorkerProcess, name: str = "baselines") -> None:
         self._make_init = make_init
         self._root = root
+        self._name = name
         self._start = start
         self._numbers = itertools.count(1)
         self._worker: WorkerProcess | None = None
         self._problem = ""  # digest of the problem the worker was told to prepare
+        self._asked: set[str] = set()  # the baselines it was told to build for that problem
         self._failed = ""  # why getting ready failed, for every block until the next get_ready
 
     @property
@@ -49,24 +52,33 @@ class BaselineWorker:
         """The digest of the problem the worker was last told to prepare ("" when it has none, or died)."""
         return self._problem if self._worker is not None and self._worker.alive else ""
 
+    @property
+    def failed(self) -> str:
+        """Why getting ready failed ("" when it did not)."""
+        return self._failed
+
     def start(self) -> WorkerProcess:
         """The worker process, started if none is running (Python, torch, the device's context: seconds a first
         candidate's evaluation can overlap); returns without waiting for it."""
         if self._worker is not None and not self._worker.alive:
             self.discard()
         if self._worker is None:
-            self._worker = self._start(self._make_init(), self._root / f"baselines-{next(self._numbers)}")
-            self._problem = ""
+            self._worker = self._start(self._make_init(), self._root / f"{self._name}-{next(self._numbers)}")
+            self._problem, self._asked = "", set()
         return self._worker
 
     def get_ready(self, problem: Problem, names: tuple[str, ...]) -> None:
-        """Start the worker if needed, have it prepare ``problem`` and build ``names``; returns without waiting."""
+        """Start the worker if needed, have it prepare ``problem`` and build those of ``names`` it was not told to
+        build for it yet; returns without waiting."""
         self._failed = ""
         worker = self.start()
         if self._problem != problem.digest:
             worker.send(Prepare(problem))
-            self._problem = problem.digest
-        worker.send(MeasureBaselines(names, (0, 0)))
+            self._problem, self._asked = problem.digest, set()
+        new = tuple(name for name in names if name not in self._asked)
+        if new:
+            worker.send(MeasureBaselines(new, (0, 0)))
+            self._asked.update(new)
 
     def wait_ready(self, timeout_s: float) -> None:
         """Wait until what :meth:`get_ready` asked for is done (before any timed run, so that nothing is built
@@ -103,11 +115,20 @@ class BaselineWorker:
         """The calls the worker marked since the last take, by the KForge process's clock."""
         return self._worker.calls.take() if self._worker is not None else []
 
+    def pause(self) -> None:
+        """Stop the worker's processes until :meth:`resume` (``WorkerProcess.pause``)."""
+        if self._worker is not None:
+            self._worker.pause()
+
+    def resume(self) -> None:
+        if self._worker is not None:
+            self._worker.resume()
+
     def discard(self) -> None:
         if self._worker is not None:
             self._worker.kill()
         self._worker = None
-        self._problem = ""
+        self._problem, self._asked = "", set()
 
     def close(self) -> None:
         if self._worker is not None:

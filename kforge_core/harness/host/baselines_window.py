@@ -28,9 +28,10 @@ from .. import flags as F
 from ..protocol import BaselineResults, DeviceFacts, Reply, Time, TimingOutcome
 from ..verdict import BaselineSource, RuntimeStats, figure_of
 from .baseline_cache import BaselineCache, BaselineKey
+from .baseline_builds import BaselineBuilds
 from .baseline_worker import BaselineWorker
 from .deadline import StageTimeouts
-from .outside_clock import CallLog, Interval, TimedBlock
+from .outside_clock import MIN_CALLS, CallLog, Interval, TimedBlock
 from .phases import EvaluationStep, Phases
 from ...devices.harness_device import timers_of
 from .run_count import measured_timers, timed_runs
@@ -110,7 +111,11 @@ def measure_window(repetitions: int, names: tuple[str, ...], priors: dict[str, P
     confirmed: dict[str, str] = {}
     refuted: dict[str, str] = {}
     method = None
-    for number, block in enumerate(blocks(repetitions, count)):
+    every = blocks(repetitions, count)
+    # a prior is judged once the baselines have the calls the outside clock's lower bound needs (with fewer, a
+    # candidate's wall figure would be bounded from above only), or at the last block
+    judged_at = next((i for i, (_, stop) in enumerate(every) if stop >= MIN_CALLS), len(every) - 1)
+    for number, block in enumerate(every):
         if time_candidate is not None:
             window.order.append(("candidate", block))
             reply = time_candidate(block)
@@ -131,11 +136,12 @@ def measure_window(repetitions: int, names: tuple[str, ...], priors: dict[str, P
             method = found.method
             measured[name].append(figures)
             window.baseline_blocks.append(TimedBlock(block[0], {t: list(v) for t, v in figures}, tuple(calls)))
-        if number == 0 and method is not None:
+        if number == judged_at and method is not None:
             for name in [n for n in active if n in priors]:
-                fresh = dict(measured[name][0]).get(method.headline, ())
+                so_far = _joined(measured[name])
+                fresh = dict(so_far).get(method.headline, ())
                 prior = priors[name].samples(method.headline)
-                missing = [t for t, _ in measured[name][0] if not priors[name].samples(t)]
+                missing = [t for t, _ in so_far if not priors[name].samples(t)]
                 detail = (f"fresh {statistic_words(method.statistic)} {figure_of(fresh, method.statistic):.4g} ms "
                           f"over {len(fresh)} runs vs {figure_of(prior, method.statistic):.4g} ms" if fresh and prior
                           else "no prior figure for this timer")
@@ -209,12 +215,18 @@ class BaselinesWindow:
     :param worker: times the baselines; :param ahead: gets ready for the next problem.
     :param cache: the baseline cache, in KForge's own state directory.
     :param facts: what the workers' device is (starts a worker when none has said yet); read for the cache's key.
+    :param builds: builds the ``torch.compile`` baselines of the problems a suite says are coming, side by side
+        (``baseline_builds.py``); the baseline workers build such a problem's only once it is there (from
+        Inductor's cache), and a candidate's timing does not wait for one still under way: it goes on without that
+        baseline, and the verdict says why.
     """
 
     def __init__(self, settings: HarnessSettings, device_class: type[Device], worker: BaselineWorker,
-                 ahead: BaselineWorker, cache: BaselineCache, facts: Callable[[], DeviceFacts]) -> None:
+                 ahead: BaselineWorker, cache: BaselineCache, facts: Callable[[], DeviceFacts],
+                 builds: BaselineBuilds | None = None) -> None:
         self._settings, self._device_class, self._facts = settings, device_class, facts
         self.worker, self.ahead, self.cache = worker, ahead, cache
+        self.builds = builds
         self._priors: dict[str, Prior] = {}  # baselines measured in full earlier in this session, for this problem
         self.results: BaselineResults | None = None  # the last window's
 
@@ -232,13 +244,20 @@ class BaselinesWindow:
             self.worker.start()
 
     def get_ready(self, problem: Problem) -> None:
-        """Have the baseline worker prepare ``problem`` (as workers see it) and build the baselines; returns at
-        once."""
-        self.worker.get_ready(problem, self._settings.baselines)
+        """Have the baseline worker prepare ``problem`` (as workers see it) and build the baselines (those a builder
+        builds once it has); returns at once."""
+        self.worker.get_ready(problem, self._buildable(problem))
 
     def expect(self, problem: Problem) -> None:
         """The second worker gets ready for ``problem``, the next one, while the current one is evaluated."""
-        self.ahead.get_ready(problem, self._settings.baselines)
+        self.ahead.get_ready(problem, self._buildable(problem))
+
+    def _buildable(self, problem: Problem) -> tuple[str, ...]:
+        """The baselines a baseline worker may build for ``problem`` now: those a builder still builds wait."""
+        names, builds = self._settings.baselines, self.builds
+        if builds is None or builds.done(problem.digest):
+            return names
+        return tuple(name for name in names if name not in builds.names)
 
     def move_to(self, problem: Problem) -> None:
         """Measure ``problem``'s baselines from now on: the worker that got ready for it takes over, and nothing
@@ -272,7 +291,7 @@ class BaselinesWindow:
         runs = runs or settings.repetitions
         phases.step(EvaluationStep("baselines", what=", ".join(settings.baselines)))
         with phases.phase("baselines_ready"):  # within timing: the baselines' own build (torch.compile's), apart
-            self.worker.wait_ready(settings.startup_timeout_s + timeouts.build_s)
+            names, missing = self._ready(problem, settings.startup_timeout_s + timeouts.build_s)
         band = self._device_class.prior_band  # None: no figure measured before stands on this device
         key = BaselineKey.of(problem.digest, self._facts(), settings, host_cpu=self._device_class.host_cpu) \
             if settings.baseline_cache != "off" and band is not None else None
@@ -288,9 +307,11 @@ class BaselinesWindow:
             self.block_begins(phases, block, runs, name)
             return self.worker.time_block(name, block, timeouts.build_s + timeouts.timing_s, timers)
 
-        window = measure_window(runs, settings.baselines, priors, candidate, baseline,
+        window = measure_window(runs, names, priors, candidate, baseline,
                                 count=self._device_class.timing_blocks, band=band or 0.0,
                                 baseline_calls=self.worker.take_calls)
+        if missing:  # a build under way did not hold the candidate's timing: said, as a baseline not measured
+            window.baselines = dataclasses.replace(window.baselines, errors=window.baselines.errors + missing)
         if notice:  # the entry that was not used, and why, beside each baseline's note
             notes = _noted(window.baselines.notes, notice, settings.baselines)
             window.baselines = dataclasses.replace(window.baselines, notes=notes)
@@ -306,6 +327,17 @@ class BaselinesWindow:
             self.results = window.baselines
         return window
 
+    def _ready(self, problem: Problem, timeout_s: float) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+        """Wait until the baseline worker has built what it can for ``problem``: the baselines to time, and those
+        left out with why (a builder's build still under way: the timing does not wait for it)."""
+        builds = self.builds
+        names = self._buildable(problem)
+        self.worker.get_ready(problem, names)  # the baselines whose build is done since, from Inductor's cache
+        self.worker.wait_ready(timeout_s)
+        missing = tuple((name, f"{name} baseline not measured: {builds.missing(problem.digest)}")
+                        for name in self._settings.baselines if name not in names) if builds is not None else ()
+        return names, missing
+
     def block_begins(self, phases: Phases, block: tuple[int, int], runs: int, who: str) -> None:
         """Tell ``phases``' observer that ``who``'s runs ``block`` of the window's ``runs`` begin, as block N of M."""
         every = blocks(runs, self._device_class.timing_blocks)
@@ -318,6 +350,8 @@ class BaselinesWindow:
         self.ahead.discard()
 
     def close(self) -> None:
+        if self.builds is not None:
+            self.builds.close()
         self.worker.close()
         self.ahead.close()
 

@@ -9,6 +9,7 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
@@ -26,6 +27,7 @@ from .pool import WorkerPool
 from .prebuild import PrebuildOutcome, Prebuilder
 from .baseline_cache import BaselineCache
 from .cache_quota import cache_watch
+from .baseline_builds import BUILT_BASELINES, PAUSED_ALLOWANCE, BaselineBuilds
 from .baseline_worker import BaselineWorker, baseline_modules
 from ..cpu_placement import choose_placement
 from .device_binding import device_environment
@@ -127,8 +129,9 @@ class Harness:
         self._baselines = BaselinesWindow(
             settings.harness, self._device_class, BaselineWorker(self._baseline_worker_init, self._layout.workers),
             BaselineWorker(self._baseline_worker_init, self._layout.workers_ahead),
-            BaselineCache(state_dir / "baselines"), self._pool.device_facts)
-        self._quiet = QuietForTiming(self._pool, self._prebuilder, self._builds_beside_timing)
+            BaselineCache(state_dir / "baselines"), self._pool.device_facts, self._baseline_builds())
+        self._quiet = QuietForTiming(self._pool, self._prebuilder, self._builds_beside_timing,
+                                     self._baselines.builds)
         self._prebuild_problems: dict[str, Problem] = {}  # candidate digest -> the problem it is built for
         self._bounds = Bounds(settings.harness.contract)
         self._closed = False
@@ -162,6 +165,8 @@ class Harness:
         self._problem = problem
         self._pool.move_to(self._seen_by_workers(problem))
         self._baselines.move_to(problem)
+        if self._baselines.builds is not None:
+            self._baselines.builds.hurry(self._seen_by_workers(problem).digest)
 
     def expect_problem(self, problem: Problem | None) -> None:
         """``problem`` is the next one :meth:`use_problem` will be given: spare workers prepare for it while the
@@ -175,7 +180,38 @@ class Harness:
         seen = self._seen_by_workers(problem) if problem is not None else None
         self._pool.expect(seen)
         if seen is not None and self.settings.harness.baselines and self._builds_beside_timing:
+            self.build_baselines_ahead([problem])
             self._baselines.expect(seen)
+
+    def baselines_built(self, problem: Problem) -> bool:
+        """Whether ``problem``'s baselines need no build still under way by the builders (built, failed, or never
+        asked for): a suite evaluates such problems first."""
+        builds = self._baselines.builds
+        return builds is None or builds.done(self._seen_by_workers(problem).digest)
+
+    def wait_for_baseline_builds(self, problem: Problem, stop_at: float | None = None) -> None:
+        """Wait until the builders are done with ``problem``'s baselines (at most their limit, and not past
+        ``stop_at``, a ``time.monotonic()`` time): a suite with nothing else to evaluate meanwhile."""
+        builds = self._baselines.builds
+        if builds is None:
+            return
+        limit = (self.settings.harness.startup_timeout_s + self.settings.harness.compile_timeout_s) * PAUSED_ALLOWANCE
+        if stop_at is not None:
+            limit = max(0.0, min(limit, stop_at - time.monotonic()))
+        builds.wait(self._seen_by_workers(problem).digest, limit)
+
+    def build_baselines_ahead(self, problems: Iterable[Problem]) -> None:
+        """``problems`` come later in this harness's suite: their ``torch.compile`` baselines are built now, side
+        by side, by the builders (``harness.baseline_builders``; ``baseline_builds.py``), where there are any and
+        the problem is not large for the device (evaluated with nothing beside it, it builds its own in its
+        turn). A candidate of such a problem timed before its build is done is timed without that baseline."""
+        self._check_open()
+        builds = self._baselines.builds
+        if builds is None:
+            return
+        for problem in problems:
+            if not self._pool.large(problem):
+                builds.request(self._seen_by_workers(problem))
 
     def evaluate(self, candidate: Candidate, *, profile: bool = False, measure: bool = True,
                  stop_at: float | None = None, observer: Observer | None = None) -> Verdict:
@@ -347,6 +383,18 @@ class Harness:
         if self._sandbox is None or not self._sandbox.hides(problem.path):
             return problem
         return dataclasses.replace(problem, path=self._layout.problem_copy(problem).resolve())
+
+    def _baseline_builds(self) -> BaselineBuilds | None:
+        """The builders of coming problems' ``torch.compile`` baselines: on an accelerator where builds may go on
+        beside timed runs and a baseline needs a build; none on the host CPU."""
+        settings = self.settings.harness
+        names = tuple(name for name in settings.baselines if name in BUILT_BASELINES)
+        if not names or not settings.baseline_builders or not self._builds_beside_timing:
+            return None
+        return BaselineBuilds(
+            lambda number: BaselineWorker(self._baseline_worker_init, self._layout.workers_ahead,
+                                          name=f"builder-{number}"),
+            settings.baseline_builders, names, settings.startup_timeout_s + settings.compile_timeout_s)
 
     @property
     def _builds_beside_timing(self) -> bool:
