@@ -219,9 +219,9 @@ def test_the_outside_clock_contradicts_timers_replaced_on_the_gpu_devices_classe
     assert verdict.failure is Failure.CHEAT, verdict.message
     assert codes(verdict).get(F.TIMING_MISMATCH) is True, (verdict.message, codes(verdict), verdict.outside_clock)
     wall = next(figure for figure in verdict.outside_clock if figure.timer == "wall")
-    # 100 ms a call, said 1 us; the lower bound is the median interval less the most any baseline call took beyond
-    # its figure, which other processes on the same GPU can make tens of milliseconds
-    assert wall.worker_ms < 0.01 and wall.outside_ms + wall.overhead_ms > 90 and wall.contradiction
+    # 300 ms a call, said 1 us; the lower bound is an interval less the most any baseline call took beyond its
+    # figure, which other processes on the same GPU can make tens of milliseconds, now and then about a hundred
+    assert wall.worker_ms < 0.01 and wall.outside_ms + wall.overhead_ms > 270 and wall.contradiction
 
 
 def test_a_candidate_replaying_a_cuda_graph_with_random_draws_is_judged_as_pytorch_runs_it(outside_harness):

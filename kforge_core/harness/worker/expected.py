@@ -20,7 +20,7 @@ import copy
 import statistics
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import torch
 
@@ -73,12 +73,15 @@ class Expected:
             leaves = [o.detach() for o in flatten_output(self.model(*inputs))[0]]
         return leaves, inputs
 
-    def float64_outputs(self, seed: int) -> tuple[list[torch.Tensor] | None, str]:
-        """The reference computed in float64 on the inputs of ``seed``, or why it could not be."""
+    def float64_outputs(self, seed: int, hand_back: Callable[[], None] = lambda: None) \
+            -> tuple[list[torch.Tensor] | None, str]:
+        """The reference computed in float64 on the inputs of ``seed``, or why it could not be; ``hand_back``
+        returns the device's idle cache once large weights are parked in host memory (their blocks, half the size
+        of the float64 ones, would serve none of them)."""
         if not isinstance(self.fresh_model, torch.nn.Module):
             return None, "the reference is not an nn.Module"
         try:
-            with _parked(self.model, self.data.device):
+            with _parked(self.model, self.data.device, hand_back):
                 model64 = copy.deepcopy(self.fresh_model).to(self.data.device, torch.float64)
                 args = seeded_inputs(self.data.module, seed, self.data.device)
                 for index, value in enumerate(args):  # one input in both precisions at a time
@@ -175,14 +178,16 @@ def _on(model: Any, device: torch.device) -> Any:
 
 
 @contextlib.contextmanager
-def _parked(model: Any, device: torch.device) -> Iterator[None]:
+def _parked(model: Any, device: torch.device, hand_back: Callable[[], None] = lambda: None) -> Iterator[None]:
     """``model``'s weights in host memory for the block, where they are large (:data:`PARKED_FROM_BYTES`), and back
-    on ``device`` after it: the same parameters, the same values."""
+    on ``device`` after it: the same parameters, the same values (on the host CPU, where they already lie, both
+    moves are nothing). ``hand_back`` is called once they are parked."""
     weights = sum(t.numel() * t.element_size() for t in _tensors(model)) if isinstance(model, torch.nn.Module) else 0
-    if weights < PARKED_FROM_BYTES or device.type == "cpu":
+    if weights < PARKED_FROM_BYTES:
         yield
         return
     model.to("cpu")
+    hand_back()
     try:
         yield
     finally:

@@ -1,8 +1,9 @@
 """Timing fraud on the GPU without a module name changed: at import, every timer of the NVIDIA device's classes is
 replaced (the names built from strings), so each timed call reports 1 microsecond by the wall clock, the events and
-the device's own records; the forward is correct (in PyTorch: evaluated under the report policy) and sleeps 100 ms:
+the device's own records; the forward is correct (in PyTorch: evaluated under the report policy) and sleeps 300 ms:
 longer than the delays a host busy with parallel tests adds to a baseline call now and then, which the outside clock
-allows every call (at 20 ms a call, it went unflagged once beside seven other test processes)."""
+allows every call (at 20 ms a call, and at 100 ms, it went unflagged now and then beside seven other test
+processes on the GPU)."""
 
 import sys
 import time
@@ -34,5 +35,5 @@ class ModelNew(torch.nn.Module):
         self.scale = scale
 
     def forward(self, x):
-        time.sleep(0.1)
+        time.sleep(0.3)
         return torch.relu(x) * self.scale
