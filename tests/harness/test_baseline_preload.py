@@ -76,3 +76,23 @@ def test_a_request_that_may_compile_waits_for_the_preload_and_a_preparation_goes
     threading.Timer(0.2, release.set).start()
     worker.handle(Finish())
     assert order == ["Prepare", "preloaded", "Finish"] and worker.preloading is None
+
+
+def test_the_baselines_build_caches_are_their_own_where_no_candidate_can_write(make_harness):
+    """A graph or kernel planted where Inductor looks would be the torch.compile baseline's: the baseline workers
+    (and the builders, started the same way) keep Inductor's and Triton's caches in KForge's own state, which the
+    sandbox hides from every other worker; the candidates' workers keep the shared build caches."""
+    from pathlib import Path
+
+    from .torch_backend_plugin import TORCH_CPU_ACCELERATOR
+
+    harness = make_harness(baselines=("eager", "compile"), backend=TORCH_CPU_ACCELERATOR)
+    baseline, worker = harness._baseline_worker_init(), harness._worker_init()
+    caches = dict(baseline.environment)
+    assert Path(caches["TORCHINDUCTOR_CACHE_DIR"]).parent == harness._baseline_caches
+    assert Path(caches["TRITON_CACHE_DIR"]).name == "triton" and Path(caches["TRITON_CACHE_DIR"]).is_dir()
+    assert "TORCHINDUCTOR_CACHE_DIR" not in dict(worker.environment)
+    if worker.sandbox is not None:
+        assert worker.sandbox.hides(Path(caches["TORCHINDUCTOR_CACHE_DIR"]))
+        assert not baseline.sandbox.hides(Path(caches["TORCHINDUCTOR_CACHE_DIR"]))
+        assert str(harness._baseline_caches.resolve()) in baseline.sandbox.writable

@@ -4,9 +4,9 @@ A ``torch.compile`` build of a whole architecture is seconds to minutes of CPU w
 H200's host, compiling in one process), and the baseline worker builds one problem at a time. Builders are baseline
 workers of their own that build the baselines of the problems a harness was told are coming, several at once on the
 host's cores, and keep nothing but what Inductor and Triton write into their caches (``TORCHINDUCTOR_CACHE_DIR``,
-``TRITON_CACHE_DIR`` under KForge's cache directory, which every worker shares): when the baseline worker builds
-the same problem's baseline afterwards, it finds the graph, its kernels and their tuned configurations there, and
-a second bench of the same suite finds them too. A builder is an ordinary baseline worker (the same start, the
+``TRITON_CACHE_DIR``: the baseline workers' own, in KForge's state directory, out of every candidate's reach): when
+the baseline worker builds the same problem's baseline afterwards, it finds the graph, its kernels and their tuned
+configurations there, and a second bench of the same suite finds them too. A builder is an ordinary baseline worker (the same start, the
 same settings, so the caches' keys are the baseline worker's): it never runs candidate code.
 
 Builders are stopped while a candidate is timed (:meth:`BaselineBuilds.pause`): their compiled calls, and the

@@ -38,8 +38,17 @@ from .phases import Observer, Phases
 from .quiet import QuietForTiming
 from .referee import Referee
 from .speed_of_light import Bounds
-from .scratch_layout import ScratchLayout, confined, for_referee
+from .scratch_layout import ScratchLayout, confined, for_baselines, for_referee
 from .verdict_parts import device_ran_out
+
+
+# the build caches a baseline worker reads and writes, each its own under KForge's state (never the candidates')
+BASELINE_CACHE_VARIABLES = (("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("TRITON_CACHE_DIR", "triton"))
+
+
+def _made(directory: Path) -> Path:
+    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return directory
 
 
 def _private_state_dir(settings: Settings, scratch_root: Path | None) -> Path:
@@ -104,6 +113,9 @@ class Harness:
         self._placement = None if self._host_cpu or not settings.harness.cpu_placement else choose_placement()
         self._own_root = scratch_root is None
         state_dir = _private_state_dir(settings, scratch_root)
+        # what the baselines' torch.compile builds keep (Inductor's and Triton's caches): in KForge's own state,
+        # where no candidate's worker can write (a graph planted in a cache candidates write would be the baseline's)
+        self._baseline_caches = _made(state_dir / "baseline-builds")
         # absolute: a worker is told its candidates' directories, and its own working directory is not this one's
         self.root = Path(tempfile.mkdtemp(prefix="kforge-harness-")) if scratch_root is None \
             else Path(scratch_root).absolute()
@@ -359,7 +371,11 @@ class Harness:
         Inductor), while the first candidate is verified; not on the host CPU, whose cores a timed run needs (and
         where seconds of imports beside the candidate's evaluation cost more than they save)."""
         preload = () if self._host_cpu else baseline_modules(self.settings.harness.baselines)
-        return dataclasses.replace(self._worker_init(), preload=preload)
+        init = self._worker_init()
+        caches = tuple((name, str(_made(self._baseline_caches / kind))) for name, kind in BASELINE_CACHE_VARIABLES)
+        return dataclasses.replace(
+            init, preload=preload, environment=(*init.environment, *caches),
+            sandbox=for_baselines(init.sandbox, self._baseline_caches) if init.sandbox is not None else None)
 
     def _referee_init(self) -> WorkerInit:
         """A worker's, with the workers' homes writable in the sandbox: the referee removes the files it read."""

@@ -95,3 +95,9 @@ def confined(plan: SandboxPlan, layout: ScratchLayout, private: Iterable[Path] =
 def for_referee(plan: SandboxPlan, layout: ScratchLayout) -> SandboxPlan:
     """``plan`` with the workers' homes writable: the referee reads and removes what candidates' workers ship."""
     return dataclasses.replace(plan, writable=(*plan.writable, str(layout.workers.resolve())))
+
+
+def for_baselines(plan: SandboxPlan, caches: Path) -> SandboxPlan:
+    """``plan`` with ``caches`` writable: the baseline workers' own build caches, in KForge's hidden state (they
+    never run candidate code; no candidate's worker sees the directory)."""
+    return dataclasses.replace(plan, writable=(*plan.writable, str(caches.resolve())))
