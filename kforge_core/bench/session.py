@@ -200,9 +200,12 @@ def _run(app: App, plan: BenchPlan, info: BenchInfo, choice: ExecutorChoice, job
     loader = ProblemLoader(None if device_class_of(backend).host_cpu else Describer())
     loader.ahead(job.path for job in jobs)
 
+    slots: list[DeviceSlot] = []  # each asks the others whether a problem's build is done
+
     def make_slot(index: int | None) -> DeviceSlot:
         return DeviceSlot(backend=backend, settings=plan.settings, plugins=app.plugin_selection, options=options,
-                          device_index=index, label=slot_label(backend, index), loader=loader, measure=plan.measure)
+                          device_index=index, label=slot_label(backend, index), loader=loader, measure=plan.measure,
+                          peers=slots)
 
     if plan.solutions is not None:
         # every later solution is queued to build ahead; harness.prebuild_jobs of them build at once

@@ -99,11 +99,14 @@ class DeviceSlot:
 
     :param label: how results name where they ran (``cuda:1``).
     :param measure: False checks correctness only (no timing, no baselines).
+    :param peers: every slot of the bench, this one among them, as they are made: a later problem's
+        ``torch.compile`` build is requested by the slot that took the first problems (its builders build the suite),
+        and another slot asks them all whether it is done.
     """
 
     def __init__(self, *, backend: Backend, settings: Settings, plugins: PluginSelection, options: Any,
                  device_index: int | None, label: str, loader: ProblemLoader | None = None,
-                 measure: bool = True) -> None:
+                 measure: bool = True, peers: list[DeviceSlot] | None = None) -> None:
         self.backend = backend
         self.settings = settings
         self.plugins = plugins
@@ -116,6 +119,8 @@ class DeviceSlot:
         self._made = threading.Event()  # set once the harness exists (or the slot closed without one)
         self.upcoming: ProblemJob | None = None  # the job this slot takes after the current one, when known
         self.wait_for_builds = False  # the job in hand was taken with no other's baselines built: it waits for its own
+        self._peers = peers if peers is not None else []
+        self._peers.append(self)
 
     def harness(self) -> Harness:
         """The slot's harness, made on first use with its processes started (they start their runtimes and the
@@ -134,14 +139,18 @@ class DeviceSlot:
         self.harness()
 
     def baselines_built(self, job: ProblemJob) -> bool:
-        """Whether ``job``'s baselines need no build still under way (``Harness.baselines_built``); a problem not
-        described yet is not known to: it is not waited for either."""
-        if self._harness is None or not self.loader.ready(job.path):
+        """Whether ``job``'s baselines need no build still under way by any slot's builders
+        (``Harness.baselines_built``); a problem not described yet is not known to: it is not waited for either."""
+        if not self.loader.ready(job.path):
             return True
         try:
-            return self._harness.baselines_built(self.loader.load(job.path))
+            problem = self.loader.load(job.path)
         except ProblemError:
             return True
+        return all(harness.baselines_built(problem) for harness in self._peer_harnesses())
+
+    def _peer_harnesses(self) -> list[Harness]:
+        return [harness for slot in list(self._peers) if (harness := slot._harness) is not None]
 
     def harness_for(self, problem: Problem) -> Harness:
         """The slot's harness, moved on to ``problem``."""
@@ -163,7 +172,8 @@ class DeviceSlot:
             harness = self.harness_for(problem)
             waited = time.perf_counter()
             if self.wait_for_builds:  # nothing else to evaluate meanwhile: its own torch.compile build is waited for
-                harness.wait_for_baseline_builds(problem, stop_at)
+                for builder in self._peer_harnesses():  # whichever slot's builders have it
+                    builder.wait_for_baseline_builds(problem, stop_at)
             waited = time.perf_counter() - waited
             self._expect_next(harness)
             verdict = harness.evaluate(job.candidate, measure=self.measure, stop_at=stop_at)

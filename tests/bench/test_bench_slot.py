@@ -108,3 +108,29 @@ def test_a_slot_starts_its_workers_before_it_takes_a_problem(fresh_cache):
     finally:
         for slot in slots:
             slot.close()
+
+
+class _Builds:
+    """A harness as a slot asks it about baseline builds: which problems its builders still build."""
+
+    def __init__(self, building=()):
+        self.building = set(building)
+
+    def baselines_built(self, problem):
+        return problem.name not in self.building
+
+
+def test_a_slot_asks_every_slot_whether_a_problems_build_is_done(fresh_cache):
+    """The slot that took the first problems asked its builders for the suite; the other slot, whose own builders
+    know nothing of it, sees a problem they still build as not ready (the executor takes it last)."""
+    peers: list[DeviceSlot] = []
+    first, second = (DeviceSlot(backend=AHEAD, settings=settings_for(fresh_cache, spare_workers=0), plugins=SELECTION,
+                                options=None, device_index=index, label=f"cpu:{index}", peers=peers)
+                     for index in (0, 1))
+    assert peers == [first, second]
+    first._harness, second._harness = _Builds(building={"linear_relu"}), _Builds()
+    relu, linear = _two_jobs()
+    assert second.baselines_built(relu) and not second.baselines_built(linear)
+    assert not first.baselines_built(linear)
+    first._harness.building.clear()
+    assert second.baselines_built(linear)
