@@ -112,7 +112,6 @@ class _Queue:
             self._ahead.update(j.key for j in upcoming)
             return job, upcoming
 
-
     def _first(self, ready: Callable[[ProblemJob], bool]) -> int:
         return next((index for index, job in enumerate(self._jobs) if ready(job)), 0)
 

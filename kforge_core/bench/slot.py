@@ -141,16 +141,19 @@ class DeviceSlot:
     def baselines_built(self, job: ProblemJob) -> bool:
         """Whether ``job``'s baselines need no build still under way by any slot's builders
         (``Harness.baselines_built``); a problem not described yet is not known to: it is not waited for either."""
-        if not self.loader.ready(job.path):
+        builders = self._peer_harnesses()
+        if not builders or not self.loader.ready(job.path):  # none builds ahead (the host CPU): nothing is loaded
             return True
         try:
             problem = self.loader.load(job.path)
         except ProblemError:
             return True
-        return all(harness.baselines_built(problem) for harness in self._peer_harnesses())
+        return all(harness.baselines_built(problem) for harness in builders)
 
     def _peer_harnesses(self) -> list[Harness]:
-        return [harness for slot in list(self._peers) if (harness := slot._harness) is not None]
+        """The harnesses of every slot whose builders build baselines ahead."""
+        return [harness for slot in list(self._peers)
+                if (harness := slot._harness) is not None and harness.builds_baselines_ahead]
 
     def harness_for(self, problem: Problem) -> Harness:
         """The slot's harness, moved on to ``problem``."""

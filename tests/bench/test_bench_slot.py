@@ -113,6 +113,8 @@ def test_a_slot_starts_its_workers_before_it_takes_a_problem(fresh_cache):
 class _Builds:
     """A harness as a slot asks it about baseline builds: which problems its builders still build."""
 
+    builds_baselines_ahead = True
+
     def __init__(self, building=()):
         self.building = set(building)
 
@@ -134,3 +136,23 @@ def test_a_slot_asks_every_slot_whether_a_problems_build_is_done(fresh_cache):
     assert not first.baselines_built(linear)
     first._harness.building.clear()
     assert second.baselines_built(linear)
+
+
+class _NeverLoad:
+    def ready(self, path):
+        return True
+
+    def load(self, path):
+        raise AssertionError("a problem was described only to ask about builds no slot has")
+
+
+def test_without_builders_no_problem_is_loaded_to_ask_whether_its_build_is_done(fresh_cache):
+    """On the host CPU no slot builds ahead, and a problem not yet described would be described in KForge's process
+    (under the queue's lock) merely to be asked."""
+    slot = DeviceSlot(backend=AHEAD, settings=settings_for(fresh_cache, spare_workers=0), plugins=SELECTION,
+                      options=None, device_index=None, label="cpu", loader=_NeverLoad())
+    relu, _ = _two_jobs()
+    assert slot.baselines_built(relu)
+    slot._harness = _Builds()
+    slot._harness.builds_baselines_ahead = False
+    assert slot.baselines_built(relu)

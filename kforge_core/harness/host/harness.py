@@ -178,7 +178,7 @@ class Harness:
         self._pool.move_to(self._seen_by_workers(problem))
         self._baselines.move_to(problem)
         if self._baselines.builds is not None:
-            self._baselines.builds.hurry(self._seen_by_workers(problem).digest)
+            self._baselines.builds.hurry(problem.digest)  # a copy for workers has the same digest
 
     def expect_problem(self, problem: Problem | None) -> None:
         """``problem`` is the next one :meth:`use_problem` will be given: spare workers prepare for it while the
@@ -195,11 +195,16 @@ class Harness:
             self.build_baselines_ahead([problem])
             self._baselines.expect(seen)
 
+    @property
+    def builds_baselines_ahead(self) -> bool:
+        """Whether builders build the ``torch.compile`` baselines of problems told of ahead (``baseline_builders``)."""
+        return self._baselines.builds is not None
+
     def baselines_built(self, problem: Problem) -> bool:
         """Whether ``problem``'s baselines need no build still under way by the builders (built, failed, or never
         asked for): a suite evaluates such problems first."""
         builds = self._baselines.builds
-        return builds is None or builds.done(self._seen_by_workers(problem).digest)
+        return builds is None or builds.done(problem.digest)
 
     def wait_for_baseline_builds(self, problem: Problem, stop_at: float | None = None) -> None:
         """Wait until the builders are done with ``problem``'s baselines (at most their limit, and not past
@@ -210,7 +215,7 @@ class Harness:
         limit = (self.settings.harness.startup_timeout_s + self.settings.harness.compile_timeout_s) * PAUSED_ALLOWANCE
         if stop_at is not None:
             limit = max(0.0, min(limit, stop_at - time.monotonic()))
-        builds.wait(self._seen_by_workers(problem).digest, limit)
+        builds.wait(problem.digest, limit)
 
     def build_baselines_ahead(self, problems: Iterable[Problem]) -> None:
         """``problems`` come later in this harness's suite: their ``torch.compile`` baselines are built now, side
