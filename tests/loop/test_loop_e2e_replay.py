@@ -27,7 +27,8 @@ LINE_KINDS = [
     ("failed", r"functional f\d: (compile_error|numerical_mismatch): .*\(\S+ tokens\)"),
     ("correct", r"(functional f\d|optimization o\d\.\d): correct, [\d.]+ ms, [\d.]+x vs eager(, [\d.]+x vs compile)?"
                 r"(, (<?[\d.]+%|-) of the speed of light)? ( \(new best\) )? \(\S+ tokens\)"),
-    ("round", r"round \d: (no )?gain: \S+ runs in [\d.]+ ms against [\d.]+ ms for \S+( \([\d.]+x faster\))?"),
+    ("round", r"round \d: (no )?gain: \S+ runs in [\d.]+ ms against [\d.]+ ms for \S+"
+              r"( \([\d.]+x faster\)| \(faster, but by less than \d+%\))?"),
     ("stopped", r"stopped: .+"),
     ("best", r"Best: \S+ — [\d.]+ ms( \((wall|events|device) time[^)]*\))?, [\d.]+x vs eager(, [\d.]+x vs compile)? "
              r"\(fp32 contract, [\d.]+ bits\)"),
