@@ -1,13 +1,13 @@
 """The ``torch.compile`` baselines of coming problems, built ahead and side by side, into Inductor's on-disk caches.
 
-A ``torch.compile`` build of a whole architecture is seconds to minutes of CPU work (DenseNet-121's took 137 s on an
-H200's host, compiling in one process), and the baseline worker builds one problem at a time. Builders are baseline
-workers of their own that build the baselines of the problems a harness was told are coming, several at once on the
-host's cores, and keep nothing but what Inductor and Triton write into their caches (``TORCHINDUCTOR_CACHE_DIR``,
-``TRITON_CACHE_DIR``: the baseline workers' own, in KForge's state directory, out of every candidate's reach): when
-the baseline worker builds the same problem's baseline afterwards, it finds the graph, its kernels and their tuned
-configurations there, and a second bench of the same suite finds them too. A builder is an ordinary baseline worker (the same start, the
-same settings, so the caches' keys are the baseline worker's): it never runs candidate code.
+A ``torch.compile`` build of a whole architecture is seconds to minutes of CPU work (compiling in one process), and
+the baseline worker builds one problem at a time. Builders are baseline workers of their own that build the
+baselines of the problems a harness was told are coming, several at once on the host's cores, and keep nothing but
+what Inductor and Triton write into their caches (``TORCHINDUCTOR_CACHE_DIR``, ``TRITON_CACHE_DIR``: the baseline
+workers' own, in KForge's state directory, out of every candidate's reach): when the baseline worker builds the same
+problem's baseline afterwards, it finds the graph, its kernels and their tuned configurations there, and a second
+bench of the same suite finds them too. A builder is an ordinary baseline worker (the same start, the same settings,
+so the caches' keys are the baseline worker's): it never runs candidate code.
 
 Builders are stopped while a candidate is timed (:meth:`BaselineBuilds.pause`): their compiled calls, and the
 tuning runs of the kernels they build, would share the device with the timed runs. A builder with nothing left to

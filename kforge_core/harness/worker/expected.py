@@ -10,7 +10,7 @@ Device memory: the referee holds the model once. The untouched copy that float64
 from is kept in host memory, and the float64 model is made from it straight onto the device; where the model's
 weights are large (:data:`PARKED_FROM_BYTES`), the model itself waits in host memory while the float64 reference
 runs. So the referee holds the weights once, and twice their size in float64 for that one call, not three and four
-times (``33_VanillaRNN``'s referee held 15.2 GB for 2.6 GB of weights).
+times (docs/verification.md, "The memory rule").
 """
 
 from __future__ import annotations
