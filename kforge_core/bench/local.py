@@ -65,11 +65,10 @@ class LocalExecutor:
                 taken = todo.take(slot.baselines_built)
                 if taken is None:
                     break
-                job, upcoming = taken
+                job, upcoming, built = taken
                 if upcoming:
                     ahead.submit(slot.prebuild, upcoming)
-                # the first job whose baselines are built goes first; one taken with none such left waits for its
-                slot.wait_for_builds = not slot.baselines_built(job)
+                slot.wait_for_builds = not built  # taken with no job's baselines built: it waits for its own
                 slot.upcoming = todo.peek(slot.baselines_built)  # its spare workers prepare for it meanwhile
                 results.put(work(slot, job))
         except BaseException as exc:  # noqa: BLE001 - the caller's thread raises it
@@ -95,25 +94,27 @@ class _Queue:
     def peek(self, ready: Callable[[ProblemJob], bool] = lambda job: True) -> ProblemJob | None:
         """The job that will be taken next, if any is left."""
         with self._lock:
-            return self._jobs[self._first(ready)] if self._jobs and not self._halt.is_set() else None
+            return self._jobs[self._first(ready)[0]] if self._jobs and not self._halt.is_set() else None
 
     def take(self, ready: Callable[[ProblemJob], bool] = lambda job: True) \
-            -> tuple[ProblemJob, list[ProblemJob]] | None:
+            -> tuple[ProblemJob, list[ProblemJob], bool] | None:
         """The next job, the first that is ``ready`` (its baselines built: a suite's ``torch.compile`` builds go on
-        side by side while the problems whose builds are done are evaluated) or else the first, and the later jobs
-        to build ahead now (within the lookahead, each handed out once; from the first job on, their builds start
-        once the slot's harness exists); None when no job is left."""
+        side by side while the problems whose builds are done are evaluated) or else the first; the later jobs to
+        build ahead now (within the lookahead, each handed out once; from the first job on, their builds start once
+        the slot's harness exists); and whether the job taken was ready. None when no job is left."""
         with self._lock:
             if not self._jobs or self._halt.is_set():
                 return None
-            job = self._jobs.pop(self._first(ready))
+            index, found = self._first(ready)
+            job = self._jobs.pop(index)
             window = self._jobs[:self._lookahead]
             upcoming = [j for j in window if j.key not in self._ahead]
             self._ahead.update(j.key for j in upcoming)
-            return job, upcoming
+            return job, upcoming, found
 
-    def _first(self, ready: Callable[[ProblemJob], bool]) -> int:
-        return next((index for index, job in enumerate(self._jobs) if ready(job)), 0)
+    def _first(self, ready: Callable[[ProblemJob], bool]) -> tuple[int, bool]:
+        """The index of the first ``ready`` job and True, or 0 and False where none is."""
+        return next(((index, True) for index, job in enumerate(self._jobs) if ready(job)), (0, False))
 
 
 def _get(results: queue.Queue):  # noqa: ANN202

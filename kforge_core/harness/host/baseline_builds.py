@@ -17,6 +17,7 @@ build ends, and gives its device memory back.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import threading
 import time
 from dataclasses import dataclass
@@ -55,7 +56,7 @@ class BaselineBuilds:
         self._running: list[BaselineWorker] = []
         self._threads: list[threading.Thread] = []
         self._serving = 0  # builder threads that have not decided to end
-        self._numbers = iter(range(1, 1 << 30))
+        self._numbers = itertools.count(1)
         self._paused = 0  # nested pauses
         self._closed = False
         self._changed = threading.Condition()
