@@ -126,11 +126,14 @@ class Finish:
 @dataclass(frozen=True)
 class MeasureBaselines:
     """Time the problem's reference as-is ("eager") and under ``torch.compile`` ("compile"): the timed runs
-    ``runs`` (start, stop), all when None; ``(0, 0)`` only builds them (compiles), ahead of their timed runs."""
+    ``runs`` (start, stop), all when None; ``(0, 0)`` only builds them (compiles), ahead of their timed runs.
+    ``held_ms``: each timed call waits that long after the baseline ran, inside the call (a call as long as a
+    candidate's, for the outside clock's calibration: ``harness/host/outside_clock.py``)."""
 
     names: tuple[str, ...]
     runs: tuple[int, int] | None = None
     timers: tuple[str, ...] = ()  # as :class:`Time`'s
+    held_ms: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -194,6 +194,9 @@ class OutsideFigure:
     :param calls: the timed calls the KForge process saw.
     :param contradiction: what does not add up ("" when the figures agree): a blocking ``timing_mismatch``.
     :param note: what was not checked, and why.
+    :param held_ms: for ``wall``, where the figure looked contradicted by the window's own baseline calls, which
+        can be far shorter than the candidate's: how long baseline calls were then held, as long as its calls;
+        ``overhead_ms`` is the most added to any baseline call, held or not (0: none was held).
     """
 
     timer: str
@@ -204,12 +207,14 @@ class OutsideFigure:
     calls: int
     contradiction: str = ""
     note: str = ""
+    held_ms: float = 0.0
 
     def describe(self) -> str:
         """``"wall: worker 1.203 ms, outside 1.187 ms (less 0.41 ms of the harness's own), 20 calls"``."""
         if self.contradiction:
             return f"{self.timer}: {self.contradiction}"
-        less = f" (less {self.overhead_ms:.3g} ms of the harness's own per call)" if self.overhead_ms else ""
+        held = f", baseline calls held {self.held_ms:.3g} ms among them" if self.held_ms else ""
+        less = f" (less {self.overhead_ms:.3g} ms of the harness's own per call{held})" if self.overhead_ms else ""
         kind = "" if self.timer == "wall" and self.overhead_ms else " (an upper bound)"
         text = f"{self.timer}: worker {self.worker_ms:.4g} ms, outside {self.outside_ms:.4g} ms{kind}{less}, " \
                f"{self.calls} calls"

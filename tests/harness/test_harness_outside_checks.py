@@ -34,6 +34,7 @@ def test_a_timer_replaced_on_the_devices_class_is_contradicted_by_the_outside_cl
     assert codes(verdict)[F.TIMING_MISMATCH] is True
     wall = next(f for f in verdict.outside_clock if f.timer == "wall")
     assert wall.worker_ms < 0.01 and wall.outside_ms > 50.0, wall  # it sleeps 100 ms a call and says 1 us
+    assert wall.held_ms == 100.0  # judged again beside baseline calls held as long (at most 100 ms), to no avail
     mismatch = next(f for f in verdict.flags if f.code == F.TIMING_MISMATCH)
     assert f"{wall.worker_ms:.4g} ms" in mismatch.message and f"{wall.outside_ms:.4g} ms" in mismatch.message
     tampering = next(f for f in verdict.flags if f.code == F.TAMPERING)  # the class's tripwire, besides
@@ -107,6 +108,48 @@ def test_with_fewer_calls_the_bound_starts_from_a_shorter_interval():
     assert not honest.contradiction and honest.outside_ms == pytest.approx(30.0)
     faked = judge([_block([1.0] * 8, [30.5] * 8)], overhead, "median")[0]  # a timer that says 1 ms
     assert "the shortest 30.5 ms between the marks" in faked.contradiction
+
+
+def _timing(figures):
+    from types import SimpleNamespace
+
+    from kforge_core.harness.protocol import TimingOutcome
+
+    return TimingOutcome(tuple(figures), SimpleNamespace(statistic="median"), figures=(("wall", tuple(figures)),))
+
+
+def test_long_calls_that_look_contradicted_are_judged_again_beside_baseline_calls_held_as_long():
+    from kforge_core.harness.host.outside_clock import LONGEST_HOLD_MS, check_candidate
+    from kforge_core.settings import HarnessSettings
+
+    # as measured on a 2-core machine under four spinning processes: 30 ms calls that came back 6-18 ms late,
+    # beside baseline calls of 0.05 ms that had 0.3 ms added (the KForge process had hardly waited through them)
+    late = [17.6, 17.0, 9.4, 17.0, 6.2, 17.6, 6.1, 17.0]
+    calls = [Interval(f"timed run {i}", 30.3 + extra) for i, extra in enumerate(late)]
+    baselines = [_block([0.05] * 8, [0.32] * 8)]
+    asked: list[float] = []
+
+    def held_calls(held_ms: float) -> list[TimedBlock]:  # held as long, they came back as late
+        asked.append(held_ms)
+        return [_block([held_ms + 0.05] * 8, [held_ms + 0.05 + extra for extra in [0.3] * 4 + [13.5, 17.7] * 2])]
+
+    figures, flags = check_candidate(_timing([30.3] * 8), calls, baselines, HarnessSettings())
+    assert flags and flags[0].code == "timing_mismatch"  # the window's short calls alone: it looks like a lie
+    figures, flags = check_candidate(_timing([30.3] * 8), calls, baselines, HarnessSettings(), held_calls)
+    assert not flags and asked == [pytest.approx(30.3 + 17.0)]  # held as long as the candidate's median call
+    assert figures[0].held_ms == pytest.approx(47.3) and figures[0].overhead_ms == pytest.approx(17.7)
+    assert "baseline calls held 47.3 ms among them" in figures[0].describe()
+    figures, flags = check_candidate(_timing([1.0] * 8), calls, baselines, HarnessSettings(), held_calls)
+    assert flags and "8 baseline calls beside it or 8 held 47.3 ms, as long as the" in figures[0].contradiction
+    asked.clear()
+    quiet = [Interval(f"timed run {i}", 30.6) for i in range(8)]
+    figures, flags = check_candidate(_timing([30.3] * 8), quiet, baselines, HarnessSettings(), held_calls)
+    assert not flags and not asked and figures[0].held_ms == 0.0  # nothing looked wrong: nothing held
+    long = [Interval(f"timed run {i}", 900.0) for i in range(8)]
+    check_candidate(_timing([10.0] * 8), long, baselines, HarnessSettings(), held_calls)
+    assert asked == [LONGEST_HOLD_MS]
+    figures, flags = check_candidate(_timing([30.3] * 8), calls, baselines, HarnessSettings(), lambda ms: [])
+    assert flags  # no held call could be timed: the window's calls decide
 
 
 def test_too_few_calls_give_no_lower_bound():

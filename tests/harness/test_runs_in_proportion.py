@@ -58,6 +58,22 @@ def test_a_worker_times_under_the_timers_it_is_asked_for():
     assert [name for name, _ in timing_method(device, settings, reference, ("wall",)).timers] == ["wall"]
 
 
+def test_a_baseline_held_for_the_outside_clocks_calibration_waits_inside_its_timed_calls():
+    from kforge_core.devices import make_device
+    from kforge_core.harness.worker.baselines import measure_baselines
+    from kforge_core.harness.worker.reference import reference_data
+
+    from .helpers import TORCH_CPU, problem
+
+    device = make_device(TORCH_CPU)
+    settings = HarnessSettings(warmup=1, repetitions=3)
+    reference = reference_data(problem("relu_scale"), device, settings)
+    plain = measure_baselines(("eager",), reference, device, settings, runs=(0, 2), timers=("wall",))
+    held = measure_baselines(("eager",), reference, device, settings, runs=(0, 2), timers=("wall",), held_ms=50.0)
+    assert min(dict(dict(plain.figures)["eager"])["wall"]) < 40.0  # a 256 x 256 relu, however busy the host
+    assert min(dict(dict(held.figures)["eager"])["wall"]) >= 50.0
+
+
 def test_the_call_length_is_the_median_of_the_calls_the_kforge_process_timed():
     calls = CallLog()
     assert calls.median_ms() is None

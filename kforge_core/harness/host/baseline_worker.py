@@ -95,14 +95,16 @@ class BaselineWorker:
             self._failed = f"the baseline worker could not get ready: {failed.message}"
             self.discard()
 
-    def time_block(self, name: str, block: tuple[int, int], timeout_s: float, timers: tuple[str, ...] = ()) -> Reply:
-        """Time baseline ``name`` over the timed runs ``block`` under ``timers`` (every one when empty); a failure
-        discards the worker (whatever failed may have left it unfit) and comes back as the reply's failure."""
+    def time_block(self, name: str, block: tuple[int, int], timeout_s: float, timers: tuple[str, ...] = (),
+                   held_ms: float = 0.0) -> Reply:
+        """Time baseline ``name`` over the timed runs ``block`` under ``timers`` (every one when empty), each call
+        held ``held_ms`` more (``MeasureBaselines``); a failure discards the worker (whatever failed may have left
+        it unfit) and comes back as the reply's failure."""
         worker = self._worker
         if worker is None:
             return Reply(failure=Failure.HARNESS, message=self._failed or "the baseline worker is not started")
         try:
-            reply = worker.call(MeasureBaselines((name,), block, timers), timeout_s, f"the {name} baseline")
+            reply = worker.call(MeasureBaselines((name,), block, timers, held_ms), timeout_s, f"the {name} baseline")
         except WorkerFault as fault:
             self.discard()
             return Reply(failure=fault.failure, message=f"{name} baseline failed: {fault.message}")

@@ -327,6 +327,22 @@ class BaselinesWindow:
             self.results = window.baselines
         return window
 
+    def held_calls(self, window: Window, held_ms: float, timers: tuple[str, ...], timeouts: StageTimeouts
+                   ) -> list[TimedBlock]:
+        """The first baseline ``window`` measured, timed again over :data:`MIN_CALLS` runs under ``timers``, each
+        call held ``held_ms`` longer, as the KForge process saw them: what its clock adds to a call as long as a
+        candidate's (``outside_clock.check_candidate``). None measured, or a failure: nothing."""
+        timed = dict(window.baselines.figures)
+        name = next((who for who, _ in window.order if who in timed), None)
+        if name is None:
+            return []
+        self.worker.take_calls()
+        reply = self.worker.time_block(name, (0, MIN_CALLS), timeouts.build_s + timeouts.timing_s, timers,
+                                       held_ms=held_ms)
+        calls = self.worker.take_calls()
+        figures = dict(reply.value.figures).get(name) if reply.failure is None else None
+        return [TimedBlock(0, {t: list(v) for t, v in figures}, tuple(calls))] if figures is not None else []
+
     def _ready(self, problem: Problem, timeout_s: float) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
         """Wait until the baseline worker has built what it can for ``problem``: the baselines to time, and those
         left out with why (a builder's build still under way: the timing does not wait for it)."""
@@ -367,6 +383,7 @@ class CandidateBeside:
         self._timeouts = timeouts
         self._phases = phases
         self._ready_first = ready_first
+        self._timers: tuple[str, ...] = ()
         self.window: Window | None = None
 
     def time(self, call: Callable[..., Reply]) -> Reply:
@@ -378,6 +395,7 @@ class CandidateBeside:
         call_ms = self._calls.median_ms(TRIAL_CALL_PREFIX) if self._calls is not None else None
         timeouts, settings = self._timeouts, self._baselines.settings
         runs, timers = timed_runs(call_ms, settings), self._baselines.timers_for(call_ms)
+        self._timers = timers
 
         def candidate(block: tuple[int, int]) -> Reply:
             self._baselines.block_begins(self._phases, block, runs, "the candidate")
@@ -391,6 +409,14 @@ class CandidateBeside:
             window.candidate = dataclasses.replace(window.candidate, method=dataclasses.replace(
                 method, notes=f"{why}; {method.notes}" if method.notes else why))
         return self.window.failure or Reply(value=self.window.candidate)
+
+
+    def held_calls(self, held_ms: float) -> list[TimedBlock]:
+        """Baseline calls held ``held_ms`` each, timed under the candidate's timers (``BaselinesWindow.held_calls``);
+        nothing before the window."""
+        if self.window is None:
+            return []
+        return self._baselines.held_calls(self.window, held_ms, self._timers, self._timeouts)
 
 
 def _proportion_words(runs: int, timers: tuple[str, ...], call_ms: float | None, settings: HarnessSettings) -> str:

@@ -24,7 +24,7 @@ from .cache_quota import Added, CacheWatch, Removed, Snapshot
 from .cgroups import LimitCounts
 from .deadline import StageTimeouts
 from .evaluation import StageOutcomes, run_stages
-from .baselines_window import BaselinesWindow, CandidateBeside, Window
+from .baselines_window import BaselinesWindow, CandidateBeside
 from .outside_clock import check_candidate
 from .phases import Phases
 from .pool import WorkerPool
@@ -123,7 +123,7 @@ def evaluate_candidate(setup: EvaluationSetup, candidate: Candidate, *, profile:
                          timing=beside.time if beside is not None else None, phases=phases)
     finally:
         setup.referee.on_judged = None
-    outside = _checked_from_outside(out, worker, beside.window if beside is not None else None, settings)
+    outside = _checked_from_outside(out, worker, beside, settings)
     bound = setup.bounds.of(setup.problem, workers.facts)
     out.flags.extend(floor_flags(out, bound, settings))  # a figure below the physical floor: not the call's time
     with phases.phase("finish"):
@@ -151,17 +151,19 @@ def _scratch_dir(candidate: Candidate, worker: WorkerProcess, number: int) -> Pa
     return worker.home / "candidates" / f"{number:04d}-{label}-{candidate.digest[:8]}"
 
 
-def _checked_from_outside(out: StageOutcomes, worker: WorkerProcess, window: Window | None,
+def _checked_from_outside(out: StageOutcomes, worker: WorkerProcess, beside: CandidateBeside | None,
                           settings: HarnessSettings) -> tuple[OutsideFigure, ...]:
     """The candidate's timed calls as the KForge process saw them: every one checked (tampering where not), and
-    its figures against this process's clock (``timing_mismatch`` where they disagree); the figures side by side."""
+    its figures against this process's clock (``timing_mismatch`` where they disagree), with baseline calls held
+    as long as its own where the window's looked too short to tell; the figures side by side."""
     checks, worker.checks = worker.checks, None
     calls = worker.calls.take()
     if checks is None or out.timing is None:
         return ()
     out.flags.extend(checks.conclude(calls))
+    window = beside.window if beside is not None else None
     figures, flags = check_candidate(out.timing, calls, window.baseline_blocks if window is not None else (),
-                                     settings)
+                                     settings, beside.held_calls if beside is not None else None)
     out.flags.extend(flags)
     return figures
 

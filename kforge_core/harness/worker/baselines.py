@@ -8,7 +8,8 @@ interleaved with the candidate's in another worker; a request for no runs only b
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import time
+from typing import TYPE_CHECKING, Any, Callable
 
 import torch
 
@@ -28,11 +29,13 @@ _built_for: list[ProblemData] = []
 
 def measure_baselines(names: tuple[str, ...], reference: ProblemData, device: HarnessDevice,
                       settings: HarnessSettings, runs: tuple[int, int] | None = None,
-                      timer: StageTimer | None = None, timers: tuple[str, ...] = ()) -> BaselineResults:
+                      timer: StageTimer | None = None, timers: tuple[str, ...] = (),
+                      held_ms: float = 0.0) -> BaselineResults:
     """Time ``names`` over the timed runs ``runs`` (all by default); ``(0, 0)`` builds them only. With ``timer``,
     each timed call is marked as a candidate's is, so the KForge process times the baselines' calls from outside
     too: what its clock adds to theirs is what it allows a candidate's (``harness/host/outside_clock.py``).
-    ``timers``: the timers measured (every one the device has when empty)."""
+    ``timers``: the timers measured (every one the device has when empty); ``held_ms``: each call sleeps that long
+    after the baseline ran (:func:`held`)."""
     samples, figures, errors = [], [], []
     method = timing_method(device, settings, reference, timers)
     for name in names:
@@ -40,6 +43,8 @@ def measure_baselines(names: tuple[str, ...], reference: ProblemData, device: Ha
             call = _baseline(name, reference)
             if runs == (0, 0):
                 continue
+            if held_ms:
+                call = held(call, held_ms)
             timed = time_runs(call, reference, device, settings, timer=timer,
                               runs=range(*runs) if runs is not None else None, timers=timers)
             samples.append((name, tuple(timed.samples_ms[method.headline])))
@@ -48,6 +53,19 @@ def measure_baselines(names: tuple[str, ...], reference: ProblemData, device: Ha
             _built.pop(name, None)
             errors.append((name, f"{name} baseline failed: {exception_line(exc)}"))
     return BaselineResults(tuple(samples), tuple(errors), method, figures=tuple(figures))
+
+
+def held(call: Callable[..., Any], held_ms: float) -> Callable[..., Any]:
+    """``call``, then a sleep of ``held_ms``, in each call: the KForge process waits through it as through a
+    candidate's call of that length, and the worker's pool of threads has been idle as long when the outputs are
+    copied after the call, as after a candidate's call that does not use it."""
+
+    def then_a_wait(*inputs: Any) -> Any:
+        outputs = call(*inputs)
+        time.sleep(held_ms / 1e3)
+        return outputs
+
+    return then_a_wait
 
 
 def _baseline(name: str, reference: ProblemData) -> Any:

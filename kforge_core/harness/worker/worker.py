@@ -285,7 +285,7 @@ class Worker:
         from .baselines import measure_baselines
 
         return measure_baselines(request.names, self.reference(), self.device, self.init.settings, request.runs,
-                                 timer=self.timer, timers=request.timers)
+                                 timer=self.timer, timers=request.timers, held_ms=request.held_ms)
 
     # ------------------------------------------------------------------------------------------- the referee
     # It never serves a candidate, so nothing it judges with ran candidate code.
