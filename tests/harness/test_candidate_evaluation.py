@@ -138,6 +138,10 @@ class Beside:
         self.log.append("window")
         return Reply(value=self.window.candidate)
 
+    def held_calls(self, held_ms: float) -> list:
+        self.log.append("held calls")
+        return []
+
 
 def _setup(log: list, worker: ScriptedWorker, window: Window | None = None) -> EvaluationSetup:
     relu = problem("relu_scale")
