@@ -84,6 +84,27 @@ def test_a_worker_short_of_memory_is_out_of_memory_never_an_invalid_problem(make
     assert _start_failure(WorkerStartError("the reference raised", failure=Failure.HARNESS)) == "invalid_problem"
 
 
+def test_a_worker_prepared_for_a_problem_holds_none_of_its_models_weights():
+    import gc
+
+    data = reference_data(problem("linear_relu"), CountingDevice(), QUICK)
+    weight = tuple(data.module.Model(*data.init_inputs).linear.weight.shape)
+    held, seen, todo = [], set(), [data]
+    while todo:  # everything the problem's data reaches, the problem's module and its classes apart
+        item = todo.pop()
+        if id(item) in seen or isinstance(item, (type, type(weakref))) or item is data.module:
+            continue
+        seen.add(id(item))
+        if isinstance(item, torch.Tensor):
+            held.append(tuple(item.shape))
+        todo.extend(gc.get_referents(item))
+    assert held and weight not in held, held  # the inputs, never the weights
+    parameters, buffers = data.fresh_state()  # built when a candidate's fallback asks, as the seed makes them
+    torch.manual_seed(QUICK.seed)
+    again = data.module.Model(*data.init_inputs)
+    assert torch.equal(parameters["linear.weight"], again.linear.weight) and buffers == {}
+
+
 def test_timing_sets_stay_resident_within_one_sets_size_and_a_quarter_of_the_free_memory():
     settings = HarnessSettings(warmup=3, repetitions=20, input_pool_mb=1024)
     assert resident_sets(settings, set_bytes=1 << 20, free_bytes=0) == 23  # small sets: one per run, kept

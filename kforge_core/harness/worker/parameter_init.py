@@ -80,8 +80,9 @@ def _copied(cls: type, reference: ProblemData, how: str, pair: Callable[[dict[st
 
 def _tables(reference: ProblemData, model: torch.nn.Module) -> list[tuple[str, dict[str, torch.Tensor],
                                                                           dict[str, torch.Tensor]]]:
-    return [("parameters", reference.fresh_parameters, dict(model.named_parameters())),
-            ("buffers", reference.fresh_buffers, dict(model.named_buffers()))]
+    parameters, buffers = reference.fresh_state()
+    return [("parameters", parameters, dict(model.named_parameters())),
+            ("buffers", buffers, dict(model.named_buffers()))]
 
 
 def _paired_by_name(theirs: dict[str, torch.Tensor], ours: dict[str, torch.Tensor]

@@ -1,7 +1,8 @@
 """The problem's side of an evaluation that any process may hold: problem code is not secret, its answers are.
 
-Per worker and problem, once: the problem's module, ``Model``'s init inputs and fresh parameters (the candidate's
-parameter fallbacks copy them), the seeds of the correctness trials and of the input sets the timed runs go
+Per worker and problem, once: the problem's module, ``Model``'s init inputs (its fresh parameters, which the
+candidate's parameter fallbacks copy, are built only when a fallback asks: :meth:`ProblemData.fresh_state`), the
+seeds of the correctness trials and of the input sets the timed runs go
 through (one distinct set per run). Inputs are generated from their seed when a call needs them (on the device, see
 :func:`seeded_inputs`), one set at a time; of the timing sets only the first few stay resident, within a share of
 the memory the device has free (:class:`SeededPool`).
@@ -13,7 +14,6 @@ candidate code (``expected.py``); a worker that serves candidates ships each cal
 
 from __future__ import annotations
 
-import copy
 import math
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -65,13 +65,21 @@ class ProblemData:
     device: torch.device
     seed: int
     init_inputs: list[Any]
-    fresh_parameters: dict[str, torch.Tensor]  # Model's parameters before any forward
-    fresh_buffers: dict[str, torch.Tensor]  # and its buffers
     trials: list[Trial]
     output_bytes: list[int]  # per output leaf, from the problem's description (what poisoning claims)
     pool: SeededPool | list[list[Any]] = field(default_factory=list)  # distinct input sets for the timing runs
     pool_seeds: list[int] = field(default_factory=list)
     variants: list[Trial] = field(default_factory=list)  # one call at each of the problem's shape variants
+
+    def fresh_state(self) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+        """``Model``'s parameters and buffers before any forward, as its seeded construction makes them: built on
+        the device each time this is asked and kept nowhere (a worker holding them would hold the weights again
+        beside every candidate's own, for the rare candidate that needs them)."""
+        model = build_model(self.module.Model, self.init_inputs, self.seed, self.device)
+        if not isinstance(model, torch.nn.Module):
+            return {}, {}
+        return ({name: p.detach() for name, p in model.named_parameters()},
+                {name: b.detach() for name, b in model.named_buffers()})
 
     @property
     def known_ops(self) -> list[str]:
@@ -137,22 +145,25 @@ def build_model(cls: type, init_inputs: list[Any], seed: int, device: torch.devi
     return model.to(device) if isinstance(model, torch.nn.Module) else model
 
 
+def problem_init_inputs(module: ModuleType, settings: HarnessSettings) -> list[Any]:
+    """The problem's init inputs, drawn under the run's seed."""
+    torch.manual_seed(settings.seed)
+    return list(module.get_init_inputs())
+
+
 def problem_model(module: ModuleType, settings: HarnessSettings, device: torch.device) -> tuple[list[Any], Any]:
     """The problem's init inputs and its ``Model`` built from them under the run's seed."""
-    torch.manual_seed(settings.seed)
-    init_inputs = list(module.get_init_inputs())
+    init_inputs = problem_init_inputs(module, settings)
     return init_inputs, build_model(module.Model, init_inputs, settings.seed, device)
 
 
 def _prepare(problem: Problem, on: HarnessDevice, settings: HarnessSettings) -> ProblemData:
     device = on.torch_device
     module = import_problem_module(problem.path)
-    init_inputs, model = problem_model(module, settings, device)
-    parameters, buffers = _named_state(model)
-    del model
+    init_inputs = problem_init_inputs(module, settings)
     trials = [Trial(settings.seed + t, module, device) for t in range(settings.trials)]
-    data = ProblemData(problem, module, device, settings.seed, init_inputs, parameters, buffers, trials,
-                       _output_bytes(problem), variants=variant_trials(problem, module, device, settings))
+    data = ProblemData(problem, module, device, settings.seed, init_inputs, trials, _output_bytes(problem),
+                       variants=variant_trials(problem, module, device, settings))
     on.synchronize()
     return data
 
@@ -184,14 +195,6 @@ def output_bytes(outputs: tuple[ValueSpec, ...]) -> list[int]:
 
 def _output_bytes(problem: Problem) -> list[int]:
     return output_bytes(problem.outputs)
-
-
-def _named_state(model: Any) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
-    if not isinstance(model, torch.nn.Module):
-        return {}, {}
-    parameters = {name: copy.deepcopy(p.detach()) for name, p in model.named_parameters()}
-    buffers = {name: copy.deepcopy(b.detach()) for name, b in model.named_buffers()}
-    return parameters, buffers
 
 
 class SeededPool:
