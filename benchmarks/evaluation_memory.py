@@ -26,7 +26,7 @@ from pathlib import Path
 
 from harness_common import arguments, make_harness
 from kforge_core.harness.host.activity import runs_worker
-from kforge_core.harness.host.problem_size import call_bytes
+from kforge_core.harness.problem_size import call_bytes
 
 
 def descendants(root: int) -> list[int]:

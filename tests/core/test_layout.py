@@ -1,6 +1,6 @@
 """The layout shows the architecture: dependencies between kforge_core's packages, and between the modules of the
 core and of every plugin, only point one way; the harness's host side and worker side never import each other, nor
-does the protocol import the host side; the core tests no device by name; and a few file names are used once."""
+does the protocol import the host side; the core tests no device by name; and a few file names are used once; the benchmarks import only what the core has."""
 
 from __future__ import annotations
 
@@ -279,3 +279,46 @@ def test_a_worker_loads_none_of_the_hosts_modules():
                                "print(sorted(m for m in sys.modules if m.startswith('kforge_core.harness.host')))"],
         capture_output=True, text=True, check=True).stdout.strip()
     assert loaded == "[]"
+
+
+def kforge_imports_that_fail(root: Path) -> list[str]:
+    """``file:line: module.name`` for each import of ``kforge_core`` in the scripts under ``root`` that names a
+    module or a name the core does not have."""
+    import importlib
+    import importlib.util
+
+    failed = []
+    for path in sorted(root.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                wanted = [(alias.name, "") for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                wanted = [(node.module, alias.name) for alias in node.names]
+            else:
+                continue
+            for module_name, name in wanted:
+                if module_name.split(".")[0] != "kforge_core":
+                    continue
+                try:
+                    module = importlib.import_module(module_name)
+                    found = not name or hasattr(module, name) or importlib.util.find_spec(f"{module_name}.{name}")
+                except ImportError:
+                    found = False
+                if not found:
+                    failed.append(f"{path.name}:{node.lineno}: {module_name}{'.' + name if name else ''}")
+    return failed
+
+
+def test_the_benchmarks_import_what_the_core_has():
+    """The benchmarks run on machines the suite does not reach (a GPU's): a module of the core they import that
+    moved would show only there."""
+    assert kforge_imports_that_fail(REPO / "benchmarks") == []
+
+
+def test_the_benchmark_import_finder_finds_a_moved_module(tmp_path):
+    (tmp_path / "bench.py").write_text("from kforge_core.harness.host.problem_size import call_bytes\n"
+                                       "from kforge_core.harness.problem_size import call_bytes, no_such_name\n"
+                                       "import kforge_core.records\n")
+    assert kforge_imports_that_fail(tmp_path) == [
+        "bench.py:1: kforge_core.harness.host.problem_size.call_bytes",
+        "bench.py:2: kforge_core.harness.problem_size.no_such_name"]
