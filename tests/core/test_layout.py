@@ -1,6 +1,7 @@
 """The layout shows the architecture: dependencies between kforge_core's packages, and between the modules of the
 core and of every plugin, only point one way; the harness's host side and worker side never import each other, nor
-does the protocol import the host side; the core tests no device by name; and a few file names are used once; the benchmarks import only what the core has."""
+does the protocol import the host side; the core tests no device by name; a few file names are used once; and
+the benchmarks import only what the core has."""
 
 from __future__ import annotations
 
