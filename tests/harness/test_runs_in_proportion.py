@@ -74,6 +74,29 @@ def test_a_baseline_held_for_the_outside_clocks_calibration_waits_inside_its_tim
     assert min(dict(dict(held.figures)["eager"])["wall"]) >= 50.0
 
 
+def test_the_baselines_wrap_one_model_so_its_weights_are_held_once(monkeypatch):
+    from kforge_core.devices import make_device
+    from kforge_core.harness.worker import baselines
+    from kforge_core.harness.worker.reference import reference_data
+
+    from .helpers import TORCH_CPU, problem
+
+    compiled = []
+
+    def compile_(model):  # Inductor's build is not what is tested: which model it is given is
+        compiled.append(model)
+        return model
+
+    monkeypatch.setattr(baselines.torch, "compile", compile_)
+    device = make_device(TORCH_CPU)
+    settings = HarnessSettings(warmup=1, repetitions=3)
+    reference = reference_data(problem("linear_relu"), device, settings)
+    found = baselines.measure_baselines(("eager", "compile"), reference, device, settings, runs=(0, 1),
+                                        timers=("wall",))
+    assert {name for name, _ in found.figures} == {"eager", "compile"}
+    assert compiled == [baselines._baseline("eager", reference)]  # the eager baseline's own model, not a second
+
+
 def test_the_call_length_is_the_median_of_the_calls_the_kforge_process_timed():
     calls = CallLog()
     assert calls.median_ms() is None
