@@ -18,9 +18,10 @@ CANDIDATES = HERE / "candidates"
 PLUGIN_MODULE = "harness.torch_backend_plugin"
 SELECTION = PluginSelection(entry_points=False, modules=(PLUGIN_MODULE,))
 
-# few trials and runs: the tests are about what is caught, not about timing precision
+# few trials and runs, and no spare worker started beside each harness (the spares have tests of their own): the
+# tests are about what is caught, not about timing precision
 QUICK = HarnessSettings(
-    trials=3, warmup=1, repetitions=4, baselines=("eager",),
+    trials=3, warmup=1, repetitions=4, baselines=("eager",), spare_workers=0,
     compile_timeout_s=180, verify_timeout_s=60, timing_timeout_s=60, profile_timeout_s=120, startup_timeout_s=180,
 )
 
