@@ -410,7 +410,6 @@ class CandidateBeside:
                 method, notes=f"{why}; {method.notes}" if method.notes else why))
         return self.window.failure or Reply(value=self.window.candidate)
 
-
     def held_calls(self, held_ms: float) -> list[TimedBlock]:
         """Baseline calls held ``held_ms`` each, timed under the candidate's timers (``BaselinesWindow.held_calls``);
         nothing before the window."""

@@ -176,13 +176,12 @@ def check_candidate(timing: TimingOutcome, calls: Iterable[Interval], baseline_b
     with the overhead measured on ``baseline_blocks``: each timer's figures side by side, and a blocking
     ``timing_mismatch`` for each contradiction.
 
-    The baselines' calls are often far shorter than the candidate's, and on a busy host a process that waited
-    through a long call wakes later than one that waited through a short one: it finds its core taken and waits
-    for the scheduler's tick or another process's slice, and the worker's own idle threads wake as late (see
-    docs/timing.md, "The outside clock"). So a wall figure that looks
-    contradicted is judged again against ``held_calls(ms)``: baseline calls held as long as the candidate's median
-    call (at most :data:`LONGEST_HOLD_MS`), timed now the same way; the bound allows the most the clock added to
-    any baseline call, held or not."""
+    The baselines' calls are often far shorter than the candidate's, and on a busy host what the clock adds to a
+    call grows with it: the worker's pool of threads, idle through a long call that did not use it, wakes late to
+    copy the outputs, and a process that waited long finds its core taken (docs/timing.md, "The outside clock").
+    So a wall figure that looks contradicted is judged again against ``held_calls(ms)``: baseline calls held as
+    long as the candidate's median call (at most :data:`LONGEST_HOLD_MS`), timed now the same way; the bound allows
+    the most the clock added to any baseline call, held or not."""
     block = TimedBlock(0, {timer: list(samples) for timer, samples in timing.figures}, tuple(calls))
     overhead = calibration(baseline_blocks)
     figures = judge([block], overhead, timing.method.statistic)

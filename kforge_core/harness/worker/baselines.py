@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from ...devices.harness_device import HarnessDevice
 
 _built: dict[str, Any] = {}  # baseline name -> its callable, for the reference in _built_for
+_MODEL = "the model"  # the key in _built of the model every baseline wraps
 _built_for: list[ProblemData] = []
 
 
@@ -81,9 +82,6 @@ def _baseline(name: str, reference: ProblemData) -> Any:
                                          reference.device)
         _built[name] = _prepared(name, _built[_MODEL], reference)
     return _built[name]
-
-
-_MODEL = "the model"  # the key of the model every baseline wraps, beside the baselines' names
 
 
 def _prepared(name: str, model: torch.nn.Module, reference: ProblemData):

@@ -2,10 +2,10 @@
 
 Per worker and problem, once: the problem's module, ``Model``'s init inputs (its fresh parameters, which the
 candidate's parameter fallbacks copy, are built only when a fallback asks: :meth:`ProblemData.fresh_state`), the
-seeds of the correctness trials and of the input sets the timed runs go
-through (one distinct set per run). Inputs are generated from their seed when a call needs them (on the device, see
-:func:`seeded_inputs`), one set at a time; of the timing sets only the first few stay resident, within a share of
-the memory the device has free (:class:`SeededPool`).
+seeds of the correctness trials and of the input sets the timed runs go through (one distinct set per run).
+Inputs are generated from their seed when a call needs them (on the device, see :func:`seeded_inputs`), one set at
+a time; of the timing sets only the first few stay resident, within a share of the memory the device has free
+(:class:`SeededPool`).
 
 No reference output is computed here. The expected outputs live in the trusted process that never imports
 candidate code (``expected.py``); a worker that serves candidates ships each call's outputs there to be judged
