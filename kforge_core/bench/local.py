@@ -8,6 +8,7 @@ from __future__ import annotations
 import queue
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Callable
 
 from .results import ProblemJob, ProblemResult
@@ -65,12 +66,11 @@ class LocalExecutor:
                 taken = todo.take(slot.baselines_built)
                 if taken is None:
                     break
-                job, upcoming, built = taken
-                if upcoming:
-                    ahead.submit(slot.prebuild, upcoming)
-                slot.wait_for_builds = not built  # taken with no job's baselines built: it waits for its own
-                slot.upcoming = todo.peek(slot.baselines_built)  # its spare workers prepare for it meanwhile
-                results.put(work(slot, job))
+                if taken.upcoming:
+                    ahead.submit(slot.prebuild, list(taken.upcoming))
+                slot.wait_for_builds = not taken.ready  # taken with no job's baselines built: it waits for its own
+                slot.upcoming = taken.next  # its spare workers prepare for it meanwhile
+                results.put(work(slot, taken.job))
         except BaseException as exc:  # noqa: BLE001 - the caller's thread raises it
             stop.set()
             results.put(exc)
@@ -79,6 +79,17 @@ class LocalExecutor:
             if slot is not None:
                 slot.close()
             results.put(None)
+
+
+@dataclass(frozen=True)
+class Taken:
+    """A job taken from the queue: whether it was ``ready`` (its baselines built), the later ``upcoming`` jobs to
+    build ahead now, and the job that would be taken ``next`` as things stand (None: none is left)."""
+
+    job: ProblemJob
+    ready: bool
+    upcoming: tuple[ProblemJob, ...]
+    next: ProblemJob | None
 
 
 class _Queue:
@@ -91,26 +102,20 @@ class _Queue:
         self._ahead: set[str] = set()
         self._lock = threading.Lock()
 
-    def peek(self, ready: Callable[[ProblemJob], bool] = lambda job: True) -> ProblemJob | None:
-        """The job that will be taken next, if any is left."""
-        with self._lock:
-            return self._jobs[self._first(ready)[0]] if self._jobs and not self._halt.is_set() else None
-
-    def take(self, ready: Callable[[ProblemJob], bool] = lambda job: True) \
-            -> tuple[ProblemJob, list[ProblemJob], bool] | None:
+    def take(self, ready: Callable[[ProblemJob], bool] = lambda job: True) -> Taken | None:
         """The next job, the first that is ``ready`` (its baselines built: a suite's ``torch.compile`` builds go on
-        side by side while the problems whose builds are done are evaluated) or else the first; the later jobs to
-        build ahead now (within the lookahead, each handed out once; from the first job on, their builds start once
-        the slot's harness exists); and whether the job taken was ready. None when no job is left."""
+        side by side while the problems whose builds are done are evaluated) or else the first, with the later jobs
+        to build ahead now (within the lookahead, each handed out once; from the first job on, their builds start
+        once the slot's harness exists) and the one after it. None when no job is left."""
         with self._lock:
             if not self._jobs or self._halt.is_set():
                 return None
             index, found = self._first(ready)
             job = self._jobs.pop(index)
-            window = self._jobs[:self._lookahead]
-            upcoming = [j for j in window if j.key not in self._ahead]
+            upcoming = tuple(j for j in self._jobs[:self._lookahead] if j.key not in self._ahead)
             self._ahead.update(j.key for j in upcoming)
-            return job, upcoming, found
+            following = self._jobs[self._first(ready)[0]] if self._jobs else None
+            return Taken(job, found, upcoming, following)
 
     def _first(self, ready: Callable[[ProblemJob], bool]) -> tuple[int, bool]:
         """The index of the first ``ready`` job and True, or 0 and False where none is."""
