@@ -221,7 +221,7 @@ class DeviceSlot:
                 later.append((job, self.loader.load(job.path)))
             except ProblemError:
                 continue  # its own turn reports why
-            harness.build_baselines_ahead([later[-1][1]])
+        harness.build_baselines_ahead(problem for _, problem in later)
         if not harness.builds_ahead:
             return
         for job, problem in later:

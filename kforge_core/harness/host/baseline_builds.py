@@ -33,7 +33,6 @@ PAUSED_ALLOWANCE = 3
 
 @dataclass
 class _Build:
-    name: str
     state: str = "queued"  # queued, building, built, failed
     began: float = 0.0  # time.monotonic() when a builder took it
     seconds: float = 0.0  # how long it took, once built or failed
@@ -63,6 +62,7 @@ class BaselineBuilds:
 
     @property
     def names(self) -> tuple[str, ...]:
+        """The baselines these builders build."""
         return self._names
 
     def request(self, problem: Problem) -> None:
@@ -70,7 +70,7 @@ class BaselineBuilds:
         with self._changed:
             if self._closed or problem.digest in self._builds:
                 return
-            self._builds[problem.digest] = _Build(problem.name)
+            self._builds[problem.digest] = _Build()
             self._queue.append((problem.digest, problem))
             if self._serving < min(self._most, len(self._queue) + self._building_locked()):
                 self._serving += 1
