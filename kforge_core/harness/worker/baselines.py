@@ -17,7 +17,7 @@ from ...settings import HarnessSettings
 from ...timing.stage_timer import StageTimer
 from ...tracebacks import exception_line
 from ..protocol import BaselineResults
-from .reference import ProblemData, build_model, fresh_inputs
+from .reference import ProblemData, fresh_inputs
 from .run_timing import time_runs, timing_method
 
 if TYPE_CHECKING:
@@ -78,8 +78,7 @@ def _baseline(name: str, reference: ProblemData) -> Any:
         _built_for[:] = [reference]
     if name not in _built:
         if _MODEL not in _built:
-            _built[_MODEL] = build_model(reference.module.Model, reference.init_inputs, reference.seed,
-                                         reference.device)
+            _built[_MODEL] = reference.model()
         _built[name] = _prepared(name, _built[_MODEL], reference)
     return _built[name]
 

@@ -32,7 +32,7 @@ from ...values import flatten_output, map_tensors
 from ..op_trace import compute_ops, trace_ops
 from .compare import max_difference, within_tolerance
 from .host_copies import host_copy
-from .reference import ProblemData, clone_values, problem_model, reference_data, seeded_inputs
+from .reference import ProblemData, clone_values, reference_data, seeded_inputs
 from .variant_expected import VariantAnswers, variant_answers
 
 if TYPE_CHECKING:
@@ -123,7 +123,7 @@ def expected_for(problem: Problem, device: HarnessDevice, settings: HarnessSetti
 
 def _compute(data: ProblemData, on: HarnessDevice, settings: HarnessSettings, backend: Backend | None) -> Expected:
     """The reference over every trial, one at a time: its time, structure, tolerances and sensitivity."""
-    _, model = problem_model(data.module, settings, data.device)
+    model = data.model()
     fresh_model = host_model_copy(model)
     kept: dict[int, list[torch.Tensor]] = {}
     seconds, first, structure, sensitivity, insensitive, kept_bytes = [], None, (), 0.0, True, 0

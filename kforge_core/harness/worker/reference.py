@@ -71,11 +71,15 @@ class ProblemData:
     pool_seeds: list[int] = field(default_factory=list)
     variants: list[Trial] = field(default_factory=list)  # one call at each of the problem's shape variants
 
+    def model(self) -> Any:
+        """A new ``Model``, built from the init inputs under the run's seed on the device."""
+        return build_model(self.module.Model, self.init_inputs, self.seed, self.device)
+
     def fresh_state(self) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
         """``Model``'s parameters and buffers before any forward, as its seeded construction makes them: built on
         the device each time this is asked and kept nowhere (a worker holding them would hold the weights again
         beside every candidate's own, for the rare candidate that needs them)."""
-        model = build_model(self.module.Model, self.init_inputs, self.seed, self.device)
+        model = self.model()
         if not isinstance(model, torch.nn.Module):
             return {}, {}
         return ({name: p.detach() for name, p in model.named_parameters()},
@@ -145,22 +149,11 @@ def build_model(cls: type, init_inputs: list[Any], seed: int, device: torch.devi
     return model.to(device) if isinstance(model, torch.nn.Module) else model
 
 
-def problem_init_inputs(module: ModuleType, settings: HarnessSettings) -> list[Any]:
-    """The problem's init inputs, drawn under the run's seed."""
-    torch.manual_seed(settings.seed)
-    return list(module.get_init_inputs())
-
-
-def problem_model(module: ModuleType, settings: HarnessSettings, device: torch.device) -> tuple[list[Any], Any]:
-    """The problem's init inputs and its ``Model`` built from them under the run's seed."""
-    init_inputs = problem_init_inputs(module, settings)
-    return init_inputs, build_model(module.Model, init_inputs, settings.seed, device)
-
-
 def _prepare(problem: Problem, on: HarnessDevice, settings: HarnessSettings) -> ProblemData:
     device = on.torch_device
     module = import_problem_module(problem.path)
-    init_inputs = problem_init_inputs(module, settings)
+    torch.manual_seed(settings.seed)  # the init inputs drawn under the run's seed
+    init_inputs = list(module.get_init_inputs())
     trials = [Trial(settings.seed + t, module, device) for t in range(settings.trials)]
     data = ProblemData(problem, module, device, settings.seed, init_inputs, trials, _output_bytes(problem),
                        variants=variant_trials(problem, module, device, settings))
