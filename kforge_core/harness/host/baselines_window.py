@@ -135,7 +135,7 @@ def measure_window(repetitions: int, names: tuple[str, ...], priors: dict[str, P
                 continue
             method = found.method
             measured[name].append(figures)
-            window.baseline_blocks.append(TimedBlock(block[0], {t: list(v) for t, v in figures}, tuple(calls)))
+            window.baseline_blocks.append(_timed_block(block[0], figures, calls))
         if number == judged_at and method is not None:
             for name in [n for n in active if n in priors]:
                 so_far = _joined(measured[name])
@@ -184,6 +184,11 @@ def _baselines(names: tuple[str, ...], priors: dict[str, Prior], measured: dict[
         figures.append((name, chosen))
     notes = tuple((source.baseline, source.describe()) for source in sources)
     return BaselineResults(tuple(samples), tuple(errors), method, notes, tuple(figures)), tuple(sources), full
+
+
+def _timed_block(first_run: int, figures: Figures, calls: list[Interval]) -> TimedBlock:
+    """A baseline's block as its worker reported it (``figures``) and as the KForge process timed it (``calls``)."""
+    return TimedBlock(first_run, {timer: list(samples) for timer, samples in figures}, tuple(calls))
 
 
 def _joined(blocks_figures: list[Figures]) -> Figures:
@@ -341,7 +346,7 @@ class BaselinesWindow:
                                        held_ms=held_ms)
         calls = self.worker.take_calls()
         figures = dict(reply.value.figures).get(name) if reply.failure is None else None
-        return [TimedBlock(0, {t: list(v) for t, v in figures}, tuple(calls))] if figures is not None else []
+        return [_timed_block(0, figures, calls)] if figures is not None else []
 
     def _ready(self, problem: Problem, timeout_s: float) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
         """Wait until the baseline worker has built what it can for ``problem``: the baselines to time, and those
