@@ -94,10 +94,14 @@ def confined(plan: SandboxPlan, layout: ScratchLayout, private: Iterable[Path] =
 
 def for_referee(plan: SandboxPlan, layout: ScratchLayout) -> SandboxPlan:
     """``plan`` with the workers' homes writable: the referee reads and removes what candidates' workers ship."""
-    return dataclasses.replace(plan, writable=(*plan.writable, str(layout.workers.resolve())))
+    return _also_writable(plan, layout.workers)
 
 
 def for_baselines(plan: SandboxPlan, caches: Path) -> SandboxPlan:
     """``plan`` with ``caches`` writable: the baseline workers' own build caches, in KForge's hidden state (they
     never run candidate code; no candidate's worker sees the directory)."""
-    return dataclasses.replace(plan, writable=(*plan.writable, str(caches.resolve())))
+    return _also_writable(plan, caches)
+
+
+def _also_writable(plan: SandboxPlan, directory: Path) -> SandboxPlan:
+    return dataclasses.replace(plan, writable=(*plan.writable, str(directory.resolve())))
