@@ -5,7 +5,10 @@ The harness overlaps work in separate processes for speed: the baseline worker g
 verified, and spares and a second baseline worker prepare the next problem beside the current one. Each of them holds
 its own copy of a call's inputs (and more) on the device. For a problem large for the device those copies add up
 past what the device has, so a large problem is evaluated one process at a time: its baselines get ready after the
-candidate was verified, and nothing is prepared ahead beside it or for it.
+candidate was verified, and nothing is prepared ahead beside it or for it; its waiting processes hand back every
+block their allocators cache unused (``worker/memory.py``). A footprint of a gibibyte or more is large on any device:
+there the copies would not fail, but they would multiply what a call needs (the aim is about three times its
+footprint, whatever the device has to spare).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import math
 from ..records import Problem
 
 LARGE_SHARE = 1 / 16  # a footprint above this share of the device's memory: a large problem
+LARGE_BYTES = 1 << 30  # and a footprint of this many bytes or more, on any device
 
 
 def call_bytes(problem: Problem) -> int:
@@ -33,6 +37,7 @@ def footprint_bytes(problem: Problem) -> int:
 
 
 def large_for_device(problem: Problem, memory_bytes: int) -> bool:
-    """Whether ``problem``'s footprint is more than :data:`LARGE_SHARE` of a device of ``memory_bytes`` (never,
-    where the device's memory is not known: 0)."""
-    return memory_bytes > 0 and footprint_bytes(problem) > LARGE_SHARE * memory_bytes
+    """Whether ``problem``'s footprint is more than :data:`LARGE_SHARE` of a device of ``memory_bytes``, or
+    :data:`LARGE_BYTES` or more (never, where the device's memory is not known: 0)."""
+    footprint = footprint_bytes(problem)
+    return memory_bytes > 0 and (footprint > LARGE_SHARE * memory_bytes or footprint >= LARGE_BYTES)

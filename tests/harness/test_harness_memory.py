@@ -411,6 +411,23 @@ def test_a_models_weights_count_in_its_footprint_so_a_wide_mlp_with_small_inputs
     assert call_bytes(wide) < LARGE_SHARE * device and large_for_device(wide, device)
 
 
+def test_a_footprint_of_a_gibibyte_is_large_on_any_device(tmp_path):
+    """On a device of 141 GB a 3 GiB problem is no sixteenth of it: its processes would fit beside each other, but
+    their copies would hold many times what one call needs."""
+    from kforge_core.harness.problem_size import LARGE_BYTES, LARGE_SHARE, footprint_bytes, large_for_device
+    from kforge_core.problem import load_problem
+
+    (tmp_path / "wider.py").write_text(WIDE_WEIGHTS.replace("[4096]", "[16384]").replace("(2, 4096)", "(2, 16384)"))
+    wider = load_problem(tmp_path / "wider.py")
+    (tmp_path / "wide.py").write_text(WIDE_WEIGHTS)
+    wide = load_problem(tmp_path / "wide.py")
+    huge = 1 << 50
+    assert LARGE_BYTES <= footprint_bytes(wider) < LARGE_SHARE * huge  # no sixteenth of the device
+    assert large_for_device(wider, huge)
+    assert not large_for_device(wide, huge)  # 64 MiB of weights
+    assert not large_for_device(wider, 0)  # the device's memory unknown
+
+
 @pytest.mark.parametrize("large", [False, True])
 def test_the_baselines_get_ready_beside_verification_unless_the_problem_is_large_for_the_device(
         make_harness, monkeypatch, large):
