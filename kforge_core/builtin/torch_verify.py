@@ -190,7 +190,8 @@ def _called_and_packed(model: Any, trial: Trial, how: str, reference: ProblemDat
     changed = _changed_inputs(inputs, trial.inputs)  # the same seed makes the same inputs again
     shipment = pack(f"trial seed {trial.seed}{how}", TRIAL, trial.seed, outputs, structure, changed, context.workdir)
     del outputs, inputs, changed  # the referee reads the files: while it judges, this process holds none of the call
-    hand_back_idle_cache(device)  # nor a large cache beside the referee's float64 reference
+    # nor a large cache beside the referee's float64 reference, nor any cache where the problem is large
+    hand_back_idle_cache(device, large=large_for_device(context.problem, device.memory().total))
     return shipment
 
 
