@@ -10,7 +10,10 @@ On the CPU a process's peak is its ``VmHWM`` (peak resident memory since it star
 included), read when the evaluation is over. On an NVIDIA GPU the device memory of each process (as nvidia-smi
 reports it, the allocator's cache included) is sampled every 0.2 s during the evaluation and the largest sum over
 the processes at one moment is the evaluation's peak; it is printed with each process's share at that moment and the
-phase of the evaluation it fell in (the verdict's ``phases``), and each process's own peak with its phase. The candidate computes what the reference does, in PyTorch
+phase of the evaluation it fell in (the verdict's ``phases``), and each process's own peak with its phase. The aim it
+is held to: at most three times the footprint plus a fixed allowance, each process's own context (the smallest peak
+of any of them: a spare's, which never got work, holds its CUDA context and the libraries' handles alone) and the L2 flush buffer of the two processes that
+time (the candidate's worker and the baseline worker). The candidate computes what the reference does, in PyTorch
 operators (``harness_common``), so what is measured is the harness.
 """
 
@@ -26,7 +29,7 @@ from pathlib import Path
 
 from harness_common import arguments, make_harness
 from kforge_core.harness.host.activity import runs_worker
-from kforge_core.harness.problem_size import call_bytes
+from kforge_core.harness.problem_size import footprint_bytes
 
 
 def descendants(root: int) -> list[int]:
@@ -101,7 +104,7 @@ def main() -> None:
             workers = [pid for pid in descendants(os.getpid()) if runs_worker(pid)]
             roles = _roles(harness, workers)
             print(f"{candidate.label}: {'correct' if verdict.correct else verdict.failure.value} in {seconds:.1f} s; "
-                  f"one reference call's footprint {footprint:.0f} MiB (inputs and outputs)"
+                  f"one reference call's footprint {footprint:.0f} MiB (inputs, outputs and parameters)"
                   + (f", {measured:.0f} MiB measured (with its workspace)" if measured else ""))
             if sampler:
                 when = _phase_at(verdict.phases, sampler.peak_at - (start - sampler.started))
@@ -110,6 +113,7 @@ def main() -> None:
                       + (f" ({sampler.peak_total / measured:.1f}x the measured one)" if measured else "") + f", {when}")
                 for pid, used in sorted(sampler.peak_shares.items()):
                     print(f"  then pid {pid} ({roles.get(pid, 'a process below a worker')}): {used} MiB")
+                _against_the_aim(sampler, footprint, verdict)
                 for pid, used in sorted(sampler.peak_by_pid.items()):
                     at = _phase_at(verdict.phases, sampler.peak_by_pid_at[pid] - (start - sampler.started))
                     print(f"  pid {pid} ({roles.get(pid, 'a process below a worker')}): {used} MiB at most, {at}")
@@ -120,6 +124,20 @@ def main() -> None:
                       f"(each one's peak, summed) = {total / footprint:.1f}x the footprint")
                 for pid, peak in sorted(peaks.items()):
                     print(f"  pid {pid} ({roles[pid]}): {peak} MiB")
+
+
+def _against_the_aim(sampler: GpuSampler, footprint: float, verdict) -> None:
+    """The peak against three times the footprint and the fixed allowance (each process's context: the smallest
+    peak of any, a spare's; the two timing processes' L2 flush buffers)."""
+    flush = (verdict.method.l2_flush_bytes / (1 << 20)) if verdict.method else 0.0
+    processes = len(sampler.peak_shares)
+    context = min(sampler.peak_by_pid.values())
+    allowance = processes * context + 2 * flush
+    aim = 3 * footprint + allowance
+    print(f"aim: 3x the footprint + {allowance:.0f} MiB ({processes} processes' contexts of {context} MiB, "
+          f"two L2 flush buffers of {flush:.0f} MiB) = {aim:.0f} MiB; the peak is "
+          f"{(sampler.peak_total - allowance) / footprint:.1f}x the footprint past the allowance: "
+          + ("met" if sampler.peak_total <= aim else "not met"))
 
 
 def _phase_at(phases: tuple[tuple[str, float], ...], seconds: float) -> str:
@@ -155,8 +173,9 @@ def _roles(harness, workers: list[int]) -> dict[int, str]:
 
 
 def _footprint(harness) -> float:
-    """One call's inputs and outputs, in MiB, from the problem's specs (as ``kforge check`` lists them)."""
-    return call_bytes(harness.problem) / (1 << 20)
+    """One call's inputs and outputs and the model's parameters and buffers, in MiB, from the problem's
+    description (as ``kforge check`` lists them)."""
+    return footprint_bytes(harness.problem) / (1 << 20)
 
 
 def _measured_footprint(harness) -> float:
