@@ -112,14 +112,8 @@ class ClockedHoldingDevice(HoldingDevice):
         return StreamsClock(self.log, self.streams)
 
 
-def timing_reference(footprint: int = 0, x: torch.Tensor | None = None) -> types.SimpleNamespace:
-    """What ``time_runs`` reads of a problem's data: one input set, and a problem of ``footprint`` bytes."""
-    problem = types.SimpleNamespace(inputs=(), outputs=(), weight_bytes=footprint)
-    return types.SimpleNamespace(problem=problem, pool=[[torch.ones(4) if x is None else x]], pool_seeds=[7])
-
-
 def _timed(device: LoggedDevice, repetitions: int = 2, host_s: float = 0.0):
-    reference = timing_reference()
+    reference = types.SimpleNamespace(pool=[[torch.ones(4)]], pool_seeds=[7])
     settings = HarnessSettings(warmup=0, repetitions=repetitions)
     returned: list[int] = []
     labels: list[str] = []
@@ -272,37 +266,11 @@ def test_a_timed_calls_outputs_are_kept_in_host_memory_where_the_device_has_no_r
     assert not hosted
 
 
-def test_a_large_problems_timed_outputs_are_kept_in_host_memory_whatever_room_the_device_has(monkeypatch):
-    # a copy on the device would hold a third call's worth beside the run's inputs and outputs
-    from kforge_core.harness import problem_size
-
-    hosted: list[torch.Tensor] = []
-
-    def host_copy(tensor: torch.Tensor) -> torch.Tensor:
-        hosted.append(tensor)
-        return tensor.clone()
-
-    monkeypatch.setattr(timing, "host_copy", host_copy)
-    roomy = HarnessDevice(CrowdedDevice(1 << 39))
-    output = (torch.arange(1024, dtype=torch.float32),)
-    keep_outputs(output, roomy)
-    assert not hosted
-    keep_outputs(output, roomy, large=True)
-    assert len(hosted) == 1
-    hosted.clear()
-    settings = HarnessSettings(warmup=0, repetitions=2)
-    time_runs(lambda x: x * 2, timing_reference(footprint=4096), roomy, settings, timers=("wall",))
-    assert not hosted
-    monkeypatch.setattr(problem_size, "LARGE_BYTES", 4096)  # the same problem, now a large one
-    time_runs(lambda x: x * 2, timing_reference(footprint=4096), roomy, settings, timers=("wall",))
-    assert len(hosted) == 2
-
-
 def test_no_garbage_collection_falls_inside_a_timed_block_and_the_collector_runs_again_after():
     import gc
 
     device = LoggedDevice()
-    reference = timing_reference()
+    reference = types.SimpleNamespace(pool=[[torch.ones(4)]], pool_seeds=[7])
     enabled_in_calls: list[bool] = []
 
     def call(x: torch.Tensor) -> torch.Tensor:
@@ -319,7 +287,7 @@ def test_a_reference_cycle_a_timed_call_leaves_goes_before_the_next_call():
     import weakref
 
     device = LoggedDevice()
-    reference = timing_reference()
+    reference = types.SimpleNamespace(pool=[[torch.ones(4)]], pool_seeds=[7])
     left: list[weakref.ref] = []
     alive_at_calls: list[int] = []
 

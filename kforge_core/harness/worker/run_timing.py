@@ -57,7 +57,6 @@ from ..cpu_placement import on_timing_cpu, settled
 from ...timing.headline import headline_timer
 from ..verdict import TimingMethod
 from .host_copies import host_copy
-from ..problem_size import large_for_device
 from .reference import ProblemData, fresh_inputs
 from .threads import join_threads, new_threads
 
@@ -84,16 +83,15 @@ KEEP_ON_DEVICE_SHARE = 4  # outputs kept on the device only where they take at m
 ASK_FROM_BYTES = 256 << 20  # smaller outputs are copied on the device without asking what is free
 
 
-def keep_outputs(result: Any, device: HarnessDevice, large: bool = False) -> Kept:
+def keep_outputs(result: Any, device: HarnessDevice) -> Kept:
     """Copies of ``result``'s tensors, made and finished on the device, or in host memory where copies on the device
     would take more than a :data:`KEEP_ON_DEVICE_SHARE` of its free memory (a 4.3 GB output whose call peaks at
     65 GB had no room for a second copy on a 141 GB device that other processes shared, and the candidate ran out
-    of memory), or where the problem is ``large`` (``problem_size``: a copy on the device would hold a third call's
-    worth beside the inputs and outputs). Nothing but ``type`` touches a leaf before it is copied: a tensor subclass
-    gets no chance to run its own code."""
+    of memory). Nothing but ``type`` touches a leaf before it is copied: a tensor subclass gets no chance to run its
+    own code."""
     leaves, structure = flatten_output(result)
     plain = [o.detach() if type(o) in (torch.Tensor, torch.nn.Parameter) else None for o in leaves]
-    copy = torch.Tensor.clone if not large and _fits_on_device(plain, device) else host_copy
+    copy = torch.Tensor.clone if _fits_on_device(plain, device) else host_copy
     kept = [None if o is None else copy(o) for o in plain]
     device.synchronize()
     return Kept(kept, structure)
@@ -187,7 +185,6 @@ def _time_runs(call: Callable[..., Any], reference: ProblemData, device: Harness
                timer: StageTimer, runs: range, returned: Callable[[int, str, Kept], None] | None,
                timers: tuple[str, ...]) -> TimedRuns:
     size = len(reference.pool)
-    large = large_for_device(reference.problem, device.memory().total)
     hold = _Hold()
     samplers = [(name, sample) for name, sample in _samplers(device, hold) if name in timers]
     samples: dict[str, list[float]] = {name: [] for name, _ in samplers}
@@ -201,7 +198,7 @@ def _time_runs(call: Callable[..., Any], reference: ProblemData, device: Harness
                 _wait(device, threads_before)
         streams = 0
         if "device" in timers:  # first: the streams it sees decide whether the events' queue is held
-            samples["device"], streams = _device_time(call, reference, device, settings, runs, timer, returned, large)
+            samples["device"], streams = _device_time(call, reference, device, settings, runs, timer, returned)
             hold.one_stream = streams <= 1
         flags = []
         for run in runs:
@@ -210,7 +207,7 @@ def _time_runs(call: Callable[..., Any], reference: ProblemData, device: Harness
                 label = timed_label(run, name)
                 with timer.timed(label):
                     elapsed_ms, result = sample(call, args, device)
-                    kept = keep_outputs(result, device, large)
+                    kept = keep_outputs(result, device)
                 samples[name].append(elapsed_ms)
                 del result, args
                 if returned is not None:
@@ -285,8 +282,8 @@ def _events_sample(call: Callable[..., Any], args: list[Any], device: HarnessDev
 
 
 def _device_time(call: Callable[..., Any], reference: ProblemData, device: HarnessDevice, settings: HarnessSettings,
-                 runs: range, timer: StageTimer, returned: Callable[[int, str, Kept], None] | None,
-                 large: bool) -> tuple[list[float], int]:
+                 runs: range, timer: StageTimer, returned: Callable[[int, str, Kept], None] | None
+                 ) -> tuple[list[float], int]:
     """The same runs again under the device's own clock: its busy time in each, on every stream, and how many
     streams that work ran on. Each call's outputs are kept and handed to ``returned`` like the other timers'."""
     size = len(reference.pool)
@@ -301,7 +298,7 @@ def _device_time(call: Callable[..., Any], reference: ProblemData, device: Harne
                 with clock.run(index):
                     result = call(*args)
                     _wait(device, threads_before)
-                kept = keep_outputs(result, device, large)
+                kept = keep_outputs(result, device)
             del args, result
             if returned is not None:
                 returned(run, label, kept)
