@@ -255,10 +255,43 @@ def test_while_the_referee_judges_a_trial_the_candidates_worker_holds_none_of_th
         run = _Run()
         for trial in data.trials[:2]:
             assert _run_trial(lambda x: torch.relu(x) * 2.0, trial, "", data, device, QUICK,
-                              SimpleNamespace(timer=StageTimer(), workdir=tmp_path), run)
+                              SimpleNamespace(timer=StageTimer(), workdir=tmp_path, problem=data.problem), run)
     finally:
         use_referee(None)
     assert referee.seen == [(before, emptied + 1), (before, emptied + 2)]
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_a_large_problems_candidate_worker_hands_back_even_a_small_idle_cache_before_a_trial_is_judged(
+        tmp_path, monkeypatch, large):
+    from types import SimpleNamespace
+
+    from kforge_core.builtin.torch_verify import _Run, _run_trial
+    from kforge_core.device import MemoryStats
+    from kforge_core.harness import problem_size
+    from kforge_core.harness.protocol import Judged
+    from kforge_core.harness.worker.shipping import use_referee
+    from kforge_core.timing.stage_timer import StageTimer
+
+    if large:
+        monkeypatch.setattr(problem_size, "LARGE_BYTES", 1)
+    device = CountingDevice()
+    data = reference_data(problem("wide_relu"), device, QUICK)
+    gib = 1 << 30
+    device.vendor.stats = MemoryStats(allocated=gib, reserved=gib + (1 << 20), total=10 * gib)  # 1 MiB unused
+
+    class Recording:
+        def judge(self, shipped):
+            return Judged(True, None, "ok", 0.0, 0.0)
+
+    emptied = device.emptied
+    use_referee(Recording())
+    try:
+        assert _run_trial(lambda x: torch.relu(x) * 2.0, data.trials[0], "", data, device, QUICK,
+                          SimpleNamespace(timer=StageTimer(), workdir=tmp_path, problem=data.problem), _Run())
+    finally:
+        use_referee(None)
+    assert device.emptied == emptied + (1 if large else 0)
 
 
 WORKER_BETWEEN_BLOCKS = """
