@@ -521,6 +521,41 @@ def test_the_referees_untouched_copy_of_the_model_lies_in_host_memory_and_keeps_
     assert not torch.equal(copy(x), model(x))
 
 
+def test_the_float64_model_is_gone_and_its_cache_handed_back_before_the_parked_weights_come_back(monkeypatch):
+    """33_VanillaRNN's referee held its 2.6 GB of float32 weights beside the float64 model's 5.2 GB: the weights came
+    back to the device while the frame that had made the float64 model still held it."""
+    import gc
+    import warnings
+
+    from kforge_core.harness.worker import expected as expected_module
+
+    monkeypatch.setattr(expected_module, "PARKED_FROM_BYTES", 0)  # the layer's weights are parked
+    answers = expected_for(problem("linear_relu"), CountingDevice(), QUICK)
+    shape = answers.model.linear.weight.shape
+    events: list[tuple[str, int]] = []
+
+    def float64_weights() -> int:
+        gc.collect()
+        with warnings.catch_warnings():  # a deprecated torch object met on the way warns when looked at
+            warnings.simplefilter("ignore", FutureWarning)
+            return sum(1 for o in gc.get_objects()
+                       if isinstance(o, torch.Tensor) and o.dtype == torch.float64 and o.shape == shape)
+
+    real_to = torch.nn.Module.to
+
+    def to(module, *args, **kwargs):
+        if module is answers.model:
+            events.append(("moved", float64_weights()))
+        return real_to(module, *args, **kwargs)
+
+    monkeypatch.setattr(torch.nn.Module, "to", to)
+    exact, note = answers.float64_outputs(answers.data.trials[0].seed,
+                                          lambda: events.append(("handed back", float64_weights())))
+    assert note == "" and exact[0].dtype == torch.float64
+    # parked, cache handed back; the float64 call; its model gone and handed back; the weights back
+    assert events == [("moved", 0), ("handed back", 0), ("handed back", 0), ("moved", 0)]
+
+
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs an NVIDIA GPU")
 def test_large_weights_wait_in_host_memory_while_the_float64_reference_runs_and_come_back_as_they_were():

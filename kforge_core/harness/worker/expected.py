@@ -77,19 +77,29 @@ class Expected:
             -> tuple[list[torch.Tensor] | None, str]:
         """The reference computed in float64 on the inputs of ``seed``, or why it could not be; ``hand_back``
         returns the device's idle cache once large weights are parked in host memory (their blocks, half the size
-        of the float64 ones, would serve none of them)."""
+        of the float64 ones, would serve none of them), and again once the float64 call is over, before they come
+        back."""
         if not isinstance(self.fresh_model, torch.nn.Module):
             return None, "the reference is not an nn.Module"
         try:
             with _parked(self.model, self.data.device, hand_back):
-                model64 = copy.deepcopy(self.fresh_model).to(self.data.device, torch.float64)
-                args = seeded_inputs(self.data.module, seed, self.data.device)
-                for index, value in enumerate(args):  # one input in both precisions at a time
-                    args[index] = map_tensors(value, _as_float64)
-                with torch.no_grad():
-                    return [o.detach() for o in flatten_output(model64(*args))[0]], ""
+                exact = self._float64_call(seed)
+                # the float64 model and inputs are gone (their frame ended): their blocks go back before the
+                # float32 weights return to the device, which would otherwise come back beside them
+                hand_back()
+            return exact, ""
         except Exception as exc:  # a model that does not run in float64 has no precision estimate
             return None, f"the reference does not run in float64 ({type(exc).__name__}: {exc})"
+
+    def _float64_call(self, seed: int) -> list[torch.Tensor]:
+        """The float64 model, made from the untouched host copy straight onto the device, called on the inputs
+        of ``seed`` in float64: its output leaves. The model and the inputs go when this returns."""
+        model64 = copy.deepcopy(self.fresh_model).to(self.data.device, torch.float64)
+        args = seeded_inputs(self.data.module, seed, self.data.device)
+        for index, value in enumerate(args):  # one input in both precisions at a time
+            args[index] = map_tensors(value, _as_float64)
+        with torch.no_grad():
+            return [o.detach() for o in flatten_output(model64(*args))[0]]
 
     @property
     def ops(self) -> list[str]:
