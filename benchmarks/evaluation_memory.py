@@ -12,9 +12,9 @@ reports it, the allocator's cache included) is sampled every 0.2 s during the ev
 the processes at one moment is the evaluation's peak; it is printed with each process's share at that moment and the
 phase of the evaluation it fell in (the verdict's ``phases``), and each process's own peak with its phase. The aim it
 is held to: at most three times the footprint plus a fixed allowance, each process's own context (the smallest peak
-of any of them: a spare's, which never got work, holds its CUDA context and the libraries' handles alone) and the L2 flush buffer of the two processes that
-time (the candidate's worker and the baseline worker). The candidate computes what the reference does, in PyTorch
-operators (``harness_common``), so what is measured is the harness.
+of any of them: a spare's, which never got work, holds its CUDA context and the libraries' handles alone) and the
+L2 flush buffer of the two processes that time (the candidate's worker and the baseline worker). The candidate
+computes what the reference does, in PyTorch operators (``harness_common``), so what is measured is the harness.
 """
 
 from __future__ import annotations
