@@ -349,7 +349,8 @@ def test_the_referee_hands_its_cache_back_before_and_after_the_float64_reference
         paths, digests = write_outputs(tmp_path / f"{number:05d}.pt", [o.clone() for o in expected.outputs(trial_seed)], {})
         assert judge.judge(Shipped(f"trial seed {trial_seed}", TRIAL, trial_seed, paths, digests,
                                    expected.structure)).passed
-    assert handed_back == [None, None]  # once before the first trial's precision was known, once after it, no more
+    # before the first trial's float64 reference, once its call is over, once its precision is known; no more
+    assert handed_back == [None, None, None]
     assert judge.session.precision_bits is not None
 
 
