@@ -131,6 +131,7 @@ def load_problem(path: Path | str) -> Problem:
         parameter_count=made.parameter_count,
         shapes=shapes,
         weight_bytes=made.weight_bytes,
+        forward_peak_bytes=made.forward_peak_bytes,
     )
 
 
@@ -147,6 +148,7 @@ class _Made:
     init_inputs: list[Any]
     inputs: list[Any]
     device: str
+    forward_peak_bytes: int  # the most the forward's own tensors held at once (0: not known)
 
     @property
     def weight_bytes(self) -> int:
@@ -179,12 +181,28 @@ def _made_and_run(module: ModuleType, model_cls: type, path: Path, device: str =
     except Exception as exc:
         raise ProblemError(f"{path}: Model(*get_init_inputs()) raised {_one_line(exc)}") from None
     try:
-        with torch.no_grad():
-            output = model(*inputs)
+        output, forward_peak = _forward_counted(model, inputs)
     except Exception as exc:
         raise ProblemError(f"{path}: Model's forward raised {_one_line(exc)} on the problem's own inputs") from None
     return _Made(init_specs, input_specs, _describe_outputs(path, output), sum(p.numel() for p in model.parameters()),
-                 model, init_inputs, inputs, device)
+                 model, init_inputs, inputs, device, forward_peak)
+
+
+def _forward_counted(model: Any, inputs: list[Any]) -> tuple[Any, int]:
+    """The forward's output, and the most bytes its own tensors held at once (``forward_peak``); where it fails
+    while they are counted, it is called again as it is (0: not known), so that its own error is the one raised."""
+    import torch
+
+    from .forward_peak import ForwardPeak
+
+    counted = ForwardPeak()
+    try:
+        with torch.no_grad(), counted:
+            return model(*inputs), counted.peak
+    except Exception:  # noqa: BLE001 - the plain call below raises the forward's own error, if it has one
+        pass
+    with torch.no_grad():
+        return model(*inputs), 0
 
 
 def time_reference_forward(problem: Problem) -> float:

@@ -263,6 +263,9 @@ class Problem:
     :param shapes: the other shapes a candidate must hold at (declared by the problem, or derived when it loaded).
     :param weight_bytes: bytes of the model's parameters and buffers as ``Model(*init_inputs)`` makes them (what
         every process that runs the problem holds besides a call's inputs and outputs).
+    :param forward_peak_bytes: the most bytes the forward's own tensors (intermediates and outputs) held at once
+        when the problem was described (``forward_peak.py``; 0: not known): what a call needs beyond its inputs
+        and the weights.
     """
 
     name: str
@@ -274,6 +277,7 @@ class Problem:
     parameter_count: int
     shapes: ShapePlan = field(default_factory=ShapePlan)
     weight_bytes: int = 0
+    forward_peak_bytes: int = 0
 
     def __post_init__(self) -> None:
         _check(self.path.is_absolute(), self, f"path {self.path} must be absolute")

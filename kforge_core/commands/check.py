@@ -16,7 +16,7 @@ from ..codec import to_json
 from ..errors import KForgeError
 from ..harness.host.limits import describe_limits
 from ..harness.host.namespaces import sandbox_status
-from ..harness.problem_size import call_bytes, footprint_bytes
+from ..harness.problem_size import call_bytes, call_peak_bytes, footprint_bytes
 from ..precision_contract import contract_named
 from ..problem import load_problem, time_reference_forward
 from ..records import Problem
@@ -87,6 +87,8 @@ def check(app: App, problem_path: Path | None, as_json: bool, show_sandbox: bool
             "parameter_count": problem.parameter_count,
             "weight_bytes": problem.weight_bytes,
             "footprint_bytes": footprint_bytes(problem),
+            "forward_peak_bytes": problem.forward_peak_bytes,
+            "call_peak_bytes": call_peak_bytes(problem),
             "reference_forward_cpu_ms": seconds * 1e3,
             "shapes": to_json(problem.shapes),
             **bound_json,
@@ -100,6 +102,10 @@ def check(app: App, problem_path: Path | None, as_json: bool, show_sandbox: bool
             ["footprint", f"{byte_words(footprint_bytes(problem))}: one call's inputs and outputs "
                           f"{byte_words(call_bytes(problem))}, parameters and buffers "
                           f"{byte_words(problem.weight_bytes)}"],
+            ["call at its peak", f"{byte_words(call_peak_bytes(problem))}: inputs, parameters and buffers, and "
+                                 + (f"the forward's own tensors at most, {byte_words(problem.forward_peak_bytes)}"
+                                    if problem.forward_peak_bytes else "the outputs (what the forward made on "
+                                    "the way is not known)")],
             ["reference forward (CPU)", f"{seconds * 1e3:.3f} ms"]]
     console = Console(soft_wrap=True)
     console.print(Text(f"{problem.name}  ({problem.path})"))  # a path stays whole, to be copied

@@ -151,6 +151,8 @@ def test_kforge_check_prints_the_description(tmp_path):
     assert described["parameter_count"] == 36
     assert described["weight_bytes"] == 36 * 4  # float32 parameters, no buffers
     assert described["footprint_bytes"] == 36 * 4 + (2 * 8 + 2 * 4) * 4  # and one call's input and output
+    assert described["forward_peak_bytes"] == 2 * (2 * 4) * 4  # the layer's output and its scaled copy
+    assert described["call_peak_bytes"] == 36 * 4 + 2 * 8 * 4 + described["forward_peak_bytes"]
     assert described["reference_forward_cpu_ms"] > 0
 
 
