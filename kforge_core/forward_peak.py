@@ -51,7 +51,8 @@ class ForwardPeak(TorchDispatchMode):
             self.live += entry[1]
             self.peak = max(self.peak, self.live)
         entry[0] += 1
-        weakref.finalize(tensor, self._gone, key)
+        # a tensor the model keeps past the forward (a cached mask) is never counted down: nothing to do at exit
+        weakref.finalize(tensor, self._gone, key).atexit = False
 
     def _gone(self, key: int) -> None:
         entry = self._storages[key]

@@ -397,13 +397,14 @@ def test_poisoning_claims_the_outputs_blocks_before_it_asks_which_blocks_are_sti
     assert order == ["claim 1024", "free blocks asked", "claim 4096", "claim 64"]
 
 
-def test_a_problem_large_for_the_device_is_its_footprint_above_a_share_of_its_memory():
-    from kforge_core.harness.problem_size import LARGE_SHARE, call_bytes, large_for_device
+def test_a_problem_large_for_the_device_is_its_call_at_its_peak_above_a_share_of_its_memory():
+    from kforge_core.harness.problem_size import LARGE_SHARE, call_bytes, call_peak_bytes, large_for_device
 
     wide = problem("wide_relu")
     assert call_bytes(wide) == 2 * 2048 * 4096 * 4  # 32 MiB in, 32 MiB out
-    assert large_for_device(wide, int(call_bytes(wide) / LARGE_SHARE) - 1)
-    assert not large_for_device(wide, int(call_bytes(wide) / LARGE_SHARE))
+    assert call_peak_bytes(wide) == 3 * 2048 * 4096 * 4  # the input, relu's output and the doubled one at once
+    assert large_for_device(wide, int(call_peak_bytes(wide) / LARGE_SHARE) - 1)
+    assert not large_for_device(wide, int(call_peak_bytes(wide) / LARGE_SHARE))
     assert not large_for_device(wide, 0)  # the device's memory unknown
 
 
