@@ -18,7 +18,7 @@ import math
 
 from ..records import Problem, ValueSpec
 
-LARGE_SHARE = 1 / 16  # a footprint above this share of the device's memory: a large problem
+LARGE_SHARE = 1 / 16  # a call at its peak above this share of the device's memory: a large problem
 LARGE_BYTES = 1 << 30  # and a footprint of this many bytes or more, on any device
 
 
