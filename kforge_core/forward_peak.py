@@ -6,7 +6,8 @@ on the way. KernelBench's ``31_VisionAttention`` takes 32 MiB of inputs and hold
 inside its forward: three of KForge's processes on one device held 93 GB for it. What the forward makes is seen at
 PyTorch's dispatcher: each operator's fresh outputs are counted from the moment they are made until the last tensor
 over their storage is gone; a view, an in-place result or any alias of a storage already counted (or of one made
-before the forward, an input or a weight) adds nothing. Library scratch space (cuBLAS' workspace) is not seen.
+before the forward, an input or a weight) adds nothing. Library scratch space (cuBLAS' workspace) is not seen, nor
+a tensor without one storage of its own (sparse, nested).
 """
 
 from __future__ import annotations
@@ -19,9 +20,14 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
 
-def _storage_key(tensor: torch.Tensor) -> int:
-    """The storage's identity (the address of its implementation: meta tensors all have data pointer 0)."""
-    return tensor.untyped_storage()._cdata
+def _storage(tensor: torch.Tensor) -> tuple[int, int] | None:
+    """The storage's identity (the address of its implementation: meta tensors all have data pointer 0) and its
+    bytes; None for a tensor without one storage of its own (sparse, nested), which is not counted."""
+    try:
+        storage = tensor.untyped_storage()
+    except (NotImplementedError, RuntimeError):
+        return None
+    return storage._cdata, storage.nbytes()
 
 
 class ForwardPeak(TorchDispatchMode):
@@ -35,19 +41,20 @@ class ForwardPeak(TorchDispatchMode):
 
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
         out = func(*args, **(kwargs or {}))
-        given = {_storage_key(t) for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)}
+        given = {storage[0] for t in tree_leaves((args, kwargs))
+                 if isinstance(t, torch.Tensor) and (storage := _storage(t)) is not None}
         for tensor in tree_leaves(out):
-            if isinstance(tensor, torch.Tensor):
-                self._made(tensor, given)
+            if isinstance(tensor, torch.Tensor) and (storage := _storage(tensor)) is not None:
+                self._made(tensor, storage, given)
         return out
 
-    def _made(self, tensor: torch.Tensor, given: set[int]) -> None:
-        key = _storage_key(tensor)
+    def _made(self, tensor: torch.Tensor, storage: tuple[int, int], given: set[int]) -> None:
+        key, size = storage
         entry = self._storages.get(key)
         if entry is None:
             if key in given:  # an alias of what the forward was given or made before it: nothing new
                 return
-            entry = self._storages[key] = [0, tensor.untyped_storage().nbytes()]
+            entry = self._storages[key] = [0, size]
             self.live += entry[1]
             self.peak = max(self.peak, self.live)
         entry[0] += 1

@@ -76,3 +76,10 @@ def get_init_inputs():
     assert call_peak_bytes(problem) == inputs + problem.forward_peak_bytes
     device = int(call_peak_bytes(problem) / LARGE_SHARE) - 1  # some 512 MiB: the inputs alone would be small there
     assert large_for_device(problem, device) and not large_for_device(problem, 64 * device)
+
+
+def test_a_sparse_tensor_on_the_way_is_passed_over_and_the_dense_ones_still_count():
+    def through_sparse(x):
+        return (x.to_sparse() * 2).to_dense() + 1  # the dense result and the sum: 16 KiB each
+
+    assert _peak(through_sparse, torch.randn(64, 64)) == 2 * 64 * 64 * 4
