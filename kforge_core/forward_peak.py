@@ -7,7 +7,7 @@ inside its forward: three of KForge's processes on one device held 93 GB for it.
 PyTorch's dispatcher: each operator's fresh outputs are counted from the moment they are made until the last tensor
 over their storage is gone; a view, an in-place result or any alias of a storage already counted (or of one made
 before the forward, an input or a weight) adds nothing. Library scratch space (cuBLAS' workspace) is not seen, nor
-a tensor without one storage of its own (sparse, nested).
+a tensor without one storage of its own (a sparse one).
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from torch.utils._pytree import tree_leaves
 
 def _storage(tensor: torch.Tensor) -> tuple[int, int] | None:
     """The storage's identity (the address of its implementation: meta tensors all have data pointer 0) and its
-    bytes; None for a tensor without one storage of its own (sparse, nested), which is not counted."""
+    bytes; None for a tensor without one storage of its own (a sparse one), which is not counted."""
     try:
         storage = tensor.untyped_storage()
-    except (NotImplementedError, RuntimeError):
+    except NotImplementedError:  # "Cannot access storage of SparseTensorImpl"
         return None
     return storage._cdata, storage.nbytes()
 
