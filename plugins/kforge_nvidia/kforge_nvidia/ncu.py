@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,6 +65,10 @@ METRICS = (
     "device__attribute_multiprocessor_count",
 )
 MAX_KERNELS = 64
+# Another process had the GPU's performance counters (a profile from another build cache, DCGM): the driver says so
+# and ncu gives up at once. It is tried again after these waits (seconds), while the timeout allows.
+BUSY_WAITS_S = (1.0, 2.0, 4.0, 8.0)
+_COUNTERS_BUSY = re.compile(r"driver resource was unavailable|concurrently collecting profiling data", re.I)
 _UNKNOWN_METRIC = re.compile(r"(?:Failed to find metric|metric(?:s)? not found|Invalid metric)[^\w]*([\w.]+__[\w.]+)", re.I)
 
 
@@ -87,18 +92,25 @@ def ncu_command(ncu: str, report: Path, metrics: tuple[str, ...], program: list[
 
 
 def run_ncu(ncu: str, program: list[str], scratch: Path, timeout_s: float, cwd: Path) -> NcuRun:
-    """Profile ``program``; a metric this ncu or GPU does not know is dropped and the run repeated once."""
+    """Profile ``program``; a metric this ncu or GPU does not know is dropped and the run repeated once, and a run
+    refused because another process had the GPU's counters is repeated after a wait (``BUSY_WAITS_S``)."""
     scratch.mkdir(parents=True, exist_ok=True)
     report = scratch / "profile.ncu-rep"
     metrics = METRICS
     dropped: list[str] = []
-    for attempt in range(2):
-        done = _run([*ncu_command(ncu, report, metrics, program)], timeout_s, cwd)
+    deadline = time.monotonic() + timeout_s
+    waits = list(BUSY_WAITS_S)
+    while True:
+        done = _run([*ncu_command(ncu, report, metrics, program)], max(1.0, deadline - time.monotonic()), cwd)
         output = done.stdout + done.stderr
         unknown = [m for m in _UNKNOWN_METRIC.findall(output) if m in metrics]
-        if unknown and attempt == 0:
+        if unknown and not dropped:
             dropped.extend(unknown)
             metrics = tuple(m for m in metrics if m not in unknown)
+            continue
+        if done.returncode != 0 and _COUNTERS_BUSY.search(output) and waits \
+                and time.monotonic() + waits[0] < deadline:
+            time.sleep(waits.pop(0))
             continue
         if done.returncode != 0 or not report.is_file():
             raise NcuError(_tail(output, "ncu failed"))
