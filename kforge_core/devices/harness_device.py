@@ -29,15 +29,17 @@ _POISON_CHUNK_WORDS = 1 << 24  # words checked for poison at a time: 64 MiB of o
 EVENTS_SEQUENCE = ("the start event recorded right behind the cache flush, which is not drained first: the call is "
                    "launched while the flush runs, so launch time the flush covers is not counted (as Triton's "
                    "do_bench and KernelBench time); runs of their own, beside the wall clock's")
-#: The longest the device's queue is held before an ``events`` sample (:meth:`Device.hold`): long enough to cover the
-#: launch of a call of a few hundred kernels, short enough that host work beyond it still shows in ``events``.
-HOLD_LIMIT_MS = 1.0
+#: The longest the device's queue is held before an ``events`` sample (:meth:`Device.hold`): twice the launch of a
+#: network whose time the host's launches set (ResNet-18's 1.5-2.7 ms on an accelerator's host, DenseNet-201's or
+#: an EfficientNet's several milliseconds), so that its whole launch is queued before the start event even where the
+#: host runs at half its speed for that call; host work beyond it still shows in ``events``.
+HOLD_LIMIT_MS = 20.0
 # What the hold adds to the events sequence, on a device that can hold its queue.
-EVENTS_HOLD = (f"behind the flush, the queue is held for as long as the same run's wall-clock call took (at most "
-               f"{HOLD_LIMIT_MS:g} ms, less once the call's launch time is known), so that the whole call is queued "
-               "before the start event is reached and the figure is the device's span from its first work to its "
-               "last, whatever the host's speed that minute (what KernelBench's events give whenever its flush "
-               "outlasts the launch)")
+EVENTS_HOLD = (f"behind the flush, the queue is held for twice the call's launch time (the same run's wall-clock "
+               f"call until an events call's launch was timed) and a margin, at most {HOLD_LIMIT_MS:g} ms, so that "
+               "the whole call is queued before the start event is reached and the figure is the device's span from "
+               "its first work to its last, whatever the host's speed that second (what KernelBench's events give "
+               "whenever its flush outlasts the launch)")
 
 # Bound at import, before any candidate is imported: a candidate that replaces time.perf_counter fools no timer.
 _perf_counter = time.perf_counter

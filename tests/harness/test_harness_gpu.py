@@ -156,9 +156,9 @@ def test_every_timer_times_a_known_kernel(cache_dir):
 
 
 def test_the_events_timer_holds_the_queue_so_a_slow_launch_is_not_counted():
-    """A call whose host side spins 0.6 ms before it launches one small kernel: the wall clock counts the 0.6 ms;
-    the events, queued behind the flush and a hold as long as the call, count the kernel alone. The hold itself
-    lasts about what it was asked for."""
+    """A call whose host side spins 3 ms before it launches one small kernel (a launch-bound network's launch, past
+    the 1 ms the hold was once capped at): the wall clock counts the 3 ms; the events, queued behind the flush and a
+    hold of twice the launch, count the kernel alone. The hold itself lasts about what it was asked for."""
     import time
     import types
 
@@ -177,9 +177,14 @@ def test_the_events_timer_holds_the_queue_so_a_slow_launch_is_not_counted():
     end.record()
     end.synchronize()
     assert 0.35 < start.elapsed_time(end) < 0.8
+    start.record()
+    device.hold(10.0)
+    end.record()
+    end.synchronize()
+    assert 8.0 < start.elapsed_time(end) < 12.0
 
     def call(x: torch.Tensor) -> torch.Tensor:
-        until = time.perf_counter() + 0.0006
+        until = time.perf_counter() + 0.003
         while time.perf_counter() < until:
             pass
         return x.add(1)
@@ -187,8 +192,8 @@ def test_the_events_timer_holds_the_queue_so_a_slow_launch_is_not_counted():
     reference = types.SimpleNamespace(pool=[[torch.ones(1024, device="cuda")]], pool_seeds=[7])
     timed = time_runs(call, reference, device, HarnessSettings(warmup=3, repetitions=30))
     wall, events = (sorted(timed.samples_ms[name])[15] for name in ("wall", "events"))
-    assert wall > 0.6
-    assert events < 0.2, (wall, events)  # unheld, the flush would cover 0.1 ms of the 0.6
+    assert wall > 3.0
+    assert events < 0.2, (wall, events)  # unheld, the flush would cover 0.1 ms of the 3
 
 
 @pytest.fixture(scope="module")

@@ -8,10 +8,12 @@ timed run is made a second time under them, the way the field times (Triton's ``
 start event is recorded right behind the flush, which is not drained first, so the host launches the call while
 the flush runs and the launch time the flush covers is not counted; the wall clock, started after the drain,
 counts it. Where the device can hold its queue (``Device.queue_hold``) and its ``device`` timer saw the call's work on
-the caller's stream alone (its runs come first in each block), the flush is followed by a hold as long as the
-run's wall-clock call took (less once the call's own launch time is known, never more than ``HOLD_LIMIT_MS``), so
-that the whole call is queued before the start event is reached: the figure is then the device's span, however
-slow the host is that minute, not a launch time the flush happened not to cover. Both calls of a run are as
+the caller's stream alone (its runs come first in each block), the flush is followed by a hold of twice the call's
+launch time (the run's wall-clock call until an events call's launch was timed; never more than ``HOLD_LIMIT_MS``),
+so that the whole call is queued before the start event is reached: the figure is then the device's span, however
+slow the host is that second, not a launch time the flush happened not to cover. Twice, because an accelerator's
+host thread runs at half its speed for a second or two now and then (a busy neighbour on its core): a hold as long
+as the last launch left the next one, launched in such a second, half counted. Both calls of a run are as
 likely to be the one whose output is checked. Where the device can tell its own busy time (the ``device`` timer),
 the same runs are made again under that clock, before the others, so that its recording costs the other figures
 nothing. ``harness.timer`` names the headline figure; the device names the statistic
@@ -226,11 +228,12 @@ def calls_per_run(device: HarnessDevice) -> int:
 
 @dataclass
 class _Hold:
-    """How long to hold the device's queue before the next ``events`` sample: the wall-clock time of the same run's
-    call (its launch cannot have taken longer), or, once an events call's launch was timed, twice that and a
-    margin where that is less; never more than ``HOLD_LIMIT_MS`` (``HarnessDevice.hold``). None where the call's
-    work ran on streams besides the caller's: a hold queued on the caller's stream does not hold theirs, and their
-    work would run while it lasts, unseen by the events (behind the flush alone, as the field times them)."""
+    """How long to hold the device's queue before the next ``events`` sample: twice the call's launch time and a
+    margin, the launch being the last events call's (timed from its start to its return) or, before there is one,
+    the same run's wall-clock call (the launch cannot have taken longer); never more than ``HOLD_LIMIT_MS``
+    (``HarnessDevice.hold``). None where the call's work ran on streams besides the caller's: a hold queued on the
+    caller's stream does not hold theirs, and their work would run while it lasts, unseen by the events (behind the
+    flush alone, as the field times them)."""
 
     wall_ms: float = HOLD_LIMIT_MS
     launch_ms: float | None = None
@@ -239,9 +242,8 @@ class _Hold:
     def ms(self) -> float:
         if not self.one_stream:
             return 0.0
-        if self.launch_ms is None:
-            return self.wall_ms
-        return min(self.wall_ms, 2 * self.launch_ms + LAUNCH_MARGIN_MS)
+        launch = self.wall_ms if self.launch_ms is None else self.launch_ms
+        return 2 * launch + LAUNCH_MARGIN_MS
 
 
 def _samplers(device: HarnessDevice, hold: _Hold | None = None) -> list[tuple[str, Callable[..., tuple[float, Any]]]]:
