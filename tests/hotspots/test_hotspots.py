@@ -44,6 +44,9 @@ def tiny_llama(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path]:
 def test_the_table_ranks_groups_by_phase_with_shares_and_ceilings(tiny_llama: tuple[dict, Path]) -> None:
     report, _ = tiny_llama
     assert list(report["phases"]) == ["prefill", "decode"]
+    for figures in report["phases"].values():  # the step profiled alone, and in the attribution's session
+        assert figures["profiled_step_ms"] > 0 and figures["attributed_step_ms"] > 0
+        assert figures["profiler_vs_measured"] == figures["profiled_step_ms"] / figures["measured_step_ms"]
     for phase in ("prefill", "decode"):
         rows = [r for r in report["rows"] if r["phase"] == phase]
         groups = {r["group"]: r for r in rows if r["kind"] != "aten"}

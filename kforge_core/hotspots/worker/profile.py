@@ -9,8 +9,9 @@ it, and that operator sits inside the ranges the tracker opened), and counted fo
 from __future__ import annotations
 
 from collections import defaultdict
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 from .phases import Driver
 from .tracking import PHASE_PREFIX, RANGE_PREFIX, GroupKey, Tracker
@@ -39,13 +40,63 @@ class PhaseProfile:
         return us / self.steps / 1e3
 
 
-def profile_phases(driver: Driver, tracker: Tracker, device: Any, steps: int) -> dict[str, PhaseProfile]:
-    """Profile ``steps`` steps of each phase (after the tracker's hooks are installed and the model warmed up)."""
+def steps_alone_ms(driver: Driver, device: Any, steps: int) -> dict[str, float]:
+    """Each phase's step under the profiler with nothing of KForge's in it: milliseconds a step from the first
+    thing the phase ran to the end of the last (on the device where it has a profiled activity, else on the host),
+    over ``steps`` steps after one more unprofiled step, each phase in a session of its own. Run before the
+    tracker's hooks are installed, with the device's activity alone where it has one: no ranges, no operator
+    shapes, no host operators, the profiler's own cost per launch alone, so this is the step as the profiler sees
+    it, to be held against the step measured without it."""
+    activities = _activities(device)
+    lightest = activities[1:] or activities
+    found = {}
+    for phase in driver.phases:
+        span = _session_span(driver, device, phase, steps, lightest)
+        if not span and lightest != activities:  # a profiler that lists no device records without the host's
+            span = _session_span(driver, device, phase, steps, activities)
+        found[phase] = span / steps / 1e3
+    return found
+
+
+def _session_span(driver: Driver, device: Any, phase: str, steps: int, activities: list[Any]) -> float:
     from torch.profiler import ProfilerActivity, profile
+
+    session = profile(activities=activities)
+
+    @contextmanager
+    def around(name: str, index: int) -> Iterator[None]:
+        if index == 1:  # after a step that wakes what idled; its work done before the session starts
+            device.synchronize()
+            session.start()
+        yield
+
+    driver.run(phase, steps + 1, around, device)
+    device.synchronize()
+    session.stop()
+    return span_us(session.events(), on_device=activities != [ProfilerActivity.CPU])
+
+
+def span_us(events: Any, on_device: bool) -> float:
+    """From the earliest start to the latest end of the device's records (``on_device``) or the host's."""
+    spans = [(event.time_range.start, event.time_range.end) for event in events
+             if (str(event.device_type) != "DeviceType.CPU") == on_device]
+    return max(end for _, end in spans) - min(start for start, _ in spans) if spans else 0.0
+
+
+def _activities(device: Any) -> list[Any]:
+    from torch.profiler import ProfilerActivity
 
     activities = [ProfilerActivity.CPU]
     if device.profiler_activity and hasattr(ProfilerActivity, device.profiler_activity):
         activities.append(getattr(ProfilerActivity, device.profiler_activity))
+    return activities
+
+
+def profile_phases(driver: Driver, tracker: Tracker, device: Any, steps: int) -> dict[str, PhaseProfile]:
+    """Profile ``steps`` steps of each phase (after the tracker's hooks are installed and the model warmed up)."""
+    from torch.profiler import profile
+
+    activities = _activities(device)
     tracker.calls.clear()
     tracker.profiling = True
     try:
