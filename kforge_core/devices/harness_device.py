@@ -208,12 +208,15 @@ class HarnessDevice:
             raise ValueError(f"the {self.label} device has no event timer")
         return EventSpan(self.vendor.event(), self.vendor.event())
 
-    def hold(self, ms: float) -> None:
+    def hold(self, ms: float) -> float:
         """Before an ``events`` sample, after the flush: keep the device's queue busy for about ``ms`` (at most
         :data:`HOLD_LIMIT_MS`) without touching memory, so that the call is launched before the device reaches the
-        start event. Nothing where the device cannot (``queue_hold`` empty)."""
-        if self.vendor.queue_hold and ms > 0:
-            self.vendor.hold(min(ms, HOLD_LIMIT_MS))
+        start event; the milliseconds held. Nothing (0) where the device cannot (``queue_hold`` empty)."""
+        if not self.vendor.queue_hold or ms <= 0:
+            return 0.0
+        held = min(ms, HOLD_LIMIT_MS)
+        self.vendor.hold(held)
+        return held
 
     def device_clock(self) -> DeviceClock:
         """A clock of the device's busy time over a series of runs (the ``device`` timer)."""

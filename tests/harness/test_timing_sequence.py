@@ -304,3 +304,21 @@ def test_a_reference_cycle_a_timed_call_leaves_goes_before_the_next_call():
 
     time_runs(call, reference, HarnessDevice(device), HarnessSettings(warmup=0, repetitions=3))
     assert len(alive_at_calls) == 6 and not any(alive_at_calls)  # two calls a run, wall and events
+
+
+def test_a_launch_past_the_hold_is_said_in_the_timing_notes():
+    # a quick launch of 5 ms of device work, behind holds of twice the call and then twice the launch: covered
+    device = HoldingDevice(busy_s=0.005)
+    timed, _ = _timed(device, repetitions=2)
+    assert timed.launch_past_hold[:2] == (0, 2) and timed.hold_note() == ""
+    # a launch longer than the longest hold: every held run past it, and the notes say so
+    device = HoldingDevice()
+    timed, _ = _timed(device, repetitions=2, host_s=HOLD_LIMIT_MS / 1e3 * 1.3)
+    past, held, longest = timed.launch_past_hold
+    assert (past, held) == (2, 2) and longest > HOLD_LIMIT_MS
+    assert "outlasted the hold before it in 2 of 2 runs" in timed.hold_note()
+    method = timing.with_notes(timing.TimingMethod("cpu", 0, 2, 0, "", "", True, notes="pool"), timed.hold_note())
+    assert method.notes.startswith("pool; events: the call's launch outlasted")
+    # a device that cannot hold its queue: no run was held, nothing to say
+    timed, _ = _timed(LoggedDevice(), repetitions=2, host_s=0.001)
+    assert timed.launch_past_hold == (0, 0, 0.0)

@@ -42,7 +42,7 @@ import contextlib
 import gc
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
@@ -117,9 +117,27 @@ class TimedRuns:
     samples_ms: dict[str, list[float]]  # timer -> one sample per timed run
     flags: list[Flag]
     device_streams: int = 0  # the streams the runs involved, the caller's among them (0: no device timer, or untold)
+    # events runs whose launch outlasted the hold before them, of the held ones, and the longest launch (ms)
+    launch_past_hold: tuple[int, int, float] = (0, 0, 0.0)
 
     def figures(self) -> tuple[tuple[str, tuple[float, ...]], ...]:
         return tuple((name, tuple(samples)) for name, samples in self.samples_ms.items())
+
+    def hold_note(self) -> str:
+        """What a verdict's timing notes say where the hold did not cover the launch ("" where it did)."""
+        past, held, longest = self.launch_past_hold
+        if not past:
+            return ""
+        return (f"events: the call's launch outlasted the hold before it in {past} of {held} runs (the longest "
+                f"{longest:.3g} ms; a hold lasts at most {HOLD_LIMIT_MS:g} ms, and the device queues only so many "
+                "launches behind it), so there the events figure counts the host's launch, as wall does, and moves "
+                "with the host's speed")
+
+
+def with_notes(method: TimingMethod, *notes: str) -> TimingMethod:
+    """``method`` with ``notes`` (those not empty) after its own."""
+    said = [note for note in (method.notes, *notes) if note]
+    return replace(method, notes="; ".join(said))
 
 
 def timing_method(device: HarnessDevice, settings: HarnessSettings, reference: ProblemData,
@@ -217,7 +235,7 @@ def _time_runs(call: Callable[..., Any], reference: ProblemData, device: Harness
                 del kept
                 gc.collect(0)
             flags.extend(_changed_state(device, settings, run))
-    return TimedRuns(samples, list(F.merge_flags(flags)), streams)
+    return TimedRuns(samples, list(F.merge_flags(flags)), streams, (hold.past, hold.held, hold.longest_ms))
 
 
 def calls_per_run(device: HarnessDevice) -> int:
@@ -238,6 +256,17 @@ class _Hold:
     wall_ms: float = HOLD_LIMIT_MS
     launch_ms: float | None = None
     one_stream: bool = True  # False where the device timer saw the call's work on other streams: no hold
+    held: int = 0  # events runs made behind a hold
+    past: int = 0  # of them, those whose launch outlasted it
+    longest_ms: float = 0.0  # the longest launch behind a hold
+
+    def launched(self, launch_ms: float, held_ms: float) -> None:
+        """An events call's launch took ``launch_ms`` behind a hold of ``held_ms`` (0: none was made)."""
+        self.launch_ms = launch_ms
+        if held_ms > 0:
+            self.held += 1
+            self.past += launch_ms > held_ms
+            self.longest_ms = max(self.longest_ms, launch_ms)
 
     def ms(self) -> float:
         if not self.one_stream:
@@ -272,12 +301,12 @@ def _events_sample(call: Callable[..., Any], args: list[Any], device: HarnessDev
     stream."""
     device.synchronize()
     device.flush_caches()
-    device.hold(hold.ms())
+    held_ms = device.hold(hold.ms())
     threads_before = set(threading.enumerate())
     span = device.start_events()
     launched = _perf_counter()
     result = call(*args)
-    hold.launch_ms = (_perf_counter() - launched) * 1e3
+    hold.launched((_perf_counter() - launched) * 1e3, held_ms)
     span.stop()
     _wait(device, threads_before)
     return span.elapsed_ms(), result
