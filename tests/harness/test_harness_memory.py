@@ -349,8 +349,9 @@ def test_the_referee_hands_its_cache_back_before_and_after_the_float64_reference
         paths, digests = write_outputs(tmp_path / f"{number:05d}.pt", [o.clone() for o in expected.outputs(trial_seed)], {})
         assert judge.judge(Shipped(f"trial seed {trial_seed}", TRIAL, trial_seed, paths, digests,
                                    expected.structure)).passed
-    # before the first trial's float64 reference, once its call is over, once its precision is known; no more
-    assert handed_back == [None, None, None]
+    # before the first trial's float64 reference, once its inputs are in float64, once its call is over, once its
+    # precision is known; no more
+    assert handed_back == [None, None, None, None]
     assert judge.session.precision_bits is not None
 
 
@@ -554,8 +555,43 @@ def test_the_float64_model_is_gone_and_its_cache_handed_back_before_the_parked_w
     exact, note = answers.float64_outputs(answers.data.trials[0].seed,
                                           lambda: events.append(("handed back", float64_weights())))
     assert note == "" and exact[0].dtype == torch.float64
-    # parked, cache handed back; the float64 call; its model gone and handed back; the weights back
-    assert events == [("moved", 0), ("handed back", 0), ("handed back", 0), ("moved", 0)]
+    # parked, cache handed back; the float64 model made and its inputs converted, handed back; the float64 call;
+    # its model gone and handed back; the weights back
+    assert events == [("moved", 0), ("handed back", 0), ("handed back", 1), ("handed back", 0), ("moved", 0)]
+
+
+def test_no_float32_input_is_alive_while_the_float64_reference_runs(monkeypatch):
+    """A 3 GiB GEMM's referee held its second float32 input (1 GiB) through the float64 call: the loop that
+    converted the inputs kept the last one in its variable."""
+    import weakref
+
+    from kforge_core.harness.worker import expected as expected_module
+
+    answers = expected_for(problem("matmul_two"), CountingDevice(), QUICK)
+    made: list[weakref.ref] = []
+    real_seeded = expected_module.seeded_inputs
+
+    def seeded(*args, **kwargs):
+        inputs = real_seeded(*args, **kwargs)
+        made.extend(weakref.ref(t) for t in inputs if isinstance(t, torch.Tensor))
+        return inputs
+
+    alive_during_call: list[int] = []
+    real_forward = type(answers.fresh_model).forward
+
+    def forward(model, *args):
+        if args[0].dtype == torch.float64:
+            alive_during_call.append(sum(ref() is not None for ref in made))
+        return real_forward(model, *args)
+
+    monkeypatch.setattr(expected_module, "seeded_inputs", seeded)
+    monkeypatch.setattr(type(answers.fresh_model), "forward", forward)
+    handed_back: list[int] = []
+    exact, note = answers.float64_outputs(answers.data.trials[0].seed,
+                                          lambda: handed_back.append(sum(ref() is not None for ref in made)))
+    assert note == "" and exact[0].dtype == torch.float64
+    assert len(made) == 2 and alive_during_call == [0]  # both float32 inputs gone before the call
+    assert handed_back[0] == 0  # and gone when the cache was handed back before it
 
 
 @pytest.mark.gpu

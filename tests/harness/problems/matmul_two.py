@@ -1,0 +1,17 @@
+"""y = a @ b on two 64x64 inputs."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return a @ b
+
+
+def get_inputs():
+    return [torch.randn(64, 64), torch.randn(64, 64)]
+
+
+def get_init_inputs():
+    return []
