@@ -23,6 +23,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from kforge_core.harness.worker.run_timing import LAUNCH_PAST_HOLD
+
 
 def copies_as_solutions(suite: Path, into: Path) -> int:
     """Each problem file of ``suite`` copied under the same relative path: its own solution."""
@@ -37,10 +39,11 @@ def copies_as_solutions(suite: Path, into: Path) -> int:
     return count
 
 
-def speedups(bench: dict) -> dict[str, dict[str, float]]:
-    """problem -> timer -> speedup against eager, for the problems that came out correct (each verdict read from
-    the file the bench wrote it to)."""
-    found = {}
+def speedups(bench: dict) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, float]], set[str]]:
+    """For the problems that came out correct (each verdict read from the file the bench wrote it to): problem ->
+    timer -> speedup against eager; problem -> timer -> the candidate's median milliseconds; and the problems whose
+    launch outlasted the hold before an events call (their events figure counts the host's launch)."""
+    found, figures, past_hold = {}, {}, set()
     for problem in bench["problems"]:
         if not problem.get("correct") or not problem.get("verdict_file"):
             continue
@@ -49,7 +52,11 @@ def speedups(bench: dict) -> dict[str, dict[str, float]]:
                     if "eager" in ratios}
         if by_timer:
             found[problem["problem"]] = by_timer
-    return found
+            figures[problem["problem"]] = {timer: stats["median"]
+                                           for timer, stats in verdict.get("figures", {}).items()}
+            if LAUNCH_PAST_HOLD in ((verdict.get("method") or {}).get("notes") or ""):
+                past_hold.add(problem["problem"])
+    return found, figures, past_hold
 
 
 def summary(found: dict[str, dict[str, float]], band: float) -> dict[str, dict[str, float]]:
@@ -83,11 +90,15 @@ def main() -> None:
         if not done.stdout.strip():
             raise SystemExit(f"kforge bench printed nothing (exit {done.returncode})")
         bench = json.loads(done.stdout)
-        found = speedups(bench)  # read while the run directory is there
+        found, figures, past_hold = speedups(bench)  # read while the run directory is there
     timers = sorted({timer for by_timer in found.values() for timer in by_timer})
-    print(f"{'problem':<48} " + " ".join(f"{timer:>8}" for timer in timers))
+    print(f"{'problem':<48} " + " ".join(f"{timer:>8}" for timer in timers) + "   "
+          + " ".join(f"{timer + ' ms':>10}" for timer in timers))
     for key, by_timer in found.items():
-        print(f"{key:<48} " + " ".join(f"{by_timer[t]:>7.3f}x" if t in by_timer else f"{'':>8}" for t in timers))
+        ms = figures.get(key, {})
+        print(f"{key:<48} " + " ".join(f"{by_timer[t]:>7.3f}x" if t in by_timer else f"{'':>8}" for t in timers)
+              + "   " + " ".join(f"{ms[t]:>10.4g}" if t in ms else f"{'':>10}" for t in timers)
+              + ("   launch past the hold" if key in past_hold else ""))
     table = summary(found, args.band)
     print(f"\n{'timer':<8} {'problems':>8} {'median':>8} {'worst':>8} {'outside ±' + format(args.band, '.0%'):>12}")
     for timer, row in table.items():
@@ -96,8 +107,12 @@ def main() -> None:
     not_correct = [p["problem"] for p in bench["problems"] if not p.get("correct")]
     if not_correct:
         print(f"\nnot decided correct ({len(not_correct)}): " + ", ".join(not_correct))
+    if past_hold:
+        print(f"\nlaunch past the hold before an events call ({len(past_hold)}; their events figure counts the "
+              f"host's launch, docs/timing.md): " + ", ".join(sorted(past_hold)))
     if args.json:
-        args.json.write_text(json.dumps({"speedups": found, "summary": table, "not_correct": not_correct,
+        args.json.write_text(json.dumps({"speedups": found, "figures_ms": figures, "launch_past_hold": sorted(past_hold),
+                                         "summary": table, "not_correct": not_correct,
                                          "problems": bench["problems"]}, indent=1, default=str))
 
 

@@ -67,6 +67,7 @@ if TYPE_CHECKING:
 
 THREAD_JOIN_S = 60.0
 LAUNCH_MARGIN_MS = 0.02  # added to twice the call's launch time when the hold is sized from it
+LAUNCH_PAST_HOLD = "events: the call's launch outlasted the hold"  # how the timing notes begin to say so
 
 # Bound at import, before any candidate is imported: a candidate that replaces time.perf_counter sizes no hold.
 _perf_counter = time.perf_counter
@@ -128,7 +129,7 @@ class TimedRuns:
         past, held, longest = self.launch_past_hold
         if not past:
             return ""
-        return (f"events: the call's launch outlasted the hold before it in {past} of {held} runs (the longest "
+        return (f"{LAUNCH_PAST_HOLD} before it in {past} of {held} runs (the longest "
                 f"{longest:.3g} ms; a hold lasts at most {HOLD_LIMIT_MS:g} ms, and the device queues only so many "
                 "launches behind it), so there the events figure counts the host's launch, as wall does, and moves "
                 "with the host's speed")
