@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import types
 
+import pytest
 import torch
 
 from kforge_core.hotspots.worker.phases import Driver
@@ -42,3 +43,16 @@ def test_the_span_runs_from_the_first_start_to_the_last_end_on_one_side():
     assert span_us(events, on_device=True) == 35  # 10 to 45: the host's records are not the device's
     assert span_us(events, on_device=False) == 90
     assert span_us([_event(0, 5, "CPU")], on_device=True) == 0.0
+
+
+def test_a_step_that_raises_leaves_no_profiler_running():
+    class Failing(Recorder):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            if len(self.profiled) == 2:
+                raise RuntimeError("the model's second profiled step fails")
+            return super().forward(x)
+
+    device = types.SimpleNamespace(profiler_activity=None, synchronize=lambda: None)
+    with pytest.raises(RuntimeError, match="second profiled step"):
+        steps_alone_ms(Driver(Failing(), (torch.randn(8, 32),), causal_lm=False), device, steps=3)
+    assert not torch.autograd.profiler._is_profiler_enabled

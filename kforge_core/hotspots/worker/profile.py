@@ -70,9 +70,12 @@ def _session_span(driver: Driver, device: Any, phase: str, steps: int, activitie
             session.start()
         yield
 
-    driver.run(phase, steps + 1, around, device)
-    device.synchronize()
-    session.stop()
+    try:
+        driver.run(phase, steps + 1, around, device)
+        device.synchronize()
+    finally:  # a step that raised leaves no profiler running in the worker
+        if session.profiler is not None:
+            session.stop()
     return span_us(session.events(), on_device=activities != [ProfilerActivity.CPU])
 
 
