@@ -36,7 +36,8 @@ EVENTS_SEQUENCE = ("the start event recorded right behind the cache flush, which
 HOLD_LIMIT_MS = 20.0
 # What the hold adds to the events sequence, on a device that can hold its queue.
 EVENTS_HOLD = (f"behind the flush, the queue is held for twice the call's launch time (the same run's wall-clock "
-               f"call until an events call's launch was timed) and a margin, at most {HOLD_LIMIT_MS:g} ms, so that "
+               f"call until an events call's launch was timed, and never more than twice that call) and a margin, "
+               f"at most {HOLD_LIMIT_MS:g} ms, so that "
                "the whole call is queued before the start event is reached and the figure is the device's span from "
                "its first work to its last, whatever the host's speed that second (what KernelBench's events give "
                "whenever its flush outlasts the launch)")

@@ -322,3 +322,30 @@ def test_a_launch_past_the_hold_is_said_in_the_timing_notes():
     # a device that cannot hold its queue: no run was held, nothing to say
     timed, _ = _timed(LoggedDevice(), repetitions=2, host_s=0.001)
     assert timed.launch_past_hold == (0, 0, 0.0)
+
+
+class WaitingDevice(HoldingDevice):
+    """A device whose calls wait for it inside them (an ``.item()``, a synchronize): behind a hold, for the hold."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waiting_ms = 0.0
+
+    def hold(self, ms: float) -> None:
+        super().hold(ms)
+        self.waiting_ms = ms
+
+
+def test_a_call_that_waits_for_the_device_inside_it_does_not_grow_its_hold_run_by_run():
+    device = WaitingDevice()
+    reference = types.SimpleNamespace(pool=[[torch.ones(4)]], pool_seeds=[7])
+
+    def call(x: torch.Tensor) -> torch.Tensor:
+        time.sleep(0.002 + device.waiting_ms / 1e3)  # 2 ms of its own, then the wait for what was queued
+        device.waiting_ms = 0.0
+        return x * 2
+
+    timed = time_runs(call, reference, HarnessDevice(device), HarnessSettings(warmup=0, repetitions=6))
+    walls = timed.samples_ms["wall"]
+    # twice the wall-clock call at most; sized from the launch alone, each hold was twice the last (2, 4, 8, 16 ms)
+    assert all(hold <= 2 * max(walls) + LAUNCH_MARGIN_MS for hold in device.holds), (device.holds, walls)

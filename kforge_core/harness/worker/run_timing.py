@@ -249,8 +249,9 @@ def calls_per_run(device: HarnessDevice) -> int:
 class _Hold:
     """How long to hold the device's queue before the next ``events`` sample: twice the call's launch time and a
     margin, the launch being the last events call's (timed from its start to its return) or, before there is one,
-    the same run's wall-clock call (the launch cannot have taken longer); never more than ``HOLD_LIMIT_MS``
-    (``HarnessDevice.hold``). None where the call's work ran on streams besides the caller's: a hold queued on the
+    the same run's wall-clock call (the launch cannot have taken longer); never more than twice that wall-clock call
+    (a call that waits for the device inside it waits for the hold too, and a hold sized from such a launch grew
+    from run to run), nor than ``HOLD_LIMIT_MS`` (``HarnessDevice.hold``). None where the call's work ran on streams besides the caller's: a hold queued on the
     caller's stream does not hold theirs, and their work would run while it lasts, unseen by the events (behind the
     flush alone, as the field times them)."""
 
@@ -272,7 +273,7 @@ class _Hold:
     def ms(self) -> float:
         if not self.one_stream:
             return 0.0
-        launch = self.wall_ms if self.launch_ms is None else self.launch_ms
+        launch = self.wall_ms if self.launch_ms is None else min(self.launch_ms, self.wall_ms)
         return 2 * launch + LAUNCH_MARGIN_MS
 
 
