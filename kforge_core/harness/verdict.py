@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
 from ..timing.confidence import median_interval, speedup_interval
@@ -104,6 +104,10 @@ class TimingMethod:
     headline: str = "wall"
     timers: tuple[tuple[str, str], ...] = ()
     statistic: str = "median"
+
+    def noted(self, *notes: str) -> TimingMethod:
+        """This method with ``notes`` (those not empty) after its own."""
+        return replace(self, notes="; ".join(note for note in (self.notes, *notes) if note))
 
     def to_json(self) -> dict[str, Any]:
         return to_json(self)

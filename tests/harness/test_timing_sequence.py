@@ -317,7 +317,7 @@ def test_a_launch_past_the_hold_is_said_in_the_timing_notes():
     past, held, longest = timed.launch_past_hold
     assert (past, held) == (2, 2) and longest > HOLD_LIMIT_MS
     assert "outlasted the hold before it in 2 of 2 runs" in timed.hold_note()
-    method = timing.with_notes(timing.TimingMethod("cpu", 0, 2, 0, "", "", True, notes="pool"), timed.hold_note())
+    method = timing.TimingMethod("cpu", 0, 2, 0, "", "", True, notes="pool").noted(timed.hold_note())
     assert method.notes.startswith("pool; events: the call's launch outlasted")
     # a device that cannot hold its queue: no run was held, nothing to say
     timed, _ = _timed(LoggedDevice(), repetitions=2, host_s=0.001)

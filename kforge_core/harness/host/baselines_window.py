@@ -412,7 +412,7 @@ class CandidateBeside:
         if window.candidate is not None and why:
             method = window.candidate.method
             window.candidate = dataclasses.replace(window.candidate, method=dataclasses.replace(
-                method, notes=f"{why}; {method.notes}" if method.notes else why))
+                method, notes=why).noted(method.notes))
         return self.window.failure or Reply(value=self.window.candidate)
 
     def held_calls(self, held_ms: float) -> list[TimedBlock]:

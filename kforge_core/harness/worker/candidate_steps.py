@@ -18,7 +18,7 @@ from ..precision_switches import switch_computes_in
 from .reference import ProblemData
 from .samples import sampled
 from .shipping import TIMED, ask_check, call_candidate, pack, send_all
-from .run_timing import Kept, TimedRuns, time_runs, timing_method, with_notes
+from .run_timing import Kept, TimedRuns, time_runs, timing_method
 
 if TYPE_CHECKING:
     from ...devices.harness_device import HarnessDevice
@@ -54,7 +54,7 @@ def time_candidate(backend: Backend, candidate: Candidate, context: StageContext
         del leaves
     send_all(packed)  # one message each way for the block; the referee's conclusion says what it found
     flags = [*timed.flags, *hidden_work_flags(timed, settings)]
-    method = with_notes(timing_method(device, settings, reference, timers), timed.hold_note())
+    method = timing_method(device, settings, reference, timers).noted(timed.hold_note())
     return TimingOutcome(tuple(timed.samples_ms[method.headline]), method, tuple(flags), figures=timed.figures(),
                          device_streams=timed.device_streams)
 

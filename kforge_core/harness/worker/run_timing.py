@@ -42,7 +42,7 @@ import contextlib
 import gc
 import threading
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
@@ -133,12 +133,6 @@ class TimedRuns:
                 f"{longest:.3g} ms; a hold lasts at most {HOLD_LIMIT_MS:g} ms, and the device queues only so many "
                 "launches behind it), so there the events figure counts the host's launch, as wall does, and moves "
                 "with the host's speed")
-
-
-def with_notes(method: TimingMethod, *notes: str) -> TimingMethod:
-    """``method`` with ``notes`` (those not empty) after its own."""
-    said = [note for note in (method.notes, *notes) if note]
-    return replace(method, notes="; ".join(said))
 
 
 def timing_method(device: HarnessDevice, settings: HarnessSettings, reference: ProblemData,
