@@ -39,11 +39,14 @@ def copies_as_solutions(suite: Path, into: Path) -> int:
     return count
 
 
-def speedups(bench: dict) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, float]], set[str]]:
+def speedups(bench: dict) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, float]], set[str],
+                                   dict[str, int]]:
     """For the problems that came out correct (each verdict read from the file the bench wrote it to): problem ->
-    timer -> speedup against eager; problem -> timer -> the candidate's median milliseconds; and the problems whose
-    launch outlasted the hold before an events call (their events figure counts the host's launch)."""
-    found, figures, past_hold = {}, {}, set()
+    timer -> speedup against eager; problem -> timer -> the candidate's median milliseconds; the problems whose
+    launch outlasted the hold before an events call (their events figure counts the host's launch); and problem ->
+    the device streams its runs involved, where more than the caller's (no hold is made before their events
+    calls)."""
+    found, figures, past_hold, streams = {}, {}, set(), {}
     for problem in bench["problems"]:
         if not problem.get("correct") or not problem.get("verdict_file"):
             continue
@@ -56,7 +59,9 @@ def speedups(bench: dict) -> tuple[dict[str, dict[str, float]], dict[str, dict[s
                                            for timer, stats in verdict.get("figures", {}).items()}
             if LAUNCH_PAST_HOLD in ((verdict.get("method") or {}).get("notes") or ""):
                 past_hold.add(problem["problem"])
-    return found, figures, past_hold
+            if verdict.get("device_streams", 0) > 1:
+                streams[problem["problem"]] = verdict["device_streams"]
+    return found, figures, past_hold, streams
 
 
 def summary(found: dict[str, dict[str, float]], band: float) -> dict[str, dict[str, float]]:
@@ -90,7 +95,7 @@ def main() -> None:
         if not done.stdout.strip():
             raise SystemExit(f"kforge bench printed nothing (exit {done.returncode})")
         bench = json.loads(done.stdout)
-        found, figures, past_hold = speedups(bench)  # read while the run directory is there
+        found, figures, past_hold, streams = speedups(bench)  # read while the run directory is there
     timers = sorted({timer for by_timer in found.values() for timer in by_timer})
     print(f"{'problem':<48} " + " ".join(f"{timer:>8}" for timer in timers) + "   "
           + " ".join(f"{timer + ' ms':>10}" for timer in timers))
@@ -98,7 +103,8 @@ def main() -> None:
         ms = figures.get(key, {})
         print(f"{key:<48} " + " ".join(f"{by_timer[t]:>7.3f}x" if t in by_timer else f"{'':>8}" for t in timers)
               + "   " + " ".join(f"{ms[t]:>10.4g}" if t in ms else f"{'':>10}" for t in timers)
-              + ("   launch past the hold" if key in past_hold else ""))
+              + ("   launch past the hold" if key in past_hold else "")
+              + (f"   {streams[key]} streams, no hold" if key in streams else ""))
     table = summary(found, args.band)
     print(f"\n{'timer':<8} {'problems':>8} {'median':>8} {'worst':>8} {'outside ±' + format(args.band, '.0%'):>12}")
     for timer, row in table.items():
@@ -112,6 +118,7 @@ def main() -> None:
               f"host's launch, docs/timing.md): " + ", ".join(sorted(past_hold)))
     if args.json:
         args.json.write_text(json.dumps({"speedups": found, "figures_ms": figures, "launch_past_hold": sorted(past_hold),
+                                         "streams": streams,
                                          "summary": table, "not_correct": not_correct,
                                          "problems": bench["problems"]}, indent=1, default=str))
 
