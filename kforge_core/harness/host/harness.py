@@ -142,8 +142,7 @@ class Harness:
             settings.harness, self._device_class, BaselineWorker(self._baseline_worker_init, self._layout.workers),
             BaselineWorker(self._baseline_worker_init, self._layout.workers_ahead),
             BaselineCache(state_dir / "baselines"), self._pool.device_facts, self._baseline_builds())
-        self._quiet = QuietForTiming(self._pool, self._prebuilder, self._builds_beside_timing,
-                                     self._baselines.builds)
+        self._quiet = QuietForTiming(self._pool, self._prebuilder, self._builds_beside_timing, self._baselines)
         self._prebuild_problems: dict[str, Problem] = {}  # candidate digest -> the problem it is built for
         self._bounds = Bounds(settings.harness.contract)
         self._closed = False

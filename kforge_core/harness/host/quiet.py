@@ -1,8 +1,9 @@
 """What else a harness runs stays quiet while a candidate is timed: no worker starting beside the timed runs (a spare
-still starting is paused), no builder of coming problems' ``torch.compile`` baselines running (each is stopped: its
-compiled calls and kernel tuning would share the device with the timed runs), and no build either where builds may
-not run beside them (``prebuild_during_timing`` off, and always on the host CPU, whose cores the timed runs need):
-running builds finish first, queued ones wait."""
+still starting is paused), no worker getting ready for the next problem's baselines (it makes that problem's inputs
+and model on the device: it finishes first), no builder of coming problems' ``torch.compile`` baselines running (each
+is stopped: its compiled calls and kernel tuning would share the device with the timed runs), and no build either
+where builds may not run beside them (``prebuild_during_timing`` off, and always on the host CPU, whose cores the
+timed runs need): running builds finish first, queued ones wait."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import contextlib
 from dataclasses import dataclass
 from typing import Iterator
 
-from .baseline_builds import BaselineBuilds
+from .baselines_window import BaselinesWindow
 from .pool import WorkerPool
 from .prebuild import Prebuilder
 
@@ -23,12 +24,12 @@ class QuietForTiming:
     pool: WorkerPool
     prebuilder: Prebuilder
     builds_beside: bool
-    baseline_builds: BaselineBuilds | None = None
+    baselines: BaselinesWindow | None = None
 
     @contextlib.contextmanager
     def __call__(self) -> Iterator[None]:
-        builders = self.baseline_builds.paused() if self.baseline_builds is not None else contextlib.nullcontext()
-        with self.pool.starts_paused(), builders:
+        baselines = self.baselines.quiet() if self.baselines is not None else contextlib.nullcontext()
+        with self.pool.starts_paused(), baselines:
             if not self.builds_beside:
                 with self.prebuilder.held():
                     yield
