@@ -14,6 +14,7 @@ from kforge_core.devices.cpu import CpuDevice
 from kforge_core.devices.harness_device import HarnessDevice
 from kforge_core.harness.host.pool import WorkerStartError
 from kforge_core.harness.worker.expected import expected_for
+from kforge_core.harness.worker.random_state import GeneratorStates
 from kforge_core.harness.worker.reference import SeededPool, reference_data, resident_sets
 from kforge_core.records import Failure
 from kforge_core.settings import HarnessSettings
@@ -119,7 +120,8 @@ def test_every_timed_run_gets_a_distinct_input_set_made_on_demand_beyond_the_res
     data = reference_data(problem("relu_scale"), CountingDevice(), QUICK)
     runs = QUICK.warmup + QUICK.repetitions
     assert len(data.pool) == runs == len(set(data.pool_seeds))
-    one_kept = SeededPool(data.module, data.pool_seeds, data.device, 1, data.pool[0])
+    first = (data.pool[0], GeneratorStates.now(data.device))
+    one_kept = SeededPool(data.module, data.pool_seeds, data.device, 1, first)
     made = one_kept[runs - 1]
     assert made is not one_kept[runs - 1] and torch.equal(made[0], one_kept[runs - 1][0])  # made again, the same
     assert torch.equal(made[0], data.pool[runs - 1][0])  # as the resident set of that seed
@@ -131,7 +133,8 @@ def test_a_runs_inputs_are_a_clone_of_a_kept_set_or_made_for_it_never_made_and_t
     from kforge_core.harness.worker import reference as reference_module
     data = reference_data(problem("relu_scale"), CountingDevice(), QUICK)
     runs = QUICK.warmup + QUICK.repetitions
-    pool = SeededPool(data.module, data.pool_seeds, data.device, 2, data.pool[0])
+    first = (data.pool[0], GeneratorStates.now(data.device))
+    pool = SeededPool(data.module, data.pool_seeds, data.device, 2, first)
     made = []
     real = reference_module.seeded_inputs
     monkeypatch.setattr(reference_module, "seeded_inputs", lambda *a: made.append(real(*a)) or made[-1])

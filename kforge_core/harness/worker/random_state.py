@@ -16,11 +16,19 @@ module's (``torch.get_device_module``), and a device without them is left alone.
 (:func:`repairs`): the worker's integrity check sees the count change during a candidate, and a worker whose
 candidate left a capture unfinished is not reused for the next one (what else of the capture it left, the
 allocator's or the driver's, is not KForge's to know).
+
+A call that draws random numbers (dropout in training mode) draws them from the generators' state at the call. The
+referee calls the reference right after making its inputs from their seed; a timed call's inputs are often a clone
+of a set made earlier, and the generators have moved on since. :class:`GeneratorStates` keeps their state as it was
+right after such a set was made, and puts it back before each call on a clone of it, so that the call draws what
+the referee's call on the same inputs drew.
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -65,3 +73,52 @@ def _replace_state(device: torch.device) -> bool:
         return False
     generator.graphsafe_set_state(generator.clone_state())
     return True
+
+
+@dataclass(frozen=True)
+class GeneratorStates:
+    """The host's default generator's state and that of ``device``'s (None where the device has no generator of its
+    own, or is the host), as they were when :meth:`now` took them."""
+
+    device: torch.device
+    host: torch.Tensor
+    on_device: torch.Tensor | None
+
+    @classmethod
+    def now(cls, device: torch.device) -> GeneratorStates:
+        module = _generator_module(device)
+        return cls(device, torch.get_rng_state(), _device_state(module, device) if module is not None else None)
+
+    def restore(self) -> None:
+        """Put both generators back where they were; a device generator a failed graph capture left unusable is
+        repaired first (:func:`draws_on`)."""
+        torch.set_rng_state(self.host)
+        if self.on_device is None:
+            return
+        try:
+            _set_device_state(_generator_module(self.device), self.device, self.on_device)
+        except RuntimeError:
+            draws_on(self.device)
+            _set_device_state(_generator_module(self.device), self.device, self.on_device)
+
+
+def _generator_module(device: torch.device) -> Any:
+    """The device module whose generator draws on ``device`` (``torch.get_device_module``); None for the host."""
+    if device.type == "cpu":
+        return None
+    module = torch.get_device_module(device.type)
+    return module if hasattr(module, "get_rng_state") and hasattr(module, "set_rng_state") else None
+
+
+def _device_state(module: Any, device: torch.device) -> torch.Tensor:
+    try:
+        return module.get_rng_state(device)
+    except TypeError:  # a device module whose generator takes no device (one device only)
+        return module.get_rng_state()
+
+
+def _set_device_state(module: Any, device: torch.device, state: torch.Tensor) -> None:
+    try:
+        module.set_rng_state(state, device)
+    except TypeError:
+        module.set_rng_state(state)

@@ -26,7 +26,7 @@ from ...records import Backend, Problem, ShapeVariant, ValueSpec
 from ...shapes.inputs import variant_maker
 from ...settings import HarnessSettings
 from ...values import map_tensors, tensor_bytes
-from .random_state import draws_on
+from .random_state import GeneratorStates, draws_on
 from ...timing.timed_runs import pool_seeds
 
 WARMUP_SEED_OFFSET = 10_000
@@ -192,12 +192,17 @@ def _output_bytes(problem: Problem) -> list[int]:
 
 class SeededPool:
     """The timing runs' input sets, one distinct set per run: the first ``resident`` are made once and kept, the
-    others are made from their seed each time a run asks (on the device, outside the timed region)."""
+    others are made from their seed each time a run asks (on the device, outside the timed region). Each kept set
+    keeps the random generators' state as it was right after the set was made, and a run's clone of it puts that
+    state back (``random_state.GeneratorStates``): a call that draws random numbers draws what it would have drawn
+    on the set made afresh, which is what the referee's call on the same inputs drew."""
 
     def __init__(self, module: ModuleType, seeds: list[int], device: torch.device, resident: int,
-                 first: list[Any]) -> None:
+                 first: tuple[list[Any], GeneratorStates]) -> None:
         self.module, self.seeds, self.device = module, seeds, device
-        self.kept = [first, *(seeded_inputs(module, s, device) for s in seeds[1:resident])][:resident]
+        made = [first, *(_made_now(module, s, device) for s in seeds[1:resident])][:resident]
+        self.kept = [inputs for inputs, _ in made]
+        self._states = [states for _, states in made]
 
     def __len__(self) -> int:
         return len(self.seeds)
@@ -208,11 +213,20 @@ class SeededPool:
         return seeded_inputs(self.module, self.seeds[index], self.device)
 
     def fresh(self, index: int) -> list[Any]:
-        """A run's own copy of set ``index``, which it may change: a clone of a kept set, else the set made now
-        (made and then cloned, it took a third set's memory in the allocator's cache: 4 GiB more at 32768^2)."""
+        """A run's own copy of set ``index``, which it may change: a clone of a kept set (the generators put back
+        as they were when it was made), else the set made now (made and then cloned, it took a third set's memory
+        in the allocator's cache: 4 GiB more at 32768^2)."""
         if index < len(self.kept):
-            return clone_values(self.kept[index])
+            inputs = clone_values(self.kept[index])
+            self._states[index].restore()
+            return inputs
         return seeded_inputs(self.module, self.seeds[index], self.device)
+
+
+def _made_now(module: ModuleType, seed: int, device: torch.device) -> tuple[list[Any], GeneratorStates]:
+    """The inputs of ``seed``, and the random generators' state right after they were made."""
+    inputs = seeded_inputs(module, seed, device)
+    return inputs, GeneratorStates.now(device)
 
 
 def fresh_inputs(pool: SeededPool | list[list[Any]], index: int) -> list[Any]:
@@ -236,6 +250,6 @@ def resident_sets(settings: HarnessSettings, set_bytes: int, free_bytes: int) ->
 def _prepare_timing(data: ProblemData, on: HarnessDevice, settings: HarnessSettings) -> None:
     """The seeds of the timing runs' distinct input sets, and the resident ones made."""
     data.pool_seeds = pool_seeds(settings)
-    first = seeded_inputs(data.module, data.pool_seeds[0], data.device)
-    resident = resident_sets(settings, tensor_bytes(first), on.memory().free)
+    first = _made_now(data.module, data.pool_seeds[0], data.device)
+    resident = resident_sets(settings, tensor_bytes(first[0]), on.memory().free)
     data.pool = SeededPool(data.module, data.pool_seeds, data.device, resident, first)
