@@ -97,8 +97,7 @@ def test_a_spare_still_starting_is_paused_while_a_candidate_is_timed_and_goes_on
 
 @pytest.mark.slow
 def test_the_worker_getting_ready_for_the_next_problems_baselines_is_done_before_a_candidate_is_timed(cache_dir):
-    # it makes that problem's inputs and model on the device: beside a timed run, an H200's device figure of a
-    # 3 ms elementwise call came out 11% longer
+    # it makes that problem's inputs and model on the device, whose kernels would share it with the timed calls
     import contextlib
 
     from .torch_backend_plugin import TORCH_CPU_ACCELERATOR

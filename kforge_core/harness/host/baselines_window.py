@@ -370,10 +370,9 @@ class BaselinesWindow:
     def quiet(self) -> Iterator[None]:
         """Within the block, nothing of the baselines' but their timed blocks uses the device: the builders of
         coming problems' ``torch.compile`` baselines are stopped (they go on after it), and the second worker, if it
-        is still getting ready for the next problem, finishes first. It makes that problem's inputs and model on the
-        device (on an H200, a 3 ms elementwise call timed beside it came out 11% longer under the device's clock);
-        it is waited for, not stopped: a process stopped in the middle of its device work has stalled another's
-        timed call for a minute."""
+        is still getting ready for the next problem, finishes first: it makes that problem's inputs and model on the
+        device, whose kernels would share it with the timed calls. It is waited for, not stopped: a process stopped
+        in the middle of its device work has stalled another's timed call for a minute."""
         builders = self.builds.paused() if self.builds is not None else contextlib.nullcontext()
         with builders:
             self.ahead.wait_ready(self._settings.startup_timeout_s + self._settings.compile_timeout_s)

@@ -103,10 +103,12 @@ class GeneratorStates:
 
 
 def _generator_module(device: torch.device) -> Any:
-    """The device module whose generator draws on ``device`` (``torch.get_device_module``); None for the host."""
-    if device.type == "cpu":
+    """The device module whose generator draws on ``device`` (``torch.get_device_module``); None where it has no
+    generator of its own (the host's module has none: the host's default generator is ``torch``'s)."""
+    try:
+        module = torch.get_device_module(device.type)
+    except (RuntimeError, ValueError, AttributeError):  # a device type with no module of its own
         return None
-    module = torch.get_device_module(device.type)
     return module if hasattr(module, "get_rng_state") and hasattr(module, "set_rng_state") else None
 
 
