@@ -209,6 +209,11 @@ class HarnessDevice:
             raise ValueError(f"the {self.label} device has no event timer")
         return EventSpan(self.vendor.event(), self.vendor.event())
 
+    @property
+    def holds_queue(self) -> bool:
+        """Whether the device can hold its queue before an ``events`` sample (``Device.queue_hold``)."""
+        return bool(self.vendor.queue_hold)
+
     def hold(self, ms: float) -> float:
         """Before an ``events`` sample, after the flush: keep the device's queue busy for about ``ms`` (at most
         :data:`HOLD_LIMIT_MS`) without touching memory, so that the call is launched before the device reaches the

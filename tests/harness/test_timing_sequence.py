@@ -17,7 +17,7 @@ import torch
 from kforge_core.device import FIELD_FLUSH_BYTES, Device, DeviceClock, MemoryStats
 from kforge_core.devices.harness_device import EVENTS_HOLD, EVENTS_SEQUENCE, HOLD_LIMIT_MS, HarnessDevice
 from kforge_core.harness.worker import run_timing as timing
-from kforge_core.harness.worker.run_timing import LAUNCH_MARGIN_MS, calls_per_run, keep_outputs, time_runs
+from kforge_core.harness.worker.run_timing import LAUNCH_MARGIN_MS, NO_HOLD, calls_per_run, keep_outputs, time_runs
 from kforge_core.records import Backend
 from kforge_core.settings import HarnessSettings
 
@@ -232,9 +232,12 @@ def test_the_queue_is_held_only_where_the_device_timer_saw_one_stream():
     timed, _ = _timed(device, repetitions=2)
     assert device.log.index("device run") < device.log.index("call") and device.holds
     assert list(timed.samples_ms) == ["wall", "events", "device"] and timed.device_streams == 1
+    assert timed.unheld_streams == 0 and timed.hold_note() == ""
     device = ClockedHoldingDevice(streams=2)
     timed, _ = _timed(device, repetitions=2)
     assert device.holds == [] and timed.device_streams == 2 and timed.samples_ms["device"] == [0.5, 0.5]
+    # and the timing notes say that no hold was made, and what the events figure then counts
+    assert timed.unheld_streams == 2 and timed.hold_note().startswith(f"{NO_HOLD}: their work ran on 2 streams")
 
 
 class CrowdedDevice(LoggedDevice):

@@ -68,6 +68,7 @@ if TYPE_CHECKING:
 THREAD_JOIN_S = 60.0
 LAUNCH_MARGIN_MS = 0.02  # added to twice the call's launch time when the hold is sized from it
 LAUNCH_PAST_HOLD = "events: the call's launch outlasted the hold"  # how the timing notes begin to say so
+NO_HOLD = "events: no hold before the calls"  # how they begin where the call's streams allowed none
 
 # Bound at import, before any candidate is imported: a candidate that replaces time.perf_counter sizes no hold.
 _perf_counter = time.perf_counter
@@ -120,12 +121,20 @@ class TimedRuns:
     device_streams: int = 0  # the streams the runs involved, the caller's among them (0: no device timer, or untold)
     # events runs whose launch outlasted the hold before them, of the held ones, and the longest launch (ms)
     launch_past_hold: tuple[int, int, float] = (0, 0, 0.0)
+    # where a device that can hold its queue held it before no events call, the call's work having run on more
+    # streams than the caller's: how many (0: held, or not a device that holds)
+    unheld_streams: int = 0
 
     def figures(self) -> tuple[tuple[str, tuple[float, ...]], ...]:
         return tuple((name, tuple(samples)) for name, samples in self.samples_ms.items())
 
     def hold_note(self) -> str:
-        """What a verdict's timing notes say where the hold did not cover the launch ("" where it did)."""
+        """What a verdict's timing notes say where the hold did not cover the launch, or none was made ("" where
+        the hold covered it)."""
+        if self.unheld_streams:
+            return (f"{NO_HOLD}: their work ran on {self.unheld_streams} streams, and a hold on the caller's stream "
+                    "would let the others' work run unseen while it lasted, so the events figure counts the host's "
+                    "launch, as wall does, and moves with the host's speed")
         past, held, longest = self.launch_past_hold
         if not past:
             return ""
@@ -230,7 +239,8 @@ def _time_runs(call: Callable[..., Any], reference: ProblemData, device: Harness
                 del kept
                 gc.collect(0)
             flags.extend(_changed_state(device, settings, run))
-    return TimedRuns(samples, list(F.merge_flags(flags)), streams, (hold.past, hold.held, hold.longest_ms))
+    unheld = streams if "events" in timers and device.holds_queue and not hold.one_stream else 0
+    return TimedRuns(samples, list(F.merge_flags(flags)), streams, (hold.past, hold.held, hold.longest_ms), unheld)
 
 
 def calls_per_run(device: HarnessDevice) -> int:
