@@ -218,7 +218,7 @@ class HarnessDevice:
         """Before an ``events`` sample, after the flush: keep the device's queue busy for about ``ms`` (at most
         :data:`HOLD_LIMIT_MS`) without touching memory, so that the call is launched before the device reaches the
         start event; the milliseconds held. Nothing (0) where the device cannot (``queue_hold`` empty)."""
-        if not self.vendor.queue_hold or ms <= 0:
+        if not self.holds_queue or ms <= 0:
             return 0.0
         held = min(ms, HOLD_LIMIT_MS)
         self.vendor.hold(held)

@@ -77,29 +77,32 @@ def _replace_state(device: torch.device) -> bool:
 
 @dataclass(frozen=True)
 class GeneratorStates:
-    """The host's default generator's state and that of ``device``'s (None where the device has no generator of its
-    own, or is the host), as they were when :meth:`now` took them."""
+    """The host's default generator's state and that of ``device``'s (``module``'s generator; None where the device
+    has no generator of its own, or is the host), as they were when :meth:`now` took them."""
 
     device: torch.device
     host: torch.Tensor
-    on_device: torch.Tensor | None
+    module: Any = None
+    on_device: torch.Tensor | None = None
 
     @classmethod
     def now(cls, device: torch.device) -> GeneratorStates:
         module = _generator_module(device)
-        return cls(device, torch.get_rng_state(), _device_state(module, device) if module is not None else None)
+        if module is None:
+            return cls(device, torch.get_rng_state())
+        return cls(device, torch.get_rng_state(), module, _device_state(module, device))
 
     def restore(self) -> None:
         """Put both generators back where they were; a device generator a failed graph capture left unusable is
         repaired first (:func:`draws_on`)."""
         torch.set_rng_state(self.host)
-        if self.on_device is None:
+        if self.module is None:
             return
         try:
-            _set_device_state(_generator_module(self.device), self.device, self.on_device)
+            _set_device_state(self.module, self.device, self.on_device)
         except RuntimeError:
             draws_on(self.device)
-            _set_device_state(_generator_module(self.device), self.device, self.on_device)
+            _set_device_state(self.module, self.device, self.on_device)
 
 
 def _generator_module(device: torch.device) -> Any:
