@@ -133,7 +133,13 @@ class Device:
     #: earlier candidate's window) for that figure to stand (``harness/host/baselines_window.py``); None: never, the
     #: device's timings drift past any band that keeps a speedup honest, so baselines are measured in full beside
     #: every candidate.
-    prior_band: ClassVar[float | None] = 0.10
+    prior_band: ClassVar[float | None] = 0.03
+    #: How fast the device clears memory a process hands back before any process may have it again, in bytes per
+    #: second, where that clearing runs on the device beside other processes' work and slows it (a memory-bound
+    #: kernel of another process runs slower while it lasts); None: nothing runs after a hand-back. A process that
+    #: handed back its cache waits that long (:meth:`HarnessDevice.empty_cache`), so that the clearing is over before
+    #: another worker's timed runs begin. State it below the rate measured, so that the wait covers the clearing.
+    cleared_bytes_per_s: ClassVar[float | None] = None
     #: The ``torch.profiler.ProfilerActivity`` that traces this device's kernels ("CUDA", "XPU"); empty: none.
     profiler_activity: ClassVar[str] = ""
     #: What the ``wall`` timer is on this device: the host clock around the call.

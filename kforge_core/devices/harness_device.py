@@ -276,8 +276,16 @@ class HarnessDevice:
         self.empty_cache()
 
     def empty_cache(self) -> None:
-        """Hand the allocator's cached, unused blocks back to the device; live tensors and compiled graphs stay."""
+        """Hand the allocator's cached, unused blocks back to the device; live tensors and compiled graphs stay.
+        Where the device clears what was handed back beside other processes' work (``Device.cleared_bytes_per_s``),
+        return once that clearing is over, so that no other worker's timed runs share the device with it."""
+        rate = self.vendor.cleared_bytes_per_s
+        before = self.memory().reserved if rate else 0
         _guarded(self.vendor.empty_cache, None)
+        if before:
+            handed_back = before - self.memory().reserved
+            if handed_back > 0:
+                time.sleep(handed_back / rate)
 
     def classify(self, error: BaseException | str) -> Failure | None:
         """``Failure.DEVICE_FAULT`` or ``Failure.OUT_OF_MEMORY`` when the runtime's own error text says so."""

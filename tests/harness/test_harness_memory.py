@@ -203,6 +203,38 @@ def test_a_worker_about_to_wait_on_a_problem_large_for_its_device_hands_back_any
         assert device.emptied - emptied == int(handed_back)
 
 
+class ClearingCpu(CountingCpu):
+    """A device whose memory handed back is cleared afterwards, at 10 GiB a second, beside other processes' work."""
+
+    cleared_bytes_per_s = 10.0 * (1 << 30)
+
+    def empty_cache(self) -> None:
+        super().empty_cache()
+        self.stats = MemoryStats(allocated=self.stats.allocated, reserved=self.stats.allocated,
+                                 total=self.stats.total)
+
+
+def test_a_worker_that_hands_back_its_cache_returns_once_the_device_has_cleared_it(monkeypatch):
+    # the clearing slows another worker's memory-bound kernels: it must be over before that worker's timed runs
+    from types import SimpleNamespace
+
+    from kforge_core.devices import harness_device
+    from kforge_core.harness.worker.memory import hand_back_idle_cache
+
+    waits: list[float] = []
+    monkeypatch.setattr(harness_device, "time", SimpleNamespace(sleep=waits.append))
+    gib = 1 << 30
+    device = HarnessDevice(ClearingCpu())
+    device.vendor.stats = MemoryStats(allocated=gib, reserved=3 * gib, total=10 * gib)
+    assert hand_back_idle_cache(device)
+    assert waits == [pytest.approx(0.2)]  # 2 GiB at 10 GiB/s
+    assert not hand_back_idle_cache(device, large=True)  # nothing unused: nothing handed back, no wait
+    counting = CountingDevice()  # a device that clears nothing after a hand-back: no wait
+    counting.vendor.stats = MemoryStats(allocated=gib, reserved=3 * gib, total=10 * gib)
+    assert hand_back_idle_cache(counting)
+    assert waits == [pytest.approx(0.2)]
+
+
 def test_an_output_in_the_previous_calls_buffer_is_told_from_a_fresh_one_at_a_reused_address():
     from kforge_core.builtin.torch_verify import _shares_storage, _storages
 
