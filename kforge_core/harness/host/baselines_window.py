@@ -5,8 +5,8 @@ figures taken in the same window of the machine's life.
 
 A baseline figure measured earlier (the baseline cache, or an earlier candidate of this session) is only a prior:
 the baseline still runs in the first block, and if that fresh figure (its median, or its fastest run: the method's
-statistic) lies within :data:`PRIOR_BAND` of the prior's, the prior's full figure stands (confirmed); otherwise the
-baseline goes on through every block and is measured in full again (re-measured). Every figure carries a
+statistic) lies within :data:`PRIOR_BAND` of the prior's under every timer it was timed by, the prior's full figure
+stands (confirmed); otherwise the baseline goes on through every block and is measured in full again (re-measured). Every figure carries a
 :class:`~kforge_core.harness.verdict.BaselineSource` saying which.
 
 A harness's :class:`BaselinesWindow` owns what the windows need from one to the next: the baseline worker (and the
@@ -27,7 +27,7 @@ from ...timing.timed_runs import TRIAL_CALL_PREFIX
 from ...timing.wording import statistic_words
 from .. import flags as F
 from ..protocol import BaselineResults, DeviceFacts, Reply, Time, TimingOutcome
-from ..verdict import BaselineSource, RuntimeStats, figure_of
+from ..verdict import BaselineSource, RuntimeStats, TimingMethod, figure_of
 from .baseline_cache import BaselineCache, BaselineKey
 from .baseline_builds import BaselineBuilds
 from .baseline_worker import BaselineWorker
@@ -40,7 +40,7 @@ from .run_count import measured_timers, timed_runs
 if TYPE_CHECKING:
     from ...device import Device
 
-PRIOR_BAND = 0.10  # a fresh figure within ±10% of the prior's confirms the prior
+PRIOR_BAND = 0.03  # a fresh figure within ±3% of the prior's confirms the prior (under every timer)
 BLOCKS = 4  # the timed runs are taken in this many blocks per callable, unless the device says otherwise
 
 Figures = tuple[tuple[str, tuple[float, ...]], ...]  # timer -> samples
@@ -88,6 +88,29 @@ def confirms(fresh: tuple[float, ...], prior: tuple[float, ...], band: float = P
         return False
     was = figure_of(prior, statistic)
     return was > 0 and abs(figure_of(fresh, statistic) - was) <= band * was
+
+
+def prior_stands(so_far: Figures, prior: Prior, method: TimingMethod, band: float) -> tuple[bool, str]:
+    """Whether ``prior`` stands for a baseline whose fresh runs gave ``so_far``: only when, under every timer the
+    fresh runs were timed by, the fresh figure lies within ``band`` of the prior's (a figure the check did not
+    cover would stand unchecked in the speedups by that timer); and the detail, in words (the headline's figures,
+    or what failed the check)."""
+    missing = [timer for timer, _ in so_far if not prior.samples(timer)]
+    if missing:  # measured under fewer timers (a long call's headline alone): it cannot stand for these
+        return False, f"no prior figure for the {' and '.join(missing)} timer"
+
+    def compared(timer: str) -> str:
+        fresh, was = dict(so_far).get(timer, ()), prior.samples(timer)
+        if not fresh:
+            return "no prior figure for this timer"
+        label = "" if timer == method.headline else f"{timer} "
+        return (f"fresh {label}{statistic_words(method.statistic)} {figure_of(fresh, method.statistic):.4g} ms "
+                f"over {len(fresh)} runs vs {figure_of(was, method.statistic):.4g} ms")
+
+    off = [timer for timer, fresh in so_far if not confirms(fresh, prior.samples(timer), band, method.statistic)]
+    if method.headline not in dict(so_far):
+        return False, compared(method.headline)
+    return not off, "; ".join(compared(timer) for timer in [method.headline, *[t for t in off if t != method.headline]])
 
 
 def measure_window(repetitions: int, names: tuple[str, ...], priors: dict[str, Prior],
@@ -139,16 +162,8 @@ def measure_window(repetitions: int, names: tuple[str, ...], priors: dict[str, P
             window.baseline_blocks.append(_timed_block(block[0], figures, calls))
         if number == judged_at and method is not None:
             for name in [n for n in active if n in priors]:
-                so_far = _joined(measured[name])
-                fresh = dict(so_far).get(method.headline, ())
-                prior = priors[name].samples(method.headline)
-                missing = [t for t, _ in so_far if not priors[name].samples(t)]
-                detail = (f"fresh {statistic_words(method.statistic)} {figure_of(fresh, method.statistic):.4g} ms "
-                          f"over {len(fresh)} runs vs {figure_of(prior, method.statistic):.4g} ms" if fresh and prior
-                          else "no prior figure for this timer")
-                if missing:  # measured under fewer timers (a long call's headline alone): it cannot stand for these
-                    detail = f"no prior figure for the {' and '.join(missing)} timer"
-                if not missing and confirms(fresh, prior, band, statistic=method.statistic):
+                agrees, detail = prior_stands(_joined(measured[name]), priors[name], method, band)
+                if agrees:
                     confirmed[name] = detail
                     active.remove(name)
                 else:
