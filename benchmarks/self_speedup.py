@@ -21,6 +21,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from kforge_core.harness.worker.run_timing import LAUNCH_PAST_HOLD
@@ -39,29 +40,50 @@ def copies_as_solutions(suite: Path, into: Path) -> int:
     return count
 
 
-def speedups(bench: dict) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, float]], set[str],
-                                   dict[str, int]]:
-    """For the problems that came out correct (each verdict read from the file the bench wrote it to): problem ->
-    timer -> speedup against eager; problem -> timer -> the candidate's median milliseconds; the problems whose
-    launch outlasted the hold before an events call (their events figure counts the host's launch); and problem ->
-    the device streams its runs involved, where more than the caller's (no hold is made before their events
-    calls)."""
-    found, figures, past_hold, streams = {}, {}, set(), {}
+@dataclass(frozen=True)
+class SelfTimings:
+    """What a bench of references as their own candidates came to, for the problems that came out correct.
+
+    :param speedups: problem -> timer -> speedup against eager.
+    :param figures: problem -> timer -> the candidate's median milliseconds.
+    :param past_hold: the problems whose launch outlasted the hold before an events call (their events figure
+        counts the host's launch).
+    :param streams: problem -> the device streams its runs involved, where more than the caller's (no hold is
+        made before their events calls).
+    :param eager_from: problem -> the eager baseline's origin where it was not measured beside the candidate in
+        full ("confirmed": a figure measured before stood; "remeasured": a prior the fresh runs refuted).
+    """
+
+    speedups: dict[str, dict[str, float]]
+    figures: dict[str, dict[str, float]]
+    past_hold: set[str]
+    streams: dict[str, int]
+    eager_from: dict[str, str]
+
+
+def speedups(bench: dict) -> SelfTimings:
+    """Each correct problem's figures, read from the file the bench wrote its verdict to."""
+    found = SelfTimings({}, {}, set(), {}, {})
     for problem in bench["problems"]:
         if not problem.get("correct") or not problem.get("verdict_file"):
             continue
         verdict = json.loads(Path(problem["verdict_file"]).read_text())
         by_timer = {timer: ratios["eager"] for timer, ratios in verdict.get("speedups_by_timer", {}).items()
                     if "eager" in ratios}
-        if by_timer:
-            found[problem["problem"]] = by_timer
-            figures[problem["problem"]] = {timer: stats["median"]
-                                           for timer, stats in verdict.get("figures", {}).items()}
-            if LAUNCH_PAST_HOLD in ((verdict.get("method") or {}).get("notes") or ""):
-                past_hold.add(problem["problem"])
-            if verdict.get("device_streams", 0) > 1:
-                streams[problem["problem"]] = verdict["device_streams"]
-    return found, figures, past_hold, streams
+        if not by_timer:
+            continue
+        name = problem["problem"]
+        found.speedups[name] = by_timer
+        found.figures[name] = {timer: stats["median"] for timer, stats in verdict.get("figures", {}).items()}
+        if LAUNCH_PAST_HOLD in ((verdict.get("method") or {}).get("notes") or ""):
+            found.past_hold.add(name)
+        if verdict.get("device_streams", 0) > 1:
+            found.streams[name] = verdict["device_streams"]
+        origin = next((source.get("origin") for source in verdict.get("baseline_sources", [])
+                       if source.get("baseline") == "eager"), "measured")
+        if origin != "measured":
+            found.eager_from[name] = origin
+    return found
 
 
 def summary(found: dict[str, dict[str, float]], band: float) -> dict[str, dict[str, float]]:
@@ -95,17 +117,18 @@ def main() -> None:
         if not done.stdout.strip():
             raise SystemExit(f"kforge bench printed nothing (exit {done.returncode})")
         bench = json.loads(done.stdout)
-        found, figures, past_hold, streams = speedups(bench)  # read while the run directory is there
-    timers = sorted({timer for by_timer in found.values() for timer in by_timer})
+        found = speedups(bench)  # read while the run directory is there
+    timers = sorted({timer for by_timer in found.speedups.values() for timer in by_timer})
     print(f"{'problem':<48} " + " ".join(f"{timer:>8}" for timer in timers) + "   "
           + " ".join(f"{timer + ' ms':>10}" for timer in timers))
-    for key, by_timer in found.items():
-        ms = figures.get(key, {})
+    for key, by_timer in found.speedups.items():
+        ms = found.figures.get(key, {})
         print(f"{key:<48} " + " ".join(f"{by_timer[t]:>7.3f}x" if t in by_timer else f"{'':>8}" for t in timers)
               + "   " + " ".join(f"{ms[t]:>10.4g}" if t in ms else f"{'':>10}" for t in timers)
-              + ("   launch past the hold" if key in past_hold else "")
-              + (f"   {streams[key]} streams, no hold" if key in streams else ""))
-    table = summary(found, args.band)
+              + ("   launch past the hold" if key in found.past_hold else "")
+              + (f"   {found.streams[key]} streams, no hold" if key in found.streams else "")
+              + (f"   eager {found.eager_from[key]}" if key in found.eager_from else ""))
+    table = summary(found.speedups, args.band)
     print(f"\n{'timer':<8} {'problems':>8} {'median':>8} {'worst':>8} {'outside ±' + format(args.band, '.0%'):>12}")
     for timer, row in table.items():
         print(f"{timer:<8} {row['problems']:>8} {row['median']:>7.3f}x {row['worst']:>7.3f}x "
@@ -113,12 +136,17 @@ def main() -> None:
     not_correct = [p["problem"] for p in bench["problems"] if not p.get("correct")]
     if not_correct:
         print(f"\nnot decided correct ({len(not_correct)}): " + ", ".join(not_correct))
-    if past_hold:
-        print(f"\nlaunch past the hold before an events call ({len(past_hold)}; their events figure counts the "
-              f"host's launch, docs/timing.md): " + ", ".join(sorted(past_hold)))
+    if found.past_hold:
+        print(f"\nlaunch past the hold before an events call ({len(found.past_hold)}; their events figure counts "
+              f"the host's launch, docs/timing.md): " + ", ".join(sorted(found.past_hold)))
+    if found.eager_from:
+        print(f"\neager baseline from a figure measured before ({len(found.eager_from)}; confirmed: it stood, "
+              f"remeasured: refuted and measured again): "
+              + ", ".join(f"{k} {v}" for k, v in sorted(found.eager_from.items())))
     if args.json:
-        args.json.write_text(json.dumps({"speedups": found, "figures_ms": figures, "launch_past_hold": sorted(past_hold),
-                                         "streams": streams,
+        args.json.write_text(json.dumps({"speedups": found.speedups, "figures_ms": found.figures,
+                                         "launch_past_hold": sorted(found.past_hold), "streams": found.streams,
+                                         "eager_from": found.eager_from,
                                          "summary": table, "not_correct": not_correct,
                                          "problems": bench["problems"]}, indent=1, default=str))
 
