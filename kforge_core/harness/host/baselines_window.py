@@ -6,8 +6,8 @@ figures taken in the same window of the machine's life.
 A baseline figure measured earlier (the baseline cache, or an earlier candidate of this session) is only a prior:
 the baseline still runs in the first block, and if that fresh figure (its median, or its fastest run: the method's
 statistic) lies within :data:`PRIOR_BAND` of the prior's under every timer it was timed by, the prior's full figure
-stands (confirmed); otherwise the baseline goes on through every block and is measured in full again (re-measured). Every figure carries a
-:class:`~kforge_core.harness.verdict.BaselineSource` saying which.
+stands (confirmed); otherwise the baseline goes on through every block and is measured in full again (re-measured).
+Every figure carries a :class:`~kforge_core.harness.verdict.BaselineSource` saying which.
 
 A harness's :class:`BaselinesWindow` owns what the windows need from one to the next: the baseline worker (and the
 one getting ready for the next problem), the priors, the baseline cache, and the last window's baselines.
@@ -100,16 +100,14 @@ def prior_stands(so_far: Figures, prior: Prior, method: TimingMethod, band: floa
         return False, f"no prior figure for the {' and '.join(missing)} timer"
 
     def compared(timer: str) -> str:
-        fresh, was = dict(so_far).get(timer, ()), prior.samples(timer)
-        if not fresh:
-            return "no prior figure for this timer"
         label = "" if timer == method.headline else f"{timer} "
+        fresh, was = dict(so_far)[timer], prior.samples(timer)
         return (f"fresh {label}{statistic_words(method.statistic)} {figure_of(fresh, method.statistic):.4g} ms "
                 f"over {len(fresh)} runs vs {figure_of(was, method.statistic):.4g} ms")
 
-    off = [timer for timer, fresh in so_far if not confirms(fresh, prior.samples(timer), band, method.statistic)]
     if method.headline not in dict(so_far):
-        return False, compared(method.headline)
+        return False, f"no fresh figure by the {method.headline} timer"
+    off = [timer for timer, fresh in so_far if not confirms(fresh, prior.samples(timer), band, method.statistic)]
     return not off, "; ".join(compared(timer) for timer in [method.headline, *[t for t in off if t != method.headline]])
 
 
