@@ -95,19 +95,19 @@ def prior_stands(so_far: Figures, prior: Prior, method: TimingMethod, band: floa
     fresh runs were timed by, the fresh figure lies within ``band`` of the prior's (a figure the check did not
     cover would stand unchecked in the speedups by that timer); and the detail, in words (the headline's figures,
     or what failed the check)."""
-    missing = [timer for timer, _ in so_far if not prior.samples(timer)]
+    fresh = dict(so_far)
+    missing = [timer for timer in fresh if not prior.samples(timer)]
     if missing:  # measured under fewer timers (a long call's headline alone): it cannot stand for these
         return False, f"no prior figure for the {' and '.join(missing)} timer"
+    if method.headline not in fresh:
+        return False, f"no fresh figure by the {method.headline} timer"
 
     def compared(timer: str) -> str:
         label = "" if timer == method.headline else f"{timer} "
-        fresh, was = dict(so_far)[timer], prior.samples(timer)
-        return (f"fresh {label}{statistic_words(method.statistic)} {figure_of(fresh, method.statistic):.4g} ms "
-                f"over {len(fresh)} runs vs {figure_of(was, method.statistic):.4g} ms")
+        return (f"fresh {label}{statistic_words(method.statistic)} {figure_of(fresh[timer], method.statistic):.4g} "
+                f"ms over {len(fresh[timer])} runs vs {figure_of(prior.samples(timer), method.statistic):.4g} ms")
 
-    if method.headline not in dict(so_far):
-        return False, f"no fresh figure by the {method.headline} timer"
-    off = [timer for timer, fresh in so_far if not confirms(fresh, prior.samples(timer), band, method.statistic)]
+    off = [timer for timer in fresh if not confirms(fresh[timer], prior.samples(timer), band, method.statistic)]
     return not off, "; ".join(compared(timer) for timer in [method.headline, *[t for t in off if t != method.headline]])
 
 

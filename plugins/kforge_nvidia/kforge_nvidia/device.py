@@ -55,7 +55,7 @@ class CudaDevice(Device):
     queue_hold: ClassVar[str] = "torch.cuda._sleep, a kernel that spins on the SM clock and touches no memory"
     # The driver zeroes memory a process hands back before any process gets it again, on the GPU, beside the other
     # processes' kernels, whose memory-bound ones run slower meanwhile: half the rate measured on an H200
-    # (docs/measurements.md, "the `device` bias was memory handed back"), so that a worker's wait after a hand-back covers it.
+    # (docs/measurements.md, "the `device` bias was memory handed back"), so that the wait after a hand-back covers it.
     cleared_bytes_per_s: ClassVar[float | None] = 200e9
     # The device timer's profiler session leaves CUPTI attached when it ends unless Kineto tears it down: every
     # later kernel launch in the process then costs its callbacks (a one-operator forward's host time went from 10 us
