@@ -25,7 +25,7 @@ def model_document(report: dict[str, Any]) -> dict[str, Any]:
                 "modules": row["modules"], "shapes": row["shapes"], "calls_per_step": row["calls_per_step"],
                 "device_ms_per_step": row["device_ms_per_step"], "share": row["share"], "weight": row["model_share"]}
     phases = {phase: {k: figures[k] for k in ("weight", "measured_step_ms", "measured_spread", "profiled_step_ms",
-                                              "profiled_device_ms", "device_busy", "steps_per_request")}
+                                              "profiled_spread", "profiled_device_ms", "device_busy", "steps_per_request")}
               for phase, figures in report["phases"].items()}
     groups = [{"phase": row["phase"], "class": row["group"], "kind": row["kind"], "share": row["share"],
                "modules": row["modules"], "shapes": row["shapes"], "problem": row.get("problem")}

@@ -27,13 +27,22 @@ def phase_line(report: dict[str, Any], phase: str) -> str:
     figures = report["phases"][phase]
     ratio, busy = figures["profiler_vs_measured"], figures["device_busy"]
     line = (f"{phase}: {figures['measured_step_ms']:.4g} ms a step measured (spread {figures['measured_spread']:.0%}),"
-            f" {figures['profiled_step_ms']:.4g} ms profiled" + (f" ({ratio:.0%} of it)" if ratio is not None else "")
+            f" {figures['profiled_step_ms']:.4g} ms profiled" + (f" ({ratio:.0%} of it{_per_operation(figures)})"
+                                                                 if ratio is not None else "")
             + f"; device time {figures['profiled_device_ms']:.4g} ms"
             + (f" (the device busy {busy:.0%} of the measured step)" if busy is not None else "")
             + f"; {figures['weight']:.0%} of a request's time")
     if report.get("extracted"):
         line += f"; extracted problems cover {coverage(report, phase):.1%} of its device time"
     return line
+
+
+def _per_operation(figures: dict[str, Any]) -> str:
+    """What the profiler added to a step, per device operation it recorded (its own cost is per launch)."""
+    operations, more = figures.get("operations_per_step"), figures["profiled_step_ms"] - figures["measured_step_ms"]
+    if not operations or more <= 0:
+        return ""
+    return f", {more * 1e3 / operations:.2g} us more for each of its {operations:.0f} operations"
 
 
 def table_lines(report: dict[str, Any], top: int = TOP) -> list[str]:

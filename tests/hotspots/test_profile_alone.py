@@ -1,15 +1,19 @@
 """The step as the profiler sees it alone: each phase's steps in a session of their own, after a warm step, with none
-of the tracker's hooks in the model (no GPU needed: the host CPU's profile)."""
+of the tracker's hooks in the model, taken in turns with the steps measured without it; and the thread that times
+them on a CPU of its own (no GPU needed: the host CPU's profile)."""
 
 from __future__ import annotations
 
+import os
 import types
 
 import pytest
 import torch
 
 from kforge_core.hotspots.worker.phases import Driver
-from kforge_core.hotspots.worker.profile import span_us, steps_alone_ms
+from kforge_core.hotspots.report import phase_line
+from kforge_core.hotspots.worker.profile import measured_and_profiled, span_us
+from kforge_core.hotspots.worker.timing_cpu import timing_cpu
 
 
 class Recorder(torch.nn.Module):
@@ -25,12 +29,46 @@ class Recorder(torch.nn.Module):
         return torch.relu(self.linear(x))
 
 
-def test_the_steps_are_profiled_alone_after_one_warm_step():
+def host_device() -> types.SimpleNamespace:
+    def start_timer():
+        return lambda: 1.0
+    return types.SimpleNamespace(profiler_activity=None, synchronize=lambda: None, flush_caches=lambda: None,
+                                 start_timer=start_timer, host_cpu=True)
+
+
+def test_measured_and_profiled_steps_are_taken_in_turns_each_session_after_one_warm_step():
     model = Recorder()
-    device = types.SimpleNamespace(profiler_activity=None, synchronize=lambda: None)
-    found = steps_alone_ms(Driver(model, (torch.randn(8, 32),), causal_lm=False), device, steps=3)
-    assert model.profiled == [False, True, True, True]
-    assert list(found) == ["forward"] and found["forward"] > 0
+    found = measured_and_profiled(Driver(model, (torch.randn(8, 32),), causal_lm=False), host_device(),
+                                  decode_steps=5, profile_steps=3, repetitions=2)
+    # a measured step, then a session: one warm step unprofiled, three profiled; twice
+    assert model.profiled == [False, False, True, True, True] * 2
+    assert list(found) == ["forward"]
+    samples = found["forward"]
+    assert samples.measured == [1.0, 1.0] and len(samples.profiled) == 2 and min(samples.profiled) > 0
+    assert samples.operations >= 2  # the host's operators of a step: at least the linear layer's and the relu
+
+
+def test_the_report_says_what_the_profiler_added_per_operation():
+    figures = {"measured_step_ms": 8.0, "measured_spread": 0.02, "profiled_step_ms": 9.0, "operations_per_step": 400,
+               "profiler_vs_measured": 9.0 / 8.0, "profiled_device_ms": 2.0, "device_busy": 0.25, "weight": 1.0}
+    line = phase_line({"phases": {"decode": figures}}, "decode")
+    assert "9 ms profiled (112% of it, 2.5 us more for each of its 400 operations)" in line
+    figures.update(profiled_step_ms=7.9, profiler_vs_measured=7.9 / 8.0)
+    assert "(99% of it)" in phase_line({"phases": {"decode": figures}}, "decode")
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="CPU affinities are Linux's")
+def test_an_accelerators_steps_are_timed_on_a_cpu_of_their_own_and_the_host_cpus_on_every_core():
+    before = os.sched_getaffinity(0)
+    try:
+        with timing_cpu(types.SimpleNamespace(host_cpu=False)):
+            inside = os.sched_getaffinity(0)
+        settled = os.sched_getaffinity(0)  # the process's other threads on the node, the timing CPU left out
+        assert len(inside) == 1 and inside <= before and settled <= before
+        with timing_cpu(types.SimpleNamespace(host_cpu=True)):
+            assert os.sched_getaffinity(0) == settled
+    finally:
+        os.sched_setaffinity(0, before)
 
 
 def _event(start: float, end: float, device_type: str) -> types.SimpleNamespace:
@@ -52,7 +90,7 @@ def test_a_step_that_raises_leaves_no_profiler_running():
                 raise RuntimeError("the model's second profiled step fails")
             return super().forward(x)
 
-    device = types.SimpleNamespace(profiler_activity=None, synchronize=lambda: None)
     with pytest.raises(RuntimeError, match="second profiled step"):
-        steps_alone_ms(Driver(Failing(), (torch.randn(8, 32),), causal_lm=False), device, steps=3)
+        measured_and_profiled(Driver(Failing(), (torch.randn(8, 32),), causal_lm=False), host_device(),
+                              decode_steps=5, profile_steps=3, repetitions=1)
     assert not torch.autograd.profiler._is_profiler_enabled

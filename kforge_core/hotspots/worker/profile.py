@@ -8,6 +8,7 @@ it, and that operator sits inside the ranges the tracker opened), and counted fo
 
 from __future__ import annotations
 
+import statistics
 from collections import defaultdict
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -40,25 +41,47 @@ class PhaseProfile:
         return us / self.steps / 1e3
 
 
-def steps_alone_ms(driver: Driver, device: Any, steps: int) -> dict[str, float]:
-    """Each phase's step under the profiler with nothing of KForge's in it: milliseconds a step from the first
-    thing the phase ran to the end of the last (on the device where it has a profiled activity, else on the host),
-    over ``steps`` steps after one more unprofiled step, each phase in a session of its own. Run before the
-    tracker's hooks are installed, with the device's activity alone where it has one: no ranges, no operator
-    shapes, no host operators, the profiler's own cost per launch alone, so this is the step as the profiler sees
-    it, to be held against the step measured without it."""
+@dataclass(frozen=True)
+class StepSamples:
+    """One phase's step in milliseconds, each repetition's figure: ``measured`` without the profiler, ``profiled``
+    under it alone (the step as the profiler's own records span it), taken in turns; ``operations`` is how many
+    device operations (kernels, copies, fills) a profiled step ran, or the host operators where the device has no
+    profiled activity."""
+
+    measured: list[float]
+    profiled: list[float]
+    operations: float
+
+
+def measured_and_profiled(driver: Driver, device: Any, decode_steps: int, profile_steps: int,
+                          repetitions: int) -> dict[str, StepSamples]:
+    """Each phase's step measured without the profiler (:meth:`Driver.step_ms`) and under it alone, in turns:
+    ``repetitions`` times a measured sample, then a profiled one, so that both see the host as it is at that moment
+    (a step set by the host's launches moves with the host's speed by 15% and more from one second to the next, so
+    two figures taken a minute apart differ by as much, whatever the profiler costs). A profiled sample is a session
+    of its own over ``profile_steps`` steps after one more unprofiled one (``decode_steps`` for decode, as many as a
+    measured decode sample averages over), with the device's activity alone where it has one: no ranges, no
+    operator shapes, no host operators, nothing of KForge's in the model (run before the tracker's hooks are
+    installed), so the profiler's own cost per launch is all it adds."""
     activities = _activities(device)
     lightest = activities[1:] or activities
     found = {}
     for phase in driver.phases:
-        span = _session_span(driver, device, phase, steps, lightest)
-        if not span and lightest != activities:  # a profiler that lists no device records without the host's
-            span = _session_span(driver, device, phase, steps, activities)
-        found[phase] = span / steps / 1e3
+        steps = decode_steps if phase == "decode" else profile_steps
+        measured, profiled, operations = [], [], []
+        for _ in range(repetitions):
+            measured += driver.step_ms(phase, device, decode_steps, 1)
+            span, records = _session_span(driver, device, phase, steps, lightest)
+            if not span and lightest != activities:  # a profiler that lists no device records without the host's
+                span, records = _session_span(driver, device, phase, steps, activities)
+            profiled.append(span / steps / 1e3)
+            operations.append(records / steps)
+        found[phase] = StepSamples(measured, profiled, statistics.median(operations))
     return found
 
 
-def _session_span(driver: Driver, device: Any, phase: str, steps: int, activities: list[Any]) -> float:
+def _session_span(driver: Driver, device: Any, phase: str, steps: int, activities: list[Any]) -> tuple[float, int]:
+    """The span of ``steps`` profiled steps (microseconds) and the records in it."""
     from torch.profiler import ProfilerActivity, profile
 
     session = profile(activities=activities)
@@ -76,14 +99,19 @@ def _session_span(driver: Driver, device: Any, phase: str, steps: int, activitie
     finally:  # a step that raised leaves no profiler running in the worker
         if session.profiler is not None:
             session.stop()
-    return span_us(session.events(), on_device=activities != [ProfilerActivity.CPU])
+    on_device = activities != [ProfilerActivity.CPU]
+    events = session.events()
+    return span_us(events, on_device), sum(1 for event in events if _on_side(event, on_device))
 
 
 def span_us(events: Any, on_device: bool) -> float:
     """From the earliest start to the latest end of the device's records (``on_device``) or the host's."""
-    spans = [(event.time_range.start, event.time_range.end) for event in events
-             if (str(event.device_type) != "DeviceType.CPU") == on_device]
+    spans = [(event.time_range.start, event.time_range.end) for event in events if _on_side(event, on_device)]
     return max(end for _, end in spans) - min(start for start, _ in spans) if spans else 0.0
+
+
+def _on_side(event: Any, on_device: bool) -> bool:
+    return (str(event.device_type) != "DeviceType.CPU") == on_device
 
 
 def _activities(device: Any) -> list[Any]:

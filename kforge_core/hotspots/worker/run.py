@@ -19,8 +19,9 @@ from .constructors import Constructors, recording_constructors
 from .extract import Served, write_problem
 from .kinds import group_modules
 from .phases import Driver
-from .profile import PhaseProfile, profile_phases, steps_alone_ms
+from .profile import PhaseProfile, StepSamples, measured_and_profiled, profile_phases
 from .source import NotExtractable
+from .timing_cpu import timing_cpu
 from .tracking import Captured, GroupKey, Tracker
 from .values import CacheSnapshot
 from .verify import check_problem, reproduce
@@ -43,9 +44,9 @@ def hotspots(request: HotspotsRequest) -> dict[str, Any]:
         except Exception as exc:  # the model does not run there: say so, once
             raise HotspotsFailure(f"the model failed in its {phase} on {device.label}: {_one_line(exc)}") from None
     device.synchronize()
-    measured = {phase: driver.step_ms(phase, device, request.decode_tokens, request.repetitions)
-                for phase in driver.phases}
-    alone = steps_alone_ms(driver, device, request.profile_steps)  # before any hook of KForge's is in the model
+    with timing_cpu(device):  # before any hook of KForge's is in the model
+        steps = measured_and_profiled(driver, device, request.decode_tokens, request.profile_steps,
+                                      request.repetitions)
     tracker = Tracker(groups)
     tracker.install()
     profiles = profile_phases(driver, tracker, device, request.profile_steps)
@@ -54,7 +55,7 @@ def hotspots(request: HotspotsRequest) -> dict[str, Any]:
         driver.run(phase, 1, lambda name, index: tracker.step(name, index, profiling=False))
     tracker.capturing = False
     tracker.remove()
-    phases = _phases(profiles, measured, alone, request)
+    phases = _phases(profiles, steps, request)
     rows = _rows(profiles, tracker, phases)
     if request.extract_dir:
         _extract(rows, tracker, built, request, description, device)
@@ -92,25 +93,29 @@ def _one_line(exc: BaseException) -> str:
     return (text[-1] if text else type(exc).__name__)[:300]
 
 
-def _phases(profiles: dict[str, PhaseProfile], measured: dict[str, list[float]], alone: dict[str, float],
+def _phases(profiles: dict[str, PhaseProfile], steps: dict[str, StepSamples],
             request: HotspotsRequest) -> dict[str, dict[str, Any]]:
-    """Per phase: the measured step, the step as the profiler saw it alone (``alone``) and with the group calls
-    marked (the attribution's session, whose ranges and shapes cost host time), the kernels' time, the weight."""
-    steps = {"prefill": 1, "decode": request.decode_tokens, "forward": 1}
-    per_request = {phase: statistics.median(samples) * steps[phase] for phase, samples in measured.items()}
+    """Per phase: the measured step, the step as the profiler saw it alone (both medians of samples taken in turns)
+    and with the group calls marked (the attribution's session, whose ranges and shapes cost host time), the
+    kernels' time, the weight."""
+    per_request_steps = {"prefill": 1, "decode": request.decode_tokens, "forward": 1}
+    per_request = {phase: statistics.median(samples.measured) * per_request_steps[phase]
+                   for phase, samples in steps.items()}
     total = sum(per_request.values())
     phases = {}
     for phase, profile in profiles.items():
-        step = statistics.median(measured[phase])
-        device_ms, span_ms = profile.per_step_ms(profile.device_us), alone[phase]
+        samples = steps[phase]
+        step, profiled = statistics.median(samples.measured), statistics.median(samples.profiled)
+        device_ms = profile.per_step_ms(profile.device_us)
         phases[phase] = {
-            "steps_profiled": profile.steps, "steps_per_request": steps[phase],
-            "measured_step_ms": step, "measured_spread": spread(measured[phase]),
-            "profiled_device_ms": device_ms, "profiled_step_ms": span_ms,
+            "steps_profiled": profile.steps, "steps_per_request": per_request_steps[phase],
+            "measured_step_ms": step, "measured_spread": spread(samples.measured),
+            "profiled_device_ms": device_ms, "profiled_step_ms": profiled, "profiled_spread": spread(samples.profiled),
+            "operations_per_step": samples.operations,
             "attributed_step_ms": profile.per_step_ms(profile.span_us),
             # how much of a real (unprofiled) step the kernels kept the device busy
             "device_busy": min(device_ms / step, 1.0) if step else None,
-            "profiler_vs_measured": span_ms / step if step else None,
+            "profiler_vs_measured": profiled / step if step else None,
             "weight": per_request[phase] / total if total else 1.0,
         }
     return phases
