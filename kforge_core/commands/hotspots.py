@@ -36,10 +36,10 @@ REPORT, DOCUMENT, PLOT = "hotspots.md", "hotspots.json", "hotspots.png"
 @click.option("--decode-tokens", type=click.IntRange(min=1), default=32, show_default=True,
               help="Decode steps of one request (the decode phase's weight, and the steps timed).")
 @click.option("--profile-steps", type=click.IntRange(min=1), default=4, show_default=True,
-              help="Steps of each phase under the profiler.")
+              help="Prefill or forward steps in each session of the profiler (a decode session has --decode-tokens).")
 @click.option("--warmup", type=click.IntRange(min=0), default=2, show_default=True, help="Untimed steps first.")
 @click.option("--repetitions", type=click.IntRange(min=1), default=10, show_default=True,
-              help="Timed steps of each phase (the median is the figure).")
+              help="Timed steps of each phase, each followed by a profiled session (the medians are the figures).")
 @click.option("--extract", "extract_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Write each hot group as a KernelBench problem here, with model.json.")
 @click.option("--save-inputs", is_flag=True,
