@@ -90,7 +90,10 @@ def hotspots(name: str, folder: Path, args: argparse.Namespace) -> dict | None:
         print(f"[{name}] {phase}: extracted problems cover {covered:.1%} of device time "
               f"({'ok' if covered >= COVERAGE_WANTED else 'UNDER'} {COVERAGE_WANTED:.0%}); the profiled step "
               f"{figures['profiled_step_ms']:.4g} ms vs measured {figures['measured_step_ms']:.4g} ms "
-              f"({ratio:.1%}; {'within' if abs(ratio - 1) <= 0.10 else 'NOT within'} 10%); kernels "
+              f"({ratio:.1%}; {'within' if abs(ratio - 1) <= 0.10 else 'NOT within'} 10%); less the profiler's own "
+              f"cost ({figures['profiler_us_per_operation']:.2g} us for each of {figures['operations_per_step']:.0f} "
+              f"operations) {figures['profiled_less_own_cost_ms']:.4g} ms "
+              f"({figures['profiled_less_own_cost_ms'] / figures['measured_step_ms']:.1%}); kernels "
               f"{figures['profiled_device_ms']:.4g} ms, the device busy {figures['device_busy']:.0%} of the measured "
               "step")
     for row in report["rows"]:

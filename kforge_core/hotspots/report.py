@@ -38,11 +38,17 @@ def phase_line(report: dict[str, Any], phase: str) -> str:
 
 
 def _per_operation(figures: dict[str, Any]) -> str:
-    """What the profiler added to a step, per device operation it recorded (its own cost is per launch)."""
+    """What the profiler added to a step, per device operation it recorded (its own cost is per launch), beside its
+    own cost an operation measured apart, and the profiled step without that cost."""
     operations, more = figures.get("operations_per_step"), figures["profiled_step_ms"] - figures["measured_step_ms"]
     if not operations or more <= 0:
         return ""
-    return f", {more * 1e3 / operations:.2g} us more for each of its {operations:.0f} operations"
+    text = f", {more * 1e3 / operations:.2g} us more for each of its {operations:.0f} operations"
+    own, less = figures.get("profiler_us_per_operation"), figures.get("profiled_less_own_cost_ms")
+    if own and less is not None:
+        text += (f"; the profiler's own cost, measured apart, {own:.2g} us an operation: {less:.4g} ms without it, "
+                 f"{less / figures['measured_step_ms']:.0%}")
+    return text
 
 
 def table_lines(report: dict[str, Any], top: int = TOP) -> list[str]:

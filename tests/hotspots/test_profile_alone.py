@@ -13,7 +13,9 @@ import torch
 from kforge_core.hotspots.worker.phases import Driver
 from kforge_core.hotspots.report import phase_line
 from kforge_core.hotspots.worker.profile import measured_and_profiled, span_us
+from kforge_core.hotspots.worker.profiler_cost import burst_pair_us, cost_per_operation_us
 from kforge_core.hotspots.worker.timing_cpu import timing_cpu
+from torch.profiler import ProfilerActivity
 
 
 class Recorder(torch.nn.Module):
@@ -33,7 +35,7 @@ def host_device() -> types.SimpleNamespace:
     def start_timer():
         return lambda: 1.0
     return types.SimpleNamespace(profiler_activity=None, synchronize=lambda: None, flush_caches=lambda: None,
-                                 start_timer=start_timer, host_cpu=True)
+                                 start_timer=start_timer, host_cpu=True, torch_device="cpu")
 
 
 def test_measured_and_profiled_steps_are_taken_in_turns_each_session_after_one_warm_step():
@@ -46,6 +48,17 @@ def test_measured_and_profiled_steps_are_taken_in_turns_each_session_after_one_w
     samples = found["forward"]
     assert samples.measured == [1.0, 1.0] and len(samples.profiled) == 2 and min(samples.profiled) > 0
     assert samples.operations >= 2  # the host's operators of a step: at least the linear layer's and the relu
+    assert samples.own_cost_us >= 0
+
+
+def test_the_profilers_own_cost_is_a_burst_inside_a_session_less_one_without():
+    device, seen = host_device(), []
+    device.synchronize = lambda: seen.append(torch.autograd.profiler._is_profiler_enabled)
+    plain, profiled = burst_pair_us(device, [ProfilerActivity.CPU], launches=200)
+    assert seen == [False, False, False, False, True, True]  # a warm burst, one timed without, one inside a session
+    assert plain > 0 and profiled > 0
+    assert cost_per_operation_us([(1.0, 3.5), (1.2, 3.0), (0.9, 3.1)]) == pytest.approx(3.1 - 1.0)
+    assert cost_per_operation_us([(2.0, 1.5)]) == 0.0  # never negative: a profiler that cost nothing
 
 
 def test_the_report_says_what_the_profiler_added_per_operation():
@@ -53,6 +66,10 @@ def test_the_report_says_what_the_profiler_added_per_operation():
                "profiler_vs_measured": 9.0 / 8.0, "profiled_device_ms": 2.0, "device_busy": 0.25, "weight": 1.0}
     line = phase_line({"phases": {"decode": figures}}, "decode")
     assert "9 ms profiled (112% of it, 2.5 us more for each of its 400 operations)" in line
+    figures.update(profiler_us_per_operation=2.0, profiled_less_own_cost_ms=8.2)
+    line = phase_line({"phases": {"decode": figures}}, "decode")
+    assert ("(112% of it, 2.5 us more for each of its 400 operations; the profiler's own cost, measured apart, 2 us an "
+            "operation: 8.2 ms without it, 102%)") in line
     figures.update(profiled_step_ms=7.9, profiler_vs_measured=7.9 / 8.0)
     assert "(99% of it)" in phase_line({"phases": {"decode": figures}}, "decode")
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from .phases import Driver
+from .profiler_cost import burst_pair_us, cost_per_operation_us
 from .tracking import PHASE_PREFIX, RANGE_PREFIX, GroupKey, Tracker
 
 
@@ -46,11 +47,13 @@ class StepSamples:
     """One phase's step in milliseconds, each repetition's figure: ``measured`` without the profiler, ``profiled``
     under it alone (the step as the profiler's own records span it), taken in turns; ``operations`` is how many
     device operations (kernels, copies, fills) a profiled step ran, or the host operators where the device has no
-    profiled activity."""
+    profiled activity; ``own_cost_us`` is the profiler's own cost an operation, measured apart in the same turns
+    (:mod:`.profiler_cost`)."""
 
     measured: list[float]
     profiled: list[float]
     operations: float
+    own_cost_us: float
 
 
 def measured_and_profiled(driver: Driver, device: Any, decode_steps: int, profile_steps: int,
@@ -62,13 +65,13 @@ def measured_and_profiled(driver: Driver, device: Any, decode_steps: int, profil
     of its own over ``profile_steps`` steps after one more unprofiled one (``decode_steps`` for decode, as many as a
     measured decode sample averages over), with the device's activity alone where it has one: no ranges, no
     operator shapes, no host operators, nothing of KForge's in the model (run before the tracker's hooks are
-    installed), so the profiler's own cost per launch is all it adds."""
+    installed), so the profiler's own cost per launch is all it adds; that cost is measured in the same turns."""
     activities = _activities(device)
     lightest = activities[1:] or activities
     found = {}
     for phase in driver.phases:
         steps = decode_steps if phase == "decode" else profile_steps
-        measured, profiled, operations = [], [], []
+        measured, profiled, operations, bursts = [], [], [], []
         for _ in range(repetitions):
             measured += driver.step_ms(phase, device, decode_steps, 1)
             span, records = _session_span(driver, device, phase, steps, lightest)
@@ -76,12 +79,15 @@ def measured_and_profiled(driver: Driver, device: Any, decode_steps: int, profil
                 span, records = _session_span(driver, device, phase, steps, activities)
             profiled.append(span / steps / 1e3)
             operations.append(records / steps)
-        found[phase] = StepSamples(measured, profiled, statistics.median(operations))
+            bursts.append(burst_pair_us(device, lightest))
+        found[phase] = StepSamples(measured, profiled, statistics.median(operations), cost_per_operation_us(bursts))
     return found
 
 
 def _session_span(driver: Driver, device: Any, phase: str, steps: int, activities: list[Any]) -> tuple[float, int]:
-    """The span of ``steps`` profiled steps (microseconds) and the records in it."""
+    """The span of ``steps`` profiled steps (microseconds) and the records in it: from a mark made as the first step
+    begins (:func:`start_mark`), as a measured step's clock starts before the step's own host work, to the end of
+    the last record."""
     from torch.profiler import ProfilerActivity, profile
 
     session = profile(activities=activities)
@@ -91,6 +97,7 @@ def _session_span(driver: Driver, device: Any, phase: str, steps: int, activitie
         if index == 1:  # after a step that wakes what idled; its work done before the session starts
             device.synchronize()
             session.start()
+            start_mark(device)
         yield
 
     try:
@@ -102,6 +109,14 @@ def _session_span(driver: Driver, device: Any, phase: str, steps: int, activitie
     on_device = activities != [ProfilerActivity.CPU]
     events = session.events()
     return span_us(events, on_device), sum(1 for event in events if _on_side(event, on_device))
+
+
+def start_mark(device: Any) -> None:
+    """One operation on the device, the session's first record: where its steps began (a step's first kernel comes
+    only after the host work that precedes it, which the measured step counts)."""
+    import torch
+
+    torch.zeros(1, device=device.torch_device)
 
 
 def span_us(events: Any, on_device: bool) -> float:

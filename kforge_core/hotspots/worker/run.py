@@ -111,7 +111,9 @@ def _phases(profiles: dict[str, PhaseProfile], steps: dict[str, StepSamples],
             "steps_profiled": profile.steps, "steps_per_request": per_request_steps[phase],
             "measured_step_ms": step, "measured_spread": spread(samples.measured),
             "profiled_device_ms": device_ms, "profiled_step_ms": profiled, "profiled_spread": spread(samples.profiled),
-            "operations_per_step": samples.operations,
+            "operations_per_step": samples.operations, "profiler_us_per_operation": samples.own_cost_us,
+            # the profiled step less the profiler's own cost, measured apart, for each operation it recorded
+            "profiled_less_own_cost_ms": profiled - samples.operations * samples.own_cost_us / 1e3,
             "attributed_step_ms": profile.per_step_ms(profile.span_us),
             # how much of a real (unprofiled) step the kernels kept the device busy
             "device_busy": min(device_ms / step, 1.0) if step else None,
