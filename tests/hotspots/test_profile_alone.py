@@ -42,11 +42,11 @@ def test_measured_and_profiled_steps_are_taken_in_turns_each_session_after_one_w
     model = Recorder()
     found = measured_and_profiled(Driver(model, (torch.randn(8, 32),), causal_lm=False), host_device(),
                                   decode_steps=5, profile_steps=3, repetitions=2)
-    # a measured step, then a session: one warm step unprofiled, three profiled; twice
-    assert model.profiled == [False, False, True, True, True] * 2
+    # the same steps without the profiler, then in a session: one warm step, three timed or profiled; twice
+    assert model.profiled == [False, False, False, False, False, True, True, True] * 2
     assert list(found) == ["forward"]
     samples = found["forward"]
-    assert samples.measured == [1.0, 1.0] and len(samples.profiled) == 2 and min(samples.profiled) > 0
+    assert samples.measured == [1 / 3, 1 / 3] and len(samples.profiled) == 2  # the clock over three steps and min(samples.profiled) > 0
     assert samples.operations >= 2  # the host's operators of a step: at least the linear layer's and the relu
     assert samples.own_cost_us >= 0
 

@@ -6,9 +6,9 @@ Each step runs inside ``around(phase, index)``, which the profiler and the captu
 from __future__ import annotations
 
 import statistics
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from ...model_worker.end_to_end_timing import cache_argument
 
@@ -58,31 +58,26 @@ class Driver:
             cache, token = getattr(out, name), out.logits[:, -1:].argmax(-1)
 
     def step_ms(self, phase: str, device: Any, steps: int, repetitions: int) -> list[float]:
-        """Milliseconds of one step of ``phase``, each repetition's figure: a prefill or forward timed alone (after
-        the device's cache flush and a synchronize), decode as ``steps`` steps after an untimed prefill, divided by
-        ``steps``."""
-        import torch
-
+        """Milliseconds of one step of ``phase``, each repetition's figure: after the device's cache flush, one
+        untimed step (for decode, after the prefill that builds its cache), then ``steps`` steps timed together,
+        divided by ``steps``: the structure of a profiled session (:mod:`.profile`), the clock in the profiler's
+        place."""
         samples = []
-        with torch.no_grad():
-            for _ in range(repetitions):
-                device.flush_caches()
-                device.synchronize()
-                if phase == "decode":
-                    clock: list[Callable[[], float]] = []
+        for _ in range(repetitions):
+            clock: list[Callable[[], float]] = []
 
-                    def start() -> None:
-                        device.synchronize()
-                        clock.append(device.start_timer())
-
-                    self._decode(steps, _nothing, start)
+            @contextmanager
+            def around(name: str, index: int) -> Iterator[None]:
+                if index == 1:  # the untimed step's work done before the clock starts
                     device.synchronize()
-                    samples.append(clock[0]() / steps)
-                    continue
-                elapsed = device.start_timer()
-                self._prefill() if phase == "prefill" else self.model(*self.inputs)
-                device.synchronize()
-                samples.append(elapsed())
+                    clock.append(device.start_timer())
+                yield
+
+            device.flush_caches()
+            device.synchronize()
+            self.run(phase, steps + 1, around, device)
+            device.synchronize()
+            samples.append(clock[0]() / steps)
         return samples
 
 

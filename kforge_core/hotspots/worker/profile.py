@@ -58,14 +58,14 @@ class StepSamples:
 
 def measured_and_profiled(driver: Driver, device: Any, decode_steps: int, profile_steps: int,
                           repetitions: int) -> dict[str, StepSamples]:
-    """Each phase's step measured without the profiler (:meth:`Driver.step_ms`) and under it alone, in turns:
+    """Each phase's step measured without the profiler (:meth:`Driver.step_ms`) and under it alone, the same steps
+    timed the same way (one untimed step, then ``profile_steps`` steps, ``decode_steps`` for decode), in turns:
     ``repetitions`` times a measured sample, then a profiled one, so that both see the host as it is at that moment
     (a step set by the host's launches moves with the host's speed by 15% and more from one second to the next, so
     two figures taken a minute apart differ by as much, whatever the profiler costs). A profiled sample is a session
-    of its own over ``profile_steps`` steps after one more unprofiled one (``decode_steps`` for decode, as many as a
-    measured decode sample averages over), with the device's activity alone where it has one: no ranges, no
-    operator shapes, no host operators, nothing of KForge's in the model (run before the tracker's hooks are
-    installed), so the profiler's own cost per launch is all it adds; that cost is measured in the same turns."""
+    of its own, with the device's activity alone where it has one: no ranges, no operator shapes, no host operators,
+    nothing of KForge's in the model (run before the tracker's hooks are installed), so the profiler's own cost per
+    launch is all it adds; that cost is measured in the same turns."""
     activities = _activities(device)
     lightest = activities[1:] or activities
     found = {}
@@ -73,7 +73,7 @@ def measured_and_profiled(driver: Driver, device: Any, decode_steps: int, profil
         steps = decode_steps if phase == "decode" else profile_steps
         measured, profiled, operations, bursts = [], [], [], []
         for _ in range(repetitions):
-            measured += driver.step_ms(phase, device, decode_steps, 1)
+            measured += driver.step_ms(phase, device, steps, 1)
             span, records = _session_span(driver, device, phase, steps, lightest)
             if not span and lightest != activities:  # a profiler that lists no device records without the host's
                 span, records = _session_span(driver, device, phase, steps, activities)
