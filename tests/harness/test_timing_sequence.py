@@ -202,7 +202,8 @@ def test_the_hold_is_twice_the_runs_wall_clock_call_then_twice_the_calls_launch(
     device = HoldingDevice(busy_s=0.005)
     timed, _ = _timed(device, repetitions=3)
     first, *later = device.holds
-    assert first == pytest.approx(2 * timed.samples_ms["wall"][0] + LAUNCH_MARGIN_MS)
+    # (capped at the limit: a loaded host can take more than 10 ms over the wall-clock call of 5 ms of work)
+    assert first == pytest.approx(min(2 * timed.samples_ms["wall"][0] + LAUNCH_MARGIN_MS, HOLD_LIMIT_MS))
     assert later and all(hold < first / 2 for hold in later)  # not the 5 ms call's: its launch's
     # a 3 ms launch is held for twice that: launched at half the host's speed, it would still be queued in full
     device = HoldingDevice()
