@@ -8,9 +8,13 @@ from __future__ import annotations
 import pytest
 
 from kforge_core.commands.eval import read_candidate
+from kforge_core.harness import Harness
 from kforge_core.records import Failure
 
-from .helpers import CANDIDATES, candidate
+from .helpers import CANDIDATES, SELECTION, TORCH_CPU, candidate, problem, settings_for
+
+LIMIT_S = 3  # each stage's limit in the harness of small limits
+LIMIT_MB = 3072  # its memory limit: an honest candidate fits
 
 FAULTS = [
     # (candidate, failure class, a fragment of the message the agent gets)
@@ -59,19 +63,27 @@ def test_evaluation_carries_on_after_faults(relu_harness):
     assert verdict.correct, verdict.message
 
 
-@pytest.mark.parametrize("name, stage, limit", [
-    ("hang_at_import", "compile", {"compile_timeout_s": 4}),
-    ("hang", "verify", {"verify_timeout_s": 4}),
-    ("hang_while_timed", "timing", {"timing_timeout_s": 4}),
+@pytest.fixture(scope="module")
+def limited_harness(cache_dir):
+    """One harness with small limits serves the hangs and the memory test: each stage's limit, and the worker's
+    address space; an honest candidate passes within them."""
+    settings = settings_for(cache_dir, spare_workers=0, baselines=(), compile_timeout_s=LIMIT_S,
+                            verify_timeout_s=LIMIT_S, timing_timeout_s=LIMIT_S, memory_limit_mb=LIMIT_MB)
+    with Harness(backend=TORCH_CPU, problem=problem("relu_scale"), settings=settings, plugins=SELECTION) as harness:
+        yield harness
+
+
+@pytest.mark.parametrize("name, stage", [
+    ("hang_at_import", "compile"),
+    ("hang", "verify"),
+    ("hang_while_timed", "timing"),
 ])
-def test_a_hang_in_any_stage_times_out(make_harness, name, stage, limit):
-    harness = make_harness(**limit)
-    verdict = harness.evaluate(candidate(name))
+def test_a_hang_in_any_stage_times_out(limited_harness, name, stage):
+    verdict = limited_harness.evaluate(candidate(name))
     assert verdict.failure is Failure.TIMEOUT, verdict.message
-    assert f"{stage} did not finish within 4 s" in verdict.message
+    assert f"{stage} did not finish within {LIMIT_S} s" in verdict.message
     assert verdict.worker_replaced
-    if stage == "timing":  # (a fresh worker's verify loads torch._dynamo once: too slow for a 4 s verify limit)
-        assert harness.evaluate(candidate("relu_scale_numpy")).correct  # a fresh worker serves the next one
+    assert limited_harness.evaluate(candidate("relu_scale_numpy")).correct  # a fresh worker serves the next one
 
 
 def test_a_build_error_at_import_is_a_compile_error_with_the_toolchains_log(relu_harness):
@@ -81,12 +93,11 @@ def test_a_build_error_at_import_is_a_compile_error_with_the_toolchains_log(relu
     assert verdict.verify is None
 
 
-def test_out_of_memory_under_the_memory_limit(make_harness):
-    harness = make_harness(memory_limit_mb=3072)
-    verdict = harness.evaluate(candidate("out_of_memory"))
+def test_out_of_memory_under_the_memory_limit(limited_harness):
+    verdict = limited_harness.evaluate(candidate("out_of_memory"))
     assert verdict.failure is Failure.OUT_OF_MEMORY, verdict.message
     assert "Unable to allocate" in verdict.message
-    assert harness.evaluate(candidate("relu_scale_numpy")).correct
+    assert limited_harness.evaluate(candidate("relu_scale_numpy")).correct
 
 
 def test_output_flooding_is_captured_and_truncated(relu_harness):
