@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from kforge_core.harness import Harness
 from kforge_core.harness import flags as F
 from kforge_core.harness.protocol import ReplyUnpickler
 from kforge_core.records import Failure
 
-from .helpers import candidate
+from .helpers import SELECTION, TORCH_CPU, candidate, problem, settings_for
 
 
 def reported(verdict, key: str) -> str:
@@ -71,10 +72,6 @@ def test_the_memory_limit_limits_the_address_space_on_the_cpu(make_harness):
 
 
 def test_scratch_directories_are_kept_under_a_given_root_and_removed_otherwise(cache_dir, tmp_path):
-    from kforge_core.harness import Harness
-
-    from .helpers import SELECTION, TORCH_CPU, problem, settings_for
-
     with Harness(backend=TORCH_CPU, problem=problem("relu_scale"), settings=settings_for(cache_dir),
                  plugins=SELECTION, scratch_root=tmp_path / "kept") as kept:
         kept.evaluate(candidate("env_report"), measure=False)
@@ -88,8 +85,17 @@ def test_scratch_directories_are_kept_under_a_given_root_and_removed_otherwise(c
     assert not root.exists()
 
 
-def test_warm_workers_are_reused_after_correct_candidates_and_replaced_after_faults(make_harness):
-    harness = make_harness(sandbox="off")  # a worker is told apart by its pid, the same in every sandbox
+@pytest.fixture(scope="module")
+def unsandboxed_harness(cache_dir):
+    """A harness without the sandbox, whose pids are the host's: a worker is told apart by its pid, and a pid a
+    candidate writes down is one this process can look up. Its verify limit is short, for a candidate that hangs."""
+    settings = settings_for(cache_dir, spare_workers=0, baselines=(), sandbox="off", verify_timeout_s=3)
+    with Harness(backend=TORCH_CPU, problem=problem("relu_scale"), settings=settings, plugins=SELECTION) as harness:
+        yield harness
+
+
+def test_warm_workers_are_reused_after_correct_candidates_and_replaced_after_faults(unsandboxed_harness):
+    harness = unsandboxed_harness
     first = harness.evaluate(candidate("env_report"))
     second = harness.evaluate(candidate("env_report", label="again"))
     assert not first.worker_replaced and not second.worker_replaced
@@ -100,17 +106,18 @@ def test_warm_workers_are_reused_after_correct_candidates_and_replaced_after_fau
 
 
 def test_without_warm_workers_every_candidate_gets_a_new_process(make_harness):
-    harness = make_harness(warm_workers=False, sandbox="off")  # as above
+    harness = make_harness(warm_workers=False, sandbox="off")  # pids told apart as above
     pids = {reported(harness.evaluate(candidate("env_report", label=f"n{i}"), measure=False), "PID")
             for i in range(2)}
     assert len(pids) == 2
 
 
-def test_a_timeout_kills_what_the_candidate_started(make_harness):
-    harness = make_harness(verify_timeout_s=5, sandbox="off")  # the pid it writes down is the host's
+def test_a_timeout_kills_what_the_candidate_started(unsandboxed_harness):
+    harness = unsandboxed_harness
     verdict = harness.evaluate(candidate("child_then_hang"))
     assert verdict.failure is Failure.TIMEOUT
-    child = int(next(harness.root.glob("workers/*/candidates/*/child.pid")).read_text())
+    (pid_file,) = harness.root.glob("workers/*/candidates/*/child.pid")
+    child = int(pid_file.read_text())
     deadline = time.monotonic() + 10
     while _alive(child) and time.monotonic() < deadline:
         time.sleep(0.1)
