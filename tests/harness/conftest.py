@@ -1,5 +1,5 @@
-"""Fixtures for the harness's tests. Tests about verdicts share one Harness per module (its workers stay warm);
-tests about isolation make their own."""
+"""Fixtures for the harness's tests. Tests about verdicts share one Harness (its workers stay warm); tests about
+isolation make their own."""
 
 from __future__ import annotations
 
@@ -36,9 +36,10 @@ def make_harness(cache_dir):
         harness.close()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def relu_harness(cache_dir):
-    """A shared Harness for relu_scale.py, reused by the tests of one module."""
+    """A shared Harness for relu_scale.py, reused by the tests of every module that asks for it (a candidate that
+    faults has its worker replaced, one that passes leaves it warm, as in a bench)."""
     with Harness(backend=TORCH_CPU, problem=problem("relu_scale"), settings=settings_for(cache_dir),
                  plugins=SELECTION) as harness:
         yield harness
