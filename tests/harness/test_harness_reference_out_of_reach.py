@@ -43,8 +43,8 @@ def test_pytorch_used_only_while_the_trace_is_not_seen_is_flagged(relu_harness):
     assert "aten::relu x1" in flag.message and not flag.message.startswith("source:")
 
 
-def test_a_candidate_cannot_poison_the_reference_for_the_next_one(make_harness):
-    harness = make_harness(warm_workers=True)
+def test_a_candidate_cannot_poison_the_reference_for_the_next_one(relu_harness):
+    harness = relu_harness  # warm workers, and one referee for both
     poisoner = harness.evaluate(candidate("poison_reference"))
     assert poisoner.failure is Failure.MISMATCH, poisoner.message  # its answer + 1.0 is wrong: nothing to poison
     honest = harness.evaluate(candidate("relu_scale_numpy"))
