@@ -3,11 +3,13 @@ as readable compile failures, the candidate's own errors classified as runtime e
 
 from __future__ import annotations
 
+import textwrap
+
 import pytest
-from cpu_testing import EXAMPLE_PROBLEM, EXAMPLE_SOLUTION, candidate
+from cpu_testing import EXAMPLE_PROBLEM, EXAMPLE_SOLUTION, candidate, run_stages
 
 from kforge_core.problem import load_problem
-from kforge_core.records import Candidate, Failure
+from kforge_core.records import Candidate, CompileResult, Failure
 from kforge_cpu import CpuOptions
 
 RELU_SCALE = """
@@ -125,22 +127,38 @@ FAILURE_CASES = {
 }
 
 
-@pytest.fixture
-def relu_problem(write_problem):
-    return write_problem("relu_scale", RELU_SCALE)
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory, peaks_cache) -> dict[str, CompileResult]:
+    """Every candidate of this module compiled once, in order, by one warm worker, as the harness keeps them: every
+    candidate's file is model_new.py, and each log must quote its own candidate's lines, not those of one compiled
+    before it. Each job's results by name: the good candidate first (nothing cached before it), the failures, the
+    good one again under other options (the thread count last), and the shipped example for its own problem."""
+    root = tmp_path_factory.mktemp("cpu-compile")
+    (root / "relu_scale.py").write_text(textwrap.dedent(RELU_SCALE))
+    relu_problem = load_problem(root / "relu_scale.py")
+    jobs = {
+        "good": (GOOD, relu_problem, CpuOptions()),
+        "typing_error": (TYPING_ERROR, relu_problem, CpuOptions()),
+        **{name: (cand, relu_problem, CpuOptions()) for name, (cand, _, _) in FAILURE_CASES.items()},
+        "fastmath_refused": (GOOD, relu_problem, CpuOptions(fastmath=False)),
+        "fastmath_allowed": (GOOD, relu_problem, CpuOptions(fastmath=True)),
+        "shipped_example": (Candidate.from_path(EXAMPLE_SOLUTION), load_problem(EXAMPLE_PROBLEM), CpuOptions()),
+        "one_thread": (GOOD, relu_problem, CpuOptions(threads=1)),
+    }
+    done = run_stages([(cand, problem, ("compile",), options) for cand, problem, options in jobs.values()],
+                      root / "work", peaks_cache)
+    return {name: results["compile"] for name, results in zip(jobs, done)}
 
 
-def test_a_good_candidate_compiles_and_its_log_names_the_compiled_signature(stages, relu_problem):
-    [done] = stages([(GOOD, relu_problem, ("compile",), CpuOptions())])
-    result = done["compile"]
+def test_a_good_candidate_compiles_and_its_log_names_the_compiled_signature(compiled):
+    result = compiled["good"]
     assert result.ok and result.failure is None, result.log
     assert "relu_scale(array(float32, 2d, C), float32, array(float32, 2d, C))" in result.log
     assert result.seconds > 0 and not result.cached
 
 
-def test_a_typing_error_is_a_compile_failure_with_a_short_readable_log(stages, relu_problem):
-    [done] = stages([(TYPING_ERROR, relu_problem, ("compile",), CpuOptions())])
-    result = done["compile"]
+def test_a_typing_error_is_a_compile_failure_with_a_short_readable_log(compiled):
+    result = compiled["typing_error"]
     assert not result.ok and result.failure == Failure.COMPILE
     log = result.log
     assert log.startswith("Numba TypingError (nopython frontend) while compiling relu_scale(array(float32, 2d, C)")
@@ -151,37 +169,28 @@ def test_a_typing_error_is_a_compile_failure_with_a_short_readable_log(stages, r
     assert len(log.splitlines()) <= 45
 
 
-def test_each_fault_gets_its_class_and_a_log_that_points_at_it(stages, relu_problem):
-    # one warm worker for all, as the harness keeps them: every candidate's file is model_new.py, and each log
-    # must quote its own candidate's lines, not those of one compiled before it
-    jobs = [(cand, relu_problem, ("compile",), CpuOptions()) for cand in [GOOD] + [c for c, _, _ in
-                                                                               FAILURE_CASES.values()]]
-    good, *failed = stages(jobs)
-    assert good["compile"].ok
-    for (name, (_, failure, expected)), done in zip(FAILURE_CASES.items(), failed):
-        result = done["compile"]
+def test_each_fault_gets_its_class_and_a_log_that_points_at_it(compiled):
+    # compiled one after another in one warm worker, after the good candidate (the fixture above)
+    assert compiled["good"].ok
+    for name, (_, failure, expected) in FAILURE_CASES.items():
+        result = compiled[name]
         assert result.failure == failure, f"{name}: {result.failure}\n{result.log}"
         for text in expected:
             assert text in result.log, f"{name}: {text!r} not in\n{result.log}"
 
 
-def test_fastmath_is_refused_when_the_options_disable_it(stages, relu_problem):
-    [refused, allowed] = stages([
-        (GOOD, relu_problem, ("compile",), CpuOptions(fastmath=False)),
-        (GOOD, relu_problem, ("compile",), CpuOptions(fastmath=True)),
-    ])
-    assert refused["compile"].failure == Failure.COMPILE
-    assert "fastmath is disabled" in refused["compile"].log and "relu_scale" in refused["compile"].log
-    assert allowed["compile"].ok
+def test_fastmath_is_refused_when_the_options_disable_it(compiled):
+    refused, allowed = compiled["fastmath_refused"], compiled["fastmath_allowed"]
+    assert refused.failure == Failure.COMPILE
+    assert "fastmath is disabled" in refused.log and "relu_scale" in refused.log
+    assert allowed.ok
 
 
-def test_the_threads_option_sets_numbas_thread_count(stages, relu_problem):
-    [done] = stages([(GOOD, relu_problem, ("compile",), CpuOptions(threads=1))])
-    assert "1 Numba threads" in done["compile"].log
+def test_the_threads_option_sets_numbas_thread_count(compiled):
+    assert "1 Numba threads" in compiled["one_thread"].log
 
 
-def test_the_shipped_example_compiles(stages):
-    problem = load_problem(EXAMPLE_PROBLEM)
-    [done] = stages([(Candidate.from_path(EXAMPLE_SOLUTION), problem, ("compile",), CpuOptions())])
-    assert done["compile"].ok, done["compile"].log
-    assert "add_rmsnorm_kernel(array(float32, 2d, C)" in done["compile"].log
+def test_the_shipped_example_compiles(compiled):
+    result = compiled["shipped_example"]
+    assert result.ok, result.log
+    assert "add_rmsnorm_kernel(array(float32, 2d, C)" in result.log
