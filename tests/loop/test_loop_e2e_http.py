@@ -34,6 +34,7 @@ def quick_env(monkeypatch):
     for name, value in {**QUICK, **quick_gui, "OPENAI_API_KEY": SECRET}.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("PYTHONPATH", str(HERE))  # the harness's workers load the test plugin too
+    monkeypatch.setenv("KFORGE_LLM__RETRY_INITIAL_S", "0")  # a 429 or a 500 is retried at once, as the server asks
 
 
 def test_the_demo_flow_through_openai_like_with_retries_and_images(tmp_path, quick_env):
