@@ -37,7 +37,7 @@ class Model(torch.nn.Module):
 
 
 def get_inputs():
-    return [torch.randn(512, 1024, dtype=torch.{dtype}), torch.randn(1024, 2048, dtype=torch.{dtype})]
+    return [torch.randn({m}, {k}, dtype=torch.{dtype}), torch.randn({k}, {n}, dtype=torch.{dtype})]
 
 
 def get_init_inputs():
@@ -63,8 +63,12 @@ def get_init_inputs():
 M, K, N = 512, 1024, 2048
 
 
+def gemm_source(dtype: str, m: int = M, k: int = K, n: int = N) -> str:
+    return GEMM.format(dtype=dtype, m=m, k=k, n=n)
+
+
 def gemm(tmp_path, dtype="float32"):
-    return load_problem(write_problem(tmp_path, GEMM.replace("{dtype}", dtype), f"gemm_{dtype}.py"))
+    return load_problem(write_problem(tmp_path, gemm_source(dtype), f"gemm_{dtype}.py"))
 
 
 def test_matrix_elementwise_and_reduction_work_are_counted_by_dtype(tmp_path):
@@ -164,7 +168,8 @@ def test_fractions_and_the_sol_score_never_pass_the_limit():
 
 
 def test_check_prints_the_bound_on_a_named_gpu(tmp_path):
-    path = write_problem(tmp_path, GEMM.replace("{dtype}", "float16"), "gemm_half.py")
+    # small: the check times the reference's forward, and a float16 matmul is slow on the CPU
+    path = write_problem(tmp_path, gemm_source("float16", 64, 128, 256), "gemm_half.py")
     app = App(plugin_modules=("kforge_nvidia", "kforge_cuda"), load_plugins=False)
     result = CliRunner().invoke(cli, ["check", str(path), "--device", "cuda", "--gpu", "H100 SXM", "--json"],
                                 obj=app)
