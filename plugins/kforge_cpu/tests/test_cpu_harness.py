@@ -99,7 +99,9 @@ def _cpu_backend():
 
 @pytest.mark.parametrize("name, failure, fragment", FAULTS, ids=[f[0] for f in FAULTS])
 def test_each_fault_is_classified_through_the_cpu_backend(harnesses, name, failure, fragment):
-    harness = harnesses("relu_scale", memory_limit_mb=4096) if name == "out_of_memory" else harnesses("relu_scale")
+    # the memory limit's harness serves this one candidate: no spare worker is started beside it
+    harness = harnesses("relu_scale", memory_limit_mb=4096, spare_workers=0) if name == "out_of_memory" \
+        else harnesses("relu_scale")
     verdict = harness.evaluate(harness_candidate(name))
     assert verdict.failure is failure, verdict.message
     assert fragment in verdict.message
@@ -148,7 +150,8 @@ def test_a_thread_bomb_in_the_first_forward_reaches_the_process_limit(harnesses)
     if os.geteuid() == 0 and "pids" not in cgroup_support().controllers and not (
             sandbox_status().available and process_limit_probe().pid_max):
         pytest.skip("nothing bounds a worker's processes here (root, no pid_max of its own, no pids cgroup)")
-    verdict = harnesses("relu_scale", max_processes=300).evaluate(harness_candidate("thread_bomb"))
+    # (a harness for this one candidate: no spare worker beside it)
+    verdict = harnesses("relu_scale", max_processes=300, spare_workers=0).evaluate(harness_candidate("thread_bomb"))
     assert verdict.failure is Failure.RESOURCE_LIMIT, verdict.message
     assert "limit on processes and threads (harness.max_processes = 300)" in verdict.message
     assert verdict.worker_replaced
