@@ -23,6 +23,7 @@ QUICK = {
     "KFORGE_HARNESS__WARMUP": "1",
     "KFORGE_HARNESS__REPETITIONS": "5",
     "KFORGE_HARNESS__BASELINES": '["eager"]',  # torch.compile's C++ build would dominate a CI run
+    "KFORGE_HARNESS__SPARE_WORKERS": "0",  # a replaced worker starts when the next candidate needs it
     "KFORGE_BACKENDS__CPU__THREAD_SCALING": "false",
     "KFORGE_BACKENDS__CPU__PROFILE_REPETITIONS": "2",
 }
