@@ -63,7 +63,8 @@ def toy_eval(plugin_site, tmp_path_factory):
                             # which the sandbox would hide from them
                             "--sandbox", "off", plugins="toydevice",
                             # every timer whatever a call takes on a busy machine (harness.beside_timers)
-                            env={"TOYDEVICE_TRACE": str(trace), "KFORGE_HARNESS__BESIDE_TIMERS": "all"})
+                            env={"TOYDEVICE_TRACE": str(trace), "KFORGE_HARNESS__BESIDE_TIMERS": "all",
+                                 "KFORGE_HARNESS__SPARE_WORKERS": "0"})  # no spare: a worker starts when needed
     assert result.stdout.startswith("["), result.stderr
     return result, json.loads(result.stdout), trace.read_text().split()
 
@@ -138,8 +139,9 @@ def test_the_agent_loop_and_a_bench_run_on_the_toy_device(plugin_site, tmp_path)
             "np.maximum(x.numpy(), 0) * np.float32(self.scale)",
             "np.multiply(np.maximum(x.numpy(), 0), np.float32(self.scale))") + "```\n"),
     ]) + "\n")
-    (tmp_path / "kforge.toml").write_text(  # few runs, and the sandbox off as in the eval above
-        '[harness]\ntrials = 2\nwarmup = 1\nrepetitions = 3\nbaselines = ["eager"]\nsandbox = "off"\n')
+    (tmp_path / "kforge.toml").write_text(  # few runs, no spare worker, and the sandbox off as in the eval above
+        '[harness]\ntrials = 2\nwarmup = 1\nrepetitions = 3\nbaselines = ["eager"]\nspare_workers = 0\n'
+        'sandbox = "off"\n')
     run = kforge_command(plugin_site, tmp_path, "run", str(HARNESS / "problems" / "relu_scale.py"), "--backend", "toy",
                          "--llm", f"replay:{script}", "--functional-attempts", "1", "--optimization-rounds", "1",
                          "--runs-dir", "runs", plugins="toydevice")
