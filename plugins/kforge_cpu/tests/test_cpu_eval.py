@@ -49,7 +49,7 @@ BROKEN = """
 
 
 def kforge_eval(*args: str, cwd: Path, cache: Path) -> tuple[int, list[dict]]:
-    env = {**os.environ, "KFORGE_CACHE_DIR": str(cache)}
+    env = {**os.environ, "KFORGE_CACHE_DIR": str(cache), "KFORGE_HARNESS__SPARE_WORKERS": "0"}  # no idle spare
     done = subprocess.run([str(KFORGE), "eval", *args, "--backend", "cpu", "--json"], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=600)
     assert done.stdout.strip(), done.stderr[-3000:]

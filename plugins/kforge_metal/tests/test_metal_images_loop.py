@@ -24,7 +24,7 @@ SMALL_PROBLEM = ROOT / "tests" / "loop" / "problems" / "gelu_scale_small.py"
 CORRECT = (ROOT / "examples" / "replay" / "cpu_demo" / "04_correct_slow.py").read_text()
 QUICK = {"KFORGE_HARNESS__TRIALS": "2", "KFORGE_HARNESS__WARMUP": "1", "KFORGE_HARNESS__REPETITIONS": "3",
          "KFORGE_HARNESS__BASELINES": '["eager"]', "KFORGE_BACKENDS__CPU-METAL-SUMMARY__THREAD_SCALING": "false",
-         "KFORGE_BACKENDS__CPU-METAL-SUMMARY__PROFILE_REPETITIONS": "2"}
+         "KFORGE_BACKENDS__CPU-METAL-SUMMARY__PROFILE_REPETITIONS": "2", "KFORGE_HARNESS__SPARE_WORKERS": "0"}
 
 
 @pytest.mark.slow
