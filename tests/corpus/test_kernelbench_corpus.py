@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -42,9 +43,11 @@ SOLUTIONS = [
 
 
 @pytest.fixture(scope="module")
-def harnesses(tmp_path_factory):
-    """One Harness per corpus problem, made on first use."""
+def harnesses(tmp_path_factory, host_peaks):
+    """One Harness per corpus problem, made on first use; their cache holds the host CPU's peaks, measured once for
+    the session."""
     cache = tmp_path_factory.mktemp("kforge-cache")
+    shutil.copytree(host_peaks, cache / "peaks")
     settings = Settings(harness=dataclasses.replace(QUICK, cheat_policy="report", baselines=()), cache_dir=cache)
     made: dict[str, Harness] = {}
 

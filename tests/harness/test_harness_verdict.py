@@ -40,7 +40,7 @@ def test_an_honest_verdict_is_placed_against_the_speed_of_light_and_never_flagge
     verdict = relu_harness.evaluate(candidate("relu_scale_numpy"))
     light = verdict.speed_of_light
     assert verdict.correct and F.FASTER_THAN_HARDWARE not in {f.code for f in verdict.flags}
-    # the host CPU's peaks were measured by the first worker (and kept in the session's cache directory)
+    # the host CPU's peaks were measured on this machine (once for the session, kept in its cache directory)
     assert light.bound.bandwidth > 0 and "measured on this device" in light.bound.bandwidth_source
     assert light.bound.binds in ("memory", "compute") and light.timer == verdict.timer == "wall"
     assert light.figure_ms == verdict.runtime_ms and 0 < light.fraction <= 1
