@@ -19,11 +19,11 @@ from .helpers import SELECTION, TORCH_CPU, candidate, problem, settings_for
 SHAPE_PROBLEMS = Path(__file__).resolve().parents[1] / "core" / "shape_problems"
 
 
-@pytest.fixture(scope="module")
-def strict_harness(cache_dir):
-    with Harness(backend=TORCH_CPU, problem=problem("relu_scale"), plugins=SELECTION,
-                 settings=settings_for(cache_dir, spare_workers=0, baselines=())) as harness:
-        yield harness
+@pytest.fixture
+def strict_harness(relu_harness):
+    """The shared relu_scale harness: harness.shapes = strict, as by default."""
+    assert relu_harness.settings.harness.shapes == "strict"
+    return relu_harness
 
 
 @pytest.fixture(scope="module")
