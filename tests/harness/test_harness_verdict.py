@@ -20,8 +20,23 @@ def round_trip(verdict: Verdict) -> Verdict:
     return Verdict.from_json(json.loads(json.dumps(verdict.to_json(), allow_nan=False)))
 
 
-def test_a_correct_verdict_has_runtimes_speedups_and_the_method(relu_harness):
+@pytest.fixture(scope="module")
+def honest(relu_harness) -> tuple[Verdict, float]:
+    """An honest candidate's verdict on the shared harness, timed against eager, and the seconds its evaluation took:
+    the tests below each check their part of it."""
+    start = time.perf_counter()
     verdict = relu_harness.evaluate(candidate("relu_scale_numpy"))
+    return verdict, time.perf_counter() - start
+
+
+@pytest.fixture(scope="module")
+def wrong(relu_harness) -> Verdict:
+    """A wrong candidate's verdict, a profile asked for: the tests below each check their part of it."""
+    return relu_harness.evaluate(candidate("mismatch"), profile=True)
+
+
+def test_a_correct_verdict_has_runtimes_speedups_and_the_method(relu_harness, honest):
+    verdict, _ = honest
     assert verdict.correct and verdict.failure is None
     eager = dict(verdict.baselines)["eager"]
     assert verdict.speedup("eager") == pytest.approx(eager.figure / verdict.runtime.figure)  # on the CPU: fastest runs
@@ -36,8 +51,8 @@ def test_a_correct_verdict_has_runtimes_speedups_and_the_method(relu_harness):
     assert round_trip(verdict) == verdict
 
 
-def test_an_honest_verdict_is_placed_against_the_speed_of_light_and_never_flagged(relu_harness):
-    verdict = relu_harness.evaluate(candidate("relu_scale_numpy"))
+def test_an_honest_verdict_is_placed_against_the_speed_of_light_and_never_flagged(honest):
+    verdict, _ = honest
     light = verdict.speed_of_light
     assert verdict.correct and F.FASTER_THAN_HARDWARE not in {f.code for f in verdict.flags}
     # the host CPU's peaks were measured on this machine (once for the session, kept in its cache directory)
@@ -51,10 +66,8 @@ def test_an_honest_verdict_is_placed_against_the_speed_of_light_and_never_flagge
     assert round_trip(verdict) == verdict
 
 
-def test_the_verdict_says_where_its_seconds_went(relu_harness):
-    start = time.perf_counter()
-    verdict = relu_harness.evaluate(candidate("relu_scale_numpy"))
-    spent = time.perf_counter() - start
+def test_the_verdict_says_where_its_seconds_went(honest, wrong):
+    verdict, spent = honest
     phases = dict(verdict.phases)
     assert list(phases) == ["prebuild", "reference", "worker", "compile", "verify", "timing", "baselines_ready",
                             "finish"]
@@ -62,13 +75,12 @@ def test_the_verdict_says_where_its_seconds_went(relu_harness):
     assert phases["timing"] > 0 and phases["verify"] > 0  # the candidate's work is where it happened
     assert phases["baselines_ready"] <= phases["timing"]  # the baselines' own build, said apart, inside timing
     assert sum(seconds for name, seconds in phases.items() if name != "baselines_ready") <= spent
-    wrong = relu_harness.evaluate(candidate("mismatch"))
     assert "timing" not in dict(wrong.phases)  # rejected in verify: never timed
     assert verdict.to_json()["phases"] == phases
 
 
-def test_the_json_document_has_the_documented_fields(relu_harness):
-    document = relu_harness.evaluate(candidate("mismatch")).to_json()
+def test_the_json_document_has_the_documented_fields(wrong):
+    document = wrong.to_json()
     assert {"correct", "failure", "flags", "trials", "runtime", "baselines", "speedups", "best_speedup", "method",
             "message", "compile", "verify", "profile", "stdout", "stderr", "worker_replaced"} <= set(document)
     assert document["correct"] is False and document["failure"] == "numerical_mismatch"
@@ -163,9 +175,8 @@ def test_profile_of_a_correct_candidate_and_its_summary(make_harness):
     assert "aten::relu" in summary.text
 
 
-def test_a_failing_candidate_is_not_profiled(relu_harness):
-    verdict = relu_harness.evaluate(candidate("mismatch"), profile=True)
-    assert verdict.profile is None
+def test_a_failing_candidate_is_not_profiled(wrong):
+    assert wrong.profile is None  # asked for, as the fixture did
 
 
 def test_runtime_stats_from_samples():
