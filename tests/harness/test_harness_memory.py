@@ -12,6 +12,7 @@ from kforge_core.bench.slot import _start_failure
 from kforge_core.device import MemoryStats
 from kforge_core.devices.cpu import CpuDevice
 from kforge_core.devices.harness_device import HarnessDevice
+from kforge_core.harness import Harness
 from kforge_core.harness.host.pool import WorkerStartError
 from kforge_core.harness.worker.expected import expected_for
 from kforge_core.harness.worker.random_state import GeneratorStates
@@ -19,7 +20,7 @@ from kforge_core.harness.worker.reference import SeededPool, reference_data, res
 from kforge_core.records import Failure
 from kforge_core.settings import HarnessSettings
 
-from .helpers import QUICK, TORCH_CPU, candidate, problem
+from .helpers import QUICK, SELECTION, TORCH_CPU, candidate, problem, settings_for
 
 # What a worker on the host CPU may map: about 650 MiB are torch and KForge themselves. Eight trials of wide_relu
 # (32 MiB in, 32 MiB out) with their inputs, the reference's copies and outputs held at once, and a timing pool beside
@@ -60,19 +61,27 @@ def test_a_problem_whose_trials_would_not_fit_at_once_is_evaluated(make_harness)
     assert [t.seed for t in verdict.verify.trials] == [42 + t for t in range(8)]
 
 
-def test_between_trials_the_candidates_worker_holds_the_inputs_and_nothing_else_of_a_calls_size(make_harness):
+@pytest.fixture(scope="module")
+def wide_harness(cache_dir):
+    """A harness for wide_relu whose timing pool holds no set (input_pool_mb = 1: none fits, none is kept) and whose
+    workers may write files of 8 MiB at most (each output is 32 MiB), for the two tests below."""
+    settings = settings_for(cache_dir, spare_workers=0, baselines=(), trials=3, repetitions=2, input_pool_mb=1,
+                            file_size_limit_mb=8)
+    with Harness(backend=TORCH_CPU, problem=problem("wide_relu"), settings=settings, plugins=SELECTION) as harness:
+        yield harness
+
+
+def test_between_trials_the_candidates_worker_holds_the_inputs_and_nothing_else_of_a_calls_size(wide_harness):
     # neither a copy of the inputs made before the call (they are made again from their seed to see what changed)
     # nor the previous call's outputs (a weak reference tells a kept buffer from a reused address)
-    harness = make_harness("wide_relu", trials=3, repetitions=2, input_pool_mb=1)  # no timing set fits: none kept
-    verdict = harness.evaluate(candidate("memory_census"))
+    verdict = wide_harness.evaluate(candidate("memory_census"))
     assert verdict.correct, verdict.message
     seen = [int(line.rsplit(":", 1)[1]) for line in verdict.stdout.splitlines() if "live buffers" in line]
     assert len(seen) >= 4 and max(seen) == 1, seen  # the call's inputs, nothing else
 
 
-def test_outputs_larger_than_a_worker_may_write_in_one_file_are_judged(make_harness):
-    harness = make_harness("wide_relu", trials=2, file_size_limit_mb=8)  # each output is 32 MiB
-    verdict = harness.evaluate(candidate("wide_relu_numpy"))
+def test_outputs_larger_than_a_worker_may_write_in_one_file_are_judged(wide_harness):
+    verdict = wide_harness.evaluate(candidate("wide_relu_numpy"))
     assert verdict.correct, verdict.message
 
 
