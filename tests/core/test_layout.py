@@ -6,6 +6,7 @@ the benchmarks import only what the core has."""
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections import Counter
 from pathlib import Path
@@ -15,8 +16,10 @@ CORE = REPO / "kforge_core"
 PLUGIN_PACKAGES = sorted(p for p in (REPO / "plugins").glob("kforge_*/kforge_*") if (p / "__init__.py").is_file())
 
 
+@functools.cache
 def _imports(root: Path) -> dict[str, dict[str, str]]:
-    """module -> {imported kforge module -> "file:line"}, every import but those under ``if TYPE_CHECKING``."""
+    """module -> {imported kforge module -> "file:line"}, every import but those under ``if TYPE_CHECKING``; a root's
+    files are parsed once, and the tests only read what they give."""
     found: dict[str, dict[str, str]] = {}
     for path in sorted(root.rglob("*.py")):
         parts = list(path.relative_to(root.parent).with_suffix("").parts)
@@ -55,8 +58,9 @@ def package_cycles(root: Path, depth: int = 1) -> list[list[str]]:
     """Cycles among ``root``'s packages and top-level modules (strongly connected components of more than one);
     with a large ``depth``, among all its modules."""
     graph: dict[str, set[str]] = {}
-    known = set(_imports(root))
-    for module, targets in _imports(root).items():
+    imports = _imports(root)
+    known = set(imports)
+    for module, targets in imports.items():
         here = _unit(module, root.name, depth)
         for target in targets:
             while target not in known and "." in target:  # "from pkg import name": the module is pkg
