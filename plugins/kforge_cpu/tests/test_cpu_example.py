@@ -16,7 +16,9 @@ from kforge_cpu import CpuOptions
 from kforge_cpu.vectorization import supported
 
 
-def import_solution():
+@pytest.fixture(scope="module")
+def solution():
+    """The example solution's module, imported once for the module: Numba compiles its kernel on the first call."""
     spec = importlib.util.spec_from_file_location("cpu_example_solution", EXAMPLE_SOLUTION)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -30,8 +32,8 @@ def test_the_example_problem_is_a_valid_fp32_problem():
 
 
 @pytest.mark.parametrize("seed", [1, 2])
-def test_the_example_solution_matches_the_reference(seed):
-    problem, solution = import_problem_module(EXAMPLE_PROBLEM), import_solution()
+def test_the_example_solution_matches_the_reference(solution, seed):
+    problem = import_problem_module(EXAMPLE_PROBLEM)
     torch.manual_seed(seed)
     reference = problem.Model(*problem.get_init_inputs())
     candidate = solution.ModelNew(*problem.get_init_inputs())
@@ -46,8 +48,8 @@ def test_the_example_solution_matches_the_reference(seed):
     torch.testing.assert_close(got, expected, atol=atol, rtol=rtol)
 
 
-def test_the_example_solution_needs_the_reference_weights():
-    problem, solution = import_problem_module(EXAMPLE_PROBLEM), import_solution()
+def test_the_example_solution_needs_the_reference_weights(solution):
+    problem = import_problem_module(EXAMPLE_PROBLEM)
     torch.manual_seed(3)
     reference = problem.Model(*problem.get_init_inputs())
     candidate = solution.ModelNew(*problem.get_init_inputs())  # weights left at ones
