@@ -30,7 +30,7 @@ def harnesses(cache_dir):
 
     def get(sandbox: str) -> Harness:
         if sandbox not in made:
-            settings = settings_for(cache_dir, spare_workers=1, baselines=(), sandbox=sandbox,
+            settings = settings_for(cache_dir, spare_workers=0, baselines=(), sandbox=sandbox,
                                     scratch_limit_mb=SCRATCH_MB, max_processes=FEW_PROCESSES, cache_quota_mb=QUOTA_MB)
             made[sandbox] = Harness(backend=TORCH_CPU, problem=problem("relu_scale"), settings=settings,
                                     plugins=SELECTION)
