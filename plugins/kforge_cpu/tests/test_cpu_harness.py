@@ -30,7 +30,7 @@ from kforge_core.settings import HarnessSettings, Settings
 
 HARNESS_TESTS = Path(__file__).resolve().parents[3] / "tests" / "harness"
 SELECTION = PluginSelection(only=("cpu",))
-QUICK = HarnessSettings(trials=3, warmup=1, repetitions=4, baselines=(), spare_workers=1,
+QUICK = HarnessSettings(trials=3, warmup=1, repetitions=4, baselines=(), spare_workers=0,
                         compile_timeout_s=120, verify_timeout_s=60, timing_timeout_s=60, profile_timeout_s=120,
                         startup_timeout_s=180)
 
@@ -99,9 +99,7 @@ def _cpu_backend():
 
 @pytest.mark.parametrize("name, failure, fragment", FAULTS, ids=[f[0] for f in FAULTS])
 def test_each_fault_is_classified_through_the_cpu_backend(harnesses, name, failure, fragment):
-    # the memory limit's harness serves this one candidate: no spare worker is started beside it
-    harness = harnesses("relu_scale", memory_limit_mb=4096, spare_workers=0) if name == "out_of_memory" \
-        else harnesses("relu_scale")
+    harness = harnesses("relu_scale", memory_limit_mb=4096) if name == "out_of_memory" else harnesses("relu_scale")
     verdict = harness.evaluate(harness_candidate(name))
     assert verdict.failure is failure, verdict.message
     assert fragment in verdict.message
@@ -150,8 +148,7 @@ def test_a_thread_bomb_in_the_first_forward_reaches_the_process_limit(harnesses)
     if os.geteuid() == 0 and "pids" not in cgroup_support().controllers and not (
             sandbox_status().available and process_limit_probe().pid_max):
         pytest.skip("nothing bounds a worker's processes here (root, no pid_max of its own, no pids cgroup)")
-    # (a harness for this one candidate: no spare worker beside it)
-    verdict = harnesses("relu_scale", max_processes=300, spare_workers=0).evaluate(harness_candidate("thread_bomb"))
+    verdict = harnesses("relu_scale", max_processes=300).evaluate(harness_candidate("thread_bomb"))
     assert verdict.failure is Failure.RESOURCE_LIMIT, verdict.message
     assert "limit on processes and threads (harness.max_processes = 300)" in verdict.message
     assert verdict.worker_replaced
