@@ -146,7 +146,7 @@ def test_the_plugins_compile_hook_runs_in_the_harness_worker(kforge, tmp_path):
     )
     keep = tmp_path / "kept"
     result = kforge("eval", str(problem), str(candidate), "--backend", "echo", "--json", "--no-timing",
-                    "--policy", "report", "--keep", str(keep))
+                    "--policy", "report", "--keep", str(keep), env={"KFORGE_HARNESS__SPARE_WORKERS": "0"})
     verdict = json.loads(result.stdout)
     assert verdict["correct"] is True, result.stdout + result.stderr
     assert verdict["compile"]["log"] == "echo: built"
