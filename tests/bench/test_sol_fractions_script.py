@@ -86,10 +86,10 @@ def test_nsight_computes_throughputs_are_weighted_by_duration():
 @pytest.mark.slow
 def test_the_cpu_self_check_end_to_end(tmp_path, fresh_cache):
     out = tmp_path / "self.json"
+    env = {**os.environ, "KFORGE_CACHE_DIR": str(fresh_cache), "KFORGE_HARNESS__SPARE_WORKERS": "0"}
     done = subprocess.run([sys.executable, str(SCRIPT), "--self-check", "--backend", "cpu", "--gemm-size", "128",
                            "--copy-elements", "65536", "--kforge-args", "--baselines eager --repetitions 5 --trials 2",
-                           "--json", str(out)], capture_output=True, text=True, cwd=tmp_path,
-                          env={**os.environ, "KFORGE_CACHE_DIR": str(fresh_cache)})
+                           "--json", str(out)], capture_output=True, text=True, cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     document = json.loads(out.read_text())
     assert {row["problem"] for row in document["rows"]} == {"gemm", "copy"}
