@@ -118,12 +118,12 @@ def test_a_tf32_switch_is_caught_under_fp32(relu_harness):
 
 
 
-def test_a_switch_below_the_contract_is_rejected_before_the_candidate_is_timed(make_harness):
+def test_a_switch_below_the_contract_is_rejected_before_the_candidate_is_timed(relu_harness, make_harness):
     # a switch turned at import is judged once the candidate is built, one turned in its constructor before its
     # first trial, one turned in forward when verification ends: a candidate the policy rejects costs nothing past
     # the point it is known (a CUDA-L1 solution turning TF32 on in __init__ spent 5.4 s of an H100's time being
     # timed, then 9 s being verified, most of it its own torch.compile in its first forward)
-    harness = make_harness("relu_scale", warmup=1, repetitions=3)
+    harness = relu_harness  # the strict policy, as by default
     blocked = harness.evaluate(candidate("tf32_switch"))
     assert blocked.failure is Failure.CHEAT and blocked.runtime is None
     assert blocked.verify is None and "verify" not in dict(blocked.phases) and "timing" not in dict(blocked.phases)
