@@ -57,25 +57,29 @@ class Driver:
                 out = self.model(input_ids=token, use_cache=True, **{name: cache})
             cache, token = getattr(out, name), out.logits[:, -1:].argmax(-1)
 
+    def after_one_step(self, phase: str, steps: int, device: Any, begin: Callable[[], None]) -> None:
+        """One untimed step of ``phase`` (for decode, after the prefill that builds its cache), the device
+        synchronised so that its work is done, ``begin()``, then ``steps`` steps: what a measured sample times with
+        a clock and a profiled session (:mod:`.profile`) with the profiler."""
+
+        @contextmanager
+        def around(name: str, index: int) -> Iterator[None]:
+            if index == 1:
+                device.synchronize()
+                begin()
+            yield
+
+        self.run(phase, steps + 1, around, device)
+
     def step_ms(self, phase: str, device: Any, steps: int, repetitions: int) -> list[float]:
-        """Milliseconds of one step of ``phase``, each repetition's figure: after the device's cache flush, one
-        untimed step (for decode, after the prefill that builds its cache), then ``steps`` steps timed together,
-        divided by ``steps``: the structure of a profiled session (:mod:`.profile`), the clock in the profiler's
-        place."""
+        """Milliseconds of one step of ``phase``, each repetition's figure: after the device's cache flush,
+        ``steps`` steps after one untimed step (:meth:`after_one_step`) timed together, divided by ``steps``."""
         samples = []
         for _ in range(repetitions):
             clock: list[Callable[[], float]] = []
-
-            @contextmanager
-            def around(name: str, index: int) -> Iterator[None]:
-                if index == 1:  # the untimed step's work done before the clock starts
-                    device.synchronize()
-                    clock.append(device.start_timer())
-                yield
-
             device.flush_caches()
             device.synchronize()
-            self.run(phase, steps + 1, around, device)
+            self.after_one_step(phase, steps, device, lambda: clock.append(device.start_timer()))
             device.synchronize()
             samples.append(clock[0]() / steps)
         return samples

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 from .phases import Driver
 from .profiler_cost import burst_pair_us, cost_per_operation_us
@@ -92,16 +91,12 @@ def _session_span(driver: Driver, device: Any, phase: str, steps: int, activitie
 
     session = profile(activities=activities)
 
-    @contextmanager
-    def around(name: str, index: int) -> Iterator[None]:
-        if index == 1:  # after a step that wakes what idled; its work done before the session starts
-            device.synchronize()
-            session.start()
-            start_mark(device)
-        yield
+    def begin() -> None:  # after a step that wakes what idled, its work done
+        session.start()
+        start_mark(device)
 
     try:
-        driver.run(phase, steps + 1, around, device)
+        driver.after_one_step(phase, steps, device, begin)
         device.synchronize()
     finally:  # a step that raised leaves no profiler running in the worker
         if session.profiler is not None:
