@@ -8,6 +8,7 @@ stage's preamble, the same for every backend.
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -120,12 +121,19 @@ def candidate_class_name(context: Any) -> str:
 
 def candidate_class(module: ModuleType, name: str = DEFAULT_CLASS) -> CandidateClass:
     """The class ``name`` of the candidate's module; for ``ModelNew``, a module without one that defines ``Model``
-    gets its ``Model`` (with a note saying so). Raises :class:`NoCandidateClass`."""
-    found = getattr(module, name, None)
-    if isinstance(found, type):
-        return CandidateClass(found)
-    if name == DEFAULT_CLASS and isinstance(getattr(module, FALLBACK_CLASS, None), type):
-        return CandidateClass(getattr(module, FALLBACK_CLASS), (
-            f"the candidate defines no {DEFAULT_CLASS}: its class {FALLBACK_CLASS} was evaluated as the candidate"))
+    gets its ``Model`` (with a note saying so). A function of that name that builds the model (KernelBench's eval
+    calls ``ModelNew(*get_init_inputs())`` whatever it is; some published solutions return a scripted module) stands
+    for the class, with a note. Raises :class:`NoCandidateClass`."""
+    for attribute in (name, FALLBACK_CLASS) if name == DEFAULT_CLASS else (name,):
+        found = getattr(module, attribute, None)
+        if not callable(found):
+            continue
+        instead = "" if attribute == name else (
+            f"the candidate defines no {DEFAULT_CLASS}: its {FALLBACK_CLASS} was evaluated as the candidate")
+        if isinstance(found, type):
+            return CandidateClass(found, instead)
+        if inspect.isfunction(found):
+            made = f"{attribute} is a function: the model it returns was evaluated as the candidate"
+            return CandidateClass(found, "; ".join(part for part in (instead, made) if part))
     also = f" (nor a class {FALLBACK_CLASS})" if name == DEFAULT_CLASS else ""
     raise NoCandidateClass(f"defines no class {name}{also}")

@@ -98,3 +98,13 @@ def test_the_candidate_class_is_a_setting(loaded, tmp_path):
     assert loaded.hook.kforge_verify(backend=TORCH_CPU, candidate=named, context=ctx).correct
     other = loaded.hook.kforge_compile(backend=TORCH_CPU, candidate=candidate("relu_scale_numpy"), context=ctx)
     assert other.failure is Failure.NO_MODEL_NEW and other.log == "relu_scale_numpy.py defines no class ReluKernel"
+
+
+def test_a_function_that_builds_the_model_stands_for_the_class(loaded, context):
+    ctx = context()
+    factory = candidate("relu_scale_factory")
+    built = loaded.hook.kforge_compile(backend=TORCH_CPU, candidate=factory, context=ctx)
+    assert built.ok, built.log
+    assert "its Model was evaluated as the candidate" in built.log and "Model is a function" in built.log
+    result = loaded.hook.kforge_verify(backend=TORCH_CPU, candidate=factory, context=ctx)
+    assert result.correct, result.message
