@@ -227,6 +227,7 @@ class Judged:
     message: str = ""
     max_abs_error: float = 0.0
     max_rel_error: float = 0.0
+    outside_share: float = 0.0  # the share of the compared elements outside tolerance (``Comparison``)
 
 
 @dataclass(frozen=True)

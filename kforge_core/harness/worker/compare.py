@@ -28,6 +28,7 @@ class Comparison:
     max_abs_error: float
     max_rel_error: float
     message: str = ""
+    outside_share: float = 0.0  # the share of the compared elements outside tolerance (1.0: no elements compared)
 
 
 def check_structure(outputs: Sequence[Any], reference: Sequence[torch.Tensor], *,
@@ -77,7 +78,7 @@ def plain_tensors(outputs: Sequence[Any], structure: tuple[Any, ...]) -> Compari
 
 
 def _failed(failure: Failure, message: str) -> Comparison:
-    return Comparison(False, failure, math.inf, math.inf, message)
+    return Comparison(False, failure, math.inf, math.inf, message, outside_share=1.0)
 
 
 def compare_outputs(
@@ -89,10 +90,12 @@ def compare_outputs(
     worst_abs = worst_rel = 0.0
     problems: list[str] = []
     failure: Failure | None = None
+    outside = compared = 0.0
     labels = output_labels(structure) if structure else [f"output {i}" for i in range(len(outputs))]
     for label, out, ref, (atol, rtol) in zip(labels, outputs, reference, tolerances):
         result = _compare_one(out, ref.to(out.device), atol, rtol)
         worst_abs, worst_rel = max(worst_abs, result.max_abs_error), max(worst_rel, result.max_rel_error)
+        outside, compared = outside + result.outside_share * out.numel(), compared + out.numel()
         if not result.passed:
             prefix = f"{label}: " if len(outputs) > 1 else ""
             problems.append(prefix + result.message)
@@ -100,7 +103,8 @@ def compare_outputs(
                 failure = result.failure
     if failure is None:
         return Comparison(True, None, worst_abs, worst_rel)
-    return Comparison(False, failure, worst_abs, worst_rel, "; ".join(problems))
+    return Comparison(False, failure, worst_abs, worst_rel, "; ".join(problems),
+                      outside_share=outside / compared if compared else 1.0)
 
 
 # Elements compared at a time: the comparison's float32 temporaries stay near 100 MiB, whatever the output's size.
@@ -169,10 +173,12 @@ def _compare_one(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float)
     detail = (f"{tally.count:,} of {out.numel():,} elements outside atol={atol:g}, rtol={rtol:g}; "
               f"max abs error {tally.max_abs:.4g} at {where} (candidate {_shown(tally.worst_values[0])}, "
               f"reference {_shown(tally.worst_values[1])})")
+    share = tally.count / out.numel()
     if tally.nans or tally.infs:
         return Comparison(False, Failure.NAN_INF, tally.max_abs, tally.max_rel,
-                          f"{tally.nans:,} NaN and {tally.infs:,} Inf values where the reference is finite; " + detail)
-    return Comparison(False, Failure.MISMATCH, tally.max_abs, tally.max_rel, detail)
+                          f"{tally.nans:,} NaN and {tally.infs:,} Inf values where the reference is finite; " + detail,
+                          share)
+    return Comparison(False, Failure.MISMATCH, tally.max_abs, tally.max_rel, detail, share)
 
 
 def _first_look(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float) -> tuple[float, float] | None:
@@ -228,7 +234,7 @@ def _compare_exact(out: torch.Tensor, ref: torch.Tensor) -> Comparison:
         return Comparison(True, None, max_abs, 0.0)
     return Comparison(False, Failure.MISMATCH, max_abs, math.inf,
                       f"{count:,} of {out.numel():,} elements differ (exact dtype); max abs error {max_abs:.4g} "
-                      f"at {_unravel(worst_at, out.shape)}")
+                      f"at {_unravel(worst_at, out.shape)}", count / out.numel())
 
 
 def _unravel(flat: int, shape: torch.Size) -> list[int]:
