@@ -337,6 +337,7 @@ class TimingOutcome:
     notes: tuple[str, ...] = ()
     figures: tuple[tuple[str, tuple[float, ...]], ...] = ()  # every timer's samples: (timer, samples)
     device_streams: int = 0  # the streams the candidate's runs involved, the caller's among them (0: not known)
+    launch_bound: tuple[str, ...] = ()  # the timers whose figure counted the host's launch (``TimedRuns``)
 
 
 @dataclass(frozen=True)
@@ -360,6 +361,7 @@ class BaselineResults:
     method: Any  # a TimingMethod
     notes: tuple[tuple[str, str], ...] = ()
     figures: tuple[tuple[str, tuple[tuple[str, tuple[float, ...]], ...]], ...] = ()  # baseline -> every timer's
+    launch_bound: tuple[tuple[str, tuple[str, ...]], ...] = ()  # baseline -> the timers that counted its launch
 
 
 # --------------------------------------------------------------------------------------------------- framing

@@ -397,3 +397,23 @@ def test_a_caption_says_when_the_figure_is_the_fastest_run():
     assert timer_caption("wall", (("wall", 13.4),), "min") == "wall time, fastest run"
     assert timer_caption("events", (("wall", 1.0), ("events", 0.5))) == "events time; wall 1 ms"
     assert (statistic_words("min"), statistic_words("median")) == ("fastest run", "median")
+
+
+def test_which_timers_counted_the_launch_is_carried_from_every_block_into_the_window():
+    # a block whose launch outlasted its hold marks the events timer launch-bound, for the candidate and a baseline
+    workers = FakeWorkers({"candidate": 1.0, "eager": 4.0, "compile": 2.0})
+    candidate, baseline = workers.candidate, workers.baseline
+
+    def marked_candidate(block):
+        reply = candidate(block)
+        bound = ("events",) if block[0] == 2 else ()
+        return Reply(value=dataclasses.replace(reply.value, launch_bound=bound))
+
+    def marked_baseline(name, block):
+        reply = baseline(name, block)
+        bound = (("eager", ("events",)),) if name == "eager" and block[0] == 4 else ()
+        return Reply(value=dataclasses.replace(reply.value, launch_bound=bound))
+
+    window = measure_window(8, ("eager", "compile"), {}, marked_candidate, marked_baseline)
+    assert window.candidate.launch_bound == ("events",)
+    assert window.baselines.launch_bound == (("eager", ("events",)),)

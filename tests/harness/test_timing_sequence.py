@@ -233,12 +233,13 @@ def test_the_queue_is_held_only_where_the_device_timer_saw_one_stream():
     timed, _ = _timed(device, repetitions=2)
     assert device.log.index("device run") < device.log.index("call") and device.holds
     assert list(timed.samples_ms) == ["wall", "events", "device"] and timed.device_streams == 1
-    assert timed.unheld_streams == 0 and timed.hold_note() == ""
+    assert timed.unheld_streams == 0 and timed.hold_note() == "" and timed.launch_bound() == ()
     device = ClockedHoldingDevice(streams=2)
     timed, _ = _timed(device, repetitions=2)
     assert device.holds == [] and timed.device_streams == 2 and timed.samples_ms["device"] == [0.5, 0.5]
     # and the timing notes say that no hold was made, and what the events figure then counts
     assert timed.unheld_streams == 2 and timed.hold_note().startswith(f"{NO_HOLD}: their work ran on 2 streams")
+    assert timed.launch_bound() == ("events",)  # the verdict takes its fastest run (timing/launch_bound.py)
 
 
 class CrowdedDevice(LoggedDevice):
@@ -314,13 +315,14 @@ def test_a_launch_past_the_hold_is_said_in_the_timing_notes():
     # a quick launch of 5 ms of device work, behind holds of twice the call and then twice the launch: covered
     device = HoldingDevice(busy_s=0.005)
     timed, _ = _timed(device, repetitions=2)
-    assert timed.launch_past_hold[:2] == (0, 2) and timed.hold_note() == ""
+    assert timed.launch_past_hold[:2] == (0, 2) and timed.hold_note() == "" and timed.launch_bound() == ()
     # a launch longer than the longest hold: every held run past it, and the notes say so
     device = HoldingDevice()
     timed, _ = _timed(device, repetitions=2, host_s=HOLD_LIMIT_MS / 1e3 * 1.3)
     past, held, longest = timed.launch_past_hold
     assert (past, held) == (2, 2) and longest > HOLD_LIMIT_MS
     assert "outlasted the hold before it in 2 of 2 runs" in timed.hold_note()
+    assert timed.launch_bound() == ("events",)
     method = timing.TimingMethod("cpu", 0, 2, 0, "", "", True, notes="pool").noted(timed.hold_note())
     assert method.notes.startswith("pool; events: the call's launch outlasted")
     # a device that cannot hold its queue: no run was held, nothing to say

@@ -130,6 +130,7 @@ def measure_window(repetitions: int, names: tuple[str, ...], priors: dict[str, P
     parts: list[TimingOutcome] = []
     measured: dict[str, list[Figures]] = {name: [] for name in names}
     errors: list[tuple[str, str]] = []
+    launch_bound: dict[str, set[str]] = {}  # baseline -> the timers whose fresh figure counted its launch
     confirmed: dict[str, str] = {}
     refuted: dict[str, str] = {}
     method = None
@@ -157,6 +158,7 @@ def measure_window(repetitions: int, names: tuple[str, ...], priors: dict[str, P
                 continue
             method = found.method
             measured[name].append(figures)
+            launch_bound.setdefault(name, set()).update(dict(found.launch_bound).get(name, ()))
             window.baseline_blocks.append(_timed_block(block[0], figures, calls))
         if number == judged_at and method is not None:
             for name in [n for n in active if n in priors]:
@@ -174,6 +176,9 @@ def measure_window(repetitions: int, names: tuple[str, ...], priors: dict[str, P
         method = dataclasses.replace(method, repetitions=repetitions)
     window.baselines, window.sources, window.measured = _baselines(
         names, priors, measured, confirmed, refuted, errors, method, now(), band)
+    window.baselines = dataclasses.replace(window.baselines, launch_bound=tuple(
+        (name, tuple(sorted(timers))) for name, timers in launch_bound.items()
+        if timers and name in dict(window.baselines.figures)))
     return window
 
 
@@ -220,6 +225,7 @@ def _merged(parts: list[TimingOutcome]) -> TimingOutcome:
         flags=tuple(F.merge_flags([f for part in parts for f in part.flags])),
         notes=tuple(n for part in parts for n in part.notes), figures=_joined([part.figures for part in parts]),
         device_streams=max(part.device_streams for part in parts),
+        launch_bound=tuple(sorted({timer for part in parts for timer in part.launch_bound})),
     )
 
 

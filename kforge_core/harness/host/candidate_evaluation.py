@@ -19,7 +19,7 @@ from typing import Iterator
 from ...candidate_module import syntax_error
 from ...records import Backend, Candidate, CompileResult, Failure, Problem, SourceCheck
 from ...settings import HarnessSettings
-from ..verdict import OutsideFigure, RuntimeStats, Verdict
+from ..verdict import OutsideFigure, Verdict
 from .cache_quota import Added, CacheWatch, Removed, Snapshot
 from .cgroups import LimitCounts
 from .deadline import StageTimeouts
@@ -36,7 +36,7 @@ from .speed_of_light import Bounds, floor_flags, with_speed_of_light
 from .static_check import check_source
 from .timed_checks import TimedCallChecks
 from .verdict_parts import (
-    baselines_beside, decide, limit_message, message_for_agent, planned_method, precision, runtime_of,
+    baselines_beside, decide, figures_of, limit_message, message_for_agent, planned_method, precision, runtime_of,
     unparsed_verdict,
 )
 
@@ -199,12 +199,12 @@ def _verdict(setup: EvaluationSetup, candidate: Candidate, out: StageOutcomes, b
              flags: tuple, failure: Failure | None, message: str, *, measure: bool, stdout: str, stderr: str,
              replaced: bool, outside: tuple[OutsideFigure, ...], phases: Phases) -> Verdict:
     """The Verdict: what the stages gave, with the baselines of the candidate's window where it was timed."""
-    runtime, method = runtime_of(out)
-    timed = failure is None and runtime is not None
+    timed = failure is None and out.timing is not None and bool(out.timing.samples_ms)
     window = beside.window if timed and beside is not None else None
-    figures = tuple((timer, RuntimeStats.from_samples(samples, runtime.statistic))
-                    for timer, samples in out.timing.figures) if timed else ()
-    baselines, speedups, baseline_figures = baselines_beside(window, runtime) if window is not None else ((), (), ())
+    runtime, method = runtime_of(out, window)
+    figures = figures_of(out, window) if timed else ()
+    baselines, speedups, baseline_figures = baselines_beside(window, runtime, out.timing) if window is not None \
+        else ((), (), ())
     return Verdict(
         candidate=candidate.label, candidate_digest=candidate.digest, backend=setup.backend.name,
         problem=setup.problem.name,

@@ -5,6 +5,7 @@ whose source does not parse. Plain functions of the outcomes: nothing here talks
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from ...records import Backend, Candidate, CompileResult, Failure, Flag, Problem
@@ -12,7 +13,9 @@ from ...settings import HarnessSettings
 from ...tolerances import output_tolerances
 from .. import flags as F
 from ..captured import tail_lines
-from ..protocol import DeviceFacts
+from ..protocol import DeviceFacts, TimingOutcome
+from ...timing.launch_bound import FASTEST, launch_bound_timers, statistic_of
+from ...timing.launch_bound import note as launch_bound_note
 from ...timing.timed_runs import CHECKS_NOTE
 from ..verdict import PrecisionReached, RuntimeStats, TimingMethod, Verdict
 from .evaluation import StageOutcomes
@@ -67,10 +70,26 @@ def _without_profiler_noise(text: str) -> str:
     return "\n".join(line for line in text.splitlines() if not re.match(r"^(USDT|STAGE):", line))
 
 
-def runtime_of(out: StageOutcomes) -> tuple[RuntimeStats | None, TimingMethod | None]:
+def runtime_of(out: StageOutcomes, window: Window | None = None) -> tuple[RuntimeStats | None, TimingMethod | None]:
+    """The candidate's headline runtime and the method it was timed by: the method's statistic, or the fastest run
+    where the headline timer's figure counted the host's launch on either side of the window
+    (``timing/launch_bound.py``, which the method's notes then quote)."""
     if out.timing is None or not out.timing.samples_ms:
         return None, None
-    return RuntimeStats.from_samples(out.timing.samples_ms, out.timing.method.statistic), out.timing.method
+    method = out.timing.method
+    others = window.baselines.launch_bound if window is not None else ()
+    if method.headline in launch_bound_timers(out.timing.launch_bound, others):
+        method = dataclasses.replace(method, statistic=FASTEST)
+    method = method.noted(launch_bound_note(out.timing.launch_bound, others))
+    return RuntimeStats.from_samples(out.timing.samples_ms, method.statistic), method
+
+
+def figures_of(out: StageOutcomes, window: Window | None) -> tuple[tuple[str, RuntimeStats], ...]:
+    """The candidate's figure under each timer: by the device's statistic, or the fastest run under a timer that
+    counted the host's launch on either side (:func:`runtime_of`)."""
+    bound = launch_bound_timers(out.timing.launch_bound, window.baselines.launch_bound if window is not None else ())
+    return tuple((timer, RuntimeStats.from_samples(samples, statistic_of(timer, out.timing.method.statistic, bound)))
+                 for timer, samples in out.timing.figures)
 
 
 def limit_message(limit: Failure, reached: str, failure: Failure | None, message: str) -> str:
@@ -82,14 +101,16 @@ def limit_message(limit: Failure, reached: str, failure: Failure | None, message
     return f"{reached}\n(and: {message})" if failure is not None and message else reached
 
 
-def baselines_beside(window: Window, runtime: RuntimeStats) -> tuple[tuple, tuple, tuple]:
-    """The baselines' runtimes measured in the candidate's window (by the candidate's statistic), the candidate's
-    speedup over each, and each baseline's figures by timer."""
+def baselines_beside(window: Window, runtime: RuntimeStats, timing: TimingOutcome) -> tuple[tuple, tuple, tuple]:
+    """The baselines' runtimes measured in the candidate's window (by the candidate's headline statistic), the
+    candidate's speedup over each, and each baseline's figures by timer (by the statistic the candidate's figure
+    under that timer was taken by: :func:`figures_of`)."""
     statistic = runtime.statistic
+    bound = launch_bound_timers(timing.launch_bound, window.baselines.launch_bound)
     baselines = tuple((name, RuntimeStats.from_samples(s, statistic)) for name, s in window.baselines.samples_ms)
     speedups = tuple((name, stats.figure / runtime.figure) for name, stats in baselines if runtime.figure > 0)
-    baseline_figures = tuple((name, tuple((timer, RuntimeStats.from_samples(s, statistic)) for timer, s in by_timer))
-                             for name, by_timer in window.baselines.figures)
+    baseline_figures = tuple((name, tuple((timer, RuntimeStats.from_samples(s, statistic_of(
+        timer, timing.method.statistic, bound))) for timer, s in by_timer)) for name, by_timer in window.baselines.figures)
     return baselines, speedups, baseline_figures
 
 

@@ -37,7 +37,7 @@ def measure_baselines(names: tuple[str, ...], reference: ProblemData, device: Ha
     too: what its clock adds to theirs is what it allows a candidate's (``harness/host/outside_clock.py``).
     ``timers``: the timers measured (every one the device has when empty); ``held_ms``: each call sleeps that long
     after the baseline ran (:func:`held`)."""
-    samples, figures, errors = [], [], []
+    samples, figures, errors, launch_bound = [], [], [], []
     method = timing_method(device, settings, reference, timers)
     for name in names:
         try:
@@ -50,10 +50,13 @@ def measure_baselines(names: tuple[str, ...], reference: ProblemData, device: Ha
                               runs=range(*runs) if runs is not None else None, timers=timers)
             samples.append((name, tuple(timed.samples_ms[method.headline])))
             figures.append((name, timed.figures()))
+            if timed.launch_bound():
+                launch_bound.append((name, timed.launch_bound()))
         except Exception as exc:  # a baseline that cannot be measured is reported, not fatal
             _built.pop(name, None)
             errors.append((name, f"{name} baseline failed: {exception_line(exc)}"))
-    return BaselineResults(tuple(samples), tuple(errors), method, figures=tuple(figures))
+    return BaselineResults(tuple(samples), tuple(errors), method, figures=tuple(figures),
+                           launch_bound=tuple(launch_bound))
 
 
 def held(call: Callable[..., Any], held_ms: float) -> Callable[..., Any]:

@@ -56,7 +56,7 @@ def time_candidate(backend: Backend, candidate: Candidate, context: StageContext
     flags = [*timed.flags, *hidden_work_flags(timed, settings)]
     method = timing_method(device, settings, reference, timers).noted(timed.hold_note())
     return TimingOutcome(tuple(timed.samples_ms[method.headline]), method, tuple(flags), figures=timed.figures(),
-                         device_streams=timed.device_streams)
+                         device_streams=timed.device_streams, launch_bound=timed.launch_bound())
 
 
 HIDDEN_SHARE = 0.5  # events that see under half the device's busy time: work the caller's stream never waited for

@@ -128,6 +128,14 @@ class TimedRuns:
     def figures(self) -> tuple[tuple[str, tuple[float, ...]], ...]:
         return tuple((name, tuple(samples)) for name, samples in self.samples_ms.items())
 
+    def launch_bound(self) -> tuple[str, ...]:
+        """The timers whose figure counts the host's launch besides the device's work: ``events`` where no hold
+        was made (the call's streams allowed none) or a launch outlasted the hold. Such a figure moves with the
+        host's speed, as ``wall`` does; where either side of a comparison has one, the verdict takes that timer's
+        fastest run on both sides (``timing/launch_bound.py``)."""
+        past, _, _ = self.launch_past_hold
+        return ("events",) if "events" in self.samples_ms and (self.unheld_streams or past) else ()
+
     def hold_note(self) -> str:
         """What a verdict's timing notes say where the hold did not cover the launch, or none was made ("" where
         the hold covered it)."""
