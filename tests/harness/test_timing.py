@@ -417,3 +417,22 @@ def test_which_timers_counted_the_launch_is_carried_from_every_block_into_the_wi
     window = measure_window(8, ("eager", "compile"), {}, marked_candidate, marked_baseline)
     assert window.candidate.launch_bound == ("events",)
     assert window.baselines.launch_bound == (("eager", ("events",)),)
+
+
+def test_a_prior_cannot_stand_for_a_figure_that_counted_the_hosts_launch():
+    # the same figures as a prior that stands (above), but the fresh events runs counted the host's launch: such a
+    # figure is compared at its fastest run only with one taken in the same window, so the baseline is measured again
+    workers = FakeWorkers({"candidate": 1.0, "eager": 4.0})
+    prior = Prior((("wall", (4.0,) * 8), ("events", (2.0,) * 8)), 1000.0, "the baseline cache")
+
+    def marked_baseline(name, block):
+        reply = workers.baseline(name, block)
+        return Reply(value=dataclasses.replace(reply.value, launch_bound=((name, ("events",)),)))
+
+    window = measure_window(8, ("eager",), {"eager": prior}, workers.candidate, marked_baseline, now=lambda: 2000.0)
+    (source,) = window.sources
+    assert source.origin == "remeasured", source.describe()
+    assert "the fresh events figure counted the host's launch" in source.detail
+    assert len(dict(window.baselines.samples_ms)["eager"]) == 8  # every block measured
+    window = measure_window(8, ("eager",), {"eager": prior}, workers.candidate, workers.baseline, now=lambda: 2000.0)
+    assert window.sources[0].origin == "confirmed"

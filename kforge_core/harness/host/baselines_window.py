@@ -90,11 +90,17 @@ def confirms(fresh: tuple[float, ...], prior: tuple[float, ...], band: float = P
     return was > 0 and abs(figure_of(fresh, statistic) - was) <= band * was
 
 
-def prior_stands(so_far: Figures, prior: Prior, method: TimingMethod, band: float) -> tuple[bool, str]:
+def prior_stands(so_far: Figures, prior: Prior, method: TimingMethod, band: float,
+                 launch_bound: tuple[str, ...] = ()) -> tuple[bool, str]:
     """Whether ``prior`` stands for a baseline whose fresh runs gave ``so_far``: only when, under every timer the
     fresh runs were timed by, the fresh figure lies within ``band`` of the prior's (a figure the check did not
-    cover would stand unchecked in the speedups by that timer); and the detail, in words (the headline's figures,
-    or what failed the check)."""
+    cover would stand unchecked in the speedups by that timer), and none of them counted the host's launch
+    (``launch_bound``: such a figure is compared only with one taken in the same window, the host's speed being
+    what it was then: ``timing/launch_bound.py``); and the detail, in words (the headline's figures, or what failed
+    the check)."""
+    if launch_bound:
+        return False, (f"the fresh {' and '.join(launch_bound)} figure counted the host's launch: only one measured "
+                       "beside the candidate compares with the candidate's")
     fresh = dict(so_far)
     missing = [timer for timer in fresh if not prior.samples(timer)]
     if missing:  # measured under fewer timers (a long call's headline alone): it cannot stand for these
@@ -162,7 +168,8 @@ def measure_window(repetitions: int, names: tuple[str, ...], priors: dict[str, P
             window.baseline_blocks.append(_timed_block(block[0], figures, calls))
         if number == judged_at and method is not None:
             for name in [n for n in active if n in priors]:
-                agrees, detail = prior_stands(_joined(measured[name]), priors[name], method, band)
+                agrees, detail = prior_stands(_joined(measured[name]), priors[name], method, band,
+                                              tuple(sorted(launch_bound.get(name, ()))))
                 if agrees:
                     confirmed[name] = detail
                     active.remove(name)
