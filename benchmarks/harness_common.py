@@ -85,6 +85,30 @@ def get_init_inputs():
     return [{n}]
 '''
 
+# Weights far larger than a call's inputs and outputs, as in KernelBench's 2_ShallowWideMLP (8.6 GB of weights,
+# 16 MiB of inputs and outputs): where an evaluation keeps copies of the model, its peak shows them
+WIDE = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.layers = nn.Sequential(nn.Linear(n, n), nn.ReLU(), nn.Linear(n, n))
+
+    def forward(self, x):
+        return self.layers(x)
+
+
+def get_inputs():
+    return [torch.randn(8, {n})]
+
+
+def get_init_inputs():
+    return [{n}]
+'''
+
 # The same computation as the reference, in PyTorch operators: the benchmarks measure the harness, so the
 # candidate's kind does not matter; it runs under the "report" cheat policy so that it is timed.
 CANDIDATES = {
@@ -113,8 +137,22 @@ class ModelNew(nn.Module):
     def forward(self, x):
         return torch.relu(x @ self.linear.weight.t() + self.linear.bias)
 ''',
+    "wide": '''
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.layers = nn.Sequential(nn.Linear(n, n), nn.ReLU(), nn.Linear(n, n))
+
+    def forward(self, x):
+        first, _, second = self.layers
+        return torch.relu(x @ first.weight.t() + first.bias) @ second.weight.t() + second.bias
+''',
 }
-PROBLEMS = {"elementwise": ELEMENTWISE, "gemm": GEMM}
+PROBLEMS = {"elementwise": ELEMENTWISE, "gemm": GEMM, "wide": WIDE}
 
 
 def arguments(description: str) -> argparse.ArgumentParser:
