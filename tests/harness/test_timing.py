@@ -436,3 +436,29 @@ def test_a_prior_cannot_stand_for_a_figure_that_counted_the_hosts_launch():
     assert len(dict(window.baselines.samples_ms)["eager"]) == 8  # every block measured
     window = measure_window(8, ("eager",), {"eager": prior}, workers.candidate, workers.baseline, now=lambda: 2000.0)
     assert window.sources[0].origin == "confirmed"
+
+
+def test_a_window_grows_to_the_most_runs_once_a_figure_counted_the_hosts_launch():
+    # 8 runs in 4 blocks planned; the candidate's first block counted the launch: the 18 runs left go in the 3 blocks
+    workers = FakeWorkers({"candidate": 1.0, "eager": 4.0})
+
+    def marked_candidate(block):
+        reply = workers.candidate(block)
+        return Reply(value=dataclasses.replace(reply.value, launch_bound=("events",) if block[0] == 0 else ()))
+
+    window = measure_window(8, ("eager",), {}, marked_candidate, workers.baseline, most=20)
+    assert [block for who, block in window.order if who == "candidate"] == [(0, 2), (2, 8), (8, 14), (14, 20)]
+    assert [block for who, block in window.order if who == "eager"] == [(0, 2), (2, 8), (8, 14), (14, 20)]
+    assert len(window.candidate.samples_ms) == 20 and window.candidate.method.repetitions == 20
+    assert "20 timed runs, grown from 8 once a figure counted the host's launch" in window.candidate.method.notes
+    assert len(dict(window.baselines.samples_ms)["eager"]) == 20
+    # a baseline's launch in the last block grows the window by one block; without one, nothing grows
+    def marked_baseline(name, block):
+        reply = workers.baseline(name, block)
+        return Reply(value=dataclasses.replace(reply.value, launch_bound=((name, ("events",)),) if block[0] == 6
+                                               else ()))
+
+    window = measure_window(8, ("eager",), {}, workers.candidate, marked_baseline, most=20)
+    assert [block for who, block in window.order if who == "candidate"] == [(0, 2), (2, 4), (4, 6), (6, 8), (8, 20)]
+    window = measure_window(8, ("eager",), {}, workers.candidate, workers.baseline, most=20)
+    assert len(window.candidate.samples_ms) == 8 and "grown" not in window.candidate.method.notes

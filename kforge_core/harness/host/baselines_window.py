@@ -121,7 +121,7 @@ def measure_window(repetitions: int, names: tuple[str, ...], priors: dict[str, P
                    time_candidate: Callable[[tuple[int, int]], Reply] | None,
                    time_baseline: Callable[[str, tuple[int, int]], Reply],
                    now: Callable[[], float] = time.time, count: int = BLOCKS, band: float = PRIOR_BAND,
-                   baseline_calls: Callable[[], list[Interval]] = list) -> Window:
+                   baseline_calls: Callable[[], list[Interval]] = list, most: int = 0) -> Window:
     """Time the candidate (when ``time_candidate`` is given) and the baselines ``names`` in ``count`` interleaved
     blocks (``Device.timing_blocks``); a prior stands when the first block comes within ``band`` of it
     (``Device.prior_band``).
@@ -129,6 +129,11 @@ def measure_window(repetitions: int, names: tuple[str, ...], priors: dict[str, P
     :param time_candidate: times the candidate's runs ``(start, stop)``; its reply's value is a TimingOutcome.
     :param time_baseline: times one baseline's runs; its reply's value is a BaselineResults.
     :param baseline_calls: the baseline's calls of the block just timed, by the KForge process's clock.
+    :param most: the runs the window grows to, its remaining runs in the blocks left, once a block's figure
+        counted the host's launch on either side (0: it does not grow). Such a figure is its fastest run
+        (``timing/launch_bound.py``), and the fastest of the few runs a long call gets in proportion to its
+        length is still far from the call's own: 8 runs of a recurrent network's launch differed by 5-7% between
+        two processes timing the same code.
     :returns: the window; ``failure`` set when the candidate's timing failed (nothing else is used then).
     """
     window = Window()
@@ -140,11 +145,14 @@ def measure_window(repetitions: int, names: tuple[str, ...], priors: dict[str, P
     confirmed: dict[str, str] = {}
     refuted: dict[str, str] = {}
     method = None
-    every = blocks(repetitions, count)
+    every, planned = blocks(repetitions, count), repetitions
     # a prior is judged once the baselines have the calls the outside clock's lower bound needs (with fewer, a
     # candidate's wall figure would be bounded from above only), or at the last block
     judged_at = next((i for i, (_, stop) in enumerate(every) if stop >= MIN_CALLS), len(every) - 1)
-    for number, block in enumerate(every):
+    number = -1
+    while number + 1 < len(every):
+        number += 1
+        block = every[number]
         if time_candidate is not None:
             window.order.append(("candidate", block))
             reply = time_candidate(block)
@@ -175,10 +183,21 @@ def measure_window(repetitions: int, names: tuple[str, ...], priors: dict[str, P
                     active.remove(name)
                 else:
                     refuted[name] = detail
+        bound = any(part.launch_bound for part in parts) or any(launch_bound.values())
+        if most > repetitions and bound:  # the runs left, and the runs added, over the blocks left (one at least)
+            every = every[:number + 1] + [(block[1] + start, block[1] + stop) for start, stop in
+                                          blocks(most - block[1], max(1, len(every) - number - 1))]
+            repetitions = most
+            if number < judged_at:
+                judged_at = next((i for i, (_, stop) in enumerate(every) if i > number and stop >= MIN_CALLS),
+                                 len(every) - 1)
     if parts:
         window.candidate = _merged(parts)
+        grown = (f"{repetitions} timed runs, grown from {planned} once a figure counted the host's launch (its "
+                 "fastest run is the figure, and more runs bring it nearer the call's own)") \
+            if repetitions > planned else ""
         window.candidate = dataclasses.replace(window.candidate, method=dataclasses.replace(
-            window.candidate.method, repetitions=repetitions))
+            window.candidate.method, repetitions=repetitions).noted(grown))
     if method is not None:
         method = dataclasses.replace(method, repetitions=repetitions)
     window.baselines, window.sources, window.measured = _baselines(
@@ -341,7 +360,7 @@ class BaselinesWindow:
 
         window = measure_window(runs, names, priors, candidate, baseline,
                                 count=self._device_class.timing_blocks, band=band or 0.0,
-                                baseline_calls=self.worker.take_calls)
+                                baseline_calls=self.worker.take_calls, most=settings.repetitions)
         if missing:  # a build under way did not hold the candidate's timing: said, as a baseline not measured
             window.baselines = dataclasses.replace(window.baselines, errors=window.baselines.errors + missing)
         if notice:  # the entry that was not used, and why, beside each baseline's note
@@ -447,6 +466,8 @@ class CandidateBeside:
 
         self.window = window = self._baselines.measure(self._problem, timeouts, self._phases, candidate, runs,
                                                        timers)
+        if window.candidate is not None:  # grown where a figure counted the host's launch (measure_window)
+            runs = window.candidate.method.repetitions
         why = _proportion_words(runs, timers, call_ms, settings)
         if window.candidate is not None and why:
             method = window.candidate.method
