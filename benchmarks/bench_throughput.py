@@ -6,7 +6,9 @@ its baselines). With ``--kernelbench DIR`` (a checkout of ScalingIntelligence/Ke
 evaluated by KernelBench's ``eval_kernel_against_ref`` in a child process of its own (as its batch scripts do, with a
 time limit per problem), on the device this process sees. Each line: the problem, KForge's verdict and seconds
 (as ``kforge bench`` reports them: a worker's start counts on the first problem only), KernelBench's verdict and
-seconds (its child's start, Python and torch, included), and whether they agree (correct or not). Only problems
+seconds (its child's start, Python and torch, included), and whether they agree (correct or not). KernelBench's eval
+is imported once first: where it cannot be (its checkout needs ``pydantic``, which a GPU machine may lack), that is
+said and no problem is counted against it. Only problems
 with a solution are evaluated. ``kforge bench``'s progress goes to stderr as it happens, and a time limit (SIGTERM)
 or Ctrl-C during KernelBench's part still prints the table of the problems done.
 
@@ -55,6 +57,16 @@ print("KERNELBENCH_RESULT " + json.dumps({
     "runtime_ms": getattr(result, "runtime", None), "seconds": seconds,
     "error": str((getattr(result, "metadata", {}) or {}).get("runtime_error") or
                  (getattr(result, "metadata", {}) or {}).get("compilation_error") or "")[:200]}))
+'''
+
+# KernelBench's eval imported once before the problems: where it cannot be (a package its checkout needs is missing,
+# such as pydantic), no problem is counted against it as its verdict
+KERNELBENCH_IMPORT = r'''
+import sys
+sys.path.insert(0, sys.argv[2])
+from kernelbench_eval import load_kernelbench
+from pathlib import Path
+load_kernelbench(Path(sys.argv[1]))
 '''
 
 # the baselines' own build: waited for within timing, and by a suite with nothing else to evaluate meanwhile
@@ -110,6 +122,10 @@ def _kforge(args: argparse.Namespace, problems) -> dict[str, dict]:
 
 def _kernelbench(args: argparse.Namespace, problems, solutions) -> dict[str, dict]:
     results: dict[str, dict] = {}
+    why = kernelbench_unavailable(args.kernelbench)
+    if why:
+        print(f"kernelbench: its eval cannot be imported, no problem evaluated by it: {why}", file=sys.stderr)
+        return results
     with tempfile.TemporaryDirectory(prefix="kernelbench-") as scratch:
         try:
             for problem in problems:
@@ -117,6 +133,15 @@ def _kernelbench(args: argparse.Namespace, problems, solutions) -> dict[str, dic
         except KeyboardInterrupt:
             print(f"kernelbench: stopped after {len(results)} of {len(problems)} problems", file=sys.stderr)
     return results
+
+
+def kernelbench_unavailable(checkout: Path) -> str:
+    """Why KernelBench's eval cannot be imported from ``checkout`` in a child process ("": it can), in one line."""
+    command = [sys.executable, "-c", KERNELBENCH_IMPORT, str(checkout.resolve()), str(Path(__file__).resolve().parent)]
+    child = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    if child.returncode == 0:
+        return ""
+    return (child.stderr.strip().splitlines() or [f"exit {child.returncode}"])[-1]
 
 
 def _kernelbench_one(args: argparse.Namespace, problem, candidate, scratch: str) -> dict:

@@ -1,0 +1,35 @@
+"""``benchmarks/bench_throughput.py`` asks once whether KernelBench's eval can be imported from the checkout it is
+given, so that a missing package of the checkout's (pydantic, on a machine without it) is said as such, not counted
+as every problem's verdict."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+def _script():
+    sys.path.insert(0, str(BENCHMARKS))  # the script imports its sibling kernelbench_eval
+    spec = importlib.util.spec_from_file_location("bench_throughput_under_test", BENCHMARKS / "bench_throughput.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _checkout(root: Path, eval_source: str) -> Path:
+    (root / "src" / "kernelbench").mkdir(parents=True)
+    (root / "src" / "kernelbench" / "__init__.py").write_text("")
+    (root / "src" / "kernelbench" / "eval.py").write_text(eval_source)
+    return root
+
+
+def test_a_checkout_whose_eval_cannot_be_imported_is_said_once(tmp_path):
+    script = _script()
+    broken = _checkout(tmp_path / "broken", "import a_package_this_machine_lacks\n")
+    assert script.kernelbench_unavailable(broken) == \
+        "ModuleNotFoundError: No module named 'a_package_this_machine_lacks'"
+    working = _checkout(tmp_path / "working", "def eval_kernel_against_ref(*args, **kwargs):\n    return None\n")
+    assert script.kernelbench_unavailable(working) == ""
