@@ -128,8 +128,9 @@ def candidate_class(module: ModuleType, name: str = DEFAULT_CLASS) -> CandidateC
         found = getattr(module, attribute, None)
         if not callable(found):
             continue
+        kind = "class " if isinstance(found, type) else ""
         instead = "" if attribute == name else (
-            f"the candidate defines no {DEFAULT_CLASS}: its {FALLBACK_CLASS} was evaluated as the candidate")
+            f"the candidate defines no {DEFAULT_CLASS}: its {kind}{FALLBACK_CLASS} was evaluated as the candidate")
         if isinstance(found, type):
             return CandidateClass(found, instead)
         if inspect.isfunction(found):
