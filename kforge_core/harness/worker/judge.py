@@ -127,8 +127,8 @@ class Judge:
                                        if len(failed) > 1 else "")) if failed else ""
             if failed and not session.timed_far:
                 return Conclusion(notes=notes, failure=Failure.MISMATCH, message=(
-                    f"{which} returned an output just outside the tolerance, on at most "
-                    f"{NEAR_MISS_SHARE:.0%} of the checked elements, though the trials passed: the output moves from "
+                    f"{which} returned an output outside the tolerance on a few elements (at most "
+                    f"{NEAR_MISS_SHARE:.0%} of those checked), though the trials passed: the output moves from "
                     "call to call by more than the tolerance allows (an algorithm chosen anew per call, "
                     "cudnn.benchmark, atomics)"))
             flags = [] if not failed else [F.raise_flag(F.CACHED_OUTPUT, (
