@@ -126,15 +126,14 @@ def candidate_class(module: ModuleType, name: str = DEFAULT_CLASS) -> CandidateC
     for the class, with a note. Raises :class:`NoCandidateClass`."""
     for attribute in (name, FALLBACK_CLASS) if name == DEFAULT_CLASS else (name,):
         found = getattr(module, attribute, None)
-        if not callable(found):
+        is_class = isinstance(found, type)
+        if not (is_class or inspect.isfunction(found)):
             continue
-        kind = "class " if isinstance(found, type) else ""
-        instead = "" if attribute == name else (
-            f"the candidate defines no {DEFAULT_CLASS}: its {kind}{FALLBACK_CLASS} was evaluated as the candidate")
-        if isinstance(found, type):
-            return CandidateClass(found, instead)
-        if inspect.isfunction(found):
-            made = f"{attribute} is a function: the model it returns was evaluated as the candidate"
-            return CandidateClass(found, "; ".join(part for part in (instead, made) if part))
+        notes = [] if attribute == name else [f"the candidate defines no {DEFAULT_CLASS}: its "
+                                              f"{'class ' if is_class else ''}{FALLBACK_CLASS} was evaluated as the "
+                                              "candidate"]
+        if not is_class:
+            notes.append(f"{attribute} is a function: the model it returns was evaluated as the candidate")
+        return CandidateClass(found, "; ".join(notes))
     also = f" (nor a class {FALLBACK_CLASS})" if name == DEFAULT_CLASS else ""
     raise NoCandidateClass(f"defines no class {name}{also}")

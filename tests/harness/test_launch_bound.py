@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from kforge_core.harness.host.baselines_window import Window
 from kforge_core.harness.host.evaluation import StageOutcomes
-from kforge_core.harness.host.verdict_parts import baselines_beside, figures_of, runtime_of
+from kforge_core.harness.host.verdict_parts import baselines_beside, figures_of, launch_bound_of, runtime_of
 from kforge_core.harness.protocol import BaselineResults, TimingOutcome
 from kforge_core.harness.verdict import TimingMethod
 from kforge_core.timing import launch_bound
@@ -38,8 +38,9 @@ def _window(baseline_bound: tuple[str, ...], headline: str = "events") -> Window
 def _speedups(candidate_bound: tuple[str, ...], baseline_bound: tuple[str, ...], headline: str = "events"):
     out, window = _outcomes(candidate_bound, headline), _window(baseline_bound, headline)
     runtime, method = runtime_of(out, window)
-    figures = dict(figures_of(out, window))
-    _, speedups, baseline_figures = baselines_beside(window, runtime, out.timing)
+    bound = launch_bound_of(out.timing, window)
+    figures = dict(figures_of(out, bound))
+    _, speedups, baseline_figures = baselines_beside(window, runtime, out.timing, bound)
     by_timer = {timer: stats.figure for timer, stats in dict(baseline_figures)["eager"]}
     return runtime, method, figures, dict(speedups)["eager"], by_timer
 

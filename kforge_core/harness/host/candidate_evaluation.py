@@ -36,8 +36,8 @@ from .speed_of_light import Bounds, floor_flags, with_speed_of_light
 from .static_check import check_source
 from .timed_checks import TimedCallChecks
 from .verdict_parts import (
-    baselines_beside, decide, figures_of, limit_message, message_for_agent, planned_method, precision, runtime_of,
-    unparsed_verdict,
+    baselines_beside, decide, figures_of, launch_bound_of, limit_message, message_for_agent, planned_method,
+    precision, runtime_of, unparsed_verdict,
 )
 
 
@@ -202,9 +202,10 @@ def _verdict(setup: EvaluationSetup, candidate: Candidate, out: StageOutcomes, b
     timed = failure is None and out.timing is not None and bool(out.timing.samples_ms)
     window = beside.window if timed and beside is not None else None
     runtime, method = runtime_of(out, window)
-    figures = figures_of(out, window) if timed else ()
-    baselines, speedups, baseline_figures = baselines_beside(window, runtime, out.timing) if window is not None \
-        else ((), (), ())
+    bound = launch_bound_of(out.timing, window) if timed else ()
+    figures = figures_of(out, bound) if timed else ()
+    baselines, speedups, baseline_figures = baselines_beside(window, runtime, out.timing, bound) \
+        if window is not None else ((), (), ())
     return Verdict(
         candidate=candidate.label, candidate_digest=candidate.digest, backend=setup.backend.name,
         problem=setup.problem.name,

@@ -77,17 +77,22 @@ def runtime_of(out: StageOutcomes, window: Window | None = None) -> tuple[Runtim
     if out.timing is None or not out.timing.samples_ms:
         return None, None
     method = out.timing.method
-    others = window.baselines.launch_bound if window is not None else ()
-    if method.headline in launch_bound_timers(out.timing.launch_bound, others):
+    if method.headline in launch_bound_of(out.timing, window):
         method = dataclasses.replace(method, statistic=FASTEST)
-    method = method.noted(launch_bound_note(out.timing.launch_bound, others))
+    method = method.noted(launch_bound_note(out.timing.launch_bound,
+                                            window.baselines.launch_bound if window is not None else ()))
     return RuntimeStats.from_samples(out.timing.samples_ms, method.statistic), method
 
 
-def figures_of(out: StageOutcomes, window: Window | None) -> tuple[tuple[str, RuntimeStats], ...]:
-    """The candidate's figure under each timer: by the device's statistic, or the fastest run under a timer that
-    counted the host's launch on either side (:func:`runtime_of`)."""
-    bound = launch_bound_timers(out.timing.launch_bound, window.baselines.launch_bound if window is not None else ())
+def launch_bound_of(timing: TimingOutcome, window: Window | None) -> tuple[str, ...]:
+    """The timers whose figure counted the host's launch on either side of ``window`` (``timing/launch_bound.py``):
+    taken at their fastest run on both."""
+    return launch_bound_timers(timing.launch_bound, window.baselines.launch_bound if window is not None else ())
+
+
+def figures_of(out: StageOutcomes, bound: tuple[str, ...]) -> tuple[tuple[str, RuntimeStats], ...]:
+    """The candidate's figure under each timer: by the device's statistic, or the fastest run under a timer of
+    ``bound`` (:func:`launch_bound_of`)."""
     return tuple((timer, RuntimeStats.from_samples(samples, statistic_of(timer, out.timing.method.statistic, bound)))
                  for timer, samples in out.timing.figures)
 
@@ -101,12 +106,12 @@ def limit_message(limit: Failure, reached: str, failure: Failure | None, message
     return f"{reached}\n(and: {message})" if failure is not None and message else reached
 
 
-def baselines_beside(window: Window, runtime: RuntimeStats, timing: TimingOutcome) -> tuple[tuple, tuple, tuple]:
+def baselines_beside(window: Window, runtime: RuntimeStats, timing: TimingOutcome, bound: tuple[str, ...]
+                     ) -> tuple[tuple, tuple, tuple]:
     """The baselines' runtimes measured in the candidate's window (by the candidate's headline statistic), the
     candidate's speedup over each, and each baseline's figures by timer (by the statistic the candidate's figure
-    under that timer was taken by: :func:`figures_of`)."""
+    under that timer was taken by: the fastest run under a timer of ``bound``, :func:`figures_of`)."""
     statistic = runtime.statistic
-    bound = launch_bound_timers(timing.launch_bound, window.baselines.launch_bound)
     baselines = tuple((name, RuntimeStats.from_samples(s, statistic)) for name, s in window.baselines.samples_ms)
     speedups = tuple((name, stats.figure / runtime.figure) for name, stats in baselines if runtime.figure > 0)
     baseline_figures = tuple((name, tuple((timer, RuntimeStats.from_samples(s, statistic_of(

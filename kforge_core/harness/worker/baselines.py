@@ -50,8 +50,8 @@ def measure_baselines(names: tuple[str, ...], reference: ProblemData, device: Ha
                               runs=range(*runs) if runs is not None else None, timers=timers)
             samples.append((name, tuple(timed.samples_ms[method.headline])))
             figures.append((name, timed.figures()))
-            if timed.launch_bound():
-                launch_bound.append((name, timed.launch_bound()))
+            if bound := timed.launch_bound():
+                launch_bound.append((name, bound))
         except Exception as exc:  # a baseline that cannot be measured is reported, not fatal
             _built.pop(name, None)
             errors.append((name, f"{name} baseline failed: {exception_line(exc)}"))
