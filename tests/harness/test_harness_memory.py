@@ -654,3 +654,67 @@ def test_large_weights_wait_in_host_memory_while_the_float64_reference_runs_and_
     copy = expected.host_model_copy(model)
     assert copy.weight.device.type == "cpu"
     assert torch.cuda.memory_allocated() < 2 * before.numel() * 4 + (64 << 20)  # model, before; no device copy
+
+
+class _SmallAcceleratorCpu(CountingCpu):
+    """The host CPU standing for an accelerator of 1 MiB: not the host (its model may be parked in host memory),
+    and every test problem is large for it."""
+
+    host_cpu = False
+
+    def memory(self) -> MemoryStats:
+        return MemoryStats(total=1 << 20)
+
+
+class _SmallAccelerator(HarnessDevice):
+    def __init__(self) -> None:
+        super().__init__(_SmallAcceleratorCpu())
+
+
+def test_a_large_problems_referee_answers_every_timing_set_ahead_and_parks_the_model_between_calls(monkeypatch):
+    """``2_ShallowWideMLP``'s referee kept its 8.6 GB of weights on the device while both timing workers held theirs:
+    the timing sets' answers were computed when a timed call was judged."""
+    from kforge_core.harness.worker import expected as expected_module
+    from kforge_core.timing.timed_runs import pool_seeds
+
+    monkeypatch.setattr(expected_module, "PARKED_FROM_BYTES", 0)
+    moves: list[str] = []
+    real_to = torch.nn.Module.to
+
+    def to(module, *args, **kwargs):
+        if type(module).__name__ == "Model":
+            moves.append(str(args[0]))
+        return real_to(module, *args, **kwargs)
+
+    monkeypatch.setattr(torch.nn.Module, "to", to)
+    expected_module._cache.clear()
+    answers = expected_for(problem("linear_relu"), _SmallAccelerator(), QUICK, TORCH_CPU)
+    assert answers.parked and len(moves) == 2  # built on the device, then parked
+    assert set(pool_seeds(QUICK)) <= set(answers.kept)  # every timed call's answer is kept, with the trials'
+    seed = pool_seeds(QUICK)[-1]
+    moves.clear()
+    kept = answers.outputs(seed)
+    assert moves == []  # a timed call is judged with no move of the weights
+    fresh = expected_module.host_model_copy(answers.fresh_model)
+    with torch.no_grad():
+        inputs = expected_module.seeded_inputs(answers.data.module, seed, torch.device("cpu"))
+        made_now = torch.relu(fresh.linear(inputs[0]))
+    assert torch.equal(kept[0], made_now)
+    outputs, _ = answers.call(seed)  # what is not kept (the inputs a candidate changed) brings the model back
+    assert moves == ["cpu", "cpu"] and torch.equal(outputs[0], made_now)
+    expected_module._cache.clear()
+
+
+def test_a_large_problem_whose_timing_answers_would_not_fit_keeps_its_model_on_the_device(monkeypatch):
+    from kforge_core.harness.worker import expected as expected_module
+
+    monkeypatch.setattr(expected_module, "PARKED_FROM_BYTES", 0)
+    # the three trials' answers (32 KiB each) and one timing set's, not the five sets'
+    monkeypatch.setattr(expected_module, "KEPT_BYTES", 128 << 10)
+    expected_module._cache.clear()
+    answers = expected_for(problem("linear_relu"), _SmallAccelerator(), QUICK, TORCH_CPU)
+    assert not answers.parked
+    expected_module._cache.clear()
+    host = expected_for(problem("linear_relu"), CountingDevice(), QUICK, TORCH_CPU)
+    assert len(host.kept) == 3 and not host.parked  # on the host CPU there is nowhere else to park it
+    expected_module._cache.clear()

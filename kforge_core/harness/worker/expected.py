@@ -10,7 +10,10 @@ Device memory: the referee holds the model once. The untouched copy that float64
 from is kept in host memory, and the float64 model is made from it straight onto the device; where the model's
 weights are large (:data:`PARKED_FROM_BYTES`), the model itself waits in host memory while the float64 reference
 runs. So the referee holds the weights once, and twice their size in float64 for that one call, not three and four
-times (docs/verification.md, "The memory rule").
+times. For a problem large for its device whose answers all fit the host budget (the trials', the variants' and
+those of every timing input set), the answers are computed ahead and the model waits in host memory between calls:
+while the candidate and the baselines are timed, the referee holds none of the weights (docs/verification.md, "The
+memory rule").
 """
 
 from __future__ import annotations
@@ -27,9 +30,11 @@ import torch
 from ...devices.cpu import host_memory_free
 from ...records import Backend, Problem
 from ...settings import HarnessSettings
+from ...timing.timed_runs import pool_seeds
 from ...tolerances import tolerance_in_effect
 from ...values import flatten_output, map_tensors
 from ..op_trace import compute_ops, trace_ops
+from ..problem_size import large_for_device
 from .compare import max_difference, within_tolerance
 from .host_copies import host_copy
 from .reference import ProblemData, clone_values, reference_data, seeded_inputs
@@ -58,6 +63,7 @@ class Expected:
     insensitive: bool  # every trial's output within tolerance of the first's: a constant passes
     kept: dict[int, list[torch.Tensor]] = field(default_factory=dict)  # seed -> outputs, in host memory
     variants: VariantAnswers = field(default_factory=VariantAnswers)  # at the problem's shape variants
+    parked: bool = False  # the model waits in host memory between calls (every answer asked for is kept)
     _ops: list[str] | None = None
 
     def outputs(self, seed: int) -> list[torch.Tensor]:
@@ -67,11 +73,23 @@ class Expected:
         return self.call(seed)[0]
 
     def call(self, seed: int) -> tuple[list[torch.Tensor], list[Any]]:
-        """Run the reference on fresh inputs of ``seed``: its output leaves, and what it left in its inputs."""
+        """Run the reference on fresh inputs of ``seed``: its output leaves, and what it left in its inputs. A
+        parked model comes to the device for the call and goes back after it."""
         inputs = seeded_inputs(self.data.module, seed, self.data.device)
-        with torch.no_grad():
+        with self._on_device(), torch.no_grad():
             leaves = [o.detach() for o in flatten_output(self.model(*inputs))[0]]
         return leaves, inputs
+
+    @contextlib.contextmanager
+    def _on_device(self) -> Iterator[None]:
+        if not self.parked:
+            yield
+            return
+        self.model.to(self.data.device)
+        try:
+            yield
+        finally:
+            self.model.to("cpu")
 
     def float64_outputs(self, seed: int, hand_back: Callable[[], None] = lambda: None) \
             -> tuple[list[torch.Tensor] | None, str]:
@@ -82,7 +100,7 @@ class Expected:
         if not isinstance(self.fresh_model, torch.nn.Module):
             return None, "the reference is not an nn.Module"
         try:
-            with _parked(self.model, self.data.device, hand_back):
+            with contextlib.nullcontext() if self.parked else _parked(self.model, self.data.device, hand_back):
                 exact = self._float64_call(seed, hand_back)
                 # the float64 model and inputs are gone (their frame ended): their blocks go back before the
                 # float32 weights return to the device, which would otherwise come back beside them
@@ -169,8 +187,48 @@ def _compute(data: ProblemData, on: HarnessDevice, settings: HarnessSettings, ba
             del leaves
     on.synchronize()
     variants = variant_answers(data.variants, model, structure, on, budget - kept_bytes)
+    parked = _parked_between_calls(data, model, on, settings, kept, variants, budget)
     return Expected(data, model, fresh_model, structure, tolerances, notes, statistics.median(seconds), sensitivity,
-                    insensitive and len(data.trials) > 1, kept, variants)
+                    insensitive and len(data.trials) > 1, kept, variants, parked)
+
+
+def _parked_between_calls(data: ProblemData, model: Any, on: HarnessDevice, settings: HarnessSettings,
+                          kept: dict[int, list[torch.Tensor]], variants: VariantAnswers, budget: int) -> bool:
+    """For a problem large for its device (``problem_size``) whose weights are :data:`PARKED_FROM_BYTES` or more:
+    the answers of every timing input set computed now and kept with the trials' in host memory, and the model
+    moved there to wait between calls, so that the referee holds none of the weights while the candidate and the
+    baselines are timed (``2_ShallowWideMLP``'s 8.6 GB stayed on the device beside both timing workers). Only where
+    every answer a candidate's evaluation asks for is then kept within ``budget``: the trials', each variant's and
+    the timing sets'. True when the model was moved."""
+    if on.host_cpu or not isinstance(model, torch.nn.Module) or len(kept) < len(data.trials) \
+            or len(variants.kept) < len(variants.trials) - len(variants.dropped) \
+            or _weight_bytes(model) < PARKED_FROM_BYTES \
+            or not large_for_device(data.problem, on.memory().total):
+        return False
+    room = budget - _held_bytes(kept.values()) - _held_bytes(variants.kept.values())
+    timing: dict[int, list[torch.Tensor]] = {}
+    with torch.no_grad():
+        for seed in pool_seeds(settings):
+            if seed in kept:
+                continue
+            leaves = [o.detach() for o in flatten_output(model(*seeded_inputs(data.module, seed, data.device)))[0]]
+            room -= sum(o.numel() * o.element_size() for o in leaves)
+            if room < 0:  # not all of them fit: the model stays, and answers what is not kept as before
+                return False
+            timing[seed] = [host_copy(o) for o in leaves]
+            del leaves
+    kept.update(timing)
+    model.to("cpu")
+    on.synchronize()
+    return True
+
+
+def _weight_bytes(model: torch.nn.Module) -> int:
+    return sum(t.numel() * t.element_size() for t in _tensors(model))
+
+
+def _held_bytes(answers: Any) -> int:
+    return sum(o.numel() * o.element_size() for leaves in answers for o in leaves)
 
 
 def host_model_copy(model: Any) -> Any:
@@ -196,7 +254,7 @@ def _parked(model: Any, device: torch.device, hand_back: Callable[[], None] = la
     """``model``'s weights in host memory for the block, where they are large (:data:`PARKED_FROM_BYTES`), and back
     on ``device`` after it: the same parameters, the same values (on the host CPU, where they already lie, both
     moves are nothing). ``hand_back`` is called once they are parked."""
-    weights = sum(t.numel() * t.element_size() for t in _tensors(model)) if isinstance(model, torch.nn.Module) else 0
+    weights = _weight_bytes(model) if isinstance(model, torch.nn.Module) else 0
     if weights < PARKED_FROM_BYTES:
         yield
         return
