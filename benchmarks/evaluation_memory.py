@@ -5,6 +5,7 @@ the workspace the call needs, its parameters included).
 
     python benchmarks/evaluation_memory.py --device cpu --size 8192     # host memory: each process's peak RSS
     python benchmarks/evaluation_memory.py --device cuda --size 32768   # GPU memory, sampled with nvidia-smi
+    python benchmarks/evaluation_memory.py --backend cuda --problem-file level3/2_ShallowWideMLP.py --baselines eager
 
 On the CPU a process's peak is its ``VmHWM`` (peak resident memory since it started, torch's own ~0.3-0.6 GiB
 included), read when the evaluation is over. On an NVIDIA GPU the device memory of each process (as nvidia-smi
@@ -86,9 +87,10 @@ class GpuSampler(threading.Thread):
 
 def main() -> None:
     parser = arguments(__doc__.split("\n\n")[0])
+    parser.add_argument("--baselines", default="eager,compile", help="the baselines timed, comma-separated")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="kforge-memory-") as root:
-        harness, candidate = make_harness(args, Path(root))
+        harness, candidate = make_harness(args, Path(root), baselines=tuple(args.baselines.split(",")))
         with harness:
             footprint = _footprint(harness)
             measured = _measured_footprint(harness) if harness.backend.device == "cuda" else 0.0

@@ -161,6 +161,8 @@ def arguments(description: str) -> argparse.ArgumentParser:
                         help="run on this device with the core's generic stages (bench-cpu, bench-cuda)")
     parser.add_argument("--backend", help="an installed plugin's backend instead (its device is used)")
     parser.add_argument("--problem", choices=sorted(PROBLEMS), default="elementwise")
+    parser.add_argument("--problem-file", type=Path, help="a KernelBench problem file instead (its Model, renamed "
+                        "ModelNew, is the candidate: the same computation, so what is measured is the harness)")
     parser.add_argument("--size", type=int, help="N of the N x N input (default: 1024 on the CPU, 8192 on GPUs)")
     parser.add_argument("--repetitions", type=int, default=20, help="timed runs per evaluation")
     parser.add_argument("--warmup", type=int, default=3)
@@ -185,15 +187,20 @@ def make_harness(args: argparse.Namespace, root: Path, **harness_changes) -> tup
     if args.threads:
         os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = str(args.threads)  # workers inherit it
     backend, selection = backend_and_plugins(args)
+    settings = Settings(cache_dir=root / "cache", harness=HarnessSettings(
+        trials=args.trials, warmup=args.warmup, repetitions=args.repetitions, cheat_policy="report",
+        **harness_changes))
+    if args.problem_file:
+        source = args.problem_file.read_text()
+        harness = Harness(backend=backend, problem=load_problem(args.problem_file), settings=settings,
+                          plugins=selection)
+        return harness, Candidate.from_source(f"{source}\n\nModelNew = Model\n", label=args.problem_file.stem)
     size = args.size or (1024 if backend.device == "cpu" else 8192)
     if args.problem == "gemm" and not args.size:
         size = 256 if backend.device == "cpu" else 4096
     root.mkdir(parents=True, exist_ok=True)
     path = root / f"{args.problem}_{size}.py"
     path.write_text(PROBLEMS[args.problem].format(n=size))
-    settings = Settings(cache_dir=root / "cache", harness=HarnessSettings(
-        trials=args.trials, warmup=args.warmup, repetitions=args.repetitions, cheat_policy="report",
-        **harness_changes))
     harness = Harness(backend=backend, problem=load_problem(path), settings=settings, plugins=selection)
     return harness, Candidate.from_source(CANDIDATES[args.problem], label=f"{args.problem}-{size}")
 
