@@ -35,6 +35,9 @@ class RuntimeStats:
     low: float = 0.0
     high: float = 0.0
     level: float = 0.0
+    # every timed run's figure, in the order run (empty where only the summary was kept): what another statistic,
+    # or a comparison of two verdicts run by run, is computed from
+    samples: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         if self.count < 1:
@@ -48,7 +51,7 @@ class RuntimeStats:
         std = statistics.stdev(samples) if len(samples) > 1 else 0.0
         low, high, level = median_interval(samples)
         return cls(statistics.median(samples), statistics.fmean(samples), std, min(samples), len(samples),
-                   statistic, low, high, level)
+                   statistic, low, high, level, tuple(samples))
 
     @property
     def figure(self) -> float:

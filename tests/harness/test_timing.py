@@ -371,6 +371,15 @@ def test_the_host_cpu_times_by_its_fastest_run_and_accelerators_by_the_median():
         RuntimeStats.from_samples(noisy, "mean")
 
 
+def test_a_figure_keeps_every_run_in_the_order_run_and_the_document_reads_it_back():
+    """A statistic other than the one chosen, or two verdicts compared run by run, needs the runs, not a summary."""
+    stats = RuntimeStats.from_samples((3.0, 1.0, 2.0), "min")
+    assert stats.samples == (3.0, 1.0, 2.0) and stats.figure == 1.0
+    assert RuntimeStats.from_json(stats.to_json()) == stats
+    summary_only = {k: v for k, v in stats.to_json().items() if k != "samples"}  # a document written before
+    assert RuntimeStats.from_json(summary_only).samples == ()
+
+
 def test_a_verdicts_speedups_runtime_and_baselines_use_its_statistic_and_older_documents_read_as_medians():
     candidate, eager = RuntimeStats.from_samples((10.0, 30.0, 30.0), "min"), RuntimeStats.from_samples(
         (20.0, 24.0, 26.0), "min")
