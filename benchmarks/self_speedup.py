@@ -5,7 +5,9 @@ per call (what it does for safety, its allocator or library state) shows here as
 the same on both sides. Runs ``kforge bench SUITE --solutions COPIES`` where COPIES holds each problem's own file (the
 candidate falls back to ``Model``), with ``--policy report`` (the reference calls PyTorch, which the strict policy
 rejects), and prints each problem's speedup against eager by every timer, then per timer the median, the worst and
-how many fall outside ``--band`` (default ±3%).
+how many fall outside ``--band`` (default ±3%). Where a timer's figures are fastest runs (``timing/launch_bound.py``;
+every timer on the host CPU), the same table follows by the ratio of the two sides' medians; ``--json`` also keeps
+every timed run's figure on both sides (``runs_ms``), for any other statistic.
 
     python benchmarks/self_speedup.py examples/suites/basics/problems --backend cpu
     python benchmarks/self_speedup.py KernelBench/KernelBench/level3 --backend cuda --json out.json --timer events
@@ -53,6 +55,10 @@ class SelfTimings:
         made before their events calls).
     :param eager_from: problem -> the eager baseline's origin where it was not measured beside the candidate in
         full ("confirmed": a figure measured before stood; "remeasured": a prior the fresh runs refuted).
+    :param fastest: problem -> the timers whose figures are the fastest runs (``statistic`` ``min``) on both sides.
+    :param by_median: problem -> timer -> the eager baseline's median over the candidate's, whatever the statistic.
+    :param runs: problem -> timer -> ``{"candidate": [...], "eager": [...]}``: every timed run's figure, in ms
+        (from verdicts that keep them), for any other statistic.
     """
 
     speedups: dict[str, dict[str, float]]
@@ -60,11 +66,14 @@ class SelfTimings:
     past_hold: set[str]
     streams: dict[str, int]
     eager_from: dict[str, str]
+    fastest: dict[str, list[str]]
+    by_median: dict[str, dict[str, float]]
+    runs: dict[str, dict[str, dict[str, list[float]]]]
 
 
 def speedups(bench: dict) -> SelfTimings:
     """Each correct problem's figures, read from the file the bench wrote its verdict to."""
-    found = SelfTimings({}, {}, set(), {}, {})
+    found = SelfTimings({}, {}, set(), {}, {}, {}, {}, {})
     for problem in bench["problems"]:
         if not problem.get("correct") or not problem.get("verdict_file"):
             continue
@@ -77,6 +86,13 @@ def speedups(bench: dict) -> SelfTimings:
         found.speedups[name] = by_timer
         found.figures[name] = {timer: stats["min"] if stats.get("statistic") == "min" else stats["median"]
                                for timer, stats in verdict.get("figures", {}).items()}
+        mine, eager = verdict.get("figures", {}), verdict.get("baseline_figures", {}).get("eager", {})
+        both = [timer for timer in mine if timer in eager]
+        found.fastest[name] = [timer for timer in both if mine[timer].get("statistic") == "min"]
+        found.by_median[name] = {timer: eager[timer]["median"] / mine[timer]["median"] for timer in both
+                                 if mine[timer]["median"] > 0}
+        found.runs[name] = {timer: {"candidate": mine[timer].get("samples", []),
+                                    "eager": eager[timer].get("samples", [])} for timer in both}
         if LAUNCH_PAST_HOLD in ((verdict.get("method") or {}).get("notes") or ""):
             found.past_hold.add(name)
         if verdict.get("device_streams", 0) > 1:
@@ -135,6 +151,13 @@ def main() -> None:
     for timer, row in table.items():
         print(f"{timer:<8} {row['problems']:>8} {row['median']:>7.3f}x {row['worst']:>7.3f}x "
               f"{row['outside_band']:>12}")
+    at_fastest = {name: {timer: found.by_median[name][timer] for timer in fastest if timer in found.by_median[name]}
+                  for name, fastest in found.fastest.items() if fastest}
+    if at_fastest:  # the same problems by the medians, for the timers taken at their fastest run
+        print(f"\nthe {len(at_fastest)} problems whose figures are fastest runs, by the medians' ratio instead:")
+        for timer, row in summary(at_fastest, args.band).items():
+            print(f"{timer:<8} {row['problems']:>8} {row['median']:>7.3f}x {row['worst']:>7.3f}x "
+                  f"{row['outside_band']:>12}")
     not_correct = [p["problem"] for p in bench["problems"] if not p.get("correct")]
     if not_correct:
         print(f"\nnot decided correct ({len(not_correct)}): " + ", ".join(not_correct))
@@ -148,7 +171,8 @@ def main() -> None:
     if args.json:
         args.json.write_text(json.dumps({"speedups": found.speedups, "figures_ms": found.figures,
                                          "launch_past_hold": sorted(found.past_hold), "streams": found.streams,
-                                         "eager_from": found.eager_from,
+                                         "eager_from": found.eager_from, "at_fastest_run": found.fastest,
+                                         "by_median": found.by_median, "runs_ms": found.runs,
                                          "summary": table, "not_correct": not_correct,
                                          "problems": bench["problems"]}, indent=1, default=str))
 

@@ -58,7 +58,8 @@ def main() -> None:
             break
         print(f"{name}: in use {torch.cuda.memory_allocated() / GIB:.2f} GiB, reserved "
               f"{torch.cuda.memory_reserved() / GIB:.2f} GiB; the step's peak in use "
-              f"{torch.cuda.max_memory_allocated() / GIB:.2f} GiB, reserved {torch.cuda.max_memory_reserved() / GIB:.2f} GiB")
+              f"{torch.cuda.max_memory_allocated() / GIB:.2f} GiB, reserved "
+              f"{torch.cuda.max_memory_reserved() / GIB:.2f} GiB")
     _at_the_peak(torch.cuda.memory._snapshot(), args.top)
 
 
