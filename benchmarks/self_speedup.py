@@ -155,6 +155,7 @@ def main() -> None:
                   for name, fastest in found.fastest.items() if fastest}
     if at_fastest:  # the same problems by the medians, for the timers taken at their fastest run
         print(f"\nthe {len(at_fastest)} problems whose figures are fastest runs, by the medians' ratio instead:")
+        print(f"{'timer':<8} {'problems':>8} {'median':>8} {'worst':>8} {'outside ±' + format(args.band, '.0%'):>12}")
         for timer, row in summary(at_fastest, args.band).items():
             print(f"{timer:<8} {row['problems']:>8} {row['median']:>7.3f}x {row['worst']:>7.3f}x "
                   f"{row['outside_band']:>12}")
