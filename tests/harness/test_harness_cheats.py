@@ -58,6 +58,8 @@ def test_3_output_cached_after_the_verifiers_calls_is_caught_while_timing(relu_h
     assert verdict.failure is Failure.CHEAT  # ... but not the check of outputs produced while timing
     assert codes(verdict)[F.CACHED_OUTPUT] is True
     assert "timed run" in verdict.message
+    # its last honest call was the operator trace, on the first trial's inputs: the answer it keeps returning
+    assert "timed run 0's output is the answer for the inputs of trial seed 42" in verdict.message
 
 
 def test_timed_outputs_outside_the_tolerance_on_a_few_elements_are_a_mismatch_not_a_cache(relu_harness):

@@ -34,6 +34,7 @@ def test_answering_only_the_calls_that_look_checked_is_caught_by_a_randomly_chos
     assert verdict.failure is Failure.CHEAT, verdict.message  # ... but a timed run it did not expect to be checked
     assert codes(verdict)[F.CACHED_OUTPUT] is True
     assert "timed run" in verdict.message
+    assert "is the answer for the inputs of" not in verdict.message  # a made-up output answers no other call
 
 
 def test_pytorch_used_only_while_the_trace_is_not_seen_is_flagged(relu_harness):

@@ -11,7 +11,8 @@ freed). Only the first and the last trial's outputs are kept, whatever the numbe
 (the device) for a problem small for the device, else in host memory. A call at one of the problem's shape
 variants is judged against the reference's outputs there, and takes no part in the checks across calls; the
 conclusion says how the candidate did at each variant (``shape_findings.py`` decides what that means, with the
-worker's own failures there).
+worker's own failures there). The first timed call far from its answer is compared with the answers of the other
+calls' inputs too: the conclusion names the inputs it answered, where it answered another call's.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import torch
 
 from ...records import Failure, Flag, ShapeCheck, TrialError, VariantOutcome
 from ...settings import HarnessSettings
+from ...timing.timed_runs import pool_seeds
 from ...values import tensor_leaves
 from .. import flags as F
 from ..protocol import Conclusion, Judged, Shipped
@@ -51,6 +53,9 @@ class _Session:
     timed_failures: list[str] = field(default_factory=list)
     timed_far: bool = False  # a timed call's output was far from its inputs' (not a near miss: ``near_miss``)
     timed_checked: int = 0
+    # the first far-off timed call's output, where it is right for another call's inputs: "<label>: <whose inputs>"
+    timed_answered_other: str = ""
+    timed_other_looked: bool = False  # whether other calls' answers were compared with a failed timed call's
     labels: set[str] = field(default_factory=set)
     variants: dict[str, VariantOutcome] = field(default_factory=dict)  # each shape variant's call, as judged
 
@@ -107,6 +112,8 @@ class Judge:
                                      reference_structure=self.expected.structure,
                                      what="drawn elements of " if shipped.sample_seed is not None else "") or \
             compare_outputs(outputs, expected, self.expected.tolerances, shipped.structure)
+        if shipped.kind == TIMED and not comparison.passed and not near_miss(_judged(comparison)):
+            self._answered_other(shipped, outputs)
         if changed:
             self._check_inputs(shipped, changed)
         first_passed = False
@@ -131,10 +138,13 @@ class Judge:
                     f"{NEAR_MISS_SHARE:.0%} of those checked), though the trials passed: the output moves from "
                     "call to call by more than the tolerance allows (an algorithm chosen anew per call, "
                     "cudnn.benchmark, atomics)"))
+            other = (f"; {session.timed_answered_other}, computed from another call's inputs (kept across calls, "
+                     "or read from where an earlier call's input lay: a CUDA graph that captured the copy of its "
+                     "input reads the first call's address at every replay)") if session.timed_answered_other else ""
             flags = [] if not failed else [F.raise_flag(F.CACHED_OUTPUT, (
                 f"{which} returned an output that is wrong for its inputs: the outputs while timing are not "
                 "computed from the current inputs (a cache across calls, or an answer only for the calls it expects "
-                "to be checked)"), settings)]
+                f"to be checked){other}"), settings)]
             # the KForge process counts what reached the referee against the timed calls it saw (host/timed_checks)
             return Conclusion(flags=F.merge_flags(flags), notes=notes)
         flags = list(session.flags)
@@ -257,6 +267,33 @@ class Judge:
         session.flags.extend(report.flags)
         session.precision_bits = report.bits
 
+    def _answered_other(self, shipped: Shipped, outputs: list[Any]) -> None:
+        """For the first timed call whose output is far from its inputs' answer: whether it is the answer for
+        another call's inputs instead (a timing input set's, then a trial's), compared at the same drawn elements.
+        Not on a problem whose output hardly depends on its inputs (any answer would do); where an answer is
+        :data:`OTHER_ANSWERS_MADE_BELOW` bytes or more, only against the answers already kept (each other one would
+        be a call of the reference, and its output on the device, for a diagnosis)."""
+        session = self.session
+        if session.timed_other_looked or self.expected.insensitive:
+            return
+        session.timed_other_looked = True
+        trials = [t.seed for t in self.expected.data.trials]
+        others = [(seed, f"timing input set seed {seed}") for seed in pool_seeds(self.settings)]
+        others += [(seed, f"trial seed {seed}") for seed in trials]
+        made_now = sum(self.expected.data.output_bytes) < OTHER_ANSWERS_MADE_BELOW
+        for seed, whose in others:
+            if seed == shipped.seed or not (made_now or seed in self.expected.kept):
+                continue
+            answer = self.expected.outputs(seed)
+            if shipped.sample_seed is not None:
+                answer = sampled(answer, shipped.sample_seed, self.settings.timed_check_elements)
+            if not (check_structure(outputs, answer, structure=shipped.structure,
+                                    reference_structure=self.expected.structure)
+                    or compare_outputs(outputs, answer, self.expected.tolerances, shipped.structure)).passed:
+                continue
+            session.timed_answered_other = f"{shipped.label}'s output is the answer for the inputs of {whose}"
+            return
+
     def _check_inputs(self, shipped: Shipped, changed: dict[str, torch.Tensor]) -> None:
         """The inputs the candidate changed, against what the reference leaves in its own copy."""
         pristine = dict(tensor_leaves(seeded_inputs(self.expected.data.module, shipped.seed,
@@ -277,6 +314,10 @@ def _judged(comparison: Comparison) -> Judged:
     return Judged(comparison.passed, comparison.failure, comparison.message, comparison.max_abs_error,
                   comparison.max_rel_error, comparison.outside_share)
 
+
+# Another call's answer is made anew, to see whether a timed call answered for that call's inputs, only while an
+# answer is smaller than this; larger ones are compared only where they are kept
+OTHER_ANSWERS_MADE_BELOW = 256 << 20
 
 # A timed call whose output is outside tolerance on at most this share of the checked elements, all of them finite,
 # is a near miss: an output cached from other inputs, or made up for calls not expected to be checked, is wrong
