@@ -90,6 +90,12 @@ def confirms(fresh: tuple[float, ...], prior: tuple[float, ...], band: float = P
     return was > 0 and abs(figure_of(fresh, statistic) - was) <= band * was
 
 
+def _judging_block(every: list[tuple[int, int]], after: int = -1) -> int:
+    """The block after which priors are judged: the first after ``after`` by whose end the baselines have the calls
+    the outside clock's lower bound needs, else the last."""
+    return next((i for i, (_, stop) in enumerate(every) if i > after and stop >= MIN_CALLS), len(every) - 1)
+
+
 def prior_stands(so_far: Figures, prior: Prior, method: TimingMethod, band: float,
                  launch_bound: tuple[str, ...] = ()) -> tuple[bool, str]:
     """Whether ``prior`` stands for a baseline whose fresh runs gave ``so_far``: only when, under every timer the
@@ -148,10 +154,9 @@ def measure_window(repetitions: int, names: tuple[str, ...], priors: dict[str, P
     every, planned = blocks(repetitions, count), repetitions
     # a prior is judged once the baselines have the calls the outside clock's lower bound needs (with fewer, a
     # candidate's wall figure would be bounded from above only), or at the last block
-    judged_at = next((i for i, (_, stop) in enumerate(every) if stop >= MIN_CALLS), len(every) - 1)
-    number = -1
-    while number + 1 < len(every):
-        number += 1
+    judged_at = _judging_block(every)
+    number = 0
+    while number < len(every):  # ``every`` may grow on the way
         block = every[number]
         if time_candidate is not None:
             window.order.append(("candidate", block))
@@ -189,8 +194,8 @@ def measure_window(repetitions: int, names: tuple[str, ...], priors: dict[str, P
                                           blocks(most - block[1], max(1, len(every) - number - 1))]
             repetitions = most
             if number < judged_at:
-                judged_at = next((i for i, (_, stop) in enumerate(every) if i > number and stop >= MIN_CALLS),
-                                 len(every) - 1)
+                judged_at = _judging_block(every, after=number)
+        number += 1
     if parts:
         window.candidate = _merged(parts)
         grown = (f"{repetitions} timed runs, grown from {planned} once a figure counted the host's launch (its "
