@@ -53,7 +53,7 @@ class _Session:
     timed_failures: list[str] = field(default_factory=list)
     timed_far: bool = False  # a timed call's output was far from its inputs' (not a near miss: ``near_miss``)
     timed_checked: int = 0
-    # the first far-off timed call's output, where it is right for another call's inputs: "<label>: <whose inputs>"
+    # where the first far-off timed call's output is right for another call's inputs: which call, and whose inputs
     timed_answered_other: str = ""
     timed_other_looked: bool = False  # whether other calls' answers were compared with a failed timed call's
     labels: set[str] = field(default_factory=set)
@@ -108,11 +108,10 @@ class Judge:
             expected = sampled(expected, shipped.sample_seed, settings.timed_check_elements)
         device = self.expected.data.device
         outputs = [o.to(device, non_blocking=o.is_pinned()) if isinstance(o, torch.Tensor) else o for o in on_host]
-        comparison = check_structure(outputs, expected, structure=shipped.structure,
-                                     reference_structure=self.expected.structure,
-                                     what="drawn elements of " if shipped.sample_seed is not None else "") or \
-            compare_outputs(outputs, expected, self.expected.tolerances, shipped.structure)
-        if shipped.kind == TIMED and not comparison.passed and not near_miss(_judged(comparison)):
+        comparison = self._compared(outputs, expected, shipped.structure,
+                                    "drawn elements of " if shipped.sample_seed is not None else "")
+        judged = _judged(comparison)
+        if shipped.kind == TIMED and not judged.passed and not near_miss(judged):
             self._answered_other(shipped, outputs)
         if changed:
             self._check_inputs(shipped, changed)
@@ -122,7 +121,7 @@ class Judge:
         del outputs, expected
         if first_passed:  # with the device copies gone: the float64 reference takes twice a call's memory
             self._precision(shipped.seed, on_host)
-        return self._record(shipped, _judged(comparison))
+        return self._record(shipped, judged)
 
     def conclude(self, kind: str) -> Conclusion:
         """What the calls judged so far add up to: after the trials (``verify``), or after timing."""
@@ -194,10 +193,7 @@ class Judge:
         expected = answers.outputs(shipped.variant)
         device = self.expected.data.device
         outputs = [o.to(device) if isinstance(o, torch.Tensor) else o for o in on_host]
-        comparison = check_structure(outputs, expected, structure=shipped.structure,
-                                     reference_structure=self.expected.structure) or \
-            compare_outputs(outputs, expected, self.expected.tolerances, shipped.structure)
-        return _judged(comparison)
+        return _judged(self._compared(outputs, expected, shipped.structure))
 
     def _shape_check(self) -> ShapeCheck | None:
         """How the candidate did at each of the problem's shape variants (None: none are checked)."""
@@ -287,12 +283,16 @@ class Judge:
             answer = self.expected.outputs(seed)
             if shipped.sample_seed is not None:
                 answer = sampled(answer, shipped.sample_seed, self.settings.timed_check_elements)
-            if not (check_structure(outputs, answer, structure=shipped.structure,
-                                    reference_structure=self.expected.structure)
-                    or compare_outputs(outputs, answer, self.expected.tolerances, shipped.structure)).passed:
-                continue
-            session.timed_answered_other = f"{shipped.label}'s output is the answer for the inputs of {whose}"
-            return
+            if self._compared(outputs, answer, shipped.structure).passed:
+                session.timed_answered_other = f"{shipped.label}'s output is the answer for the inputs of {whose}"
+                return
+
+    def _compared(self, outputs: list[Any], expected: list[torch.Tensor], structure: tuple[Any, ...] | None,
+                  what: str = "") -> Comparison:
+        """``outputs``, nested as ``structure``, against ``expected``: their nesting and kind first (before any
+        tensor operation touches them), then their values within the problem's tolerances."""
+        return check_structure(outputs, expected, structure=structure, reference_structure=self.expected.structure,
+                               what=what) or compare_outputs(outputs, expected, self.expected.tolerances, structure)
 
     def _check_inputs(self, shipped: Shipped, changed: dict[str, torch.Tensor]) -> None:
         """The inputs the candidate changed, against what the reference leaves in its own copy."""
