@@ -9,8 +9,9 @@ bound of a wall figure only from :data:`~.outside_clock.MIN_CALLS` calls on each
 ``harness.repetitions``. The call's length is the median of the candidate's correctness trials, as the KForge
 process's own clock saw them (``CallLog``; the traced call, slowed by the tracer's Python, and the shape variants'
 calls at other sizes are left out: with them, EfficientNet-B0's calls came out above 12.5 ms where its timed calls
-took 2.8 ms): nothing the candidate says, and a
-candidate that slowed its verification to be timed fewer times only widens its own confidence interval, which the
+took 2.8 ms): nothing the candidate says. A trial's marks are not answered (the next trial runs while the last
+one is judged), so each is noted when this process reads it, and a busy host that reads the start late shows the
+call shorter than it was (a 30 ms call once as under 26.7 ms, so 9 runs, not 8). A candidate that slowed its verification to be timed fewer times only widens its own confidence interval, which the
 verdict reports.
 
 Each timer beside the headline is a call more in every run. Under ``harness.beside_timers = "auto"`` they are

@@ -1,4 +1,4 @@
-"""Correct and slow: relu(x) * scale with NumPy after 30 ms of sleep, a call long enough to be timed fewer times."""
+"""Correct and slow: relu(x) * scale with NumPy after 50 ms of sleep, a call long enough to be timed fewer times."""
 
 import time
 
@@ -13,5 +13,5 @@ class ModelNew(nn.Module):
         self.scale = scale
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        time.sleep(0.03)
+        time.sleep(0.05)
         return torch.from_numpy(np.maximum(x.numpy(), 0) * np.float32(self.scale))
