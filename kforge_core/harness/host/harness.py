@@ -8,7 +8,6 @@ import itertools
 import os
 import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
@@ -39,6 +38,7 @@ from .quiet import QuietForTiming
 from .referee import Referee
 from .speed_of_light import Bounds
 from .scratch_layout import ScratchLayout, confined, for_baselines, for_referee
+from .scratch_roots import make_scratch_root
 from .verdict_parts import device_ran_out
 
 
@@ -117,7 +117,7 @@ class Harness:
         # where no candidate's worker can write (a graph planted in a cache candidates write would be the baseline's)
         self._baseline_caches = _made(state_dir / "baseline-builds")
         # absolute: a worker is told its candidates' directories, and its own working directory is not this one's
-        self.root = Path(tempfile.mkdtemp(prefix="kforge-harness-")) if scratch_root is None \
+        self.root = make_scratch_root() if scratch_root is None \
             else Path(scratch_root).absolute()
         self.root.mkdir(parents=True, exist_ok=True)
         self._layout = ScratchLayout(self.root).make()
