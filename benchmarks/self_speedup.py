@@ -6,8 +6,10 @@ the same on both sides. Runs ``kforge bench SUITE --solutions COPIES`` where COP
 candidate falls back to ``Model``), with ``--policy report`` (the reference calls PyTorch, which the strict policy
 rejects), and prints each problem's speedup against eager by every timer, then per timer the median, the worst and
 how many fall outside ``--band`` (default ±3%). Where a timer's figures are fastest runs (``timing/launch_bound.py``;
-every timer on the host CPU), the same table follows by the ratio of the two sides' medians; ``--json`` also keeps
-every timed run's figure on both sides (``runs_ms``), for any other statistic.
+every timer on the host CPU), the same table follows by the ratio of the two sides' medians. Then, from every timed
+run's figure on both sides (kept in the verdict), the summary by each statistic a speedup could be read by: the
+fastest run, the 10th and 25th percentiles, the median, and the median of the runs' ratios taken pairwise in run
+order; ``--json`` keeps the runs themselves (``runs_ms``) for any other.
 
     python benchmarks/self_speedup.py examples/suites/basics/problems --backend cpu
     python benchmarks/self_speedup.py KernelBench/KernelBench/level3 --backend cuda --json out.json --timer events
@@ -104,6 +106,42 @@ def speedups(bench: dict) -> SelfTimings:
     return found
 
 
+def _quantile(share: float):
+    def take(values: list[float]) -> float:
+        ordered = sorted(values)
+        position = share * (len(ordered) - 1)  # linear between the two nearest runs
+        low = int(position)
+        high = min(low + 1, len(ordered) - 1)
+        return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+    return take
+
+
+# the statistics a speedup can be read by from both sides' kept runs: the eager baseline's over the candidate's
+STATISTICS = {"fastest run": min, "10th percentile": _quantile(0.10), "25th percentile": _quantile(0.25),
+              "median": statistics.median}
+
+
+def paired_median(candidate: list[float], eager: list[float]) -> float:
+    """The median of the runs' ratios taken pairwise in run order: run i of each side lies in the same block of the
+    window, so a drift of the host's speed over the window divides out."""
+    return statistics.median(e / c for c, e in zip(candidate, eager) if c > 0)
+
+
+def by_statistic(runs: dict[str, dict[str, dict[str, list[float]]]]) -> dict[str, dict[str, dict[str, float]]]:
+    """statistic -> problem -> timer -> speedup, from the kept runs (problems and timers with runs on both sides)."""
+    table: dict[str, dict[str, dict[str, float]]] = {name: {} for name in [*STATISTICS, "paired median"]}
+    for problem, by_timer in runs.items():
+        for timer, sides in by_timer.items():
+            candidate, eager = sides.get("candidate") or [], sides.get("eager") or []
+            if not candidate or not eager:
+                continue
+            for name, take in STATISTICS.items():
+                if take(candidate) > 0:
+                    table[name].setdefault(problem, {})[timer] = take(eager) / take(candidate)
+            table["paired median"].setdefault(problem, {})[timer] = paired_median(candidate, eager)
+    return {name: found for name, found in table.items() if found}
+
+
 def summary(found: dict[str, dict[str, float]], band: float) -> dict[str, dict[str, float]]:
     timers = sorted({timer for by_timer in found.values() for timer in by_timer})
     table = {}
@@ -159,6 +197,15 @@ def main() -> None:
         for timer, row in summary(at_fastest, args.band).items():
             print(f"{timer:<8} {row['problems']:>8} {row['median']:>7.3f}x {row['worst']:>7.3f}x "
                   f"{row['outside_band']:>12}")
+    statistics_table = by_statistic(found.runs)
+    if statistics_table:  # every problem again, by each statistic of the kept runs
+        print(f"\nby each statistic of the kept runs ({len(found.runs)} problems):")
+        print(f"{'statistic':<16} {'timer':<8} {'problems':>8} {'median':>8} {'worst':>8} "
+              f"{'outside ±' + format(args.band, '.0%'):>12}")
+        for name, found_by in statistics_table.items():
+            for timer, row in summary(found_by, args.band).items():
+                print(f"{name:<16} {timer:<8} {row['problems']:>8} {row['median']:>7.3f}x {row['worst']:>7.3f}x "
+                      f"{row['outside_band']:>12}")
     not_correct = [p["problem"] for p in bench["problems"] if not p.get("correct")]
     if not_correct:
         print(f"\nnot decided correct ({len(not_correct)}): " + ", ".join(not_correct))
@@ -174,6 +221,7 @@ def main() -> None:
                                          "launch_past_hold": sorted(found.past_hold), "streams": found.streams,
                                          "eager_from": found.eager_from, "at_fastest_run": found.fastest,
                                          "by_median": found.by_median, "runs_ms": found.runs,
+                                         "by_statistic": statistics_table,
                                          "summary": table, "not_correct": not_correct,
                                          "problems": bench["problems"]}, indent=1, default=str))
 
