@@ -460,7 +460,7 @@ class CandidateBeside:
         if self._ready_first:
             self._baselines.get_ready(self._problem)
         # the length of its correctness trials' calls, not the traced call's or the shape variants'
-        call_ms = self._calls.median_ms(TRIAL_CALL_PREFIX) if self._calls is not None else None
+        call_ms = self._calls.call_ms(TRIAL_CALL_PREFIX) if self._calls is not None else None
         timeouts, settings = self._timeouts, self._baselines.settings
         runs, timers = timed_runs(call_ms, settings), self._baselines.timers_for(call_ms)
         self._timers = timers

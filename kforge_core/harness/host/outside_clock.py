@@ -59,28 +59,32 @@ LONGEST_HOLD_MS = 100.0
 
 @dataclass(frozen=True)
 class Interval:
-    """One marked call, by this process's clock: its label and how long it lasted, in milliseconds."""
+    """One marked call, by this process's clock: its label and how long it lasted, in milliseconds.
+    ``start_read_late``: its start mark had been waiting to be read (this process was busy, judging the call before
+    with the referee), so the call began before its interval did."""
 
     label: str
     ms: float
+    start_read_late: bool = False
 
 
 class CallLog:
     """The calls a worker marks while it is watched, timed by this process's clock as the marks arrive."""
 
     def __init__(self) -> None:
-        self._open: list[tuple[str, float]] = []
+        self._open: list[tuple[str, float, bool]] = []
         self._intervals: list[Interval] = []
 
-    def mark(self, what: str, entering: bool, now: float) -> None:
-        """A call's mark arrived at ``now`` (seconds, ``time.perf_counter``)."""
+    def mark(self, what: str, entering: bool, now: float, read_late: bool = False) -> None:
+        """A call's mark was read at ``now`` (seconds, ``time.perf_counter``); ``read_late``: it had been waiting to
+        be read, so it arrived before ``now``."""
         if entering:
-            self._open.append((what, now))
+            self._open.append((what, now, read_late))
             return
         for index in range(len(self._open) - 1, -1, -1):
             if self._open[index][0] == what:
-                _, start = self._open.pop(index)
-                self._intervals.append(Interval(what, (now - start) * 1e3))
+                _, start, late = self._open.pop(index)
+                self._intervals.append(Interval(what, (now - start) * 1e3, late))
                 return
 
     def take(self) -> list[Interval]:
@@ -88,11 +92,17 @@ class CallLog:
         taken, self._intervals = self._intervals, []
         return taken
 
-    def median_ms(self, prefix: str = "") -> float | None:
-        """The median length of the calls noted since the last take whose label starts with ``prefix``, or of every
-        one where none does (None: none was noted)."""
-        chosen = [i.ms for i in self._intervals if i.label.startswith(prefix)] or [i.ms for i in self._intervals]
-        return statistics.median(chosen) if chosen else None
+    def call_ms(self, prefix: str = "") -> float | None:
+        """How long a call takes, from the calls noted since the last take whose label starts with ``prefix`` (every
+        one where none does; None: none was noted): the shortest of those whose start was read as it arrived. Such
+        an interval holds the call (its start mark is sent before the call begins), so a first call's build or a
+        busy host only lengthens it. Where every start was read late, each interval is shorter than its call: the
+        longest is the nearest."""
+        chosen = [i for i in self._intervals if i.label.startswith(prefix)] or self._intervals
+        if not chosen:
+            return None
+        exact = [i.ms for i in chosen if not i.start_read_late]
+        return min(exact) if exact else max(i.ms for i in chosen)
 
 
 Samples = dict[str, list[float]]  # timer -> one figure per timed run, in run order from ``first_run``

@@ -149,6 +149,7 @@ class WorkerProcess:
         deadline = StageDeadline(what, timeout_s, waits, time.monotonic(), probe=self.probe, hard_stop=hard_stop)
         while True:
             expires, _ = deadline.expires()
+            waiting = self.channel.readable()  # a message already waiting arrived before it is read
             try:
                 message = self.channel.receive(deadline=expires)
             except ChannelTimeout:
@@ -173,7 +174,7 @@ class WorkerProcess:
             if isinstance(message[1], Wait):
                 wait = message[1]
                 if wait.kind == "call":
-                    self.calls.mark(wait.what, wait.entering, time.perf_counter())
+                    self.calls.mark(wait.what, wait.entering, time.perf_counter(), read_late=waiting)
                 if wait.entering:
                     deadline.enter(wait.kind, wait.what, time.monotonic())
                 else:

@@ -6,12 +6,14 @@ kernel's after 20; and each timed run is one call under each timer, for the cand
 runs of a 40 ms forward under three timers beside two baselines cost seconds of the problem's time for nothing. The
 runs are ``ceil(harness.timing_target_ms / call)``, at least :data:`FEWEST_RUNS` (the outside clock draws its lower
 bound of a wall figure only from :data:`~.outside_clock.MIN_CALLS` calls on each side) and at most
-``harness.repetitions``. The call's length is the median of the candidate's correctness trials, as the KForge
-process's own clock saw them (``CallLog``; the traced call, slowed by the tracer's Python, and the shape variants'
-calls at other sizes are left out: with them, EfficientNet-B0's calls came out above 12.5 ms where its timed calls
-took 2.8 ms): nothing the candidate says. A trial's marks are not answered (the next trial runs while the last
-one is judged), so each is noted when this process reads it, and a busy host that reads the start late shows the
-call shorter than it was (a 30 ms call once as under 26.7 ms, so 9 runs, not 8). A candidate that slowed its verification to be timed fewer times only widens its own confidence interval, which the
+``harness.repetitions``. The call's length is the shortest of the candidate's correctness trials, as the KForge
+process's own clock saw them (``CallLog.call_ms``; the traced call, slowed by the tracer's Python, and the shape
+variants' calls at other sizes are left out: with them, EfficientNet-B0's calls came out above 12.5 ms where its
+timed calls took 2.8 ms): nothing the candidate says. Only trials whose start mark this process read as it arrived
+count: a trial judged while the next one runs has that one's start mark wait until the judging is done, and its
+interval then misses the beginning of the call (a 50 ms call came out at 0.04 ms; of five trials three are judged
+ahead, so their median was one of those). The shortest of the others, whose intervals each hold the whole call, leaves out a first call's build. A
+candidate that slowed its verification to be timed fewer times only widens its own confidence interval, which the
 verdict reports.
 
 Each timer beside the headline is a call more in every run. Under ``harness.beside_timers = "auto"`` they are
