@@ -10,7 +10,10 @@ seconds (its child's start, Python and torch, included), and whether they agree 
 is imported once first: where it cannot be (its checkout needs ``pydantic``, which a GPU machine may lack), that is
 said and no problem is counted against it. Only problems
 with a solution are evaluated. ``kforge bench``'s progress goes to stderr as it happens, and a time limit (SIGTERM)
-or Ctrl-C during KernelBench's part still prints the table of the problems done.
+or Ctrl-C during KernelBench's part still prints the table of the problems done. With ``--in-turn N``, the two tools
+take N problems each in turn (a ``kforge bench`` of those N, then KernelBench's eval of the same), so that a time
+limit that ends the run leaves every problem done by both compared, rather than KForge's part done alone; each
+``kforge bench`` counts its workers' start on its first problem.
 
     python benchmarks/bench_throughput.py SUITE --solutions DIR --backend cuda
     python benchmarks/bench_throughput.py KernelBench/KernelBench/level2 --solutions sols/ --backend cuda \\
@@ -29,6 +32,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 from kforge_core.bench.solutions import open_solutions
 from kforge_core.bench.suite import discover
@@ -86,7 +90,9 @@ def main() -> None:
     parser.add_argument("--kernelbench-timeout", type=float, default=900.0, help="seconds per problem")
     parser.add_argument("--kforge-args", default="", help="more kforge bench flags, in one string")
     parser.add_argument("--kforge-json", type=Path, help="also write kforge bench's --json document here (each "
-                        "problem's phases, verdict and figures)")
+                        "problem's phases, verdict and figures; with --in-turn, each bench's on a line of its own)")
+    parser.add_argument("--in-turn", type=int, default=0, metavar="N",
+                        help="the two tools take N problems each in turn (0: KForge's whole bench first)")
     args = parser.parse_args()
     problems = discover(args.suite, tuple(args.filters))
     solutions = open_solutions(args.solutions, problems)
@@ -94,9 +100,30 @@ def main() -> None:
     if not problems:
         sys.exit(f"no problem of {args.suite} has a solution in {args.solutions}")
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # a time limit still prints what was done
-    kforge = _kforge(args, problems)
-    kernelbench = _kernelbench(args, problems, solutions) if args.kernelbench else {}
-    _print(problems, kforge, kernelbench)
+    ours: dict[str, dict] = {}
+    theirs: dict[str, dict] = {}
+    compare = bool(args.kernelbench) and _kernelbench_ready(args.kernelbench)
+
+    def kernelbench(chunk: list) -> None:
+        if compare:
+            _kernelbench(args, chunk, solutions, theirs)
+
+    try:
+        in_turn(problems, args.in_turn or len(problems), lambda chunk: _kforge(args, chunk), kernelbench, ours)
+    except (KeyboardInterrupt, SystemExit) as stop:
+        print(f"stopped ({type(stop).__name__}): KForge's verdicts on {len(ours)} and KernelBench's on "
+              f"{len(theirs)} of {len(problems)} problems", file=sys.stderr)
+    _print(problems, ours, theirs)
+
+
+def in_turn(problems: list, size: int, kforge: Callable[[list], dict[str, dict]],
+            kernelbench: Callable[[list], None], ours: dict[str, dict]) -> None:
+    """Each tool on ``size`` problems at a time: ``kforge`` (its verdicts go into ``ours``) and then ``kernelbench``
+    on the same ones, chunk after chunk. A Ctrl-C or a time limit propagates, with what was finished kept."""
+    for first in range(0, len(problems), size):
+        chunk = problems[first:first + size]
+        ours.update(kforge(chunk))
+        kernelbench(chunk)
 
 
 def _kforge(args: argparse.Namespace, problems) -> dict[str, dict]:
@@ -113,26 +140,28 @@ def _kforge(args: argparse.Namespace, problems) -> dict[str, dict]:
     if finished.returncode != 0:
         sys.exit(f"kforge bench failed ({finished.returncode})")
     document = json.loads(finished.stdout)
-    if args.kforge_json:
+    if args.kforge_json and args.in_turn:  # one bench per chunk: one document a line
+        with args.kforge_json.open("a") as out:
+            out.write(json.dumps(document) + "\n")
+    elif args.kforge_json:
         args.kforge_json.write_text(finished.stdout)
     print(f"kforge bench: {len(document['problems'])} problems in {wall:.1f} s (process wall time, start-up "
           "included)")
     return {p["problem"]: p for p in document["problems"]}
 
 
-def _kernelbench(args: argparse.Namespace, problems, solutions) -> dict[str, dict]:
-    results: dict[str, dict] = {}
-    why = kernelbench_unavailable(args.kernelbench)
+def _kernelbench_ready(checkout: Path) -> bool:
+    why = kernelbench_unavailable(checkout)
     if why:
         print(f"kernelbench: its eval cannot be imported, no problem evaluated by it: {why}", file=sys.stderr)
-        return results
+    return not why
+
+
+def _kernelbench(args: argparse.Namespace, problems, solutions, results: dict[str, dict]) -> None:
+    """KernelBench's eval of each problem, its result put in ``results`` as each one finishes."""
     with tempfile.TemporaryDirectory(prefix="kernelbench-") as scratch:
-        try:
-            for problem in problems:
-                results[problem.key] = _kernelbench_one(args, problem, solutions.candidate_for(problem), scratch)
-        except KeyboardInterrupt:
-            print(f"kernelbench: stopped after {len(results)} of {len(problems)} problems", file=sys.stderr)
-    return results
+        for problem in problems:
+            results[problem.key] = _kernelbench_one(args, problem, solutions.candidate_for(problem), scratch)
 
 
 def kernelbench_unavailable(checkout: Path) -> str:

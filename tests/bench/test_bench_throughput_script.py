@@ -33,3 +33,27 @@ def test_a_checkout_whose_eval_cannot_be_imported_is_said_once(tmp_path):
         "ModuleNotFoundError: No module named 'a_package_this_machine_lacks'"
     working = _checkout(tmp_path / "working", "def eval_kernel_against_ref(*args, **kwargs):\n    return None\n")
     assert script.kernelbench_unavailable(working) == ""
+
+
+def test_in_turn_each_chunk_is_done_by_both_tools_before_the_next_and_a_stop_keeps_what_was_finished():
+    script = _script()
+    problems = [f"p{i}" for i in range(5)]
+    calls: list[tuple[str, tuple[str, ...]]] = []
+    ours: dict[str, dict] = {}
+
+    def kforge(chunk):
+        calls.append(("kforge", tuple(chunk)))
+        if chunk[0] == "p4":
+            raise KeyboardInterrupt  # a time limit, in KForge's part of the third chunk
+        return {name: {"correct": True} for name in chunk}
+
+    def kernelbench(chunk):
+        calls.append(("kernelbench", tuple(chunk)))
+
+    try:
+        script.in_turn(problems, 2, kforge, kernelbench, ours)
+    except KeyboardInterrupt:
+        pass
+    assert calls == [("kforge", ("p0", "p1")), ("kernelbench", ("p0", "p1")), ("kforge", ("p2", "p3")),
+                     ("kernelbench", ("p2", "p3")), ("kforge", ("p4",))]
+    assert sorted(ours) == ["p0", "p1", "p2", "p3"]
