@@ -171,8 +171,7 @@ def test_a_slow_candidate_is_timed_eight_times_a_fast_one_as_often_as_asked(cach
 
     # 240 ms of each callable's time: 8 runs of a 30 ms call or longer, and 12 of one of 20 ms or less (the fast
     # candidate's trials take a few ms by the KForge process's clock, 11 ms on this machine under load). The slow
-    # one sleeps 50 ms
-    # Five trials, as by default: the last three are each judged while the next one runs
+    # one sleeps 50 ms. Five trials, as by default: from the third on, each starts while the one before is judged
     settings = settings_for(cache_dir, repetitions=12, timing_target_ms=240, spare_workers=0, trials=5)
     with Harness(backend=TORCH_CPU, problem=problem("relu_scale"), plugins=SELECTION, settings=settings) as harness:
         slow = harness.evaluate(candidate("slow_relu_scale"))
