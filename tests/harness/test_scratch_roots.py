@@ -59,6 +59,7 @@ def test_what_kforge_did_not_make_as_its_own_is_left_alone(tmp_path):
     no_owner = _root(tmp_path, "older", None)
     other_namespace = _root(tmp_path, "container", f"{dead} {started} pid:[1]\n")
     malformed = _root(tmp_path, "malformed", f"{dead}\n")
+    too_long = _root(tmp_path, "long", f"{dead} {started} {namespace}" + " " * 300 + "\n")
     target = tmp_path / "elsewhere"
     target.mkdir()
     (target / OWNER_FILE).write_text(f"{dead} {started} {namespace}\n")
@@ -67,7 +68,7 @@ def test_what_kforge_did_not_make_as_its_own_is_left_alone(tmp_path):
     unrelated.mkdir()
     (unrelated / OWNER_FILE).write_text(f"{dead} {started} {namespace}\n")
     assert sweep_abandoned(tmp_path) == []
-    assert all(p.is_dir() for p in (no_owner, other_namespace, malformed, target, unrelated))
+    assert all(p.is_dir() for p in (no_owner, other_namespace, malformed, too_long, target, unrelated))
 
 
 def test_a_new_root_names_its_owner_and_sweeps_first(tmp_path, monkeypatch):

@@ -73,10 +73,11 @@ def _read_owner(path: Path) -> tuple[int, str, str] | None:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
-        words = os.read(fd, _OWNER_BYTES + 1).decode("ascii", "replace").split()
+        data = os.read(fd, _OWNER_BYTES + 1)
     finally:
         os.close(fd)
-    if len(words) != 3 or not words[0].isdigit() or int(words[0]) <= 0:
+    words = data.decode("ascii", "replace").split()
+    if len(data) > _OWNER_BYTES or len(words) != 3 or not words[0].isdigit() or int(words[0]) <= 0:
         return None
     return int(words[0]), words[1], words[2]
 
