@@ -12,9 +12,9 @@ variants' calls at other sizes are left out: with them, EfficientNet-B0's calls 
 timed calls took 2.8 ms): nothing the candidate says. Only trials whose start mark this process read as it arrived
 count: a trial judged while the next one runs has that one's start mark wait until the judging is done, and its
 interval then misses the beginning of the call (a 50 ms call came out at 0.04 ms; of five trials three are judged
-ahead, so their median was one of those). The shortest of the others, whose intervals each hold the whole call, leaves out a first call's build. A
-candidate that slowed its verification to be timed fewer times only widens its own confidence interval, which the
-verdict reports.
+ahead, so their median was one of those). The shortest of the others, whose intervals each hold the whole call,
+leaves out a first call's build. A candidate that slowed its verification to be timed fewer times only widens its
+own confidence interval, which the verdict reports.
 
 Each timer beside the headline is a call more in every run. Under ``harness.beside_timers = "auto"`` they are
 measured for calls shorter than ``timing_target_ms / FEWEST_RUNS`` (12.5 ms at the default), where they cost little;

@@ -32,7 +32,7 @@ from ...records import Backend, Problem
 from ...settings import HarnessSettings
 from ...timing.timed_runs import pool_seeds
 from ...tolerances import tolerance_in_effect
-from ...values import flatten_output, map_tensors
+from ...values import flatten_output, map_tensors, tensor_bytes
 from ..op_trace import compute_ops, trace_ops
 from ..problem_size import large_for_device
 from .compare import max_difference, within_tolerance
@@ -205,14 +205,14 @@ def _parked_between_calls(data: ProblemData, model: Any, on: HarnessDevice, sett
             or _weight_bytes(model) < PARKED_FROM_BYTES \
             or not large_for_device(data.problem, on.memory().total):
         return False
-    room = budget - _held_bytes(kept.values()) - _held_bytes(variants.kept.values())
+    room = budget - tensor_bytes(list(kept.values())) - tensor_bytes(list(variants.kept.values()))
     timing: dict[int, list[torch.Tensor]] = {}
     with torch.no_grad():
         for seed in pool_seeds(settings):
             if seed in kept:
                 continue
             leaves = [o.detach() for o in flatten_output(model(*seeded_inputs(data.module, seed, data.device)))[0]]
-            room -= sum(o.numel() * o.element_size() for o in leaves)
+            room -= tensor_bytes(leaves)
             if room < 0:  # not all of them fit: the model stays, and answers what is not kept as before
                 return False
             timing[seed] = [host_copy(o) for o in leaves]
@@ -224,11 +224,7 @@ def _parked_between_calls(data: ProblemData, model: Any, on: HarnessDevice, sett
 
 
 def _weight_bytes(model: torch.nn.Module) -> int:
-    return sum(t.numel() * t.element_size() for t in _tensors(model))
-
-
-def _held_bytes(answers: Any) -> int:
-    return sum(o.numel() * o.element_size() for leaves in answers for o in leaves)
+    return tensor_bytes(list(_tensors(model)))
 
 
 def host_model_copy(model: Any) -> Any:
