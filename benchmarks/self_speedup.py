@@ -159,7 +159,14 @@ def main() -> None:
     parser.add_argument("--backend", required=True)
     parser.add_argument("--band", type=float, default=0.03, help="the relative band around 1.00x (default 0.03)")
     parser.add_argument("--json", type=Path, help="write the problems' speedups and the summary here")
+    parser.add_argument("--from-runs", type=Path, metavar="BENCH_DIR",
+                        help="run nothing: read the verdicts a bench of this script left in BENCH_DIR (the bench's "
+                             "directory under its --runs-dir), as when a time limit ended it before it printed")
     args, bench_args = parser.parse_known_args()  # what it does not know goes to kforge bench (--timer, --filter)
+    if args.from_runs:
+        bench = bench_from_runs(args.from_runs)
+        report(speedups(bench), bench, args.band, args.json)
+        return
     with tempfile.TemporaryDirectory(prefix="kforge-self-") as place:
         solutions = Path(place) / "solutions"
         count = copies_as_solutions(args.suite, solutions)
@@ -174,6 +181,25 @@ def main() -> None:
             raise SystemExit(f"kforge bench printed nothing (exit {done.returncode})")
         bench = json.loads(done.stdout)
         found = speedups(bench)  # read while the run directory is there
+    report(found, bench, args.band, args.json)
+
+
+def bench_from_runs(bench_dir: Path) -> dict:
+    """The problems of a bench as its ``--json`` would list them, from the verdicts it wrote under ``bench_dir``:
+    every problem that has a verdict, in name order (a problem still running when the bench ended has none)."""
+    verdicts = sorted((bench_dir / "problems").glob("*/verdict.json"))
+    if not verdicts:
+        raise SystemExit(f"no verdict under {bench_dir / 'problems'}")
+    problems = []
+    for path in verdicts:
+        verdict = json.loads(path.read_text())
+        problems.append({"problem": path.parent.name, "correct": bool(verdict.get("correct")),
+                         "verdict_file": str(path)})
+    return {"problems": problems}
+
+
+def report(found: SelfTimings, bench: dict, band: float, json_path: Path | None) -> None:
+    """Print the problems' speedups and their summaries; write them to ``json_path`` where given."""
     timers = sorted({timer for by_timer in found.speedups.values() for timer in by_timer})
     print(f"{'problem':<48} " + " ".join(f"{timer:>8}" for timer in timers) + "   "
           + " ".join(f"{timer + ' ms':>10}" for timer in timers))
@@ -184,8 +210,8 @@ def main() -> None:
               + ("   launch past the hold" if key in found.past_hold else "")
               + (f"   {found.streams[key]} streams, no hold" if key in found.streams else "")
               + (f"   eager {found.eager_from[key]}" if key in found.eager_from else ""))
-    table = summary(found.speedups, args.band)
-    print(f"\n{'timer':<8} {'problems':>8} {'median':>8} {'worst':>8} {'outside ±' + format(args.band, '.0%'):>12}")
+    table = summary(found.speedups, band)
+    print(f"\n{'timer':<8} {'problems':>8} {'median':>8} {'worst':>8} {'outside ±' + format(band, '.0%'):>12}")
     for timer, row in table.items():
         print(f"{timer:<8} {row['problems']:>8} {row['median']:>7.3f}x {row['worst']:>7.3f}x "
               f"{row['outside_band']:>12}")
@@ -193,17 +219,17 @@ def main() -> None:
                   for name, fastest in found.fastest.items() if fastest}
     if at_fastest:  # the same problems by the medians, for the timers taken at their fastest run
         print(f"\nthe {len(at_fastest)} problems whose figures are fastest runs, by the medians' ratio instead:")
-        print(f"{'timer':<8} {'problems':>8} {'median':>8} {'worst':>8} {'outside ±' + format(args.band, '.0%'):>12}")
-        for timer, row in summary(at_fastest, args.band).items():
+        print(f"{'timer':<8} {'problems':>8} {'median':>8} {'worst':>8} {'outside ±' + format(band, '.0%'):>12}")
+        for timer, row in summary(at_fastest, band).items():
             print(f"{timer:<8} {row['problems']:>8} {row['median']:>7.3f}x {row['worst']:>7.3f}x "
                   f"{row['outside_band']:>12}")
     statistics_table = by_statistic(found.runs)
     if statistics_table:  # every problem again, by each statistic of the kept runs
         print(f"\nby each statistic of the kept runs ({len(found.runs)} problems):")
         print(f"{'statistic':<16} {'timer':<8} {'problems':>8} {'median':>8} {'worst':>8} "
-              f"{'outside ±' + format(args.band, '.0%'):>12}")
+              f"{'outside ±' + format(band, '.0%'):>12}")
         for name, found_by in statistics_table.items():
-            for timer, row in summary(found_by, args.band).items():
+            for timer, row in summary(found_by, band).items():
                 print(f"{name:<16} {timer:<8} {row['problems']:>8} {row['median']:>7.3f}x {row['worst']:>7.3f}x "
                       f"{row['outside_band']:>12}")
     not_correct = [p["problem"] for p in bench["problems"] if not p.get("correct")]
@@ -216,8 +242,8 @@ def main() -> None:
         print(f"\neager baseline from a figure measured before ({len(found.eager_from)}; confirmed: it stood, "
               f"remeasured: refuted and measured again): "
               + ", ".join(f"{k} {v}" for k, v in sorted(found.eager_from.items())))
-    if args.json:
-        args.json.write_text(json.dumps({"speedups": found.speedups, "figures_ms": found.figures,
+    if json_path:
+        json_path.write_text(json.dumps({"speedups": found.speedups, "figures_ms": found.figures,
                                          "launch_past_hold": sorted(found.past_hold), "streams": found.streams,
                                          "eager_from": found.eager_from, "at_fastest_run": found.fastest,
                                          "by_median": found.by_median, "runs_ms": found.runs,
