@@ -137,6 +137,15 @@ class MeasureBaselines:
 
 
 @dataclass(frozen=True)
+class BuildOnHost:
+    """To the baseline worker: build the problem's ``Model`` (the one every baseline wraps) on the host now, and move
+    it to the device only when the first baseline is built (``MeasureBaselines``). Its constructor is CPU work, tens
+    of seconds for a model of gigabytes; so it runs while the candidate is compiled and verified, even where the
+    baselines themselves get ready only after that (a problem large for the device). Answered with
+    :class:`Prepared`."""
+
+
+@dataclass(frozen=True)
 class Expect:
     """To the referee worker (one that never imports candidate code): compute ``problem``'s expected outputs,
     from which it judges what candidates' workers ship (``worker/expected.py``). Answered with :class:`Prepared`.

@@ -120,8 +120,8 @@ class Baselines:
     def __init__(self, log: list, window: Window | None) -> None:
         self.log, self.window = log, window
 
-    def start(self) -> None:
-        pass
+    def build_on_host(self, problem) -> None:  # noqa: ANN001
+        self.log.append("baseline model on the host")
 
     def get_ready(self, problem) -> None:  # noqa: ANN001
         self.log.append("baselines ready")
@@ -161,8 +161,9 @@ def test_a_correct_candidate_is_timed_beside_the_baselines_and_its_worker_kept(t
     worker = ScriptedWorker(log, {"Begin": None, "compile": CompileResult(ok=True),
                                   "verify": VerifyResult(correct=True), "Finish": FinishReport()}, home=tmp_path)
     verdict = evaluate_candidate(_setup(log, worker, window), CALLS_TORCH, profile=False, measure=True)
-    assert log == ["prebuild", "reference", "worker", "baselines ready", "Begin", "compile", "verify", "window",
-                   "Finish", ("release", True)]
+    # the baselines' model is built on the host first, beside the reference's outputs
+    assert log == ["baseline model on the host", "prebuild", "reference", "worker", "baselines ready", "Begin",
+                   "compile", "verify", "window", "Finish", ("release", True)]
     assert verdict.failure is None and not verdict.worker_replaced
     assert (verdict.candidate, verdict.backend, verdict.problem) == ("relu", TORCH_CPU.name, "relu_scale")
     assert verdict.runtime.median == 2.0 and verdict.method == TIMED
@@ -178,8 +179,8 @@ def test_a_crashed_candidate_replaces_its_worker_and_the_agent_reads_its_stderr(
                             stderr="Fatal Python error: Segmentation fault\n\nCurrent thread:\n  forward\n",
                             home=tmp_path)
     verdict = evaluate_candidate(_setup(log, worker), CALLS_TORCH, profile=False, measure=True)
-    assert log == ["prebuild", "reference", "worker", "baselines ready", "Begin", "compile", "verify",
-                   ("release", False)]
+    assert log == ["baseline model on the host", "prebuild", "reference", "worker", "baselines ready", "Begin",
+                   "compile", "verify", ("release", False)]
     assert verdict.failure is Failure.CRASH and verdict.worker_replaced
     assert verdict.runtime is None and verdict.baselines == () and verdict.method.notes.startswith("not timed")
     assert "the worker died" in verdict.message and "Python's fault handler" in verdict.message

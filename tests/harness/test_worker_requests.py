@@ -5,7 +5,7 @@ fails as the harness's own fault."""
 from __future__ import annotations
 
 from kforge_core.harness.protocol import (
-    Begin, Conclude, Expect, Finish, JudgeBegin, MeasureBaselines, Prepare, RunStage, Shipped, ShippedBatch, Time,
+    Begin, BuildOnHost, Conclude, Expect, Finish, JudgeBegin, MeasureBaselines, Prepare, RunStage, Shipped, ShippedBatch, Time,
     Wait,
 )
 from kforge_core.harness.worker.worker import CANDIDATE_REQUESTS, REFEREE_REQUESTS, Worker
@@ -19,7 +19,7 @@ def _bare_worker() -> Worker:
 
 
 def test_a_candidates_worker_and_the_referee_serve_requests_of_their_own():
-    assert set(CANDIDATE_REQUESTS) == {Prepare, Begin, RunStage, Time, Finish, MeasureBaselines}
+    assert set(CANDIDATE_REQUESTS) == {Prepare, Begin, RunStage, Time, Finish, MeasureBaselines, BuildOnHost}
     assert set(REFEREE_REQUESTS) == {Expect, JudgeBegin, Shipped, ShippedBatch, Conclude}
 
 

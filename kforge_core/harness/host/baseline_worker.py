@@ -4,7 +4,8 @@ the next while it does not fail.
 
 It works off the critical path: :meth:`BaselineWorker.get_ready` only sends requests (start, prepare the problem's
 reference, build and compile the baselines) and returns at once, so the worker does all that while the candidate is
-compiled and verified; :meth:`BaselineWorker.time_block` reads those replies first, then times one block of runs.
+compiled and verified (:meth:`BaselineWorker.build_on_host`, sent as a candidate's evaluation begins, has the model
+built on the host before that, while the reference's outputs are computed); :meth:`BaselineWorker.time_block` reads those replies first, then times one block of runs.
 A harness told the next problem keeps a second one getting ready for it (``Harness.expect_problem``) and swaps the
 two when it moves on, so that a suite's ``torch.compile`` builds overlap the problem before theirs.
 """
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 from ...records import Failure, Problem
-from ..protocol import MeasureBaselines, Prepare, Reply, WorkerInit
+from ..protocol import BuildOnHost, MeasureBaselines, Prepare, Reply, WorkerInit
 from .outside_clock import Interval
 from .process import WorkerFault, WorkerProcess
 
@@ -66,6 +67,17 @@ class BaselineWorker:
             self._worker = self._start(self._make_init(), self._root / f"{self._name}-{next(self._numbers)}")
             self._problem, self._asked = "", set()
         return self._worker
+
+    def build_on_host(self, problem: Problem) -> None:
+        """Start the worker if needed and, where it was not told ``problem`` yet, have it prepare ``problem`` and
+        build its model on the host (``BuildOnHost``); returns without waiting. The model reaches the device only
+        with :meth:`get_ready`'s builds, so a problem whose baselines get ready after the candidate's verification
+        (large for the device) has its constructor's seconds overlap the reference's and the candidate's."""
+        worker = self.start()
+        if self._problem != problem.digest:  # told already: get_ready's builds are under way or done
+            worker.send(Prepare(problem))
+            worker.send(BuildOnHost())
+            self._problem, self._asked = problem.digest, set()
 
     def get_ready(self, problem: Problem, names: tuple[str, ...]) -> None:
         """Start the worker if needed, have it prepare ``problem`` and build those of ``names`` it was not told to

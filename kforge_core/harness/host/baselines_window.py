@@ -299,6 +299,12 @@ class BaselinesWindow:
         if self._settings.baselines:
             self.worker.start()
 
+    def build_on_host(self, problem: Problem) -> None:
+        """Start the baseline worker and have it build ``problem``'s model on the host (``BaselineWorker.build_on_host``)
+        where the settings measure any baseline; returns at once."""
+        if self._settings.baselines:
+            self.worker.build_on_host(problem)
+
     def get_ready(self, problem: Problem) -> None:
         """Have the baseline worker prepare ``problem`` (as workers see it) and build the baselines (those a builder
         builds once it has); returns at once."""

@@ -92,8 +92,8 @@ def evaluate_candidate(setup: EvaluationSetup, candidate: Candidate, *, profile:
                                 contract=settings.precision,
                                 tolerances=precision(settings, setup.problem, setup.backend).tolerances,
                                 method=planned_method(workers.facts, settings, setup.statistic) if measure else None)
-    if measure and settings.baselines:
-        setup.baselines.start()  # its start overlaps the referee's and the candidate worker's
+    if measure and settings.baselines:  # its start and the model's construction overlap the referee's and the
+        setup.baselines.build_on_host(setup.seen)  # candidate's; the model reaches the device with get_ready
     if not workers.large(setup.problem):
         workers.start_ahead()  # the candidate's worker starts beside the referee
     with phases.phase("prebuild"):

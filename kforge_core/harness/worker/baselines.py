@@ -3,7 +3,9 @@
 baseline worker only (it never runs candidate code).
 
 A baseline is built (and compiled) once per problem and kept, so that its timed runs can be asked for in blocks,
-interleaved with the candidate's in another worker; a request for no runs only builds it, ahead of need.
+interleaved with the candidate's in another worker; a request for no runs only builds it, ahead of need. The model
+every baseline wraps can be built on the host earlier still (:func:`build_on_host`): its constructor is CPU work
+that needs no device.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from ...settings import HarnessSettings
 from ...timing.stage_timer import StageTimer
 from ...tracebacks import exception_line
 from ..protocol import BaselineResults
-from .reference import ProblemData, fresh_inputs
+from .reference import ProblemData, build_model, fresh_inputs
 from .run_timing import time_runs, timing_method
 
 if TYPE_CHECKING:
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
 
 _built: dict[str, Any] = {}  # baseline name -> its callable, for the reference in _built_for
 _MODEL = "the model"  # the key in _built of the model every baseline wraps
+_HOST_MODEL = "the model, on the host"  # the same, built by build_on_host and not moved to the device yet
 _built_for: list[ProblemData] = []
 
 
@@ -72,18 +75,46 @@ def held(call: Callable[..., Any], held_ms: float) -> Callable[..., Any]:
     return then_a_wait
 
 
+def build_on_host(reference: ProblemData) -> str:
+    """Build the model every baseline of ``reference`` wraps on the host, where it is not built yet: what
+    ``reference.model()`` does but its move to the device, which waits for the first baseline's build
+    (:func:`_baseline`). The parameters are the same: the constructor runs on the host under the same seed either
+    way. A constructor that fails leaves nothing: the baseline's own build fails the same way and says so. Says
+    what it did."""
+    _for(reference)
+    if _MODEL in _built or _HOST_MODEL in _built:
+        return "the model was built already"
+    try:
+        _built[_HOST_MODEL] = build_model(reference.module.Model, reference.init_inputs, reference.seed,
+                                          torch.device("cpu"))
+    except Exception as exc:  # said again, as the baseline's failure, when a baseline is built
+        return f"the model was not built on the host: {exception_line(exc)}"
+    return "the model was built on the host"
+
+
+def _for(reference: ProblemData) -> None:
+    """Keep what is built for ``reference``: a new problem drops the last one's baselines."""
+    if not _built_for or _built_for[0] is not reference:
+        _built.clear()
+        _built_for[:] = [reference]
+
+
 def _baseline(name: str, reference: ProblemData) -> Any:
     """Baseline ``name`` for ``reference``, built on first use. Every baseline wraps the one model (``torch.compile``
     keeps the module's own parameters; freezing them is not its default), so the weights are on the device once,
     not once per baseline."""
-    if not _built_for or _built_for[0] is not reference:  # a new problem: drop the last one's baselines
-        _built.clear()
-        _built_for[:] = [reference]
+    _for(reference)
     if name not in _built:
         if _MODEL not in _built:
-            _built[_MODEL] = reference.model()
+            on_host = _built.pop(_HOST_MODEL, None)
+            _built[_MODEL] = reference.model() if on_host is None else _moved(on_host, reference.device)
         _built[name] = _prepared(name, _built[_MODEL], reference)
     return _built[name]
+
+
+def _moved(model: Any, device: torch.device) -> Any:
+    """A model :func:`build_on_host` built, on ``device`` (as ``reference.build_model`` moves one)."""
+    return model.to(device) if isinstance(model, torch.nn.Module) else model
 
 
 def _prepared(name: str, model: torch.nn.Module, reference: ProblemData):

@@ -29,7 +29,7 @@ from ...records import Candidate, CompileResult, Failure, Problem, StageContext,
 from ...timing.stage_timer import StageTimer
 from ...tracebacks import exception_line, exception_text
 from ..protocol import (
-    BaselineResults, Begin, Channel, ChannelClosed, Conclude, Conclusion, DeviceFacts, Expect, Finish, FinishReport,
+    BaselineResults, Begin, BuildOnHost, Channel, ChannelClosed, Conclude, Conclusion, DeviceFacts, Expect, Finish, FinishReport,
     JudgeBegin, Judged, JudgedBatch, MeasureBaselines, Prepare, Prepared, Reply, RunStage, Shipped, ShippedBatch,
     Time, TimingOutcome, Wait, WorkerInit,
 )
@@ -281,6 +281,11 @@ class Worker:
         forget_instances()  # the candidate's model and what it holds on the device
         return scratch_checked(released(report, self.device))
 
+    def _build_on_host(self, request: BuildOnHost) -> Prepared:
+        from .baselines import build_on_host
+
+        return Prepared(build_on_host(self.reference(timing=False)), 0.0)
+
     def _measure_baselines(self, request: MeasureBaselines) -> BaselineResults:
         from .baselines import measure_baselines
 
@@ -376,6 +381,7 @@ CANDIDATE_REQUESTS: dict[type, Service] = {
     Time: Service(Worker._time, idle_after=True),
     Finish: Service(Worker._finish),
     MeasureBaselines: Service(Worker._measure_baselines, idle_after=True),
+    BuildOnHost: Service(Worker._build_on_host, may_compile=False),
 }
 # The referee's: it computes a problem's expected outputs, then judges what candidates' workers ship. It waits after
 # both, while a candidate's worker uses the device.
