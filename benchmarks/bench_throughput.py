@@ -10,7 +10,8 @@ seconds (its child's start, Python and torch, included), and whether they agree 
 is imported once first: where it cannot be (its checkout needs ``pydantic``, which a GPU machine may lack), that is
 said and no problem is counted against it. Only problems
 with a solution are evaluated. ``kforge bench``'s progress goes to stderr as it happens, and a time limit (SIGTERM)
-or Ctrl-C during KernelBench's part still prints the table of the problems done. With ``--in-turn N``, the two tools
+or Ctrl-C still prints the table of the problems done: during a ``kforge bench``, once it has finished the problems
+in hand (it is told the stop too) and printed them. With ``--in-turn N``, the two tools
 take N problems each in turn (a ``kforge bench`` of those N, then KernelBench's eval of the same), so that a time
 limit that ends the run leaves every problem done by both compared, rather than KForge's part done alone; each
 ``kforge bench`` counts its workers' start on its first problem.
@@ -109,7 +110,7 @@ def main() -> None:
             _kernelbench(args, chunk, solutions, theirs)
 
     try:
-        in_turn(problems, args.in_turn or len(problems), lambda chunk: _kforge(args, chunk), kernelbench, ours)
+        in_turn(problems, args.in_turn or len(problems), lambda chunk: _kforge(args, chunk, ours), kernelbench, ours)
     except (KeyboardInterrupt, SystemExit) as stop:
         print(f"stopped ({type(stop).__name__}): KForge's verdicts on {len(ours)} and KernelBench's on "
               f"{len(theirs)} of {len(problems)} problems", file=sys.stderr)
@@ -126,8 +127,9 @@ def in_turn(problems: list, size: int, kforge: Callable[[list], dict[str, dict]]
         kernelbench(chunk)
 
 
-def _kforge(args: argparse.Namespace, problems) -> dict[str, dict]:
-    """One ``kforge bench`` of the problems with a solution; its progress lines reach stderr as they come."""
+def _kforge(args: argparse.Namespace, problems, ours: dict[str, dict]) -> dict[str, dict]:
+    """One ``kforge bench`` of the problems with a solution; its progress lines reach stderr as they come. Stopped,
+    it puts what the bench finished in ``ours`` before the stop goes on."""
     with tempfile.TemporaryDirectory(prefix="kforge-throughput-") as runs:
         names = [problem.key for problem in problems]
         command = [sys.executable, "-c", "from kforge_core.cli import main; main()", "bench", str(args.suite),
@@ -135,19 +137,38 @@ def _kforge(args: argparse.Namespace, problems) -> dict[str, dict]:
                    "--atol", str(args.atol), "--rtol", str(args.rtol), "--trials", str(args.trials),
                    *(f for name in names for f in ("--filter", name)), *shlex.split(args.kforge_args)]
         start = time.perf_counter()
-        finished = subprocess.run(command, stdout=subprocess.PIPE, text=True)  # stderr: the bench's progress
+        printed, returncode, stop = bench_output(command)
         wall = time.perf_counter() - start
-    if finished.returncode != 0:
-        sys.exit(f"kforge bench failed ({finished.returncode})")
-    document = json.loads(finished.stdout)
+    if returncode != 0 and not (stop and printed.strip()):
+        if stop:
+            raise stop
+        sys.exit(f"kforge bench failed ({returncode})")
+    document = json.loads(printed)
     if args.kforge_json and args.in_turn:  # one bench per chunk: one document a line
         with args.kforge_json.open("a") as out:
             out.write(json.dumps(document) + "\n")
     elif args.kforge_json:
         args.kforge_json.write_text(finished.stdout)
     print(f"kforge bench: {len(document['problems'])} problems in {wall:.1f} s (process wall time, start-up "
-          "included)")
-    return {p["problem"]: p for p in document["problems"]}
+          "included)" + (", stopped by a time limit or Ctrl-C" if stop else ""))
+    found = {p["problem"]: p for p in document["problems"]}
+    if stop:  # what the stopped bench finished counts; no other turn starts
+        ours.update(found)
+        raise stop
+    return found
+
+
+def bench_output(command: list[str]) -> tuple[str, int, KeyboardInterrupt | None]:
+    """Run ``kforge bench`` (``command``): what it printed, its exit status, and the stop (a time limit's SIGTERM or
+    a Ctrl-C) that came while it ran, if one did. The bench is told the stop too (a process group's signal) and
+    finishes the problems in hand before it prints them; it is waited for, so that its run directory outlives it."""
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)  # stderr: the bench's progress
+    try:
+        printed, _ = process.communicate()
+        return printed, process.returncode, None
+    except KeyboardInterrupt as stop:
+        printed, _ = process.communicate()
+        return printed, process.returncode, stop
 
 
 def _kernelbench_ready(checkout: Path) -> bool:

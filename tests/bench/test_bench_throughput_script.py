@@ -5,6 +5,8 @@ as every problem's verdict."""
 from __future__ import annotations
 
 import importlib.util
+import json
+import signal
 import sys
 from pathlib import Path
 
@@ -57,3 +59,23 @@ def test_in_turn_each_chunk_is_done_by_both_tools_before_the_next_and_a_stop_kee
     assert calls == [("kforge", ("p0", "p1")), ("kernelbench", ("p0", "p1")), ("kforge", ("p2", "p3")),
                      ("kernelbench", ("p2", "p3")), ("kforge", ("p4",))]
     assert sorted(ours) == ["p0", "p1", "p2", "p3"]
+
+
+def test_a_stop_while_kforge_bench_runs_waits_for_what_it_finished_and_keeps_it():
+    script = _script()
+    # a bench told the stop as well finishes the problem in hand, then prints it
+    bench = [sys.executable, "-c", "import json, time; time.sleep(1.0); "
+             "print(json.dumps({'problems': [{'problem': 'p0', 'correct': True}]}))"]
+
+    def stop(*_):
+        raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, 0.3)  # the time limit comes while the bench runs
+    try:
+        printed, returncode, stopped = script.bench_output(bench)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, before)
+    assert isinstance(stopped, KeyboardInterrupt) and returncode == 0
+    assert json.loads(printed) == {"problems": [{"problem": "p0", "correct": True}]}
