@@ -6,6 +6,7 @@ What the outcomes come to is ``verdict_parts.py``'s.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -108,7 +109,9 @@ def _stages(call: Callable[..., Reply], settings: HarnessSettings, timeouts: Sta
     if not out.verify.correct or any(flag.blocking for flag in out.flags):  # rejected already: no time spent on it
         return
     if measure:
-        with phases.phase("timing"), timing_guard():  # what else the harness runs stays quiet while it is timed
+        with phases.phase("timing"), contextlib.ExitStack() as quiet:  # what else the harness runs stays quiet
+            with phases.phase("quiet"):  # while it is timed: the wait for that to finish or stop, said apart
+                quiet.enter_context(timing_guard())
             reply = timing(call) if timing is not None else call(Time(), timeouts.timing_s, "timing", waits)
             out.timing = _expect(reply, out)
         if out.timing is not None:

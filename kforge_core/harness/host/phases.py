@@ -4,7 +4,8 @@ whoever shows an evaluation as it happens (``kforge eval``), each phase and step
 The phases, in the order they can happen: ``prebuild`` (waiting for a build started ahead), ``reference`` (the
 referee's reference outputs for the problem, once per problem), ``worker`` (a worker ready for the problem: warm, a
 spare, or started and prepared now), ``compile``, ``verify``, ``timing`` (the candidate's timed runs and, beside
-them, the baselines': their worker's preparation included where it was not ready), ``profile``, ``finish`` (the
+them, the baselines': their worker's preparation included where it was not ready; within it ``quiet``, the wait for
+what else the harness runs to finish or stop first, and ``baselines_ready``), ``profile``, ``finish`` (the
 check of what the candidate left in its process and the worker's release or replacement).
 """
 
