@@ -568,6 +568,26 @@ def test_the_referees_untouched_copy_of_the_model_lies_in_host_memory_and_keeps_
     assert not torch.equal(copy(x), model(x))
 
 
+def test_a_float64_copy_of_the_model_is_made_tensor_by_tensor_and_a_recurrent_copy_runs_on_its_own_weights():
+    from kforge_core.harness.worker.expected import model_copy
+
+    model = _Tied()
+    wide = model_copy(model, torch.device("cpu"), torch.float64)
+    assert all(t.dtype == torch.float64 for t in (*wide.parameters(), *wide.buffers()))
+    assert wide.second.weight is wide.first.weight and model.first.weight.dtype == torch.float32  # its own, tied
+    x = torch.randn(3, 4)
+    assert torch.allclose(wide(x.double()), model(x).double(), atol=1e-6)
+    torch.manual_seed(0)
+    lstm = torch.nn.LSTM(8, 16, num_layers=2)
+    copied = model_copy(lstm, torch.device("cpu"))
+    inputs = torch.randn(5, 1, 8)
+    before = copied(inputs)[0]
+    with torch.no_grad():
+        for parameter in lstm.parameters():  # the copy's flattened weights are its own, not the original's
+            parameter.add_(1.0)
+    assert torch.equal(copied(inputs)[0], before) and not torch.equal(lstm(inputs)[0], before)
+
+
 def test_the_float64_model_is_gone_and_its_cache_handed_back_before_the_parked_weights_come_back(monkeypatch):
     """33_VanillaRNN's referee held its 2.6 GB of float32 weights beside the float64 model's 5.2 GB: the weights came
     back to the device while the frame that had made the float64 model still held it."""
@@ -689,13 +709,13 @@ def test_a_large_problems_referee_answers_every_timing_set_ahead_and_parks_the_m
     monkeypatch.setattr(torch.nn.Module, "to", to)
     expected_module._cache.clear()
     answers = expected_for(problem("linear_relu"), _SmallAccelerator(), QUICK, TORCH_CPU)
-    assert answers.parked and len(moves) == 2  # built on the device, then parked
+    assert answers.parked and len(moves) == 3  # built on the host, its copy moved to the device, then parked
     assert set(pool_seeds(QUICK)) <= set(answers.kept)  # every timed call's answer is kept, with the trials'
     seed = pool_seeds(QUICK)[-1]
+    fresh = expected_module.host_model_copy(answers.fresh_model)
     moves.clear()
     kept = answers.outputs(seed)
     assert moves == []  # a timed call is judged with no move of the weights
-    fresh = expected_module.host_model_copy(answers.fresh_model)
     with torch.no_grad():
         inputs = expected_module.seeded_inputs(answers.data.module, seed, torch.device("cpu"))
         made_now = torch.relu(fresh.linear(inputs[0]))

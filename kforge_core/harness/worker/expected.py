@@ -6,8 +6,9 @@ its outputs at the problem's shape variants (``variant_expected.py``) and, on fi
 memory while they fit :data:`KEPT_BYTES`, else computed again when asked for. The float64 reference is computed
 when a candidate's first trial is judged and freed after it.
 
-Device memory: the referee holds the model once. The untouched copy that float64 runs and the operator trace start
-from is kept in host memory, and the float64 model is made from it straight onto the device; where the model's
+Device memory: the referee holds the model once. The model is built in host memory and kept there untouched: float64
+runs, the operator trace and the model that answers are made from it straight onto the device, one tensor at a time
+(nothing is copied back from the device); where the model's
 weights are large (:data:`PARKED_FROM_BYTES`), the model itself waits in host memory while the float64 reference
 runs. So the referee holds the weights once, and twice their size in float64 for that one call, not three and four
 times. For a problem large for its device whose answers all fit the host budget (the trials', the variants' and
@@ -37,7 +38,7 @@ from ..op_trace import compute_ops, trace_ops
 from ..problem_size import large_for_device
 from .compare import max_difference, within_tolerance
 from .host_copies import host_copy
-from .reference import ProblemData, clone_values, reference_data, seeded_inputs
+from .reference import ProblemData, build_model, clone_values, reference_data, seeded_inputs
 from .variant_expected import VariantAnswers, variant_answers
 
 if TYPE_CHECKING:
@@ -115,7 +116,7 @@ class Expected:
         input goes as its float64 copy takes its place (no name holds it after: a loop variable did, the last
         input, a third of a 3 GiB GEMM's footprint, through the call), and their blocks, half the size of any
         float64 one, are handed back (``hand_back``) before the call."""
-        model64 = copy.deepcopy(self.fresh_model).to(self.data.device, torch.float64)
+        model64 = model_copy(self.fresh_model, self.data.device, torch.float64)
         args = seeded_inputs(self.data.module, seed, self.data.device)
         for index in range(len(args)):  # one input in both precisions at a time
             args[index] = map_tensors(args[index], _as_float64)
@@ -129,7 +130,7 @@ class Expected:
         if self._ops is None:
             inputs = clone_values(self.data.trials[0].inputs)
             with torch.no_grad():
-                _, self._ops = trace_ops(lambda: _on(copy.deepcopy(self.fresh_model), self.data.device)(*inputs))
+                _, self._ops = trace_ops(lambda: model_copy(self.fresh_model, self.data.device)(*inputs))
         return self._ops
 
     @property
@@ -155,8 +156,10 @@ def expected_for(problem: Problem, device: HarnessDevice, settings: HarnessSetti
 
 def _compute(data: ProblemData, on: HarnessDevice, settings: HarnessSettings, backend: Backend | None) -> Expected:
     """The reference over every trial, one at a time: its time, structure, tolerances and sensitivity."""
-    model = data.model()
-    fresh_model = host_model_copy(model)
+    # built on the host as data.model() builds it, and kept there untouched; the model that runs is its copy on the
+    # device (a model of gigabytes is not copied back from the device: 5 s for 2_ShallowWideMLP's 8 GiB)
+    fresh_model = build_model(data.module.Model, data.init_inputs, data.seed, torch.device("cpu"))
+    model = model_copy(fresh_model, data.device)
     kept: dict[int, list[torch.Tensor]] = {}
     seconds, first, structure, sensitivity, insensitive, kept_bytes = [], None, (), 0.0, True, 0
     free = host_memory_free()
@@ -228,21 +231,30 @@ def _weight_bytes(model: torch.nn.Module) -> int:
 
 
 def host_model_copy(model: Any) -> Any:
-    """A deep copy of ``model`` whose parameters and buffers lie in host memory, made one tensor at a time (never a
-    second copy of the weights on the device); anything else it holds is copied as it is."""
+    """A deep copy of ``model`` whose parameters and buffers lie in host memory (:func:`model_copy`)."""
+    return model_copy(model, torch.device("cpu"))
+
+
+def model_copy(model: Any, device: torch.device, dtype: torch.dtype | None = None) -> Any:
+    """A deep copy of ``model`` whose parameters and buffers are made on ``device`` one tensor at a time, the
+    floating ones in ``dtype`` where given (as ``Module.to`` converts them): never a second copy of the weights in
+    the memory they leave, nor a float32 copy beside the float64 one. Anything else it holds is copied as it is. The
+    copy is then moved as a whole (``Module.to``, which moves nothing more), so that a module redoes what its own
+    ``_apply`` does after a move (a recurrent layer flattens its weights for cuDNN)."""
     if not isinstance(model, torch.nn.Module):
         return copy.deepcopy(model)
+
+    def made(tensor: torch.Tensor) -> torch.Tensor:
+        converts = dtype is not None and (tensor.is_floating_point() or tensor.is_complex())
+        return tensor.detach().to(device, dtype if converts else None, copy=True)
+
     memo: dict[int, Any] = {}
     for parameter in model.parameters():
-        memo[id(parameter)] = torch.nn.Parameter(parameter.detach().to("cpu", copy=True),
-                                                 requires_grad=parameter.requires_grad)
+        memo[id(parameter)] = torch.nn.Parameter(made(parameter), requires_grad=parameter.requires_grad)
     for buffer in model.buffers():
-        memo[id(buffer)] = buffer.detach().to("cpu", copy=True)
-    return copy.deepcopy(model, memo)
-
-
-def _on(model: Any, device: torch.device) -> Any:
-    return model.to(device) if isinstance(model, torch.nn.Module) else model
+        memo[id(buffer)] = made(buffer)
+    copied = copy.deepcopy(model, memo)
+    return copied.to(device, dtype) if dtype is not None else copied.to(device)
 
 
 @contextlib.contextmanager
