@@ -42,9 +42,11 @@ def test_a_bench_cut_short_is_read_from_the_verdicts_it_left(tmp_path, capsys):
     script = _script()
     bench = tmp_path / "bench-1"
 
+    def figures(ms: float) -> dict:
+        return {"events": {"median": ms, "min": ms, "statistic": "median", "samples": [ms, ms]}}
+
     def verdict(name: str, correct: bool, candidate_ms: float, eager_ms: float) -> None:
         (bench / "problems" / name).mkdir(parents=True)
-        figures = lambda ms: {"events": {"median": ms, "min": ms, "statistic": "median", "samples": [ms, ms]}}  # noqa: E731
         (bench / "problems" / name / "verdict.json").write_text(json.dumps({
             "correct": correct, "speedups_by_timer": {"events": {"eager": eager_ms / candidate_ms}},
             "figures": figures(candidate_ms), "baseline_figures": {"eager": figures(eager_ms)}}))

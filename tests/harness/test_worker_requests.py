@@ -5,8 +5,8 @@ fails as the harness's own fault."""
 from __future__ import annotations
 
 from kforge_core.harness.protocol import (
-    Begin, BuildOnHost, Conclude, Expect, Finish, JudgeBegin, MeasureBaselines, Prepare, RunStage, Shipped, ShippedBatch, Time,
-    Wait,
+    Begin, BuildOnHost, Conclude, Expect, Finish, JudgeBegin, MeasureBaselines, Prepare, RunStage, Shipped,
+    ShippedBatch, Time, Wait,
 )
 from kforge_core.harness.worker.worker import CANDIDATE_REQUESTS, REFEREE_REQUESTS, Worker
 from kforge_core.records import Candidate, Failure

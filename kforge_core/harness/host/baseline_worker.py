@@ -5,7 +5,8 @@ the next while it does not fail.
 It works off the critical path: :meth:`BaselineWorker.get_ready` only sends requests (start, prepare the problem's
 reference, build and compile the baselines) and returns at once, so the worker does all that while the candidate is
 compiled and verified (:meth:`BaselineWorker.build_on_host`, sent as a candidate's evaluation begins, has the model
-built on the host before that, while the reference's outputs are computed); :meth:`BaselineWorker.time_block` reads those replies first, then times one block of runs.
+built on the host before that, while the reference's outputs are computed); :meth:`BaselineWorker.time_block` reads
+those replies first, then times one block of runs.
 A harness told the next problem keeps a second one getting ready for it (``Harness.expect_problem``) and swaps the
 two when it moves on, so that a suite's ``torch.compile`` builds overlap the problem before theirs.
 """

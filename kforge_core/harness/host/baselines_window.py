@@ -300,8 +300,8 @@ class BaselinesWindow:
             self.worker.start()
 
     def build_on_host(self, problem: Problem) -> None:
-        """Start the baseline worker and have it build ``problem``'s model on the host (``BaselineWorker.build_on_host``)
-        where the settings measure any baseline; returns at once."""
+        """Start the baseline worker and have it build ``problem``'s model on the host
+        (``BaselineWorker.build_on_host``) where the settings measure any baseline; returns at once."""
         if self._settings.baselines:
             self.worker.build_on_host(problem)
 

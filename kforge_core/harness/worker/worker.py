@@ -29,9 +29,9 @@ from ...records import Candidate, CompileResult, Failure, Problem, StageContext,
 from ...timing.stage_timer import StageTimer
 from ...tracebacks import exception_line, exception_text
 from ..protocol import (
-    BaselineResults, Begin, BuildOnHost, Channel, ChannelClosed, Conclude, Conclusion, DeviceFacts, Expect, Finish, FinishReport,
-    JudgeBegin, Judged, JudgedBatch, MeasureBaselines, Prepare, Prepared, Reply, RunStage, Shipped, ShippedBatch,
-    Time, TimingOutcome, Wait, WorkerInit,
+    BaselineResults, Begin, BuildOnHost, Channel, ChannelClosed, Conclude, Conclusion, DeviceFacts, Expect, Finish,
+    FinishReport, JudgeBegin, Judged, JudgedBatch, MeasureBaselines, Prepare, Prepared, Reply, RunStage, Shipped,
+    ShippedBatch, Time, TimingOutcome, Wait, WorkerInit,
 )
 from ..cpu_placement import settle
 from .faults import classify_exception, classify_text
