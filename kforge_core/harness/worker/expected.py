@@ -6,9 +6,9 @@ its outputs at the problem's shape variants (``variant_expected.py``) and, on fi
 memory while they fit :data:`KEPT_BYTES`, else computed again when asked for. The float64 reference is computed
 when a candidate's first trial is judged and freed after it.
 
-Device memory: the referee holds the model once. The model is built in host memory and kept there untouched: float64
-runs, the operator trace and the model that answers are made from it straight onto the device, one tensor at a time
-(nothing is copied back from the device); where the model's
+Device memory: the referee holds the model once. The model is built in host memory, and its untouched copy is made
+there before the model moves to the device (nothing is copied back from the device); float64 runs and the operator
+trace are made from that copy straight onto the device, one tensor at a time; where the model's
 weights are large (:data:`PARKED_FROM_BYTES`), the model itself waits in host memory while the float64 reference
 runs. So the referee holds the weights once, and twice their size in float64 for that one call, not three and four
 times. For a problem large for its device whose answers all fit the host budget (the trials', the variants' and
@@ -156,10 +156,11 @@ def expected_for(problem: Problem, device: HarnessDevice, settings: HarnessSetti
 
 def _compute(data: ProblemData, on: HarnessDevice, settings: HarnessSettings, backend: Backend | None) -> Expected:
     """The reference over every trial, one at a time: its time, structure, tolerances and sensitivity."""
-    # built on the host as data.model() builds it, and kept there untouched; the model that runs is its copy on the
-    # device (a model of gigabytes is not copied back from the device: 5 s for 2_ShallowWideMLP's 8 GiB)
-    fresh_model = build_model(data.module.Model, data.init_inputs, data.seed, torch.device("cpu"))
-    model = model_copy(fresh_model, data.device)
+    # built on the host as data.model() builds it, its untouched copy made there before the model moves to the device
+    # (not copied back from the device: 5 s for 2_ShallowWideMLP's 8 GiB); the model that answers is the one built
+    model = build_model(data.module.Model, data.init_inputs, data.seed, torch.device("cpu"))
+    fresh_model = host_model_copy(model)
+    model = model.to(data.device) if isinstance(model, torch.nn.Module) else model
     kept: dict[int, list[torch.Tensor]] = {}
     seconds, first, structure, sensitivity, insensitive, kept_bytes = [], None, (), 0.0, True, 0
     free = host_memory_free()
@@ -237,9 +238,9 @@ def host_model_copy(model: Any) -> Any:
 
 def model_copy(model: Any, device: torch.device, dtype: torch.dtype | None = None) -> Any:
     """A deep copy of ``model`` whose parameters and buffers are made on ``device`` one tensor at a time, the
-    floating ones in ``dtype`` where given (as ``Module.to`` converts them): never a second copy of the weights in
-    the memory they leave, nor a float32 copy beside the float64 one. Anything else it holds is copied as it is. The
-    copy is then moved as a whole (``Module.to``, which moves nothing more), so that a module redoes what its own
+    floating ones in ``dtype`` where given (as ``Module.to`` converts them): no whole copy is made on the way (in the
+    memory the weights come from, or in float32 beside the float64 one). Anything else it holds is copied as it is.
+    The copy is then moved as a whole (``Module.to``, which moves nothing more), so that a module redoes what its own
     ``_apply`` does after a move (a recurrent layer flattens its weights for cuDNN)."""
     if not isinstance(model, torch.nn.Module):
         return copy.deepcopy(model)
