@@ -588,6 +588,34 @@ def test_a_float64_copy_of_the_model_is_made_tensor_by_tensor_and_a_recurrent_co
     assert torch.equal(copied(inputs)[0], before) and not torch.equal(lstm(inputs)[0], before)
 
 
+class _ThroughAClosure(torch.nn.Module):
+    """A reference whose forward reaches its layer through a closure made in ``__init__``: a deep copy of it would
+    still call the original's layer."""
+
+    def __init__(self, in_features: int, out_features: int) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(in_features, out_features)
+        self.layer = lambda x: self.linear(x)
+
+    def forward(self, x):
+        return torch.relu(self.layer(x))
+
+
+def test_the_model_that_answers_is_the_one_built_and_its_untouched_copy_another():
+    import dataclasses
+    from types import SimpleNamespace
+
+    from kforge_core.harness.worker import expected as expected_module
+
+    data = reference_data(problem("linear_relu"), CountingDevice(), QUICK)
+    data = dataclasses.replace(data, module=SimpleNamespace(Model=_ThroughAClosure))
+    answers = expected_module._compute(data, CountingDevice(), QUICK, TORCH_CPU)
+    # the closure the forward calls through reaches the answering model's own layer
+    assert answers.model.layer.__closure__[0].cell_contents is answers.model
+    assert answers.fresh_model is not answers.model
+    assert torch.equal(answers.fresh_model.linear.weight, answers.model.linear.weight)
+
+
 def test_the_float64_model_is_gone_and_its_cache_handed_back_before_the_parked_weights_come_back(monkeypatch):
     """33_VanillaRNN's referee held its 2.6 GB of float32 weights beside the float64 model's 5.2 GB: the weights came
     back to the device while the frame that had made the float64 model still held it."""
