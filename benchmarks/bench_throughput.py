@@ -148,7 +148,7 @@ def _kforge(args: argparse.Namespace, problems, ours: dict[str, dict]) -> dict[s
         with args.kforge_json.open("a") as out:
             out.write(json.dumps(document) + "\n")
     elif args.kforge_json:
-        args.kforge_json.write_text(finished.stdout)
+        args.kforge_json.write_text(printed)
     print(f"kforge bench: {len(document['problems'])} problems in {wall:.1f} s (process wall time, start-up "
           "included)" + (", stopped by a time limit or Ctrl-C" if stop else ""))
     found = {p["problem"]: p for p in document["problems"]}

@@ -79,3 +79,20 @@ def test_a_stop_while_kforge_bench_runs_waits_for_what_it_finished_and_keeps_it(
         signal.signal(signal.SIGALRM, before)
     assert isinstance(stopped, KeyboardInterrupt) and returncode == 0
     assert json.loads(printed) == {"problems": [{"problem": "p0", "correct": True}]}
+
+
+def test_kforge_benchs_document_is_kept_whole_and_one_a_line_in_turns(tmp_path, monkeypatch):
+    import argparse
+
+    script = _script()
+    document = {"problems": [{"problem": "p0", "correct": True}]}
+    monkeypatch.setattr(script, "bench_output", lambda command: (json.dumps(document), 0, None))
+    args = argparse.Namespace(suite=tmp_path, backend="cpu", solutions=tmp_path, atol=1e-2, rtol=1e-2, trials=5,
+                              kforge_args="", kforge_json=tmp_path / "one.json", in_turn=0)
+    problem = type("P", (), {"key": "p0"})()
+    assert script._kforge(args, [problem], {}) == {"p0": document["problems"][0]}
+    assert json.loads(args.kforge_json.read_text()) == document
+    args.kforge_json, args.in_turn = tmp_path / "turns.jsonl", 1
+    script._kforge(args, [problem], {})
+    script._kforge(args, [problem], {})
+    assert [json.loads(line) for line in args.kforge_json.read_text().splitlines()] == [document, document]
