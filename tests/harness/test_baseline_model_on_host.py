@@ -8,15 +8,26 @@ import dataclasses
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
 import torch
 
 from kforge_core.harness.host.baseline_worker import BaselineWorker
 from kforge_core.harness.protocol import BuildOnHost, MeasureBaselines, Prepare
 from kforge_core.harness.worker import baselines
-from kforge_core.harness.worker.reference import reference_data
+from kforge_core.harness.worker.reference import forget_problems, reference_data
 
 from .helpers import QUICK, problem
 from .test_harness_memory import CountingDevice
+
+
+@pytest.fixture(autouse=True)
+def nothing_kept_after():
+    """What these tests build stays in this process's module state (the baselines built, the problems' data): it
+    goes with each test, so a later test of the same process finds none of it."""
+    yield
+    baselines._built.clear()
+    baselines._built_for.clear()
+    forget_problems()
 
 
 def test_the_model_built_on_the_host_is_the_one_the_eager_baseline_times_with_the_seeded_weights():
