@@ -75,23 +75,27 @@ class BaselineWorker:
         with :meth:`get_ready`'s builds, so a problem whose baselines get ready after the candidate's verification
         (large for the device) has its constructor's seconds overlap the reference's and the candidate's."""
         worker = self.start()
-        if self._problem != problem.digest:  # told already: get_ready's builds are under way or done
-            worker.send(Prepare(problem))
+        if self._told(worker, problem):  # not when told already: get_ready's builds are under way or done
             worker.send(BuildOnHost())
-            self._problem, self._asked = problem.digest, set()
 
     def get_ready(self, problem: Problem, names: tuple[str, ...]) -> None:
         """Start the worker if needed, have it prepare ``problem`` and build those of ``names`` it was not told to
         build for it yet; returns without waiting."""
         self._failed = ""
         worker = self.start()
-        if self._problem != problem.digest:
-            worker.send(Prepare(problem))
-            self._problem, self._asked = problem.digest, set()
+        self._told(worker, problem)
         new = tuple(name for name in names if name not in self._asked)
         if new:
             worker.send(MeasureBaselines(new, (0, 0)))
             self._asked.update(new)
+
+    def _told(self, worker: WorkerProcess, problem: Problem) -> bool:
+        """Have ``worker`` prepare ``problem`` unless it was told it already; whether it was told now."""
+        if self._problem == problem.digest:
+            return False
+        worker.send(Prepare(problem))
+        self._problem, self._asked = problem.digest, set()
+        return True
 
     def wait_ready(self, timeout_s: float) -> None:
         """Wait until what :meth:`get_ready` asked for is done (before any timed run, so that nothing is built

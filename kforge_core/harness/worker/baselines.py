@@ -19,7 +19,7 @@ from ...settings import HarnessSettings
 from ...timing.stage_timer import StageTimer
 from ...tracebacks import exception_line
 from ..protocol import BaselineResults
-from .reference import ProblemData, build_model, fresh_inputs
+from .reference import ProblemData, build_model, fresh_inputs, model_on
 from .run_timing import time_runs, timing_method
 
 if TYPE_CHECKING:
@@ -107,14 +107,9 @@ def _baseline(name: str, reference: ProblemData) -> Any:
     if name not in _built:
         if _MODEL not in _built:
             on_host = _built.pop(_HOST_MODEL, None)
-            _built[_MODEL] = reference.model() if on_host is None else _moved(on_host, reference.device)
+            _built[_MODEL] = reference.model() if on_host is None else model_on(on_host, reference.device)
         _built[name] = _prepared(name, _built[_MODEL], reference)
     return _built[name]
-
-
-def _moved(model: Any, device: torch.device) -> Any:
-    """A model :func:`build_on_host` built, on ``device`` (as ``reference.build_model`` moves one)."""
-    return model.to(device) if isinstance(model, torch.nn.Module) else model
 
 
 def _prepared(name: str, model: torch.nn.Module, reference: ProblemData):

@@ -38,7 +38,7 @@ from ..op_trace import compute_ops, trace_ops
 from ..problem_size import large_for_device
 from .compare import max_difference, within_tolerance
 from .host_copies import host_copy
-from .reference import ProblemData, build_model, clone_values, reference_data, seeded_inputs
+from .reference import ProblemData, build_model, clone_values, model_on, reference_data, seeded_inputs
 from .variant_expected import VariantAnswers, variant_answers
 
 if TYPE_CHECKING:
@@ -160,7 +160,7 @@ def _compute(data: ProblemData, on: HarnessDevice, settings: HarnessSettings, ba
     # (not copied back from the device: 5 s for 2_ShallowWideMLP's 8 GiB); the model that answers is the one built
     model = build_model(data.module.Model, data.init_inputs, data.seed, torch.device("cpu"))
     fresh_model = host_model_copy(model)
-    model = model.to(data.device) if isinstance(model, torch.nn.Module) else model
+    model = model_on(model, data.device)
     kept: dict[int, list[torch.Tensor]] = {}
     seconds, first, structure, sensitivity, insensitive, kept_bytes = [], None, (), 0.0, True, 0
     free = host_memory_free()

@@ -145,7 +145,11 @@ def clone_values(values: list[Any]) -> list[Any]:
 def build_model(cls: type, init_inputs: list[Any], seed: int, device: torch.device) -> Any:
     """``cls(*init_inputs)`` under ``seed``, moved to ``device`` when it is a module."""
     torch.manual_seed(seed)
-    model = cls(*clone_values(init_inputs))
+    return model_on(cls(*clone_values(init_inputs)), device)
+
+
+def model_on(model: Any, device: torch.device) -> Any:
+    """``model`` moved to ``device`` when it is a module (``Module.to``); anything else as it is."""
     return model.to(device) if isinstance(model, torch.nn.Module) else model
 
 
