@@ -136,8 +136,8 @@ def by_statistic(runs: dict[str, dict[str, dict[str, list[float]]]]) -> dict[str
             if not candidate or not eager:
                 continue
             for name, take in STATISTICS.items():
-                if (theirs := take(candidate)) > 0:
-                    table[name].setdefault(problem, {})[timer] = take(eager) / theirs
+                if (candidate_ms := take(candidate)) > 0:
+                    table[name].setdefault(problem, {})[timer] = take(eager) / candidate_ms
             table["paired median"].setdefault(problem, {})[timer] = paired_median(candidate, eager)
     return {name: found for name, found in table.items() if found}
 
