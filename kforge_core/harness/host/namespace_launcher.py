@@ -151,8 +151,9 @@ def _write(path, text):
         f.write(text)
 
 
-def _init(plan, command, report_fd, cwd):
-    """PID 1 of the new namespace: set up, start the command, reap every orphan, report how the command ended."""
+def _init(plan, command, report_fd, cwd, start=None):
+    """PID 1 of the new namespace: set up, start the command (or call ``start``), reap every orphan, report how the
+    command ended."""
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     try:
         set_up_mounts(plan)
@@ -165,6 +166,8 @@ def _init(plan, command, report_fd, cwd):
     if child == 0:
         os.setsid()  # the command leads its session, as a worker without the sandbox does
         _limit_processes(plan)
+        if start is not None:
+            os._exit(start())
         try:
             os.execvp(command[0], command)
         except OSError as exc:
@@ -181,7 +184,10 @@ def _init(plan, command, report_fd, cwd):
     os._exit(0)  # the kernel now kills whatever the command left behind
 
 
-def run(plan, command):
+def run(plan, command, start=None):
+    """Run ``command`` in the sandbox ``plan`` describes and end as it ended. With ``start`` (a worker forked from a
+    template, ``worker_start.py``), its command is a call of ``start()`` in this process's copy, whose result is the
+    exit status, instead of a program executed."""
     uid, gid, cwd = os.getuid(), os.getgid(), os.getcwd()
     _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET), "unshare")
     _write("/proc/self/setgroups", "deny")
@@ -191,7 +197,7 @@ def run(plan, command):
     init = os.fork()
     if init == 0:
         os.close(read_end)
-        _init(plan, command, write_end, cwd)
+        _init(plan, command, write_end, cwd, start)
     os.close(write_end)
     report = os.read(read_end, 4096).decode()
     os.waitpid(init, 0)

@@ -47,6 +47,12 @@ class SandboxStatus:
 def sandboxed_command(plan: SandboxPlan, command: list[str], env: Mapping[str, str], home: Path) -> list[str]:
     """``command`` run in the sandbox ``plan`` describes, with its directory ``home`` and the build caches that
     ``env`` names writable (made if missing)."""
+    return [sys.executable, "-I", "-S", str(LAUNCHER), json.dumps(launcher_plan(plan, env, home)), "--", *command]
+
+
+def launcher_plan(plan: SandboxPlan, env: Mapping[str, str], home: Path) -> dict:
+    """What the launcher (:func:`namespace_launcher.run`) gets for a worker whose directory is ``home``: ``plan``
+    with ``home`` and the build caches that ``env`` names writable (made if missing)."""
     caches = [str(home.resolve())]
     for name in CACHE_VARIABLES:
         if env.get(name):
@@ -54,9 +60,8 @@ def sandboxed_command(plan: SandboxPlan, command: list[str], env: Mapping[str, s
             if not path.exists():  # a file stays one: the tool that expects a directory says so
                 path.mkdir(parents=True, exist_ok=True)  # a process started beside this one may make it first
             caches.append(str(path))
-    launched = {"hide": list(plan.hide), "writable": [*plan.writable, *caches], "readable": list(plan.readable),
-                **plan.limits_for_launcher()}
-    return [sys.executable, "-I", "-S", str(LAUNCHER), json.dumps(launched), "--", *command]
+    return {"hide": list(plan.hide), "writable": [*plan.writable, *caches], "readable": list(plan.readable),
+            **plan.limits_for_launcher()}
 
 
 def sandbox_plan(*, scratch_root: Path, cache_dir: Path, runs_dir: Path, sys_path: Iterable[str],

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import resource
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
@@ -50,28 +51,50 @@ def written_by_torch(name: str, value: str) -> bool:
     return default is not None and value == default()
 
 
+@dataclass(frozen=True)
+class WorkerLimits:
+    """The resource limits a worker starts under, in bytes and counts (0: not set), applied in the new process
+    before anything of the worker runs (:meth:`apply`): as a ``preexec_fn`` before exec, or in a worker forked from
+    a template (``worker_start.py``)."""
+
+    file_size_bytes: int
+    address_space_bytes: int = 0
+    processes: int = 0
+
+    def apply(self) -> None:
+        _lower(resource.RLIMIT_CORE, 0)
+        _lower(resource.RLIMIT_FSIZE, self.file_size_bytes)
+        if self.address_space_bytes:
+            _lower(resource.RLIMIT_AS, self.address_space_bytes)
+        if self.processes:
+            _lower(resource.RLIMIT_NPROC, self.processes)
+
+
+def worker_limits(*, memory_limit_mb: int, file_size_limit_mb: int, host_cpu: bool,
+                  max_processes: int = 0) -> WorkerLimits:
+    """A worker's limits: no core files, files up to ``file_size_limit_mb``.
+
+    The address space is limited only on a host-CPU device (``Device.host_cpu``): CUDA and other GPU runtimes
+    reserve far more virtual address space than they use, so a limit there would break them, not contain them.
+    With ``max_processes`` (a worker outside the sandbox; inside, the launcher sets its own), the user's processes
+    and threads may grow by that many from now: ``RLIMIT_NPROC`` counts all of the user's, so a limit of
+    ``max_processes`` alone could stop a worker of a user who runs more already. Root is exempt from it.
+    """
+    running = user_tasks() if max_processes and os.geteuid() != 0 else None
+    return WorkerLimits(file_size_bytes=file_size_limit_mb * 1024 * 1024,
+                        address_space_bytes=memory_limit_mb * 1024 * 1024 if memory_limit_mb > 0 and host_cpu else 0,
+                        processes=max_processes + running if running is not None else 0)
+
+
 def limits_setter(*, memory_limit_mb: int, file_size_limit_mb: int, host_cpu: bool, max_processes: int = 0,
                   then: Callable[[], None] | None = None) -> Callable[[], None]:
-    """A ``preexec_fn`` that sets the worker's resource limits (it runs in the child, before exec), then calls
-    ``then`` (joining the worker's cgroup).
-
-    No core files. The address space is limited only on a host-CPU device (``Device.host_cpu``): CUDA and other
-    GPU runtimes reserve far more virtual address space than they use, so a limit there would break them, not
-    contain them. With ``max_processes`` (a worker outside the sandbox; inside, the launcher sets its own), the
-    user's processes and threads may grow by that many from now: ``RLIMIT_NPROC`` counts all of the user's, so a
-    limit of ``max_processes`` alone could stop a worker of a user who runs more already. Root is exempt from it.
-    """
-    limit_address_space = memory_limit_mb > 0 and host_cpu
-    running = user_tasks() if max_processes and os.geteuid() != 0 else None
-    processes = max_processes + running if running is not None else 0
+    """A ``preexec_fn`` that sets the worker's resource limits (:func:`worker_limits`; it runs in the child, before
+    exec), then calls ``then`` (joining the worker's cgroup)."""
+    limits = worker_limits(memory_limit_mb=memory_limit_mb, file_size_limit_mb=file_size_limit_mb,
+                           host_cpu=host_cpu, max_processes=max_processes)
 
     def set_limits() -> None:
-        _lower(resource.RLIMIT_CORE, 0)
-        _lower(resource.RLIMIT_FSIZE, file_size_limit_mb * 1024 * 1024)
-        if limit_address_space:
-            _lower(resource.RLIMIT_AS, memory_limit_mb * 1024 * 1024)
-        if processes:
-            _lower(resource.RLIMIT_NPROC, processes)
+        limits.apply()
         if then is not None:
             then()
 
