@@ -135,6 +135,9 @@ class HarnessSettings:
     baseline_cache: Literal["use", "refresh", "off"] = "use"
     # workers in Linux namespaces (docs/trust.md): "auto" where the machine allows it, "required": refuse without
     sandbox: Literal["auto", "off", "required"] = "auto"
+    # how a worker starts (kforge_core/harness/host/worker_start.py): "fork" from a template process that imported
+    # torch once, "exec" as a new interpreter, "auto" forks on Linux and executes elsewhere
+    worker_start: Literal["auto", "fork", "exec"] = "auto"
     # the headline figure of verdicts, speedups, fast_p and plots: "wall", "events" or "device" (docs/timing.md);
     # the others are measured and reported too where the device has them
     timer: Literal["wall", "events", "device"] = "wall"
@@ -172,6 +175,8 @@ class HarnessSettings:
                              "core: torch's and Numba's pools)")
         if self.cgroups not in ("auto", "off"):
             raise ValueError(f"harness.cgroups {self.cgroups!r}: use auto or off")
+        if self.worker_start not in ("auto", "fork", "exec"):
+            raise ValueError(f"harness.worker_start {self.worker_start!r}: use auto, fork or exec")
         contract_named(self.precision)  # an unknown contract is a ValueError that lists the known ones
         if self.shapes not in ("strict", "report", "off"):
             raise ValueError(f"harness.shapes {self.shapes!r}: use strict, report or off")

@@ -44,6 +44,8 @@ class ChannelTimeout(Exception):
 # ------------------------------------------------------------------------------------------------ requests
 
 
+# the name (``/proc/PID/comm``) of a worker forked from a template, whose command line is the template's
+WORKER_NAME = "kforge-worker"
 STACK_SIGNAL = signal.SIGUSR2  # a worker dumps its threads' stacks on this signal (into the file --output names)
 OUTPUTS_DIR = "outputs"  # the folder of a candidate's scratch directory its worker ships outputs in
 

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..protocol import STACK_SIGNAL
+from ..protocol import STACK_SIGNAL, WORKER_NAME
 
 if TYPE_CHECKING:
     from .worker_output import WorkerOutput
@@ -160,9 +160,11 @@ class ActivityProbe:
 
 def runs_worker(pid: int, proc: Path = Path("/proc")) -> bool:
     """Whether ``pid`` is ``python -m kforge_core.harness.worker`` (the sandbox's launcher carries that command
-    among its own arguments, after its script's)."""
+    among its own arguments, after its script's), or a worker forked from a template (named :data:`WORKER_NAME`)."""
     try:
         argv = (proc / str(pid) / "cmdline").read_bytes().split(b"\0")
+        if argv[1:3] == [b"-m", b"kforge_core.harness.worker"]:
+            return True
+        return (proc / str(pid) / "comm").read_text().strip() == WORKER_NAME
     except OSError:
         return False
-    return argv[1:3] == [b"-m", b"kforge_core.harness.worker"]

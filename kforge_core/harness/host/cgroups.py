@@ -237,6 +237,11 @@ class WorkerCgroup:
         if pids is not None:
             (pids / "pids.max").write_text(str(self.max_pids))
 
+    @property
+    def procs_files(self) -> tuple[str, ...]:
+        """The ``cgroup.procs`` files a process writes ``0`` into to join (what :meth:`join` does)."""
+        return tuple(os.fsdecode(path) for path in self._procs)
+
     def join(self) -> None:
         """Move the calling process into the cgroup (``preexec_fn``: in the child, before it execs). A failure
         leaves the process where it was: a worker always starts."""

@@ -6,8 +6,6 @@ from __future__ import annotations
 import os
 import secrets
 import signal
-import subprocess
-import sys
 import time
 import logging
 import weakref
@@ -25,11 +23,12 @@ from .activity import ActivityProbe
 from .deadline import StageDeadline, WaitLimits
 from .cgroups import LimitCounts, worker_cgroup
 from .exits import classify_exit, memory_total_kb, oom_kill_count
-from .namespaces import sandboxed_command
+from .namespaces import launcher_plan
 from .outside_clock import CallLog
 from .timed_checks import TimedCallChecks
-from .sandbox import limits_setter, worker_environment
+from .sandbox import worker_environment, worker_limits
 from .worker_output import WorkerOutput
+from .worker_start import start_worker, WorkerStart
 
 log = logging.getLogger("kforge")
 
@@ -66,23 +65,20 @@ class WorkerProcess:
                                  compile_threads=settings.compile_threads)
         self.output = output = WorkerOutput()
         weakref.finalize(self, output.close)  # read after the worker is gone (its candidate's output), then closed
-        command = [sys.executable, "-m", "kforge_core.harness.worker", "--fds",
-                   f"{to_child_r},{from_child_w},{lifeline_r}", "--output", ",".join(map(str, output.worker_fds))]
-        if init.sandbox is not None:
-            command = sandboxed_command(init.sandbox, command, env, home)
+        plan = launcher_plan(init.sandbox, env, home) if init.sandbox is not None else None
         # the worker and all it starts, in a cgroup of their own where the machine allows (memory.max, pids.max)
         self.cgroup = worker_cgroup(cgroups=settings.cgroups, memory_limit_mb=settings.memory_limit_mb,
                                     max_processes=settings.max_processes)
+        limits = worker_limits(memory_limit_mb=settings.memory_limit_mb,
+                               file_size_limit_mb=settings.file_size_limit_mb, host_cpu=init.host_cpu,
+                               max_processes=settings.max_processes if init.sandbox is None else 0)  # the launcher's
+        fds = {"read": to_child_r, "write": from_child_w, "lifeline": lifeline_r, "own": output.own.fileno(),
+               **dict(zip(("stdout", "stderr", "stacks"), output.worker_fds))}
+        start = WorkerStart(fds=fds, env=env, home=home, plan=plan, limits=limits,
+                            cgroup_procs=self.cgroup.procs_files if self.cgroup is not None else ())
         try:
-            self.process = subprocess.Popen(
-                command,
-                cwd=home, env=env, stdin=subprocess.DEVNULL, stdout=output.own, stderr=output.own,
-                pass_fds=(to_child_r, from_child_w, lifeline_r, *output.worker_fds), start_new_session=True,
-                preexec_fn=limits_setter(
-                    memory_limit_mb=settings.memory_limit_mb, file_size_limit_mb=settings.file_size_limit_mb,
-                    host_cpu=init.host_cpu, then=self.cgroup.join if self.cgroup is not None else None,
-                    max_processes=settings.max_processes if init.sandbox is None else 0),  # the launcher's
-            )
+            self.process = start_worker(start, settings.worker_start, timeout_s=settings.startup_timeout_s,
+                                        joins_cgroup=self.cgroup.join if self.cgroup is not None else None)
         except BaseException:
             if self.cgroup is not None:
                 self.cgroup.end()
@@ -273,15 +269,11 @@ class WorkerProcess:
 
     def _reap(self, timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s
-        while self.process.returncode is None:
-            pid, status, usage = os.wait4(self.process.pid, os.WNOHANG)
-            if pid:
-                self.process.returncode = os.waitstatus_to_exitcode(status)
-                self.max_rss_kb = usage.ru_maxrss
-                return
+        while not self.process.reap():
             if time.monotonic() > deadline:
                 return
             time.sleep(0.01)
+        self.max_rss_kb = self.process.max_rss_kb
 
     def _fault_from_exit(self) -> WorkerFault:
         self._reap(_REAP_S)
