@@ -8,8 +8,10 @@ plugin's backend instead.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import tempfile
+import time
 from pathlib import Path
 
 from kforge_core import Availability, Backend, hookimpl
@@ -203,6 +205,22 @@ def make_harness(args: argparse.Namespace, root: Path, **harness_changes) -> tup
     path.write_text(PROBLEMS[args.problem].format(n=size))
     harness = Harness(backend=backend, problem=load_problem(path), settings=settings, plugins=selection)
     return harness, Candidate.from_source(CANDIDATES[args.problem], label=f"{args.problem}-{size}")
+
+
+def cold_evaluations(args: argparse.Namespace, root: Path, count: int, **harness_changes) -> list[float]:
+    """Seconds of ``count`` evaluations of the candidate, each in a new worker (no warm worker, no spare, no
+    baseline), under ``harness_changes``."""
+    harness, candidate = make_harness(args, root, warm_workers=False, spare_workers=0, baselines=(),
+                                      **harness_changes)
+    seconds = []
+    with harness:
+        for i in range(count):
+            began = time.perf_counter()
+            verdict = harness.evaluate(dataclasses.replace(candidate, label=f"{candidate.label}-{i}"))
+            seconds.append(time.perf_counter() - began)
+            if not verdict.correct:
+                raise SystemExit(f"the candidate was not correct ({harness_changes}): {verdict.message}")
+    return seconds
 
 
 def scratch() -> tempfile.TemporaryDirectory:

@@ -9,14 +9,13 @@ whether the sandbox is available runs once per KForge process; its time is print
 
 from __future__ import annotations
 
-import dataclasses
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from harness_common import arguments, backend_and_plugins, make_harness, scratch
+from harness_common import arguments, backend_and_plugins, cold_evaluations, make_harness, scratch
 
 from kforge_core.harness.host.namespaces import sandbox_plan, sandbox_status, sandboxed_command
 from kforge_core.harness.host.process import WorkerProcess
@@ -61,20 +60,6 @@ def launcher_runs(count: int, plan, home: Path) -> dict[str, list[float]]:
     return rows
 
 
-def cold_evaluations(args, root: Path, mode: str) -> list[float]:
-    harness, candidate = make_harness(args, root / f"cold-{mode}", sandbox=mode, warm_workers=False,
-                                      spare_workers=0, baselines=())
-    seconds = []
-    with harness:
-        for i in range(args.candidates):
-            start = time.perf_counter()
-            verdict = harness.evaluate(dataclasses.replace(candidate, label=f"{candidate.label}-{i}"))
-            seconds.append(time.perf_counter() - start)
-            if not verdict.correct:
-                raise SystemExit(f"the candidate was not correct ({mode}): {verdict.message}")
-    return seconds
-
-
 def main() -> None:
     parser = arguments(__doc__.splitlines()[0])
     parser.add_argument("--starts", type=int, default=7, help="worker starts per mode")
@@ -90,7 +75,8 @@ def main() -> None:
                             runs_dir=Path(root) / "runs", sys_path=[p for p in sys.path if p])
         launches = launcher_runs(20, plan, Path(root) / "launcher")
         starts = {mode: worker_starts(args, Path(root), mode) for mode in MODES}
-        colds = {mode: cold_evaluations(args, Path(root), mode) for mode in MODES}
+        colds = {mode: cold_evaluations(args, Path(root) / f"cold-{mode}", args.candidates, sandbox=mode)
+                 for mode in MODES}
     print(f"worker sandbox cost ({args.problem}, device {args.backend or args.device}; medians of {args.starts} "
           f"worker starts and {args.candidates} cold evaluations)")
     print(f"  availability probe, once per KForge process: {probe:.3f} s")

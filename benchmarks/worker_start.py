@@ -10,14 +10,13 @@ template's own; it is printed apart. Then cold evaluations (a new worker for eac
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import statistics
 import sys
 import time
 from pathlib import Path
 
-from harness_common import arguments, backend_and_plugins, make_harness, scratch
+from harness_common import arguments, backend_and_plugins, cold_evaluations, make_harness, scratch
 
 from kforge_core.harness.host.namespaces import sandbox_plan, sandbox_status
 from kforge_core.harness.host.process import WorkerProcess
@@ -59,20 +58,6 @@ def worker_starts(args, root: Path, start: str, sandbox: bool) -> tuple[list[flo
     return walls, cpus
 
 
-def cold_evaluations(args, root: Path, start: str) -> list[float]:
-    harness, candidate = make_harness(args, root / f"cold-{start}", warm_workers=False, spare_workers=0,
-                                      baselines=(), worker_start=start)
-    seconds = []
-    with harness:
-        for i in range(args.candidates):
-            began = time.perf_counter()
-            verdict = harness.evaluate(dataclasses.replace(candidate, label=f"{candidate.label}-{i}"))
-            seconds.append(time.perf_counter() - began)
-            if not verdict.correct:
-                raise SystemExit(f"the candidate was not correct ({start}): {verdict.message}")
-    return seconds
-
-
 def main() -> None:
     parser = arguments(__doc__.splitlines()[0])
     parser.add_argument("--starts", type=int, default=7, help="worker starts per way and sandbox")
@@ -85,7 +70,8 @@ def main() -> None:
             for start in STARTS:
                 walls, cpus = worker_starts(args, Path(root), start, sandbox)
                 rows.append((f"worker start, {start}, {'sandbox' if sandbox else 'no sandbox'}", walls, cpus))
-        colds = {start: cold_evaluations(args, Path(root), start) for start in STARTS}
+        colds = {start: cold_evaluations(args, Path(root) / f"cold-{start}", args.candidates, worker_start=start)
+                 for start in STARTS}
     print(f"worker start ({args.backend or args.device}; medians of {args.starts} starts after the first, "
           f"{os.cpu_count()} cores)")
     print(f"  {'':36}{'first wall s':>13}{'wall s':>9}{'first CPU s':>13}{'CPU s':>8}")

@@ -52,6 +52,24 @@ def test_a_forked_worker_sees_what_an_executed_one_sees(make_harness):
     assert seen["fork"]["SESSION_LEADER"] == "True"
 
 
+def test_workers_whose_environments_differ_beyond_what_imports_read_share_a_template(make_harness, monkeypatch):
+    """A variable no import reads (here one of the user's own) does not need a template of its own: each worker
+    gets its environment in its copy. A test runner's variable that changes with every test once started a
+    template per test."""
+    monkeypatch.setattr(worker_start, "_templates", None)
+    seen = []
+    for name in ("KFORGE_TEST_FIRST", "KFORGE_TEST_SECOND"):
+        monkeypatch.delenv("KFORGE_TEST_FIRST", raising=False)
+        monkeypatch.setenv(name, "1")
+        verdict = make_harness(worker_start="fork", sandbox="off").evaluate(candidate("env_report"))
+        assert verdict.correct, verdict.message
+        seen.append((reported(verdict, "ENV").split(","), _parent(int(reported(verdict, "PID")))))
+    (first, first_parent), (second, second_parent) = seen
+    assert "KFORGE_TEST_FIRST" in first and "KFORGE_TEST_SECOND" not in first
+    assert "KFORGE_TEST_SECOND" in second and "KFORGE_TEST_FIRST" not in second
+    assert first_parent == second_parent and TEMPLATE_MODULE in _cmdline(first_parent)
+
+
 def test_a_forked_worker_is_the_templates_child_and_holds_none_of_its_descriptors(cache_dir, tmp_path):
     worker = _worker("fork", cache_dir, tmp_path / "forked")
     try:
@@ -100,9 +118,9 @@ def test_a_template_ended_for_another_still_reports_its_workers_end(cache_dir, t
     its workers may still run (a warm worker serves many candidates): it stays until they end, saying how."""
     monkeypatch.setattr(worker_start, "_templates", None)
     monkeypatch.setattr(worker_start, "MOST_TEMPLATES", 1)
-    monkeypatch.setenv("KFORGE_TEST_TEMPLATE", "first")
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
     first = _worker("fork", cache_dir, tmp_path / "first")
-    monkeypatch.setenv("KFORGE_TEST_TEMPLATE", "second")  # another environment: another template
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")  # read as torch is imported: another template
     second = _worker("fork", cache_dir, tmp_path / "second")
     try:
         assert _parent(first.pid) != _parent(second.pid)

@@ -75,7 +75,8 @@ class WorkerProcess:
         fds = {"read": to_child_r, "write": from_child_w, "lifeline": lifeline_r, "own": output.own.fileno(),
                **dict(zip(("stdout", "stderr", "stacks"), output.worker_fds))}
         start = WorkerStart(fds=fds, env=env, home=home, plan=plan, limits=limits,
-                            cgroup_procs=self.cgroup.procs_files if self.cgroup is not None else ())
+                            cgroup_procs=self.cgroup.procs_files if self.cgroup is not None else (),
+                            bound=tuple(name for name, _ in init.environment))
         try:
             self.process = start_worker(start, settings.worker_start, timeout_s=settings.startup_timeout_s,
                                         joins_cgroup=self.cgroup.join if self.cgroup is not None else None)

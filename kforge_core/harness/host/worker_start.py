@@ -8,8 +8,9 @@ same namespaces, entered before any candidate code runs. ``auto`` forks on Linux
 a process that loaded a GPU framework is not safe on macOS); a template that cannot start is said once, and workers
 are executed instead.
 
-One template serves every worker whose environment differs from its own only in the build caches' directories
-(which are read when a build happens, not at import); the KForge process keeps a few and ends them when it exits.
+One template serves every worker whose environment agrees with its own in what is read as the interpreter starts
+and torch is imported (``WorkerStart.template_key``); each worker's environment is set in its copy before anything
+else reads it. The KForge process keeps a few templates and ends them when it exits.
 """
 
 from __future__ import annotations
@@ -35,7 +36,13 @@ from .sandbox import WorkerLimits
 log = logging.getLogger("kforge")
 
 WORKER_STARTS = ("auto", "fork", "exec")
-# read when a build happens, not when torch is imported: a template's children may each have their own
+# what can change how the interpreter starts and what importing torch and NumPy does (their threads, allocators,
+# libraries, logging): the variables a template and the workers it forks must share. A worker's other variables
+# (and the ones its device's binding sets, ``WorkerInit.environment``, which a template's key includes) are its own,
+# set in its copy before anything reads them
+_IMPORT_PREFIXES = ("PYTHON", "LD_", "LC_", "LANG", "TORCH", "PYTORCH", "OMP_", "GOMP_", "KMP_", "MKL_", "OPENBLAS_",
+                    "NPY_", "NUMPY_", "MALLOC_")
+# read when a build happens, not when torch is imported
 _LAZY_VARIABLES = frozenset({*CACHE_VARIABLES, "TORCHINDUCTOR_COMPILE_THREADS"})
 MOST_TEMPLATES = 2
 _WORKER_MODULE = "kforge_core.harness.worker"
@@ -55,6 +62,13 @@ class WorkerStart:
     plan: dict | None
     limits: WorkerLimits
     cgroup_procs: tuple[str, ...] = ()
+    bound: tuple[str, ...] = ()  # the variables its device's binding set
+
+    def template_key(self) -> tuple:
+        """What a template that forks this worker must have been started with: the variables read at import."""
+        return tuple(sorted((name, value) for name, value in self.env.items()
+                            if (name.startswith(_IMPORT_PREFIXES) or name in self.bound)
+                            and name not in _LAZY_VARIABLES))
 
     def worker_arguments(self) -> list[str]:
         fds = self.fds
@@ -242,7 +256,7 @@ class _Templates:
         self._ending: list[WorkerTemplate] = []  # closed, serving their last workers; kept until they exit
 
     def fork(self, start: WorkerStart, timeout_s: float) -> ForkedWorker:
-        key = tuple(sorted((k, v) for k, v in start.env.items() if k not in _LAZY_VARIABLES))
+        key = start.template_key()
         with self._lock:
             self._ending = [ending for ending in self._ending if ending.alive]
             template = self._by_env.pop(key, None)

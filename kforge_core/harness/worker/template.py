@@ -23,6 +23,7 @@ import select
 import signal
 import socket
 import sys
+import tempfile
 import traceback
 
 # the worker's descriptors in a request, in this order; the status pipe's end comes after them
@@ -131,6 +132,7 @@ def _become_worker(request: dict, fds: dict[str, int], keep: set[int]) -> None:
         os.chdir(request["home"])
         os.environ.clear()
         os.environ.update(request["env"])
+        tempfile.tempdir = None  # found again from this environment (TMPDIR) when first asked
         sys.path[0] = os.getcwd()  # what ``python -m`` puts first, in the worker's directory
         _reseed()
         argv = ["--fds", f"{fds['read']},{fds['write']},{fds['lifeline']}",
