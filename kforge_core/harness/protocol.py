@@ -44,6 +44,9 @@ class ChannelTimeout(Exception):
 # ------------------------------------------------------------------------------------------------ requests
 
 
+# a worker's descriptors by role, in the order a template gets them (``worker_start.py``; the status pipe's end after
+# them): the private pipe's ends, the lifeline, a candidate's stdout and stderr, the stack file, its own 1 and 2
+WORKER_FD_ROLES = ("read", "write", "lifeline", "stdout", "stderr", "stacks", "own")
 # the name (``/proc/PID/comm``) of a worker forked from a template, whose command line is the template's
 WORKER_NAME = "kforge-worker"
 STACK_SIGNAL = signal.SIGUSR2  # a worker dumps its threads' stacks on this signal (into the file --output names)

@@ -5,7 +5,7 @@
 with the plain isolation (an environment without secrets, resource limits, a session of its own per worker) with
 the KForge process made non-dumpable, so that a process of the same user cannot read its environment through
 /proc. ``required`` refuses to evaluate without the sandbox; ``off`` never uses it. The sandbox itself is
-:mod:`kforge_core.harness.host.namespace_launcher`; docs/trust.md says what it does and does not protect against.
+:mod:`kforge_core.harness.namespace_launcher`; docs/trust.md says what it does and does not protect against.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Iterable, Mapping
 
 from ...errors import KForgeError
 from ..sandbox_plan import SandboxPlan
-from . import namespace_launcher
+from .. import namespace_launcher
 
 log = logging.getLogger(__name__)
 

@@ -7,13 +7,12 @@ environment by accident), not a security sandbox against deliberate attack: the 
 from __future__ import annotations
 
 import os
-import resource
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
 from ...secrets import is_secret
+from ..process_limits import WorkerLimits
 
 def worker_environment(environ: Mapping[str, str], cache_dir: Path,
                        extra: Iterable[tuple[str, str]] = (), *, compile_threads: int = 0) -> dict[str, str]:
@@ -49,25 +48,6 @@ def written_by_torch(name: str, value: str) -> bool:
         return False
     default = getattr(sys.modules.get("torch._inductor.runtime.cache_dir_utils"), "default_cache_dir", None)
     return default is not None and value == default()
-
-
-@dataclass(frozen=True)
-class WorkerLimits:
-    """The resource limits a worker starts under, in bytes and counts (0: not set), applied in the new process
-    before anything of the worker runs (:meth:`apply`): as a ``preexec_fn`` before exec, or in a worker forked from
-    a template (``worker_start.py``)."""
-
-    file_size_bytes: int
-    address_space_bytes: int = 0
-    processes: int = 0
-
-    def apply(self) -> None:
-        _lower(resource.RLIMIT_CORE, 0)
-        _lower(resource.RLIMIT_FSIZE, self.file_size_bytes)
-        if self.address_space_bytes:
-            _lower(resource.RLIMIT_AS, self.address_space_bytes)
-        if self.processes:
-            _lower(resource.RLIMIT_NPROC, self.processes)
 
 
 def worker_limits(*, memory_limit_mb: int, file_size_limit_mb: int, host_cpu: bool,
@@ -120,11 +100,3 @@ def user_tasks() -> int | None:
         except (OSError, KeyError, ValueError):
             continue
     return count
-
-
-def _lower(which: int, value: int) -> None:
-    """Set both limits to ``value``, or to the hard limit where that is already lower."""
-    _, hard = resource.getrlimit(which)
-    if hard != resource.RLIM_INFINITY:
-        value = min(value, hard)
-    resource.setrlimit(which, (value, value))

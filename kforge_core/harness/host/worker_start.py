@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Literal, Mapping, Protocol
 
-from ..worker.template import ROLES
+from ..process_limits import WorkerLimits
+from ..protocol import WORKER_FD_ROLES as ROLES
 from .namespaces import CACHE_VARIABLES, LAUNCHER
-from .sandbox import WorkerLimits
 
 log = logging.getLogger("kforge")
 

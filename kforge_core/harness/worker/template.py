@@ -26,8 +26,8 @@ import sys
 import tempfile
 import traceback
 
-# the worker's descriptors in a request, in this order; the status pipe's end comes after them
-ROLES = ("read", "write", "lifeline", "stdout", "stderr", "stacks", "own")
+from ..protocol import WORKER_FD_ROLES as ROLES
+
 _MAX_FDS = len(ROLES) + 1
 _PR_SET_NAME = 15
 
@@ -120,7 +120,7 @@ def _become_worker(request: dict, fds: dict[str, int], keep: set[int]) -> None:
         for role in ROLES:
             os.set_inheritable(fds[role], True)  # as the descriptors a new worker gets (pass_fds) are
         os.setsid()
-        from ..host.sandbox import WorkerLimits
+        from ..process_limits import WorkerLimits
 
         WorkerLimits(**request["limits"]).apply()
         for procs in request["cgroup_procs"]:  # joining the worker's cgroup; a failure leaves it where it is
@@ -139,7 +139,7 @@ def _become_worker(request: dict, fds: dict[str, int], keep: set[int]) -> None:
                 "--output", f"{fds['stdout']},{fds['stderr']},{fds['stacks']}"]
         sys.argv = [os.path.join(os.path.dirname(__file__), "__main__.py"), *argv]  # as ``python -m`` sets them
         if request.get("plan") is not None:
-            from ..host import namespace_launcher
+            from .. import namespace_launcher
 
             namespace_launcher.run(request["plan"], [], start=lambda: _run_worker(argv))  # exits as it ended
         code = _run_worker(argv)
