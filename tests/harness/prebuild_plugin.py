@@ -23,7 +23,10 @@ JIT = Backend(name="torch-cpu-jit", programming_model="PyTorch", device="cpu",
 
 
 def mark(cache_dir: Path, digest: str) -> Path:
-    return Path(cache_dir) / "prebuilt" / digest
+    """Where the build of ``digest`` leaves its mark: where the harness keeps builds (here Inductor's FX graph
+    cache). A build ahead that ends while another candidate is evaluated lands in that candidate's window of the
+    build caches, where whatever is not a build is removed as the candidate's own junk (``cache_quota.py``)."""
+    return Path(cache_dir) / "inductor" / "fxgraph" / "prebuilt" / digest
 
 
 @hookimpl

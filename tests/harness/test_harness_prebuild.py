@@ -47,7 +47,9 @@ def harness_for(fresh_cache):
 
 
 def test_later_candidates_build_ahead_in_their_own_processes(harness_for, tmp_path):
-    harness = harness_for(AHEAD, sandbox="off")  # processes are told apart by their pids, the same in every sandbox
+    # processes are told apart by their pids, the same in every sandbox; both builds start at once (with one at a
+    # time, the third candidate's build has not begun when a quickly started worker gets to it, and is dropped)
+    harness = harness_for(AHEAD, sandbox="off", prebuild_jobs=2)
     candidates = variants(3)
     verdicts = list(harness.evaluate_all(candidates, measure=False))
     assert [v.correct for v in verdicts] == [True, True, True], [v.message for v in verdicts]
