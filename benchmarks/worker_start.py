@@ -72,7 +72,7 @@ def main() -> None:
                 rows.append((f"worker start, {start}, {'sandbox' if sandbox else 'no sandbox'}", walls, cpus))
         colds = {start: cold_evaluations(args, Path(root) / f"cold-{start}", args.candidates, worker_start=start)
                  for start in STARTS}
-    print(f"worker start ({args.backend or args.device}; medians of {args.starts} starts after the first, "
+    print(f"worker start ({args.backend or args.device}; medians of the {args.starts - 1} starts after the first, "
           f"{os.cpu_count()} cores)")
     print(f"  {'':36}{'first wall s':>13}{'wall s':>9}{'first CPU s':>13}{'CPU s':>8}")
     for name, walls, cpus in rows:
