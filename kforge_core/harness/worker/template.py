@@ -141,7 +141,12 @@ def _become_worker(request: dict, fds: dict[str, int], keep: set[int]) -> None:
         if request.get("plan") is not None:
             from .. import namespace_launcher
 
-            namespace_launcher.run(request["plan"], [], start=lambda: _run_worker(argv))  # exits as it ended
+            try:
+                namespace_launcher.run(request["plan"], [], start=lambda: _run_worker(argv))  # exits as it ended
+            except OSError as exc:  # the namespaces could not be made: said as the launcher says it
+                print(f"kforge sandbox: {exc}", file=sys.stderr)
+                code = namespace_launcher.SETUP_FAILED
+                return
         code = _run_worker(argv)
     except BaseException:  # noqa: BLE001 - said on the worker's own output, which the KForge process reads
         traceback.print_exc()
