@@ -16,6 +16,7 @@ from ..codec import to_json
 from ..errors import KForgeError
 from ..harness.host.limits import describe_limits
 from ..harness.host.namespaces import sandbox_status
+from ..harness.host.worker_start import forks
 from ..harness.problem_size import call_bytes, call_peak_bytes, footprint_bytes
 from ..precision_contract import contract_named
 from ..problem import load_problem, time_reference_forward
@@ -62,10 +63,13 @@ def check(app: App, problem_path: Path | None, as_json: bool, show_sandbox: bool
     if show_sandbox:
         sandbox = _sandbox(settings.harness.sandbox)
         limits = _limits(settings.harness)
+        start = _worker_start(settings.harness.worker_start)
         if as_json:
             document["sandbox"] = {**sandbox, "limits": limits}
+            document["worker_start"] = start
         else:
             click.echo(sandbox["summary"])
+            click.echo(start["summary"])
             for line in limits:
                 click.echo(f"limit: {line['name']}: {line['applies']}")
     if problem_path is None:
@@ -145,6 +149,14 @@ def _sandbox(mode: str) -> dict[str, Any]:
         summary = (f"sandbox: unavailable, workers run without it: {status.why}; candidates get an environment "
                    "without secrets, resource limits and their own process group only (docs/trust.md)")
     return {"mode": mode, "on": on, "available": status.available, "why": status.why, "summary": summary}
+
+
+def _worker_start(mode: str) -> dict[str, Any]:
+    """How a worker starts here under ``harness.worker_start = mode``: ``mode``, ``forked`` and the ``summary``."""
+    forked = forks(mode)
+    how = ("forked from a template process that imported torch once (if the template cannot start, that is said "
+           "and workers are executed instead)" if forked else "executed, each a new interpreter")
+    return {"mode": mode, "forked": forked, "summary": f"workers: {how} (harness.worker_start = \"{mode}\")"}
 
 
 def _limits(settings: HarnessSettings) -> list[dict[str, str]]:

@@ -184,6 +184,27 @@ def test_the_template_ends_when_the_kforge_process_is_killed(cache_dir, tmp_path
     assert not _alive(worker)  # and the worker saw its lifeline close
 
 
+def test_kforge_check_says_how_workers_start(monkeypatch):
+    import json
+
+    from click.testing import CliRunner
+
+    from kforge_core.app import App
+    from kforge_core.cli import cli
+
+    def check(mode: str, *extra: str):
+        monkeypatch.setenv("KFORGE_HARNESS__WORKER_START", mode)
+        done = CliRunner().invoke(cli, ["check", "--sandbox", *extra], obj=App(load_plugins=False))
+        assert done.exit_code == 0, done.output
+        return done.stdout
+
+    assert 'workers: forked from a template process that imported torch once' in check("fork")
+    assert 'workers: executed, each a new interpreter (harness.worker_start = "exec")' in check("exec")
+    start = json.loads(check("auto", "--json"))["worker_start"]
+    assert (start["mode"], start["forked"]) == ("auto", sys.platform == "linux")
+    assert start["summary"].startswith("workers: forked" if start["forked"] else "workers: executed")
+
+
 def test_an_unknown_worker_start_is_refused():
     with pytest.raises(ValueError, match="worker_start"):
         HarnessSettings(worker_start="spawn")
