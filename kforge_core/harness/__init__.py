@@ -4,10 +4,12 @@
 
 * ``host/`` runs in KForge's process: the ``Harness``, worker processes and their pool, the sandbox, building
   ahead, the static check of a candidate's source. It never imports candidate code.
-* ``worker/`` runs in the worker process (``python -m kforge_core.harness.worker``) and the build-ahead child:
-  the request loop, the reference, verification's comparisons, timing, baselines, what a candidate changed.
+* ``worker/`` runs in the worker process (``python -m kforge_core.harness.worker``, or forked from the template
+  that imported torch once, ``worker/template.py``) and the build-ahead child: the request loop, the reference,
+  verification's comparisons, timing, baselines, what a candidate changed.
 * Here, what both sides share: the messages (``protocol``), the plan a sandboxed worker runs under
-  (``sandbox_plan``), the ``Verdict`` and timing records (``verdict``), the cheat flags (``flags``), the captured
+  (``sandbox_plan``), the launcher that makes its namespaces (``namespace_launcher``), a worker's resource limits
+  (``process_limits``), the ``Verdict`` and timing records (``verdict``), the cheat flags (``flags``), the captured
   output's files (``captured``) and the operator trace (``op_trace``); the timed runs as both sides name them are
   ``kforge_core.timing.timed_runs``.
 
