@@ -20,6 +20,7 @@ from pathlib import Path
 
 from harness_common import arguments, backend_and_plugins, make_harness, scratch
 
+from kforge_core.harness.host.activity import runs_worker
 from kforge_core.harness.host.cache_quota import cache_watch
 from kforge_core.harness.host.cgroups import cgroup_support, worker_cgroup
 from kforge_core.harness.host.limits import describe_limits, limited_plan
@@ -129,10 +130,8 @@ def peak_tasks(args, root: Path) -> tuple[int, int]:
 
 
 def _is_worker(pid: int) -> bool:
-    try:
-        return b"kforge_core.harness.worker" in Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return False
+    """Whether ``pid`` runs a worker, executed or forked from a template (not the template itself)."""
+    return runs_worker(pid)
 
 
 def main() -> None:
