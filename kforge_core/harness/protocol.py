@@ -20,7 +20,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from ..peaks import DevicePeaks
 from ..plugins import PluginSelection
@@ -47,6 +47,14 @@ class ChannelTimeout(Exception):
 # a worker's descriptors by role, in the order a template gets them (``worker_start.py``; the status pipe's end after
 # them): the private pipe's ends, the lifeline, a candidate's stdout and stderr, the stack file, its own 1 and 2
 WORKER_FD_ROLES = ("read", "write", "lifeline", "stdout", "stderr", "stacks", "own")
+
+
+def worker_arguments(fds: Mapping[str, int]) -> list[str]:
+    """A worker's arguments (``worker.main``) naming its descriptors ``fds``, by role (:data:`WORKER_FD_ROLES`)."""
+    return ["--fds", f"{fds['read']},{fds['write']},{fds['lifeline']}",
+            "--output", f"{fds['stdout']},{fds['stderr']},{fds['stacks']}"]
+
+
 # the name (``/proc/PID/comm``) of a worker forked from a template, whose command line is the template's
 WORKER_NAME = "kforge-worker"
 STACK_SIGNAL = signal.SIGUSR2  # a worker dumps its threads' stacks on this signal (into the file --output names)

@@ -6,7 +6,6 @@ caches. ``kforge check --sandbox`` prints :func:`describe_limits`; docs/trust.md
 from __future__ import annotations
 
 import functools
-import json
 import os
 import subprocess
 import sys
@@ -16,7 +15,7 @@ from ...records import Problem
 from ...settings import HarnessSettings
 from .cgroups import cgroup_support, worker_memory_bytes
 from ..sandbox_plan import SandboxPlan
-from .namespaces import LAUNCHER
+from .namespaces import launcher_command
 from .sandbox import user_tasks
 
 # compilers' temporary files need this much: Inductor writes its C++ precompiled header (156 MB on x86-64 with
@@ -110,8 +109,7 @@ def process_limit_probe() -> ProbedLimits:
     plan = {"hide": [], "writable": [], "readable": [sys.prefix], "max_processes": 400}
     command = [sys.executable, "-I", "-S", "-c", "print(open('/proc/sys/kernel/pid_max').read())"]
     try:
-        done = subprocess.run([sys.executable, "-I", "-S", str(LAUNCHER), json.dumps(plan), "--", *command],
-                              capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, cwd="/")
+        done = subprocess.run(launcher_command(plan, command), capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, cwd="/")
     except (OSError, subprocess.TimeoutExpired) as exc:
         return ProbedLimits(False, f"the probe could not run: {exc}")
     if done.stdout.strip() == "401":

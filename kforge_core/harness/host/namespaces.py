@@ -47,7 +47,12 @@ class SandboxStatus:
 def sandboxed_command(plan: SandboxPlan, command: list[str], env: Mapping[str, str], home: Path) -> list[str]:
     """``command`` run in the sandbox ``plan`` describes, with its directory ``home`` and the build caches that
     ``env`` names writable (made if missing)."""
-    return [sys.executable, "-I", "-S", str(LAUNCHER), json.dumps(launcher_plan(plan, env, home)), "--", *command]
+    return launcher_command(launcher_plan(plan, env, home), command)
+
+
+def launcher_command(launched: dict, command: list[str]) -> list[str]:
+    """``command`` run by the launcher under ``launched``, the plan it reads (:func:`launcher_plan`)."""
+    return [sys.executable, "-I", "-S", str(LAUNCHER), json.dumps(launched), "--", *command]
 
 
 def launcher_plan(plan: SandboxPlan, env: Mapping[str, str], home: Path) -> dict:

@@ -30,12 +30,11 @@ from pathlib import Path
 from typing import Callable, Literal, Mapping, Protocol
 
 from ..process_limits import WorkerLimits
-from ..protocol import WORKER_FD_ROLES as ROLES
-from .namespaces import CACHE_VARIABLES, LAUNCHER
+from ..protocol import WORKER_FD_ROLES as ROLES, worker_arguments
+from .namespaces import CACHE_VARIABLES, launcher_command
 
 log = logging.getLogger("kforge")
 
-WORKER_STARTS = ("auto", "fork", "exec")
 # what can change how the interpreter starts and what importing torch and NumPy does (their threads, allocators,
 # libraries, logging): the variables a template and the workers it forks must share. A worker's other variables
 # (and the ones its device's binding sets, ``WorkerInit.environment``, which a template's key includes) are its own,
@@ -70,11 +69,6 @@ class WorkerStart:
                             if (name.startswith(_IMPORT_PREFIXES) or name in self.bound)
                             and name not in _LAZY_VARIABLES))
 
-    def worker_arguments(self) -> list[str]:
-        fds = self.fds
-        return ["--fds", f"{fds['read']},{fds['write']},{fds['lifeline']}",
-                "--output", f"{fds['stdout']},{fds['stderr']},{fds['stacks']}"]
-
 
 class StartedWorker(Protocol):
     """A started worker process, as the KForge process follows it: ``returncode`` None while it runs (negative: the
@@ -95,9 +89,9 @@ class ExecutedWorker:
     """A worker executed as a new interpreter: a child of this process."""
 
     def __init__(self, start: WorkerStart, joins_cgroup: Callable[[], None] | None) -> None:
-        command = [sys.executable, "-m", _WORKER_MODULE, *start.worker_arguments()]
+        command = [sys.executable, "-m", _WORKER_MODULE, *worker_arguments(start.fds)]
         if start.plan is not None:
-            command = [sys.executable, "-I", "-S", str(LAUNCHER), json.dumps(start.plan), "--", *command]
+            command = launcher_command(start.plan, command)
 
         def before_exec() -> None:
             start.limits.apply()

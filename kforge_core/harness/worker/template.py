@@ -26,7 +26,7 @@ import sys
 import tempfile
 import traceback
 
-from ..protocol import WORKER_FD_ROLES as ROLES
+from ..protocol import WORKER_FD_ROLES as ROLES, worker_arguments
 
 _MAX_FDS = len(ROLES) + 1
 _PR_SET_NAME = 15
@@ -135,8 +135,7 @@ def _become_worker(request: dict, fds: dict[str, int], keep: set[int]) -> None:
         tempfile.tempdir = None  # found again from this environment (TMPDIR) when first asked
         sys.path[0] = os.getcwd()  # what ``python -m`` puts first, in the worker's directory
         _reseed()
-        argv = ["--fds", f"{fds['read']},{fds['write']},{fds['lifeline']}",
-                "--output", f"{fds['stdout']},{fds['stderr']},{fds['stacks']}"]
+        argv = worker_arguments(fds)
         sys.argv = [os.path.join(os.path.dirname(__file__), "__main__.py"), *argv]  # as ``python -m`` sets them
         if request.get("plan") is not None:
             from .. import namespace_launcher
