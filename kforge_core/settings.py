@@ -87,9 +87,6 @@ class HarnessSettings:
     # the timers measured beside the headline (harness.timer): "auto" every one the device has for a call shorter
     # than timing_target_ms / 8, the headline alone for a longer one; "all" every one always; "headline" never
     beside_timers: Literal["auto", "all", "headline"] = "auto"
-    # each timed call's inputs made behind a pad whose size cycles by the run's number, the same for the candidate and
-    # the baselines, so that both are timed over the same spread of places in device memory (docs/timing.md)
-    placement_spread: bool = True
     compile_timeout_s: float = 600.0  # one build: importing a candidate, a JIT, load_inline
     call_timeout_s: float = 0.0  # one call of forward; 0: follows the reference's time (harness.stage_timeouts)
     verify_timeout_s: float = 0.0  # 0: follows the problem, like timing_timeout_s

@@ -38,7 +38,7 @@ from ..verdict import TimingMethod
 
 log = logging.getLogger(__name__)
 
-_TIMING_FIELDS = ("seed", "warmup", "repetitions", "input_pool_mb", "l2_flush_bytes", "timer", "placement_spread")
+_TIMING_FIELDS = ("seed", "warmup", "repetitions", "input_pool_mb", "l2_flush_bytes", "timer")
 KEY_FILE = "key"
 _KEY_BYTES = 32
 _ENTRY_BYTES = 16 << 20  # no entry is near this (a few KB); a larger file is not read whole

@@ -59,7 +59,6 @@ from ..cpu_placement import on_timing_cpu, settled
 from ...timing.headline import headline_timer
 from ..verdict import TimingMethod
 from .host_copies import host_copy
-from .placement_spread import PlacementSpread, spread_note
 from .reference import ProblemData, fresh_inputs
 from .threads import join_threads, new_threads
 
@@ -165,8 +164,6 @@ def timing_method(device: HarnessDevice, settings: HarnessSettings, reference: P
     if placement is not None:
         notes += (f"; every timed block, the baselines' too, on host CPU {placement.timing_cpu} "
                   f"({placement.describe()})")
-    if spread := spread_note(device, settings):
-        notes += f"; {spread}"
     return TimingMethod(
         device=device.label,
         warmup=settings.warmup,
@@ -232,22 +229,19 @@ def _time_runs(call: Callable[..., Any], reference: ProblemData, device: Harness
                 call(*args)
                 _wait(device, threads_before)
         streams = 0
-        spread = PlacementSpread.for_block(device, settings)
         if "device" in timers:  # first: the streams it sees decide whether the events' queue is held
-            samples["device"], streams = _device_time(call, reference, device, settings, runs, timer, returned,
-                                                      spread)
+            samples["device"], streams = _device_time(call, reference, device, settings, runs, timer, returned)
             hold.one_stream = streams <= 1
         flags = []
         for run in runs:
             for name, sample in samplers:
-                with spread.around(run):
-                    args = fresh_inputs(reference.pool, pool_index(run, settings, size))
-                    label = timed_label(run, name)
-                    with timer.timed(label):
-                        elapsed_ms, result = sample(call, args, device)
-                        kept = keep_outputs(result, device)
-                    samples[name].append(elapsed_ms)
-                    del result, args
+                args = fresh_inputs(reference.pool, pool_index(run, settings, size))
+                label = timed_label(run, name)
+                with timer.timed(label):
+                    elapsed_ms, result = sample(call, args, device)
+                    kept = keep_outputs(result, device)
+                samples[name].append(elapsed_ms)
+                del result, args
                 if returned is not None:
                     returned(run, label, kept)
                 del kept
@@ -333,25 +327,24 @@ def _events_sample(call: Callable[..., Any], args: list[Any], device: HarnessDev
 
 
 def _device_time(call: Callable[..., Any], reference: ProblemData, device: HarnessDevice, settings: HarnessSettings,
-                 runs: range, timer: StageTimer, returned: Callable[[int, str, Kept], None] | None,
-                 spread: PlacementSpread) -> tuple[list[float], int]:
+                 runs: range, timer: StageTimer, returned: Callable[[int, str, Kept], None] | None
+                 ) -> tuple[list[float], int]:
     """The same runs again under the device's own clock: its busy time in each, on every stream, and how many
     streams that work ran on. Each call's outputs are kept and handed to ``returned`` like the other timers'."""
     size = len(reference.pool)
     with device.device_clock() as clock:
         for index, run in enumerate(runs):
-            with spread.around(run):
-                args = fresh_inputs(reference.pool, pool_index(run, settings, size))
-                label = timed_label(run, "device")
-                with timer.timed(label):
-                    device.flush_caches()
-                    device.synchronize()
-                    threads_before = set(threading.enumerate())
-                    with clock.run(index):
-                        result = call(*args)
-                        _wait(device, threads_before)
-                    kept = keep_outputs(result, device)
-                del args, result
+            args = fresh_inputs(reference.pool, pool_index(run, settings, size))
+            label = timed_label(run, "device")
+            with timer.timed(label):
+                device.flush_caches()
+                device.synchronize()
+                threads_before = set(threading.enumerate())
+                with clock.run(index):
+                    result = call(*args)
+                    _wait(device, threads_before)
+                kept = keep_outputs(result, device)
+            del args, result
             if returned is not None:
                 returned(run, label, kept)
             del kept
