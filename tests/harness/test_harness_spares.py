@@ -96,8 +96,8 @@ def test_a_spare_still_starting_is_paused_while_a_candidate_is_timed_and_goes_on
 
 
 @pytest.mark.slow
-def test_the_worker_getting_ready_for_the_next_problems_baselines_is_done_before_a_candidate_is_timed(cache_dir):
-    # it makes that problem's inputs and model on the device, whose kernels would share it with the timed calls
+def test_the_next_problems_baseline_worker_has_started_and_prepared_before_a_candidate_is_timed(cache_dir):
+    # the preparation makes that problem's inputs on the device, whose kernels would share it with the timed calls
     import contextlib
 
     from .torch_backend_plugin import TORCH_CPU_ACCELERATOR
@@ -111,20 +111,70 @@ def test_the_worker_getting_ready_for_the_next_problems_baselines_is_done_before
         assert ahead.prepared_for == slow.digest
         window = harness._baselines
         quiet = window.quiet
-        pending: list[int] = []
+        setting_up: list[bool] = []
 
         @contextlib.contextmanager
         def watched():
             with quiet():
-                pending.append(ahead._worker.pending)
+                setting_up.append(True in ahead._unanswered)
                 yield
 
         window.quiet = watched
         verdict = harness.evaluate(candidate("relu_scale_numpy"))
         assert verdict.correct and verdict.speedup("eager") is not None, verdict.message
-        # its start, the preparation and the build all answered before the timed runs began
-        assert pending and set(pending) == {0}, pending
+        # its start and the preparation answered before the timed runs began
+        assert setting_up == [False], setting_up
+        assert dict(verdict.phases)["quiet"] > 1.0, verdict.phases  # the 4 s preparation, waited for
+        ahead.wait_ready(60)
         assert ahead.failed == "" and ahead.prepared_for == slow.digest
+
+
+@pytest.mark.slow
+def test_the_next_problems_baseline_build_is_stopped_while_a_candidate_is_timed_and_goes_on_after(cache_dir):
+    # its start and the preparation are waited for (they make the problem's inputs on the device); its build, the
+    # model's 6 s constructor here, is stopped as a builder's is, rather than waited for
+    import contextlib
+    import time
+    from pathlib import Path
+
+    from .torch_backend_plugin import TORCH_CPU_ACCELERATOR
+
+    settings = settings_for(cache_dir, spare_workers=0, baselines=("eager",), repetitions=4, baseline_cache="off")
+    with Harness(backend=TORCH_CPU_ACCELERATOR, problem=problem("relu_scale"), settings=settings,
+                 plugins=SELECTION) as harness:
+        slow = problem("slow_model")
+        harness.expect_problem(slow)
+        ahead = harness._baselines.ahead
+        window = harness._baselines
+        quiet = window.quiet
+        seen: list[tuple[int, str]] = []
+
+        def state(pid: int) -> str:  # a stop takes effect once the process is next scheduled
+            for _ in range(100):
+                now = Path(f"/proc/{pid}/stat").read_text().split()[2]
+                if now == "T":
+                    break
+                time.sleep(0.05)
+            return now
+
+        @contextlib.contextmanager
+        def watched():
+            with quiet():
+                seen.append((ahead._worker.pending, state(ahead._worker.pid)))
+                yield
+
+        window.quiet = watched
+        began = time.monotonic()
+        verdict = harness.evaluate(candidate("relu_scale_numpy"))
+        evaluated_s = time.monotonic() - began
+        assert verdict.correct and verdict.speedup("eager") is not None, verdict.message
+        # started and prepared, its build still to answer, and stopped while the timed runs went on
+        assert seen == [(1, "T")], seen
+        assert dict(verdict.phases)["quiet"] < 3.0 < 6.0 < evaluated_s + 6.0, verdict.phases
+        # it went on after them: its build answers, and it is ready for the next problem
+        assert Path(f"/proc/{ahead._worker.pid}/stat").read_text().split()[2] != "T"
+        ahead.wait_ready(60)
+        assert ahead.failed == "" and ahead.prepared_for == slow.digest and ahead._worker.pending == 0
 
 
 def test_a_worker_told_to_close_exits_at_once_whatever_was_left_to_run_at_exit(cache_dir):

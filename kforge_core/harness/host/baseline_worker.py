@@ -13,9 +13,11 @@ two when it moves on, so that a suite's ``torch.compile`` builds overlap the pro
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+from collections import deque
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from ...records import Failure, Problem
 from ..protocol import BuildOnHost, MeasureBaselines, Prepare, Reply, WorkerInit
@@ -48,6 +50,10 @@ class BaselineWorker:
         self._problem = ""  # digest of the problem the worker was told to prepare
         self._asked: set[str] = set()  # the baselines it was told to build for that problem
         self._failed = ""  # why getting ready failed, for every block until the next get_ready
+        # of the requests not answered yet, in order: whether each sets the worker up (its start, a problem's
+        # preparation, its model on the host) rather than builds a baseline
+        self._unanswered: deque[bool] = deque()
+        self._answered: list[Reply] = []  # replies read by wait_prepared, for wait_ready to look at
 
     @property
     def prepared_for(self) -> str:
@@ -67,7 +73,12 @@ class BaselineWorker:
         if self._worker is None:
             self._worker = self._start(self._make_init(), self._root / f"{self._name}-{next(self._numbers)}")
             self._problem, self._asked = "", set()
+            self._unanswered, self._answered = deque([True]), []  # its start answers once it is ready
         return self._worker
+
+    def _send(self, worker: WorkerProcess, request: object, *, sets_up: bool) -> None:
+        worker.send(request)
+        self._unanswered.append(sets_up)
 
     def build_on_host(self, problem: Problem) -> None:
         """Start the worker if needed and, where it was not told ``problem`` yet, have it prepare ``problem`` and
@@ -76,7 +87,7 @@ class BaselineWorker:
         (large for the device) has its constructor's seconds overlap the reference's and the candidate's."""
         worker = self.start()
         if self._told(worker, problem):  # not when told already: get_ready's builds are under way or done
-            worker.send(BuildOnHost())
+            self._send(worker, BuildOnHost(), sets_up=True)
 
     def get_ready(self, problem: Problem, names: tuple[str, ...]) -> None:
         """Start the worker if needed, have it prepare ``problem`` and build those of ``names`` it was not told to
@@ -86,16 +97,31 @@ class BaselineWorker:
         self._told(worker, problem)
         new = tuple(name for name in names if name not in self._asked)
         if new:
-            worker.send(MeasureBaselines(new, (0, 0)))
+            self._send(worker, MeasureBaselines(new, (0, 0)), sets_up=False)
             self._asked.update(new)
 
     def _told(self, worker: WorkerProcess, problem: Problem) -> bool:
         """Have ``worker`` prepare ``problem`` unless it was told it already; whether it was told now."""
         if self._problem == problem.digest:
             return False
-        worker.send(Prepare(problem))
+        self._send(worker, Prepare(problem), sets_up=True)
         self._problem, self._asked = problem.digest, set()
         return True
+
+    def wait_prepared(self, timeout_s: float) -> None:
+        """Wait until the worker has started and done what sets it up for its problem (the preparation, its model
+        on the host); the baselines' builds it was sent after may still be under way (:meth:`paused` stops them).
+        A failure discards the worker and is said by every later :meth:`time_block`."""
+        worker = self._worker
+        if worker is None or True not in self._unanswered:
+            return
+        try:
+            while True in self._unanswered:
+                self._answered.append(worker.receive(timeout_s, "starting the baseline worker and preparing"))
+                self._unanswered.popleft()
+        except WorkerFault as fault:
+            self._answered.append(Reply(failure=fault.failure, message=fault.message))
+        self._judge(self._answered)
 
     def wait_ready(self, timeout_s: float) -> None:
         """Wait until what :meth:`get_ready` asked for is done (before any timed run, so that nothing is built
@@ -103,10 +129,16 @@ class BaselineWorker:
         worker = self._worker
         if worker is None:
             return
+        replies, self._answered = self._answered, []
         try:
-            replies = worker.drain(timeout_s, "starting the baseline worker and building the baselines")
+            replies += worker.drain(timeout_s, "starting the baseline worker and building the baselines")
         except WorkerFault as fault:
-            replies = [Reply(failure=fault.failure, message=fault.message)]
+            replies.append(Reply(failure=fault.failure, message=fault.message))
+        self._unanswered.clear()
+        self._judge(replies)
+
+    def _judge(self, replies: list[Reply]) -> None:
+        """Discard the worker where one of ``replies`` is a failure, and keep why."""
         failed = next((reply for reply in replies if reply.failure is not None), None)
         if failed is not None:
             self._failed = f"the baseline worker could not get ready: {failed.message}"
@@ -143,11 +175,21 @@ class BaselineWorker:
         if self._worker is not None:
             self._worker.resume()
 
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """Stopped within the block (:meth:`pause`), going on after it."""
+        self.pause()
+        try:
+            yield
+        finally:
+            self.resume()
+
     def discard(self) -> None:
         if self._worker is not None:
             self._worker.kill()
         self._worker = None
         self._problem, self._asked = "", set()
+        self._unanswered, self._answered = deque(), []
 
     def close(self) -> None:
         if self._worker is not None:

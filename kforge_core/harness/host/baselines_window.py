@@ -425,14 +425,16 @@ class BaselinesWindow:
     @contextlib.contextmanager
     def quiet(self) -> Iterator[None]:
         """Within the block, nothing of the baselines' but their timed blocks uses the device: the builders of
-        coming problems' ``torch.compile`` baselines are stopped (they go on after it), and the second worker, if it
-        is still getting ready for the next problem, finishes first: it makes that problem's inputs and model on the
-        device, whose kernels would share it with the timed calls. It is waited for, not stopped: a process stopped
-        in the middle of its device work has stalled another's timed call for a minute."""
+        coming problems' ``torch.compile`` baselines are stopped (they go on after it), and so is the second worker,
+        getting ready for the next problem, once its start and its preparation are over: those make the problem's
+        inputs on the device, and are waited for, not stopped (a process stopped in the middle of making page-locked
+        memory has stalled another's timed call for a minute); its baselines' builds, the work a builder does, are
+        stopped as a builder's are, and go on after the block."""
         builders = self.builds.paused() if self.builds is not None else contextlib.nullcontext()
         with builders:
-            self.ahead.wait_ready(self._settings.startup_timeout_s + self._settings.compile_timeout_s)
-            yield
+            self.ahead.wait_prepared(self._settings.startup_timeout_s + self._settings.compile_timeout_s)
+            with self.ahead.paused():
+                yield
 
     def discard(self) -> None:
         """End both baseline workers (each starts again when needed): the device's memory is wanted."""

@@ -1,9 +1,10 @@
 """What else a harness runs stays quiet while a candidate is timed: no worker starting beside the timed runs (a spare
-still starting is paused), no worker getting ready for the next problem's baselines (it makes that problem's inputs
-and model on the device: it finishes first), no builder of coming problems' ``torch.compile`` baselines running (each
-is stopped: its compiled calls and kernel tuning would share the device with the timed runs), and no build either
-where builds may not run beside them (``prebuild_during_timing`` off, and always on the host CPU, whose cores the
-timed runs need): running builds finish first, queued ones wait."""
+still starting is paused), no worker getting ready for the next problem's baselines running (its start and the
+problem's preparation, which makes that problem's inputs on the device, finish first; its baselines' builds are then
+paused, as a builder's are), no builder of coming problems' ``torch.compile`` baselines running (each is stopped:
+its compiled calls and kernel tuning would share the device with the timed runs), and no build either where builds
+may not run beside them (``prebuild_during_timing`` off, and always on the host CPU, whose cores the timed runs
+need): running builds finish first, queued ones wait."""
 
 from __future__ import annotations
 
