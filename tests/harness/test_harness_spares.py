@@ -57,12 +57,24 @@ def test_on_the_host_cpu_no_baselines_are_built_beside_a_timed_run(cache_dir):
         assert harness._baselines.ahead.prepared_for == ""
 
 
+def _state(pid: int, *, waiting: bool = True) -> str:
+    """The process's state letter ("T": stopped). ``waiting``: for a stop to take effect, which it does once the
+    process is next scheduled (on a busy machine, not at once)."""
+    import time
+    from pathlib import Path
+
+    for _ in range(100 if waiting else 1):
+        now = Path(f"/proc/{pid}/stat").read_text().split()[2]
+        if now == "T":
+            break
+        time.sleep(0.05)
+    return now
+
+
 @pytest.mark.slow
 def test_a_spare_still_starting_is_paused_while_a_candidate_is_timed_and_goes_on_after(cache_dir):
     # it neither competes with the timed runs for the machine nor makes them wait until it has started
     import contextlib
-    import time
-    from pathlib import Path
 
     settings = settings_for(cache_dir, spare_workers=1, baselines=())
     with Harness(backend=TORCH_CPU, problem=problem("relu_scale"), settings=settings, plugins=SELECTION) as harness:
@@ -72,18 +84,10 @@ def test_a_spare_still_starting_is_paused_while_a_candidate_is_timed_and_goes_on
         states: list[tuple[bool, str]] = []
         starts_paused = pool.starts_paused
 
-        def state(pid: int) -> str:  # a stop takes effect once the process is next scheduled: on a busy machine,
-            for _ in range(100):  # not at once
-                now = Path(f"/proc/{pid}/stat").read_text().split()[2]
-                if now == "T":
-                    break
-                time.sleep(0.05)
-            return now
-
         @contextlib.contextmanager
         def watched():
             with starts_paused():
-                states.extend((bool(w.pending), state(w.process.pid)) for w in pool._idle)
+                states.extend((bool(w.pending), _state(w.process.pid)) for w in pool._idle)
                 yield
 
         pool.starts_paused = watched
@@ -135,7 +139,6 @@ def test_the_next_problems_baseline_build_is_stopped_while_a_candidate_is_timed_
     # model's 6 s constructor here, is stopped as a builder's is, rather than waited for
     import contextlib
     import time
-    from pathlib import Path
 
     from .torch_backend_plugin import TORCH_CPU_ACCELERATOR
 
@@ -149,18 +152,10 @@ def test_the_next_problems_baseline_build_is_stopped_while_a_candidate_is_timed_
         quiet = window.quiet
         seen: list[tuple[int, str]] = []
 
-        def state(pid: int) -> str:  # a stop takes effect once the process is next scheduled
-            for _ in range(100):
-                now = Path(f"/proc/{pid}/stat").read_text().split()[2]
-                if now == "T":
-                    break
-                time.sleep(0.05)
-            return now
-
         @contextlib.contextmanager
         def watched():
             with quiet():
-                seen.append((ahead._worker.pending, state(ahead._worker.pid)))
+                seen.append((ahead._worker.pending, _state(ahead._worker.pid)))
                 yield
 
         window.quiet = watched
@@ -172,7 +167,7 @@ def test_the_next_problems_baseline_build_is_stopped_while_a_candidate_is_timed_
         assert seen == [(1, "T")], seen
         assert dict(verdict.phases)["quiet"] < 3.0 < 6.0 < evaluated_s + 6.0, verdict.phases
         # it went on after them: its build answers, and it is ready for the next problem
-        assert Path(f"/proc/{ahead._worker.pid}/stat").read_text().split()[2] != "T"
+        assert _state(ahead._worker.pid, waiting=False) != "T"
         ahead.wait_ready(60)
         assert ahead.failed == "" and ahead.prepared_for == slow.digest and ahead._worker.pending == 0
 
