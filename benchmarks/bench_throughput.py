@@ -234,12 +234,36 @@ def _print(problems, kforge: dict[str, dict], kernelbench: dict[str, dict]) -> N
         print(f"{problem.key:<48} {verdict:<24} {seconds:>7}   {kb_verdict:<24} {kb_seconds:>7}  {same}")
     _summary("kforge", [p["seconds"] for p in kforge.values() if p.get("seconds")])
     _summary("kforge without the baselines' own build (baselines_ready, baseline_builds)",
-             [p["seconds"] - sum(dict(p.get("phases") or ()).get(phase, 0.0) for phase in BUILD_PHASES)
-              for p in kforge.values() if p.get("seconds")])
+             [_less_build(p) for p in kforge.values() if p.get("seconds")])
     _phases(kforge.values())
     _summary("kernelbench", [r["wall_s"] for r in kernelbench.values()])
     if compared:
         print(f"verdicts agree on {agree} of {compared} problems")
+        print(side_by_side(problems, kforge, kernelbench))
+
+
+def _less_build(result: dict) -> float:
+    """KForge's seconds on a problem, less what it waited for the ``torch.compile`` baseline's own build."""
+    phases = dict(result.get("phases") or ())
+    return result["seconds"] - sum(phases.get(phase, 0.0) for phase in BUILD_PHASES)
+
+
+def side_by_side(problems, kforge: dict[str, dict], kernelbench: dict[str, dict]) -> str:
+    """On the problems both tools did: KForge's seconds without the ``torch.compile`` baseline's own build against
+    KernelBench's eval's (median, mean, sum), on how many KForge was the slower, and what its timed runs waited
+    for the next problem's baseline worker (``quiet``), summed."""
+    both = [(kforge[p.key], kernelbench[p.key]) for p in problems
+            if p.key in kforge and p.key in kernelbench and kforge[p.key].get("seconds")]
+    if not both:
+        return "no problem done by both"
+    ours = [_less_build(result) for result, _ in both]
+    theirs = [result["wall_s"] for _, result in both]
+    quiet = sum(dict(result.get("phases") or ()).get("quiet", 0.0) for result, _ in both)
+    slower = sum(a > b for a, b in zip(ours, theirs))
+    return (f"on the {len(both)} problems both did: kforge without the build median {statistics.median(ours):.2f} s, "
+            f"mean {statistics.mean(ours):.2f} s, sum {sum(ours):.1f} s; kernelbench median "
+            f"{statistics.median(theirs):.2f} s, mean {statistics.mean(theirs):.2f} s, sum {sum(theirs):.1f} s; "
+            f"kforge slower on {slower}; its timed runs waited {quiet:.1f} s in all for other work (quiet)")
 
 
 def _phases(results) -> None:

@@ -96,3 +96,19 @@ def test_kforge_benchs_document_is_kept_whole_and_one_a_line_in_turns(tmp_path, 
     script._kforge(args, [problem], {})
     script._kforge(args, [problem], {})
     assert [json.loads(line) for line in args.kforge_json.read_text().splitlines()] == [document, document]
+
+
+def test_side_by_side_compares_the_problems_both_tools_did_without_the_compile_build():
+    import types
+
+    script = _script()
+    problems = [types.SimpleNamespace(key=k) for k in ("a", "b", "c", "d")]
+    ours = {"a": {"seconds": 30.0, "phases": [["reference", 1.0], ["baselines_ready", 20.0], ["quiet", 2.0]]},
+            "b": {"seconds": 5.0, "phases": [["baseline_builds", 1.0], ["quiet", 0.5]]},
+            "c": {"seconds": 9.0, "phases": []}}  # d: KForge's turn was cut
+    theirs = {"a": {"wall_s": 8.0}, "b": {"wall_s": 6.0}, "d": {"wall_s": 3.0}}  # c: KernelBench's turn was cut
+    line = script.side_by_side(problems, ours, theirs)
+    assert line == ("on the 2 problems both did: kforge without the build median 7.00 s, mean 7.00 s, sum 14.0 s; "
+                    "kernelbench median 7.00 s, mean 7.00 s, sum 14.0 s; kforge slower on 1; its timed runs waited "
+                    "2.5 s in all for other work (quiet)")
+    assert script.side_by_side(problems, {}, theirs) == "no problem done by both"
