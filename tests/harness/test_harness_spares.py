@@ -99,9 +99,10 @@ def test_a_spare_still_starting_is_paused_while_a_candidate_is_timed_and_goes_on
         assert pool._prepared[spare.pid] == slow.digest
 
 
-@pytest.mark.slow
-def test_the_next_problems_baseline_worker_has_started_and_prepared_before_a_candidate_is_timed(cache_dir):
-    # the preparation makes that problem's inputs on the device, whose kernels would share it with the timed calls
+def _timed_beside_the_next(cache_dir, next_name: str, look):  # noqa: ANN001, ANN202
+    """A candidate of ``relu_scale`` evaluated on an accelerator-like device while the second baseline worker gets
+    ready for ``next_name``: what ``look(ahead)`` saw inside the quiet for timing, the verdict, the worker getting
+    ready (waited for once the evaluation is over)."""
     import contextlib
 
     from .torch_backend_plugin import TORCH_CPU_ACCELERATOR
@@ -109,67 +110,43 @@ def test_the_next_problems_baseline_worker_has_started_and_prepared_before_a_can
     settings = settings_for(cache_dir, spare_workers=0, baselines=("eager",), repetitions=4, baseline_cache="off")
     with Harness(backend=TORCH_CPU_ACCELERATOR, problem=problem("relu_scale"), settings=settings,
                  plugins=SELECTION) as harness:
-        slow = problem("slow_init")
-        harness.expect_problem(slow)  # the second baseline worker prepares it: 4 s
-        ahead = harness._baselines.ahead
-        assert ahead.prepared_for == slow.digest
+        upcoming = problem(next_name)
+        harness.expect_problem(upcoming)
         window = harness._baselines
-        quiet = window.quiet
-        setting_up: list[bool] = []
+        ahead, quiet, seen = window.ahead, window.quiet, []
 
         @contextlib.contextmanager
         def watched():
             with quiet():
-                setting_up.append(True in ahead._unanswered)
+                seen.append(look(ahead))
                 yield
 
         window.quiet = watched
         verdict = harness.evaluate(candidate("relu_scale_numpy"))
         assert verdict.correct and verdict.speedup("eager") is not None, verdict.message
-        # its start and the preparation answered before the timed runs began
-        assert setting_up == [False], setting_up
-        assert dict(verdict.phases)["quiet"] > 1.0, verdict.phases  # the 4 s preparation, waited for
+        stopped_after = _state(ahead._worker.pid, waiting=False) == "T"
         ahead.wait_ready(60)
-        assert ahead.failed == "" and ahead.prepared_for == slow.digest
+        assert ahead.failed == "" and ahead.prepared_for == upcoming.digest and ahead._worker.pending == 0
+        assert not stopped_after  # it went on after the timed runs
+        return seen, verdict
+
+
+@pytest.mark.slow
+def test_the_next_problems_baseline_worker_has_started_and_prepared_before_a_candidate_is_timed(cache_dir):
+    # the preparation (slow_init's 4 s) makes that problem's inputs on the device, whose kernels would share it
+    # with the timed calls
+    seen, verdict = _timed_beside_the_next(cache_dir, "slow_init", lambda ahead: True in ahead._unanswered)
+    assert seen == [False], seen  # its start and the preparation answered before the timed runs began
+    assert dict(verdict.phases)["quiet"] > 1.0, verdict.phases  # the preparation, waited for
 
 
 @pytest.mark.slow
 def test_the_next_problems_baseline_build_is_stopped_while_a_candidate_is_timed_and_goes_on_after(cache_dir):
-    # its start and the preparation are waited for (they make the problem's inputs on the device); its build, the
-    # model's 6 s constructor here, is stopped as a builder's is, rather than waited for
-    import contextlib
-    import time
-
-    from .torch_backend_plugin import TORCH_CPU_ACCELERATOR
-
-    settings = settings_for(cache_dir, spare_workers=0, baselines=("eager",), repetitions=4, baseline_cache="off")
-    with Harness(backend=TORCH_CPU_ACCELERATOR, problem=problem("relu_scale"), settings=settings,
-                 plugins=SELECTION) as harness:
-        slow = problem("slow_model")
-        harness.expect_problem(slow)
-        ahead = harness._baselines.ahead
-        window = harness._baselines
-        quiet = window.quiet
-        seen: list[tuple[int, str]] = []
-
-        @contextlib.contextmanager
-        def watched():
-            with quiet():
-                seen.append((ahead._worker.pending, _state(ahead._worker.pid)))
-                yield
-
-        window.quiet = watched
-        began = time.monotonic()
-        verdict = harness.evaluate(candidate("relu_scale_numpy"))
-        evaluated_s = time.monotonic() - began
-        assert verdict.correct and verdict.speedup("eager") is not None, verdict.message
-        # started and prepared, its build still to answer, and stopped while the timed runs went on
-        assert seen == [(1, "T")], seen
-        assert dict(verdict.phases)["quiet"] < 3.0 < 6.0 < evaluated_s + 6.0, verdict.phases
-        # it went on after them: its build answers, and it is ready for the next problem
-        assert _state(ahead._worker.pid, waiting=False) != "T"
-        ahead.wait_ready(60)
-        assert ahead.failed == "" and ahead.prepared_for == slow.digest and ahead._worker.pending == 0
+    # its build, the model's 6 s constructor here, is stopped as a builder's is, rather than waited for
+    seen, verdict = _timed_beside_the_next(
+        cache_dir, "slow_model", lambda ahead: (ahead._worker.pending, _state(ahead._worker.pid)))
+    assert seen == [(1, "T")], seen  # started and prepared, its build still to answer, and stopped
+    assert dict(verdict.phases)["quiet"] < 3.0, verdict.phases  # not the 6 s build
 
 
 def test_a_worker_told_to_close_exits_at_once_whatever_was_left_to_run_at_exit(cache_dir):

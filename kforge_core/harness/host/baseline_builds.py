@@ -21,10 +21,10 @@ import itertools
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Callable
 
 from ...records import Problem
-from .baseline_worker import BaselineWorker
+from .baseline_worker import BaselineWorker, stopped
 
 BUILT_BASELINES = ("compile",)  # the baselines whose build is worth doing ahead (eager's is the model's constructor)
 # a builder's wait for one build: its own limit, times this, since the builder is stopped while candidates are timed
@@ -145,13 +145,9 @@ class BaselineBuilds:
                 for builder in self._running:
                     builder.resume()
 
-    @contextlib.contextmanager
-    def paused(self) -> Iterator[None]:
-        self.pause()
-        try:
-            yield
-        finally:
-            self.resume()
+    def paused(self) -> contextlib.AbstractContextManager[None]:
+        """Every builder stopped within the block, going on after it."""
+        return stopped(self)
 
     def close(self) -> None:
         with self._changed:

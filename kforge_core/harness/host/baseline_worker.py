@@ -17,7 +17,7 @@ import contextlib
 import itertools
 from collections import deque
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Protocol
 
 from ...records import Failure, Problem
 from ..protocol import BuildOnHost, MeasureBaselines, Prepare, Reply, WorkerInit
@@ -27,6 +27,22 @@ from .process import WorkerFault, WorkerProcess
 
 # What each baseline imports that a worker does not import anyway: loaded as the worker starts, in the background.
 BASELINE_MODULES = {"compile": ("torch._dynamo", "torch._inductor.compile_fx")}
+
+
+class Pausable(Protocol):
+    def pause(self) -> None: ...
+
+    def resume(self) -> None: ...
+
+
+@contextlib.contextmanager
+def stopped(pausable: Pausable) -> Iterator[None]:
+    """``pausable`` paused within the block, resumed after it, however the block ends."""
+    pausable.pause()
+    try:
+        yield
+    finally:
+        pausable.resume()
 
 
 def baseline_modules(names: tuple[str, ...]) -> tuple[str, ...]:
@@ -175,14 +191,9 @@ class BaselineWorker:
         if self._worker is not None:
             self._worker.resume()
 
-    @contextlib.contextmanager
-    def paused(self) -> Iterator[None]:
+    def paused(self) -> contextlib.AbstractContextManager[None]:
         """Stopped within the block (:meth:`pause`), going on after it."""
-        self.pause()
-        try:
-            yield
-        finally:
-            self.resume()
+        return stopped(self)
 
     def discard(self) -> None:
         if self._worker is not None:
