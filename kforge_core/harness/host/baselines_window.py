@@ -426,10 +426,10 @@ class BaselinesWindow:
     def quiet(self) -> Iterator[None]:
         """Within the block, nothing of the baselines' but their timed blocks uses the device: the builders of
         coming problems' ``torch.compile`` baselines are stopped (they go on after it), and so is the second worker,
-        getting ready for the next problem, once its start and its preparation are over: those make the problem's
-        inputs on the device, and are waited for, not stopped (a process stopped in the middle of making page-locked
-        memory has stalled another's timed call for a minute); its baselines' builds, the work a builder does, are
-        stopped as a builder's are, and go on after the block."""
+        getting ready for the next problem, once its start and its preparation are over. Those make the problem's
+        inputs on the device and are waited for, not stopped: device work stopped halfway has stalled another
+        process's timed call for a minute (a spare stopped while it made page-locked memory). Its baselines' builds,
+        the work a builder does, are stopped as a builder's are, and go on after the block."""
         builders = self.builds.paused() if self.builds is not None else contextlib.nullcontext()
         with builders:
             self.ahead.wait_prepared(self._settings.startup_timeout_s + self._settings.compile_timeout_s)
