@@ -7,7 +7,9 @@ derives no variants: ``shapes/plan.py``). Done in the KForge process, that stall
 next problem to prepare for it) and held the interpreter lock that the process's own clock of the workers' calls
 needs. So a bench on an accelerator hands the descriptions of its whole suite, in order, to a child process (two on
 a host of 8 CPUs or more) as it starts: they work through them while the device is busy, off the host's timing CPUs
-(``cpu_placement.off_timing_pools``), and the slots use what is ready. On the host CPU the evaluations use every
+(``cpu_placement.off_timing_pools``), and the slots use what is ready. All but the first: nothing is timed yet when
+the first is wanted, and the KForge process, which has imported torch already, describes it sooner than a child
+that must start first. On the host CPU the evaluations use every
 core themselves, and the suite is described in the KForge process as each problem comes.
 """
 

@@ -196,9 +196,10 @@ def _run(app: App, plan: BenchPlan, info: BenchInfo, choice: ExecutorChoice, job
                         plan.measure)
         RayExecutor(spec, choice.ray_address).run(jobs, keep, halt)
         return
-    # on an accelerator, the suite is described ahead in a process of its own (``describer.py``)
+    # on an accelerator, the suite is described ahead in a process of its own (``describer.py``), but for the first
+    # problem, which a slot waits for with nothing else to do: described here, without the child's start
     loader = ProblemLoader(None if device_class_of(backend).host_cpu else Describer())
-    loader.ahead(job.path for job in jobs)
+    loader.ahead((job.path for job in jobs), here=1)
 
     slots: list[DeviceSlot] = []  # each asks the others whether a problem's build is done
 

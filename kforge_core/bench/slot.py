@@ -40,14 +40,21 @@ class ProblemLoader:
         self._lock = threading.Lock()
         self._loaded: dict[Path, Future[Problem]] = {}
         self._describer = describer
+        self._here: set[Path] = set()  # described in this process when asked, not handed to the describer
 
-    def ahead(self, paths: Iterable[Path]) -> None:
-        """Have the describer describe ``paths``, in order, from now on (nothing without a describer)."""
+    def ahead(self, paths: Iterable[Path], *, here: int = 0) -> None:
+        """Have the describer describe ``paths``, in order, from now on (nothing without a describer), but for the
+        first ``here`` of them: those are described in this process when a slot asks for them. A slot's first
+        problem waits for its description with nothing else to do, and the describer's child would first start an
+        interpreter and import torch; no candidate is timed yet whose clock this process's work could delay
+        (docs/measurements.md, "A bench's first problem")."""
         if self._describer is None:
             return
         with self._lock:
-            for path in paths:
-                if path not in self._loaded:
+            for index, path in enumerate(paths):
+                if index < here:
+                    self._here.add(path)
+                elif path not in self._loaded and path not in self._here:
                     self._loaded[path] = self._describer.submit(path)
 
     def ready(self, path: Path) -> bool:

@@ -65,3 +65,31 @@ def test_the_child_keeps_off_every_nodes_timing_cpus(tmp_path):
     nodes = [set(range(16)), set(range(16, 32))]  # no SMT siblings under tmp_path
     assert outside_timing_pools(set(range(32)), nodes, tmp_path) == set(range(14)) | set(range(16, 30))
     assert outside_timing_pools({0, 1}, [{0, 1}], tmp_path) == {0, 1}  # a node too small for a pool keeps every CPU
+
+
+class _Refusing(Describer):
+    """A describer that records what it was handed and answers each with an error, never with a description."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.handed: list = []
+
+    def submit(self, path):
+        self.handed.append(path)
+        future: Future = Future()
+        future.set_exception(RuntimeError(f"{path.name} was handed to the describer"))
+        return future
+
+
+def test_the_first_problem_is_described_here_and_the_rest_are_handed_to_the_describer():
+    # the slot waiting for it has nothing else to do, and the child would start an interpreter first
+    describer = _Refusing()
+    loader = ProblemLoader(describer)
+    first, second = PROBLEMS / "relu_scale.py", PROBLEMS / "wide_relu.py"
+    loader.ahead([first, second], here=1)
+    assert describer.handed == [second]
+    assert not loader.ready(first)  # not described yet: a slot preparing for it ahead does not describe it here
+    assert loader.load(first).name == "relu_scale"
+    assert loader.ready(first) and describer.handed == [second]
+    with pytest.raises(RuntimeError, match="wide_relu.py was handed to the describer"):
+        loader.load(second)
