@@ -9,8 +9,8 @@ needs. So a bench on an accelerator hands the descriptions of its whole suite, i
 a host of 8 CPUs or more) as it starts: they work through them while the device is busy, off the host's timing CPUs
 (``cpu_placement.off_timing_pools``), and the slots use what is ready. All but the first: nothing is timed yet when
 the first is wanted, and the KForge process, which has imported torch already, describes it sooner than a child
-that must start first. On the host CPU the evaluations use every
-core themselves, and the suite is described in the KForge process as each problem comes.
+that must start first. On the host CPU the evaluations use every core themselves, and the suite is described in the
+KForge process as each problem comes.
 """
 
 from __future__ import annotations
