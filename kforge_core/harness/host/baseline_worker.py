@@ -69,7 +69,6 @@ class BaselineWorker:
         # of the requests not answered yet, in order: whether each sets the worker up (its start, a problem's
         # preparation, its model on the host) rather than builds a baseline
         self._unanswered: deque[bool] = deque()
-        self._answered: list[Reply] = []  # replies read by wait_prepared, for wait_ready to look at
 
     @property
     def prepared_for(self) -> str:
@@ -89,7 +88,7 @@ class BaselineWorker:
         if self._worker is None:
             self._worker = self._start(self._make_init(), self._root / f"{self._name}-{next(self._numbers)}")
             self._problem, self._asked = "", set()
-            self._unanswered, self._answered = deque([True]), []  # its start answers once it is ready
+            self._unanswered = deque([True])  # its start answers once it is ready
         return self._worker
 
     def _send(self, worker: WorkerProcess, request: object, *, sets_up: bool) -> None:
@@ -131,13 +130,14 @@ class BaselineWorker:
         worker = self._worker
         if worker is None or True not in self._unanswered:
             return
+        replies = []
         try:
             while True in self._unanswered:
-                self._answered.append(worker.receive(timeout_s, "starting the baseline worker and preparing"))
+                replies.append(worker.receive(timeout_s, "starting the baseline worker and preparing"))
                 self._unanswered.popleft()
         except WorkerFault as fault:
-            self._answered.append(Reply(failure=fault.failure, message=fault.message))
-        self._judge(self._answered)
+            replies.append(Reply(failure=fault.failure, message=fault.message))
+        self._judge(replies)
 
     def wait_ready(self, timeout_s: float) -> None:
         """Wait until what :meth:`get_ready` asked for is done (before any timed run, so that nothing is built
@@ -145,11 +145,10 @@ class BaselineWorker:
         worker = self._worker
         if worker is None:
             return
-        replies, self._answered = self._answered, []
         try:
-            replies += worker.drain(timeout_s, "starting the baseline worker and building the baselines")
+            replies = worker.drain(timeout_s, "starting the baseline worker and building the baselines")
         except WorkerFault as fault:
-            replies.append(Reply(failure=fault.failure, message=fault.message))
+            replies = [Reply(failure=fault.failure, message=fault.message)]
         self._unanswered.clear()
         self._judge(replies)
 
@@ -200,7 +199,7 @@ class BaselineWorker:
             self._worker.kill()
         self._worker = None
         self._problem, self._asked = "", set()
-        self._unanswered, self._answered = deque(), []
+        self._unanswered = deque()
 
     def close(self) -> None:
         if self._worker is not None:
