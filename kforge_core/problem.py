@@ -194,10 +194,11 @@ def _forward_counted(model: Any, inputs: list[Any]) -> tuple[Any, int]:
     import torch
 
     from .forward_peak import ForwardPeak
+    from .meta_recurrent import one_step_sequences
 
     counted = ForwardPeak()
     try:
-        with torch.no_grad(), counted:
+        with torch.no_grad(), one_step_sequences(model), counted:
             return model(*inputs), counted.peak
     except Exception:  # noqa: BLE001 - the plain call below raises the forward's own error, if it has one
         pass

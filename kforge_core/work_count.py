@@ -74,8 +74,10 @@ def count_forward(model: Any, inputs: list[Any]) -> WorkCount:
     """Count ``model(*inputs)`` (meta tensors) operator by operator."""
     import torch
 
+    from .meta_recurrent import one_step_sequences
+
     counter = _counter_mode()
-    with counter, torch.no_grad():
+    with one_step_sequences(model), counter, torch.no_grad():
         model(*inputs)
     totals: dict[tuple[str, str], int] = {}
     for kind, dtype, flops in counter.records:
@@ -90,6 +92,8 @@ def _counter_mode() -> Any:
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils.flop_counter import flop_registry
+
+    from .meta_recurrent import repeats
 
     class Counter(TorchDispatchMode):
         def __init__(self) -> None:
@@ -106,17 +110,20 @@ def _counter_mode() -> Any:
                 (o for o in (out if isinstance(out, (tuple, list)) else ()) if isinstance(o, torch.Tensor)), None)
             if packet in flop_registry:
                 dtype = tensors[0].dtype if tensors else torch.float32
-                self.records.append(("matrix", _name(dtype), int(flop_registry[packet](*args, **kwargs,
-                                                                                      out_val=out))))
+                self.record("matrix", dtype, int(flop_registry[packet](*args, **kwargs, out_val=out)))
             elif name in FUSED_COSTS and tensors:
-                self.records.append(("reduction", _name(tensors[0].dtype), FUSED_COSTS[name] * tensors[0].numel()))
+                self.record("reduction", tensors[0].dtype, FUSED_COSTS[name] * tensors[0].numel())
             elif torch.Tag.reduction in func.tags and tensors:
-                self.records.append(("reduction", _name(tensors[0].dtype), tensors[0].numel()))
+                self.record("reduction", tensors[0].dtype, tensors[0].numel())
             elif (torch.Tag.pointwise in func.tags or name in EXTRA_POINTWISE) and first_out is not None:
-                self.records.append(("elementwise", _name(first_out.dtype), first_out.numel()))
+                self.record("elementwise", first_out.dtype, first_out.numel())
             elif name not in _DATA and tensors:
                 self.uncounted.add(name)
             return out
+
+        def record(self, kind: str, dtype: Any, flops: int) -> None:
+            """One operator's work: as many times over as it stands for (``meta_recurrent.repeats``)."""
+            self.records.append((kind, _name(dtype), flops * repeats()))
 
     return Counter()
 

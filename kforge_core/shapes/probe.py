@@ -61,9 +61,11 @@ class Probe:
 
         from ..values import describe_value, flatten_output, tensor_bytes
 
+        from ..meta_recurrent import one_step_sequences
         from .meta_checks import checked_meta_mode
 
-        with torch.no_grad(), (checked_meta_mode() if self.device == "meta" else contextlib.nullcontext()):
+        with torch.no_grad(), one_step_sequences(self.model), (
+                checked_meta_mode() if self.device == "meta" else contextlib.nullcontext()):
             leaves, _ = flatten_output(self.model(*inputs))
         if not all(isinstance(leaf, torch.Tensor) for leaf in leaves):
             raise TypeError("an output is not a tensor")
