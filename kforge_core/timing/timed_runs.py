@@ -16,10 +16,22 @@ TRIAL_CALL_PREFIX = TRIAL_CALL.split("{")[0]
 # the label of a timed call, by timer: the worker marks each call with it, and ships its outputs under it
 _SUFFIX = {"wall": "", "events": " (events)", "device": " (device time)"}
 _LABEL = re.compile(r"^timed run (\d+)(?: \((events|device time)\))?$")
+# the runs the device's own clock takes of a series where it only guards a long call's headline (``guard_only``)
+GUARD_RUNS = 2
 # what a verdict's timing notes say of the checks and the outside clock
 CHECKS_NOTE = ("every timed call's outputs checked against the reference (up to {elements} elements of each, drawn by "
                "the KForge process after the call returned), and every timed call timed from outside by the KForge "
                "process too")
+
+
+def guard_only(timers: tuple[str, ...], headline: str) -> bool:
+    """Whether the device's own clock, among the ``timers`` measured (every one the device has when empty), stands
+    beside the ``headline`` only to guard it: a call timed under its headline alone (``harness.beside_timers``),
+    ``events`` with ``device`` beside, where work hidden on another stream shows only against the device's busy
+    time and the streams that clock sees decide the events' hold. It then takes the series' first
+    :data:`GUARD_RUNS` runs only: under it every call of a launch-bound network costs the profiler's record of
+    each launch, several times the call (``docs/timing.md``, "Runs in proportion")."""
+    return bool(timers) and "device" in timers and headline != "device"
 
 
 def pool_index(run: int, settings: HarnessSettings, pool_size: int) -> int:

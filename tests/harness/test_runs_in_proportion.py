@@ -189,3 +189,15 @@ def test_a_slow_candidate_is_timed_eight_times_a_fast_one_as_often_as_asked(cach
     assert slow.runtime.level > 0.95 and slow.runtime.low <= slow.runtime.median <= slow.runtime.high
     # on the host CPU the speedup is a ratio of fastest runs: the medians' intervals say nothing of it
     assert slow.statistic == "min" and slow.speedup_interval("eager") is None
+
+
+def test_the_verdict_says_why_a_long_call_was_timed_fewer_times_and_where_the_device_clock_only_guarded():
+    from kforge_core.harness.host.baselines_window import _proportion_words
+
+    settings = HarnessSettings(timer="events")
+    words = _proportion_words(8, ("events", "device"), 40.0, settings, "events")
+    assert words.startswith("8 timed runs, not 20: in proportion to the candidate's calls of 40 ms")
+    assert "timed under events and device alone" in words
+    assert "the device's own clock on the first 2 runs of each callable only, beside events as its guard" in words
+    assert "guard" not in _proportion_words(8, ("wall",), 40.0, HarnessSettings(), "wall")
+    assert _proportion_words(20, (), 1.0, settings, "events") == ""

@@ -20,6 +20,7 @@ from kforge_core.harness.worker import run_timing as timing
 from kforge_core.harness.worker.run_timing import LAUNCH_MARGIN_MS, NO_HOLD, calls_per_run, keep_outputs, time_runs
 from kforge_core.records import Backend
 from kforge_core.settings import HarnessSettings
+from kforge_core.timing.timed_runs import GUARD_RUNS, guard_only
 
 BACKEND = Backend(name="logged", programming_model="PyTorch", device="cpu")
 
@@ -241,6 +242,40 @@ def test_the_queue_is_held_only_where_the_device_timer_saw_one_stream():
     # and the timing notes say that no hold was made, and what the events figure then counts
     assert timed.unheld_streams == 2 and timed.hold_note().startswith(f"{NO_HOLD}: their work ran on 2 streams")
     assert timed.launch_bound() == ("events",)  # the verdict takes its fastest run (timing/launch_bound.py)
+
+
+def _blocks(device: LoggedDevice, timers: tuple[str, ...], series: str) -> list:
+    """Two blocks of three runs of one series, under ``timers``, with ``events`` the headline."""
+    reference = types.SimpleNamespace(pool=[[torch.ones(4)]], pool_seeds=[7])
+    settings = HarnessSettings(warmup=0, repetitions=6, timer="events")
+    harness_device = HarnessDevice(device)
+
+    def call(x: torch.Tensor) -> torch.Tensor:
+        device.log.append("call")
+        return x * 2
+
+    return [time_runs(call, reference, harness_device, settings, runs=range(start, start + 3), timers=timers,
+                      series=series) for start in (0, 3)]
+
+
+@pytest.mark.parametrize("streams", [1, 2])
+def test_a_long_calls_device_clock_guards_the_first_runs_and_its_streams_keep_the_later_blocks_hold(streams):
+    device = ClockedHoldingDevice(streams=streams)
+    first, later = _blocks(device, ("events", "device"), series=f"guarded on {streams}")
+    assert device.log.count("device run") == GUARD_RUNS == 2  # runs 0 and 1, then none
+    assert first.samples_ms["device"] == [0.5, 0.5] and "device" not in later.samples_ms
+    assert len(first.samples_ms["events"]) == len(later.samples_ms["events"]) == 3
+    # the later block holds the queue, or not, as the streams the first one saw allow
+    assert later.device_streams == streams and later.unheld_streams == (0 if streams == 1 else 2)
+    assert len(device.holds) == (6 if streams == 1 else 0)
+
+
+def test_the_device_clock_takes_every_run_where_every_timer_is_measured_or_it_is_the_headline():
+    device = ClockedHoldingDevice(streams=1)
+    _blocks(device, (), series="every timer")
+    assert device.log.count("device run") == 6
+    assert not guard_only((), "events") and not guard_only(("device",), "device")
+    assert guard_only(("events", "device"), "events") and guard_only(("wall", "device"), "wall")
 
 
 class CrowdedDevice(LoggedDevice):

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Callable, Iterator
 
 from ...records import Problem
 from ...settings import HarnessSettings
-from ...timing.timed_runs import TRIAL_CALL_PREFIX
+from ...timing.headline import headline_timer
+from ...timing.timed_runs import GUARD_RUNS, TRIAL_CALL_PREFIX, guard_only
 from ...timing.wording import statistic_words
 from .. import flags as F
 from ..protocol import BaselineResults, DeviceFacts, Reply, Time, TimingOutcome
@@ -294,6 +295,10 @@ class BaselinesWindow:
         """The timers a call of ``call_ms`` is timed under (``run_count.measured_timers``; empty: every one)."""
         return measured_timers(call_ms, self._settings, timers_of(self._device_class))
 
+    def headline(self) -> str:
+        """The timer whose figure is the headline on the workers' device."""
+        return headline_timer(self._settings.timer, timers_of(self._device_class))[0]
+
     def start(self) -> None:
         """Start the baseline worker now, without waiting for it (where the settings measure any baseline)."""
         if self._settings.baselines:
@@ -481,7 +486,8 @@ class CandidateBeside:
                                                        timers)
         if window.candidate is not None:  # grown where a figure counted the host's launch (measure_window)
             runs = window.candidate.method.repetitions
-        why = _proportion_words(runs, timers, call_ms, settings)
+        why = _proportion_words(runs, timers, call_ms, settings,
+                                self._baselines.headline())
         if window.candidate is not None and why:
             method = window.candidate.method
             window.candidate = dataclasses.replace(window.candidate, method=dataclasses.replace(
@@ -496,7 +502,8 @@ class CandidateBeside:
         return self._baselines.held_calls(self.window, held_ms, self._timers, self._timeouts)
 
 
-def _proportion_words(runs: int, timers: tuple[str, ...], call_ms: float | None, settings: HarnessSettings) -> str:
+def _proportion_words(runs: int, timers: tuple[str, ...], call_ms: float | None, settings: HarnessSettings,
+                      headline: str) -> str:
     """Why the candidate was timed fewer times, or under fewer timers, than the settings' most ("": it was not)."""
     words = []
     if runs < settings.repetitions:
@@ -506,6 +513,10 @@ def _proportion_words(runs: int, timers: tuple[str, ...], call_ms: float | None,
     if timers:
         words.append(f"timed under {' and '.join(timers)} alone, the other timers costing a call more each run "
                      "(harness.beside_timers)")
+    if guard_only(timers, headline):
+        words.append(f"the device's own clock on the first {GUARD_RUNS} runs of each callable only, beside "
+                     f"{headline} as its guard (work on a stream the caller's never waited for, the streams that "
+                     "decide the events' hold)")
     return "; ".join(words)
 
 

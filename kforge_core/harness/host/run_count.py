@@ -19,7 +19,8 @@ own confidence interval, which the verdict reports.
 Each timer beside the headline is a call more in every run. Under ``harness.beside_timers = "auto"`` they are
 measured for calls shorter than ``timing_target_ms / FEWEST_RUNS`` (12.5 ms at the default), where they cost little;
 a longer call is timed under the headline alone (``events`` with the device's clock beside it, where the device has
-one: it is what shows work hidden on another stream), and ``"all"`` measures them whatever they cost.
+one: it is what shows work hidden on another stream, and it takes only each callable's first runs,
+``timed_runs.guard_only``), and ``"all"`` measures them whatever they cost.
 """
 
 from __future__ import annotations

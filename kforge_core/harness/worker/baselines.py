@@ -50,7 +50,7 @@ def measure_baselines(names: tuple[str, ...], reference: ProblemData, device: Ha
             if held_ms:
                 call = held(call, held_ms)
             timed = time_runs(call, reference, device, settings, timer=timer,
-                              runs=range(*runs) if runs is not None else None, timers=timers)
+                              runs=range(*runs) if runs is not None else None, timers=timers, series=name)
             samples.append((name, tuple(timed.samples_ms[method.headline])))
             figures.append((name, timed.figures()))
             if bound := timed.launch_bound():

@@ -46,7 +46,7 @@ def time_candidate(backend: Backend, candidate: Candidate, context: StageContext
                       kept.structure))
 
     timed = time_runs(lambda *args: call_candidate(model, list(args)), reference, device, settings,
-                      timer=context.timer, runs=block, returned=returned, timers=timers)
+                      timer=context.timer, runs=block, returned=returned, timers=timers, series="candidate")
     packed = []
     while drawn:  # each call's drawn elements written, and freed, before the next's
         label, seed, sample_seed, leaves, structure = drawn.pop(0)

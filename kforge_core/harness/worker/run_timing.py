@@ -54,7 +54,7 @@ from ...settings import HarnessSettings
 from ...timing.stage_timer import StageTimer
 from .. import flags as F
 from ...values import flatten_output
-from ...timing.timed_runs import CHECKS_NOTE, pool_index, timed_label
+from ...timing.timed_runs import CHECKS_NOTE, GUARD_RUNS, guard_only, pool_index, timed_label
 from ..cpu_placement import on_timing_cpu, settled
 from ...timing.headline import headline_timer
 from ..verdict import TimingMethod
@@ -181,16 +181,21 @@ def timing_method(device: HarnessDevice, settings: HarnessSettings, reference: P
 
 def time_runs(call: Callable[..., Any], reference: ProblemData, device: HarnessDevice, settings: HarnessSettings,
               timer: StageTimer | None = None, runs: range | None = None,
-              returned: Callable[[int, str, Kept], None] | None = None, timers: tuple[str, ...] = ()) -> TimedRuns:
+              returned: Callable[[int, str, Kept], None] | None = None, timers: tuple[str, ...] = (),
+              series: str = "") -> TimedRuns:
     """Warm up (in full before run 0, one run before a later block), then time ``runs`` (all
     ``settings.repetitions`` by default) of ``call`` with every timer the device has. With a ``timer``, each call
     is marked as a call of forward (the mark is sent before the clock starts, and ends once the copy of its outputs
     is made); ``returned`` gets each timed call's run, label and copied outputs, after its mark ended and before
-    the next call. ``timers``: the timers measured (every one the device has when empty)."""
+    the next call. ``timers``: the timers measured (every one the device has when empty). ``series`` names what is
+    timed (the candidate, a baseline), whose blocks follow one another: where the device's own clock only guards
+    the headline (``timed_runs.guard_only``) it takes the series' first runs, and a later block's events hold
+    follows the streams it saw there."""
     # the candidate's blocks and the baselines' on one CPU (``cpu_placement``), with no collection inside
     with on_timing_cpu(), collector_paused():
         return _time_runs(call, reference, device, settings, timer or StageTimer(),
-                          range(settings.repetitions) if runs is None else runs, returned, _measured(device, timers))
+                          range(settings.repetitions) if runs is None else runs, returned, _measured(device, timers),
+                          series, guard_only(timers, headline_timer(settings.timer, device.timers)[0]))
 
 
 def _measured(device: HarnessDevice, timers: tuple[str, ...]) -> tuple[str, ...]:
@@ -213,9 +218,13 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
+# the streams the device's own clock last saw each series' work on (the events' hold of its later blocks)
+_streams_seen: dict[str, int] = {}
+
+
 def _time_runs(call: Callable[..., Any], reference: ProblemData, device: HarnessDevice, settings: HarnessSettings,
                timer: StageTimer, runs: range, returned: Callable[[int, str, Kept], None] | None,
-               timers: tuple[str, ...]) -> TimedRuns:
+               timers: tuple[str, ...], series: str, guard: bool) -> TimedRuns:
     size = len(reference.pool)
     hold = _Hold()
     samplers = [(name, sample) for name, sample in _samplers(device, hold) if name in timers]
@@ -230,7 +239,13 @@ def _time_runs(call: Callable[..., Any], reference: ProblemData, device: Harness
                 _wait(device, threads_before)
         streams = 0
         if "device" in timers:  # first: the streams it sees decide whether the events' queue is held
-            samples["device"], streams = _device_time(call, reference, device, settings, runs, timer, returned)
+            clocked = range(runs.start, max(runs.start, min(runs.stop, GUARD_RUNS))) if guard else runs
+            if clocked:
+                samples["device"], streams = _device_time(call, reference, device, settings, clocked, timer,
+                                                          returned)
+                _streams_seen[series] = streams
+            else:
+                streams = _streams_seen.get(series, 0)
             hold.one_stream = streams <= 1
         flags = []
         for run in runs:
