@@ -486,8 +486,7 @@ class CandidateBeside:
                                                        timers)
         if window.candidate is not None:  # grown where a figure counted the host's launch (measure_window)
             runs = window.candidate.method.repetitions
-        why = _proportion_words(runs, timers, call_ms, settings,
-                                self._baselines.headline())
+        why = _proportion_words(runs, timers, call_ms, settings, self._baselines.headline())
         if window.candidate is not None and why:
             method = window.candidate.method
             window.candidate = dataclasses.replace(window.candidate, method=dataclasses.replace(
