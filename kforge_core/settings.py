@@ -85,7 +85,8 @@ class HarnessSettings:
     # than repetitions (docs/timing.md, "Runs in proportion"); 0: always repetitions
     timing_target_ms: float = 100.0
     # the timers measured beside the headline (harness.timer): "auto" every one the device has for a call shorter
-    # than timing_target_ms / 8, the headline alone for a longer one; "all" every one always; "headline" never
+    # than timing_target_ms / 8, the headline alone for a longer one; "all" every one always; "headline" never.
+    # Beside an events headline alone, the device's clock guards it on each callable's first two runs
     beside_timers: Literal["auto", "all", "headline"] = "auto"
     compile_timeout_s: float = 600.0  # one build: importing a candidate, a JIT, load_inline
     call_timeout_s: float = 0.0  # one call of forward; 0: follows the reference's time (harness.stage_timeouts)
