@@ -114,7 +114,12 @@ def main() -> None:
     except (KeyboardInterrupt, SystemExit) as stop:
         print(f"stopped ({type(stop).__name__}): KForge's verdicts on {len(ours)} and KernelBench's on "
               f"{len(theirs)} of {len(problems)} problems", file=sys.stderr)
-    _print(problems, ours, theirs)
+    _print(problems, ours, theirs, turn_firsts(problems, args.in_turn or len(problems)))
+
+
+def turn_firsts(problems: list, size: int) -> frozenset[str]:
+    """The problems that begin a ``kforge bench`` (one a turn of ``size``): each carries that bench's start."""
+    return frozenset(problem.key for problem in problems[::size])
 
 
 def in_turn(problems: list, size: int, kforge: Callable[[list], dict[str, dict]],
@@ -216,7 +221,8 @@ def _kernelbench_one(args: argparse.Namespace, problem, candidate, scratch: str)
     return result
 
 
-def _print(problems, kforge: dict[str, dict], kernelbench: dict[str, dict]) -> None:
+def _print(problems, kforge: dict[str, dict], kernelbench: dict[str, dict], firsts: frozenset[str] = frozenset()
+           ) -> None:
     print(f"{'problem':<48} {'kforge':<24} {'s':>7}   {'kernelbench':<24} {'s':>7}  agree")
     agree = compared = 0
     for problem in problems:
@@ -239,7 +245,7 @@ def _print(problems, kforge: dict[str, dict], kernelbench: dict[str, dict]) -> N
     _summary("kernelbench", [r["wall_s"] for r in kernelbench.values()])
     if compared:
         print(f"verdicts agree on {agree} of {compared} problems")
-        print(side_by_side(problems, kforge, kernelbench))
+        print(side_by_side(problems, kforge, kernelbench, firsts))
 
 
 def _less_build(result: dict) -> float:
@@ -248,22 +254,33 @@ def _less_build(result: dict) -> float:
     return result["seconds"] - sum(phases.get(phase, 0.0) for phase in BUILD_PHASES)
 
 
-def side_by_side(problems, kforge: dict[str, dict], kernelbench: dict[str, dict]) -> str:
+def side_by_side(problems, kforge: dict[str, dict], kernelbench: dict[str, dict],
+                 firsts: frozenset[str] = frozenset()) -> str:
     """On the problems both tools did: KForge's seconds without the ``torch.compile`` baseline's own build against
-    KernelBench's eval's (median, mean, sum), on how many KForge was the slower, and what its timed runs waited
-    for the next problem's baseline worker (``quiet``), summed."""
-    both = [(kforge[p.key], kernelbench[p.key]) for p in problems
+    KernelBench's eval's (median, mean, sum), which KForge was the slower on, what its timed runs waited for the next
+    problem's baseline worker (``quiet``), summed, and the same comparison without ``firsts``, the problems that
+    began a ``kforge bench`` and carry its start (KernelBench's eval starts a process for every problem)."""
+    both = [(p.key, kforge[p.key], kernelbench[p.key]) for p in problems
             if p.key in kforge and p.key in kernelbench and kforge[p.key].get("seconds")]
     if not both:
         return "no problem done by both"
-    ours = [_less_build(result) for result, _ in both]
-    theirs = [result["wall_s"] for _, result in both]
-    quiet = sum(dict(result.get("phases") or ()).get("quiet", 0.0) for result, _ in both)
-    slower = sum(a > b for a, b in zip(ours, theirs))
-    return (f"on the {len(both)} problems both did: kforge without the build median {statistics.median(ours):.2f} s, "
-            f"mean {statistics.mean(ours):.2f} s, sum {sum(ours):.1f} s; kernelbench median "
-            f"{statistics.median(theirs):.2f} s, mean {statistics.mean(theirs):.2f} s, sum {sum(theirs):.1f} s; "
-            f"kforge slower on {slower}; its timed runs waited {quiet:.1f} s in all for other work (quiet)")
+    quiet = sum(dict(result.get("phases") or ()).get("quiet", 0.0) for _, result, _ in both)
+    slower = [key for key, ours, theirs in both if _less_build(ours) > theirs["wall_s"]]
+    line = (f"on the {len(both)} problems both did: {_compared(both)}; kforge slower on {len(slower)}"
+            f"{' (' + ', '.join(slower) + ')' if slower else ''}; its timed runs waited {quiet:.1f} s in all for "
+            "other work (quiet)")
+    rest = [entry for entry in both if entry[0] not in firsts]
+    if firsts & {key for key, _, _ in both} and rest:
+        line += f"; without each bench's first problem ({len(rest)}): {_compared(rest)}"
+    return line
+
+
+def _compared(both: list[tuple[str, dict, dict]]) -> str:
+    ours = [_less_build(result) for _, result, _ in both]
+    theirs = [result["wall_s"] for _, _, result in both]
+    return (f"kforge without the build median {statistics.median(ours):.2f} s, mean {statistics.mean(ours):.2f} s, "
+            f"sum {sum(ours):.1f} s; kernelbench median {statistics.median(theirs):.2f} s, mean "
+            f"{statistics.mean(theirs):.2f} s, sum {sum(theirs):.1f} s")
 
 
 def _phases(results) -> None:

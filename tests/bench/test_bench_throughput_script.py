@@ -109,6 +109,12 @@ def test_side_by_side_compares_the_problems_both_tools_did_without_the_compile_b
     theirs = {"a": {"wall_s": 8.0}, "b": {"wall_s": 6.0}, "d": {"wall_s": 3.0}}  # c: KernelBench's turn was cut
     line = script.side_by_side(problems, ours, theirs)
     assert line == ("on the 2 problems both did: kforge without the build median 7.00 s, mean 7.00 s, sum 14.0 s; "
-                    "kernelbench median 7.00 s, mean 7.00 s, sum 14.0 s; kforge slower on 1; its timed runs waited "
-                    "2.5 s in all for other work (quiet)")
+                    "kernelbench median 7.00 s, mean 7.00 s, sum 14.0 s; kforge slower on 1 (a); its timed runs "
+                    "waited 2.5 s in all for other work (quiet)")
     assert script.side_by_side(problems, {}, theirs) == "no problem done by both"
+    # turns of two: a and c began a bench each, and carry its start
+    firsts = script.turn_firsts(problems, 2)
+    assert firsts == {"a", "c"}
+    assert script.side_by_side(problems, ours, theirs, firsts).endswith(
+        "; without each bench's first problem (1): kforge without the build median 4.00 s, mean 4.00 s, sum 4.0 s; "
+        "kernelbench median 6.00 s, mean 6.00 s, sum 6.0 s")
