@@ -128,9 +128,9 @@ class BaselineWorker:
         on the host); the baselines' builds it was sent after may still be under way (:meth:`paused` stops them).
         A failure discards the worker and is said by every later :meth:`time_block`."""
         worker = self._worker
-        if worker is None or True not in self._unanswered:
+        if worker is None:
             return
-        replies = []
+        replies: list[Reply] = []
         try:
             while True in self._unanswered:
                 replies.append(worker.receive(timeout_s, "starting the baseline worker and preparing"))

@@ -109,7 +109,8 @@ def process_limit_probe() -> ProbedLimits:
     plan = {"hide": [], "writable": [], "readable": [sys.prefix], "max_processes": 400}
     command = [sys.executable, "-I", "-S", "-c", "print(open('/proc/sys/kernel/pid_max').read())"]
     try:
-        done = subprocess.run(launcher_command(plan, command), capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, cwd="/")
+        done = subprocess.run(launcher_command(plan, command), capture_output=True, text=True, timeout=60,
+                              stdin=subprocess.DEVNULL, cwd="/")
     except (OSError, subprocess.TimeoutExpired) as exc:
         return ProbedLimits(False, f"the probe could not run: {exc}")
     if done.stdout.strip() == "401":
