@@ -95,9 +95,10 @@ class CallLog:
     def call_ms(self, prefix: str = "") -> float | None:
         """How long a call takes, from the calls noted since the last take whose label starts with ``prefix`` (every
         one where none does; None: none was noted): the shortest of those whose start was read as it arrived. Such
-        an interval holds the call (its start mark is sent before the call begins), so a first call's build or a
-        busy host only lengthens it. Where every start was read late, each interval is shorter than its call: the
-        longest is the nearest."""
+        an interval holds the call (its start mark is sent before the call begins) but for the moment this process
+        takes to wake to that mark (a fraction of a millisecond, more on a loaded host), so a first call's build or
+        a busy host only lengthens it beyond that. Where every start was read late, each interval is shorter than its
+        call: the longest is the nearest."""
         chosen = [i for i in self._intervals if i.label.startswith(prefix)] or self._intervals
         if not chosen:
             return None
