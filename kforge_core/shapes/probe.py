@@ -59,9 +59,8 @@ class Probe:
         """The output tensors (described) for ``inputs``, and the bytes of the call's inputs and outputs."""
         import torch
 
-        from ..values import describe_value, flatten_output, tensor_bytes
-
         from ..meta_recurrent import one_step_sequences
+        from ..values import describe_value, flatten_output, tensor_bytes
         from .meta_checks import checked_meta_mode
 
         with torch.no_grad(), one_step_sequences(self.model), (
