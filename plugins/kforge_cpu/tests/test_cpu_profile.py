@@ -16,24 +16,28 @@ from kforge_cpu.vectorization import supported
 
 PROFILE_OPTIONS = CpuOptions(profile_repetitions=3)
 
-SCALE_SHIFT = """
+
+def one_input_problem(expression: str, shape: str) -> str:
+    return f"""
     import torch
     import torch.nn as nn
 
     class Model(nn.Module):
         def forward(self, x):
-            return x * 1.5 + 0.25
+            return {expression}
 
     def get_inputs():
-        return [torch.randn(128, 512)]
+        return [torch.randn({shape})]
 
     def get_init_inputs():
         return []
 """
 
+
+SCALE_SHIFT = one_input_problem("x * 1.5 + 0.25", "128, 512")
 # large enough that the scan's kernel, not the forward's Python around it, takes most of the forward on a busy machine
-CUMSUM = SCALE_SHIFT.replace("return x * 1.5 + 0.25", "return torch.cumsum(x, dim=1)").replace("randn(128, 512)",
-                                                                                                 "randn(1024, 4096)")
+CUMSUM = one_input_problem("torch.cumsum(x, dim=1)", "1024, 4096")
+
 
 MATMUL = """
     import torch
