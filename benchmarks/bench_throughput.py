@@ -104,17 +104,18 @@ def main() -> None:
     ours: dict[str, dict] = {}
     theirs: dict[str, dict] = {}
     compare = bool(args.kernelbench) and _kernelbench_ready(args.kernelbench)
+    size = args.in_turn or len(problems)
 
     def kernelbench(chunk: list) -> None:
         if compare:
             _kernelbench(args, chunk, solutions, theirs)
 
     try:
-        in_turn(problems, args.in_turn or len(problems), lambda chunk: _kforge(args, chunk, ours), kernelbench, ours)
+        in_turn(problems, size, lambda chunk: _kforge(args, chunk, ours), kernelbench, ours)
     except (KeyboardInterrupt, SystemExit) as stop:
         print(f"stopped ({type(stop).__name__}): KForge's verdicts on {len(ours)} and KernelBench's on "
               f"{len(theirs)} of {len(problems)} problems", file=sys.stderr)
-    _print(problems, ours, theirs, turn_firsts(problems, args.in_turn or len(problems)))
+    _print(problems, ours, theirs, turn_firsts(problems, size))
 
 
 def turn_firsts(problems: list, size: int) -> frozenset[str]:
@@ -221,8 +222,7 @@ def _kernelbench_one(args: argparse.Namespace, problem, candidate, scratch: str)
     return result
 
 
-def _print(problems, kforge: dict[str, dict], kernelbench: dict[str, dict], firsts: frozenset[str] = frozenset()
-           ) -> None:
+def _print(problems, kforge: dict[str, dict], kernelbench: dict[str, dict], firsts: frozenset[str]) -> None:
     print(f"{'problem':<48} {'kforge':<24} {'s':>7}   {'kernelbench':<24} {'s':>7}  agree")
     agree = compared = 0
     for problem in problems:
